@@ -1,0 +1,1 @@
+"""Chiếu: an event-sourced backend for portals of traditional Vietnamese and Chinese games."""

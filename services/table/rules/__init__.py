@@ -1,0 +1,1 @@
+"""The pure rules core: one subpackage per game, one contract (``core``), one registry."""
