@@ -1,0 +1,83 @@
+"""Every registered game's dataclasses map onto its protobuf messages, and round-trip."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chieu.table import codec
+from chieu.table.rules import registry
+
+
+def _types(key: str) -> list[type]:
+    game = registry.get(key)
+    seen: list[type] = []
+
+    def walk(cls: type) -> None:
+        if cls in seen:
+            return
+        seen.append(cls)
+        import typing
+
+        for tp in typing.get_type_hints(cls).values():
+            for arg in (tp, *typing.get_args(tp), *(a for t in typing.get_args(tp) for a in typing.get_args(t))):
+                if isinstance(arg, type) and dataclasses.is_dataclass(arg):
+                    walk(arg)
+
+    for cls in (*game.commands, *game.events, game.view_type):
+        walk(cls)
+    return seen
+
+
+CASES = [(key, cls) for key in registry.keys() for cls in _types(key)]
+
+
+@pytest.mark.parametrize(("key", "cls"), CASES, ids=[f"{k}.{c.__name__}" for k, c in CASES])
+def test_every_dataclass_has_its_message(key: str, cls: type) -> None:
+    module = codec.game_module(key)
+    shared = codec._SHARED.get(cls)
+    message = shared or getattr(module, cls.__name__, None)
+    assert message is not None, f"chieu.games.{key}.v1 has no message {cls.__name__}"
+    fields = {f.name for f in dataclasses.fields(cls)}
+    assert fields == set(message.DESCRIPTOR.fields_by_name), (
+        f"{cls.__name__}: dataclass fields {sorted(fields)} != message fields "
+        f"{sorted(message.DESCRIPTOR.fields_by_name)}"
+    )
+
+
+def _strategy(cls: type) -> st.SearchStrategy[Any]:
+    """Instances of ``cls`` with non-negative ints and valid UTF-8 text (what the wire carries)."""
+    import typing
+
+    def of(tp: Any) -> st.SearchStrategy[Any]:
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        if origin is tuple:
+            return st.lists(of(args[0]), max_size=4).map(tuple)
+        if args and type(None) in args:
+            return st.none() | of(next(a for a in args if a is not type(None)))
+        if tp is bool:
+            return st.booleans()
+        if tp is int:
+            return st.integers(0, 2**31)
+        if tp is str:
+            return st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+            return _strategy(tp)
+        return st.from_type(tp)
+
+    hints = typing.get_type_hints(cls)
+    return st.builds(cls, **{f.name: of(hints[f.name]) for f in dataclasses.fields(cls)})
+
+
+@pytest.mark.parametrize(("key", "cls"), CASES, ids=[f"{k}.{c.__name__}" for k, c in CASES])
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_round_trip(key: str, cls: type, data: Any) -> None:
+    value = data.draw(_strategy(cls))
+    message = codec.to_message(value, key)
+    assert codec.read(type(message).FromString(message.SerializeToString()), cls) == value
