@@ -1,0 +1,58 @@
+"""Random legal 够级 games for property tests and the benchmark."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chieu.table.rules import fair
+from chieu.table.rules.core import Setup
+from chieu.table.rules.gouji import cards as C
+from chieu.table.rules.gouji.game import GAME, Burn, Pass, Play, ReturnCards, State
+
+
+def random_game(seed: bytes, options: Any = None, check: Any = None, max_steps: int = 5000,
+                previous: Any = None, timeouts: bool = False) -> tuple[State, list[Any]]:
+    """Play one game with random legal commands; ``check(state)`` runs after every step."""
+    opts = options if options is not None else GAME.parse_options({})
+    state = GAME.initial(opts, 6)
+    log: list[Any] = []
+    for e in GAME.start(Setup(opts, 6, seed, 0, previous=previous,
+                              hand_no=2 if previous else 1)):
+        state = GAME.evolve(state, e)
+        log.append(e)
+    rnd = fair.Stream(seed, "bots")
+    now = 0
+    for _ in range(max_steps):
+        if state.phase == "over":
+            break
+        now += 1000
+        if state.phase == "tribute":
+            d = state.owed[0]
+            cmd: Any = ReturnCards(GAME.legal(state, d.seat)[0].cards)
+            events = GAME.decide(state, d.seat, cmd, now)
+        else:
+            seat = state.to_act
+            assert seat is not None
+            if timeouts and rnd.below(10) == 0:
+                events = GAME.on_timeout(state, seat, now)
+            else:
+                opts_ = GAME.legal_sets(state, seat)
+                burners = [(p, c) for p in range(6) if p != seat
+                           for k, c in GAME.legal_sets(state, p) if k == "burn"]
+                if burners and rnd.below(4) == 0:
+                    p, c = burners[rnd.below(len(burners))]
+                    events = GAME.decide(state, p, Burn(C.names(C.from_counts(c))), now)
+                else:
+                    kind, c = opts_[rnd.below(len(opts_))]
+                    if kind == "pass" and len(opts_) > 1 and rnd.below(3) == 0:
+                        kind, c = opts_[1 + rnd.below(len(opts_) - 1)]
+                    cmd = Pass() if kind == "pass" else (
+                        Play(C.names(C.from_counts(c))) if kind == "play"
+                        else Burn(C.names(C.from_counts(c))))
+                    events = GAME.decide(state, seat, cmd, now)
+        for e in events:
+            state = GAME.evolve(state, e)
+            log.append(e)
+        if check is not None:
+            check(state)
+    return state, log
