@@ -13,6 +13,8 @@ from chieu.table.rules.core import Game
 
 GAME_MODULES: dict[str, str] = {
     "o_an_quan": "chieu.table.rules.o_an_quan",
+    "gouji": "chieu.table.rules.gouji",
+    "dominoes": "chieu.table.rules.dominoes",
 }
 
 
