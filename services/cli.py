@@ -14,6 +14,25 @@ def _scenario(args: argparse.Namespace) -> int:
     return 0 if results and all(r.passed for r in results) else 1
 
 
+def _up(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from chieu.up import run
+
+    return run(Path(args.data), args.nats_port, args.table_port)
+
+
+def _token(args: argparse.Namespace) -> int:
+    import os
+
+    from chieu.kit import auth
+    from chieu.kit.settings import DEV_TOKEN_SECRET
+
+    secret = os.environ.get("CHIEU_TOKEN_SECRET", DEV_TOKEN_SECRET)
+    print(auth.sign(secret, args.player, args.role or ["player"], args.ttl))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chieu", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -24,6 +43,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("files", nargs="+")
     run.add_argument("--json", action="store_true", help="print the report as JSON")
     run.set_defaults(func=_scenario)
+
+    up = sub.add_parser("up", help="run the whole system locally (nats-server + services)")
+    up.add_argument("--data", default=".var", help="data folder (default .var)")
+    up.add_argument("--nats-port", type=int, default=4222)
+    up.add_argument("--table-port", type=int, default=50051)
+    up.set_defaults(func=_up)
+
+    tok = sub.add_parser("token", help="sign a developer session token (CHIEU_TOKEN_SECRET)")
+    tok.add_argument("player", help="the player id")
+    tok.add_argument("--role", action="append", choices=["player", "operator", "auditor"])
+    tok.add_argument("--ttl", type=int, default=86400, help="seconds of validity")
+    tok.set_defaults(func=_token)
     return parser
 
 

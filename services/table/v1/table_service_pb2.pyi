@@ -90,6 +90,8 @@ class TableView(_message.Message):
     GAME_VIEW_FIELD_NUMBER: _builtins.int
     LAST_OUTCOME_FIELD_NUMBER: _builtins.int
     LAST_SERVER_SEED_FIELD_NUMBER: _builtins.int
+    HAND_PLAYERS_FIELD_NUMBER: _builtins.int
+    HAND_SEAT_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     version: _builtins.int
@@ -105,6 +107,8 @@ class TableView(_message.Message):
     """Hex SHA-256 commitment of the current hand's server seed."""
     last_server_seed: _builtins.bytes
     """The last finished hand's revealed server seed."""
+    hand_seat: _builtins.int
+    """The caller's seat in the game (an index into hand_players); absent if not playing."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
@@ -116,6 +120,10 @@ class TableView(_message.Message):
     @_builtins.property
     def last_outcome(self) -> _games_pb2.Outcome:
         """The last finished hand's result."""
+
+    @_builtins.property
+    def hand_players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The player in each seat of the current (or last) hand, in turn order: the game's seats."""
 
     def __init__(
         self,
@@ -134,15 +142,21 @@ class TableView(_message.Message):
         game_view: _any_pb2.Any | None = ...,
         last_outcome: _games_pb2.Outcome | None = ...,
         last_server_seed: _builtins.bytes = ...,
+        hand_players: _abc.Iterable[_builtins.str] | None = ...,
+        hand_seat: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "game_view", b"game_view", "last_outcome", b"last_outcome", "options", b"options", "your_seat", b"your_seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "game_view", b"game_view", "hand_seat", b"hand_seat", "last_outcome", b"last_outcome", "options", b"options", "your_seat", b"your_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "host", b"host", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "options", b"options", "seats", b"seats", "seed_commitment", b"seed_commitment", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "host", b"host", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "options", b"options", "seats", b"seats", "seed_commitment", b"seed_commitment", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__hand_seat: _TypeAlias = _typing.Literal["hand_seat"]  # noqa: Y015
+    _WhichOneofArgType__hand_seat: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat"]  # noqa: Y015
     _WhichOneofReturnType__last_outcome: _TypeAlias = _typing.Literal["last_outcome"]  # noqa: Y015
     _WhichOneofArgType__last_outcome: _TypeAlias = _typing.Literal["_last_outcome", b"_last_outcome"]  # noqa: Y015
     _WhichOneofReturnType__your_seat: _TypeAlias = _typing.Literal["your_seat"]  # noqa: Y015
     _WhichOneofArgType__your_seat: _TypeAlias = _typing.Literal["_your_seat", b"_your_seat"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__hand_seat) -> _WhichOneofReturnType__hand_seat | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__last_outcome) -> _WhichOneofReturnType__last_outcome | None: ...
     @_typing.overload

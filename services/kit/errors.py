@@ -1,0 +1,122 @@
+"""Service errors with stable reason codes, and the one interceptor that turns every failure
+into a gRPC status.
+
+A client always gets: the status code, details ``"<reason>: <message>"``, the trailing
+metadata ``chieu-reason: <reason>``, and a ``google.rpc.Status`` with an ``ErrorInfo``
+(``reason``, ``domain`` ``chieu``) in ``grpc-status-details-bin``. Never a stack trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+
+from chieu.kit import logs
+from chieu.table.rules.core import BadOptions, IllegalMove, InvalidCommand, RuleViolation
+
+log = logs.get("chieu.rpc")
+
+
+class ServiceError(Exception):
+    """A refusal by a service: a gRPC status code, a stable reason and a readable message."""
+
+    def __init__(self, status: grpc.StatusCode, reason: str, message: str) -> None:
+        super().__init__(f"{reason}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+
+
+def not_found(reason: str, message: str) -> ServiceError:
+    return ServiceError(grpc.StatusCode.NOT_FOUND, reason, message)
+
+
+def invalid(reason: str, message: str) -> ServiceError:
+    return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, reason, message)
+
+
+def precondition(reason: str, message: str) -> ServiceError:
+    return ServiceError(grpc.StatusCode.FAILED_PRECONDITION, reason, message)
+
+
+def from_exception(exc: BaseException) -> ServiceError:
+    """The status a client gets for ``exc``."""
+    if isinstance(exc, ServiceError):
+        return exc
+    if isinstance(exc, InvalidCommand | BadOptions):
+        return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, exc.code, exc.message)
+    if isinstance(exc, IllegalMove | RuleViolation):
+        return ServiceError(grpc.StatusCode.FAILED_PRECONDITION, exc.code, exc.message)
+    return ServiceError(grpc.StatusCode.INTERNAL, "internal", "an internal error occurred; it has been logged")
+
+
+def _status_details(err: ServiceError) -> bytes:
+    info = error_details_pb2.ErrorInfo(reason=err.reason, domain="chieu")
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    code = err.status.value[0]
+    status = status_pb2.Status(code=code if code in code_pb2.Code.values() else 2,
+                               message=f"{err.reason}: {err.message}", details=[detail])
+    return status.SerializeToString()
+
+
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException, method: str) -> None:
+    err = from_exception(exc)
+    if err.status is grpc.StatusCode.INTERNAL:
+        log.error("unhandled error", method=method, exc_info=exc)
+    else:
+        log.info("refused", method=method, reason=err.reason, status=err.status.name)
+    context.set_trailing_metadata(
+        (("chieu-reason", err.reason), ("grpc-status-details-bin", _status_details(err)))
+    )
+    await context.abort(err.status, f"{err.reason}: {err.message}")
+
+
+class ErrorInterceptor(grpc.aio.ServerInterceptor):
+    """Maps rule violations, validation errors and anything unexpected to gRPC statuses."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        method = handler_call_details.method
+        if handler.unary_unary is not None:
+            inner = handler.unary_unary
+
+            async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                try:
+                    return await inner(request, context)
+                except grpc.aio.AbortError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - every failure becomes a status
+                    await _abort(context, exc, method)
+
+            return grpc.unary_unary_rpc_method_handler(
+                unary, request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            inner_stream = handler.unary_stream
+
+            async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+                try:
+                    async for item in inner_stream(request, context):
+                        yield item
+                except grpc.aio.AbortError:
+                    raise
+                except Exception as exc:  # noqa: BLE001
+                    await _abort(context, exc, method)
+
+            return grpc.unary_stream_rpc_method_handler(
+                stream, request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler

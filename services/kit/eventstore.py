@@ -1,0 +1,201 @@
+"""The JetStream event store: one stream, one subject per aggregate (``chieu.table.<id>``).
+
+* ``append`` publishes one message with ``Nats-Expected-Last-Subject-Sequence`` (optimistic
+  concurrency: a racing writer gets :class:`Conflict`) and ``Nats-Msg-Id`` (a repeated command
+  id inside the duplicate window returns the first append);
+* ``load`` reads the latest snapshot from a KV bucket and the messages after it;
+* ``follow`` is a live subscription from a sequence on.
+
+Nothing is ever deleted or rewritten. The stream is created with file storage and the
+configured replicas; the server must run with ``jetstream { sync_interval: always }``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import nats
+from nats.aio.client import Client
+from nats.js import JetStreamContext, api
+from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, NotFoundError
+
+WRONG_LAST_SEQUENCE = 10071
+
+
+class Conflict(Exception):
+    """Another writer appended first: reload and decide again."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """One stored message: its stream sequence and its bytes."""
+
+    seq: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """An append's result; ``duplicate`` when the message id had been appended before."""
+
+    seq: int
+    duplicate: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A saved state: the stream sequence it includes messages up to, a format tag, bytes."""
+
+    seq: int
+    tag: str
+    data: bytes
+
+
+class EventStore:
+    """Append-only logs on one JetStream stream, with snapshots in a KV bucket."""
+
+    def __init__(self, nc: Client, *, stream: str, prefix: str, replicas: int = 1,
+                 duplicate_window_s: int = 120) -> None:
+        self.nc = nc
+        self.js: JetStreamContext = nc.jetstream()
+        self.stream = stream
+        self.prefix = prefix
+        self.replicas = replicas
+        self.duplicate_window_s = duplicate_window_s
+        self._kv: object | None = None
+
+    @classmethod
+    async def connect(cls, url: str, **kw: object) -> EventStore:
+        """Connect to NATS and make sure the stream and the snapshot bucket exist."""
+        nc = await nats.connect(url, name=str(kw.pop("name", "chieu")), max_reconnect_attempts=-1)
+        store = cls(nc, **kw)  # type: ignore[arg-type]
+        await store.ensure()
+        return store
+
+    def subject(self, key: str) -> str:
+        return f"{self.prefix}.{key}"
+
+    async def ensure(self) -> None:
+        """Create the stream and the snapshot bucket if missing (safe from many processes)."""
+        config = api.StreamConfig(
+            name=self.stream,
+            subjects=[f"{self.prefix}.>"],
+            storage=api.StorageType.FILE,
+            retention=api.RetentionPolicy.LIMITS,
+            num_replicas=self.replicas,
+            duplicate_window=float(self.duplicate_window_s),
+            allow_direct=True,
+            deny_delete=True,
+            deny_purge=True,
+        )
+        try:
+            await self.js.stream_info(self.stream)
+        except NotFoundError:
+            try:
+                await self.js.add_stream(config)
+            except APIError:
+                await self.js.stream_info(self.stream)  # created by a racing process
+        bucket = f"{self.stream}_snapshots"
+        try:
+            self._kv = await self.js.key_value(bucket)
+        except BucketNotFoundError:
+            try:
+                self._kv = await self.js.create_key_value(
+                    api.KeyValueConfig(bucket=bucket, history=1, storage=api.StorageType.FILE,
+                                       replicas=self.replicas)
+                )
+            except APIError:
+                self._kv = await self.js.key_value(bucket)
+
+    async def append(self, key: str, data: bytes, *, expected_seq: int, msg_id: str) -> Appended:
+        """Append ``data`` if the subject's last sequence is ``expected_seq`` (0: empty)."""
+        headers = {
+            "Nats-Expected-Last-Subject-Sequence": str(expected_seq),
+            "Nats-Msg-Id": msg_id,
+        }
+        try:
+            ack = await self.js.publish(self.subject(key), data, headers=headers, stream=self.stream)
+        except APIError as e:
+            if e.err_code == WRONG_LAST_SEQUENCE:
+                raise Conflict(key) from None
+            raise
+        return Appended(ack.seq, bool(ack.duplicate))
+
+    async def last_seq(self, key: str) -> int:
+        """The stream sequence of the subject's last message; 0 when it has none."""
+        try:
+            msg = await self.js.get_last_msg(self.stream, self.subject(key), direct=True)
+        except NotFoundError:
+            return 0
+        return int(msg.seq or 0)
+
+    async def read(self, key: str, after: int = 0, upto: int | None = None) -> list[Stored]:
+        """The subject's messages with sequence in ``(after, upto]`` (``upto``: the last one)."""
+        last = await self.last_seq(key) if upto is None else upto
+        if last <= after:
+            return []
+        out: list[Stored] = []
+        sub = await self.js.subscribe(
+            self.subject(key), ordered_consumer=True,
+            config=api.ConsumerConfig(deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
+                                      opt_start_seq=after + 1),
+            pending_msgs_limit=-1, pending_bytes_limit=-1,
+        )
+        try:
+            while True:
+                msg = await sub.next_msg(timeout=5)
+                seq = msg.metadata.sequence.stream
+                if seq > last:
+                    break
+                out.append(Stored(seq, msg.data))
+                if seq == last:
+                    break
+        finally:
+            await sub.unsubscribe()
+        return out
+
+    async def follow(self, key: str, after: int) -> AsyncIterator[Stored]:
+        """Every message of the subject with sequence > ``after``, as it arrives (until cancelled)."""
+        sub = await self.js.subscribe(
+            self.subject(key), ordered_consumer=True,
+            config=api.ConsumerConfig(deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
+                                      opt_start_seq=after + 1),
+            idle_heartbeat=5.0,
+        )
+        try:
+            while True:
+                try:
+                    msg = await sub.next_msg(timeout=None)
+                except nats.errors.TimeoutError:
+                    continue
+                yield Stored(msg.metadata.sequence.stream, msg.data)
+        finally:
+            try:
+                await asyncio.shield(sub.unsubscribe())
+            except Exception:  # noqa: BLE001 - the connection may be closing
+                pass
+
+    async def save_snapshot(self, key: str, snap: Snapshot) -> None:
+        """Save a snapshot (a cache: losing it only costs replay time)."""
+        assert self._kv is not None
+        header = f"{snap.seq}:{snap.tag}\n".encode()
+        await self._kv.put(key, header + snap.data)  # type: ignore[attr-defined]
+
+    async def load_snapshot(self, key: str) -> Snapshot | None:
+        """The latest snapshot of ``key``, if any."""
+        assert self._kv is not None
+        try:
+            entry = await self._kv.get(key)  # type: ignore[attr-defined]
+        except KeyNotFoundError:
+            return None
+        raw: bytes = entry.value or b""
+        head, _, data = raw.partition(b"\n")
+        seq, _, tag = head.decode().partition(":")
+        return Snapshot(int(seq), tag, data)
+
+    async def close(self) -> None:
+        """Drain the connection: in-flight messages are delivered, then it closes."""
+        if not self.nc.is_closed:
+            await self.nc.drain()

@@ -1,0 +1,90 @@
+"""The gRPC server bootstrap every service uses: interceptors, limits, health, reflection,
+and the graceful shutdown order (health NOT_SERVING → stop with grace → close resources)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from chieu.kit import logs
+from chieu.kit.errors import ErrorInterceptor
+from chieu.kit.settings import Settings
+
+log = logs.get("chieu.server")
+
+Register = Callable[[grpc.aio.Server], None]
+
+
+class Server:
+    """One service's gRPC server; ``async with`` or ``start()`` / ``shutdown()``."""
+
+    def __init__(self, settings: Settings, *, addr: str, services: Sequence[str],
+                 register: Sequence[Register],
+                 on_shutdown: Sequence[Callable[[], Awaitable[None]]] = ()) -> None:
+        self.settings = settings
+        self.addr = addr
+        self.services = tuple(services)
+        self.server = grpc.aio.server(
+            interceptors=[ErrorInterceptor()],
+            options=[
+                ("grpc.max_receive_message_length", settings.max_message_bytes),
+                ("grpc.so_reuseport", 0),
+            ],
+        )
+        for r in register:
+            r(self.server)
+        self.health = health.aio.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        reflection.enable_server_reflection(
+            (*self.services, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
+        )
+        self.port = self.server.add_insecure_port(addr)
+        if self.port == 0:
+            raise OSError(f"cannot listen on {addr}")
+        self._on_shutdown = list(on_shutdown)
+        self._stopped = False
+
+    async def start(self) -> None:
+        await self.server.start()
+        for name in (*self.services, ""):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info("serving", addr=self.addr, port=self.port, services=list(self.services))
+
+    async def shutdown(self) -> None:
+        """Idempotent graceful stop."""
+        if self._stopped:
+            return
+        self._stopped = True
+        log.info("shutting down", grace_s=self.settings.shutdown_grace_s)
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(self.settings.shutdown_grace_s)
+        for close in self._on_shutdown:
+            try:
+                await close()
+            except Exception:  # noqa: BLE001 - keep closing the rest
+                log.exception("error while closing")
+        log.info("stopped")
+
+    async def run_until_signalled(self) -> None:
+        """Serve until SIGINT or SIGTERM, then shut down gracefully."""
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await self.start()
+        try:
+            await stop.wait()
+        finally:
+            await self.shutdown()
+
+    async def __aenter__(self) -> Server:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.shutdown()

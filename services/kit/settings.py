@@ -1,0 +1,87 @@
+"""Typed, frozen settings, built once from the environment (every variable is in the README)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+DEV_TOKEN_SECRET = "chieu-dev-secret-not-for-production"
+
+
+class SettingsError(ValueError):
+    """An environment variable that does not parse."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Configuration of a Chiếu process."""
+
+    env: str = "dev"
+    """``CHIEU_ENV``: ``dev`` or ``prod`` (prod refuses the developer token secret)."""
+    nats_url: str = "nats://127.0.0.1:4222"
+    """``NATS_URL``: the NATS server(s), comma-separated."""
+    table_addr: str = "127.0.0.1:50051"
+    """``CHIEU_TABLE_ADDR``: where the table service listens (host:port)."""
+    log_format: str = "console"
+    """``CHIEU_LOG_FORMAT``: ``console`` (readable) or ``json`` (production)."""
+    log_level: str = "info"
+    """``CHIEU_LOG_LEVEL``: debug, info, warning, error."""
+    token_secret: str = DEV_TOKEN_SECRET
+    """``CHIEU_TOKEN_SECRET``: the HMAC key of session tokens."""
+    stream_replicas: int = 1
+    """``CHIEU_STREAM_REPLICAS``: JetStream replicas of the table stream (3 in production)."""
+    duplicate_window_s: int = 120
+    """``CHIEU_DUPLICATE_WINDOW_S``: the stream's Nats-Msg-Id duplicate window."""
+    shutdown_grace_s: float = 5.0
+    """``CHIEU_SHUTDOWN_GRACE_S``: how long in-flight calls may finish on shutdown."""
+    max_message_bytes: int = 65536
+    """``CHIEU_MAX_MESSAGE_BYTES``: the largest gRPC request accepted."""
+    snapshot_every: int = 100
+    """``CHIEU_SNAPSHOT_EVERY``: write a table snapshot every this many records."""
+    instance: str = ""
+    """``CHIEU_INSTANCE``: a name for this process in logs (default: host and pid)."""
+
+
+_ENV = {
+    "env": "CHIEU_ENV",
+    "nats_url": "NATS_URL",
+    "table_addr": "CHIEU_TABLE_ADDR",
+    "log_format": "CHIEU_LOG_FORMAT",
+    "log_level": "CHIEU_LOG_LEVEL",
+    "token_secret": "CHIEU_TOKEN_SECRET",
+    "stream_replicas": "CHIEU_STREAM_REPLICAS",
+    "duplicate_window_s": "CHIEU_DUPLICATE_WINDOW_S",
+    "shutdown_grace_s": "CHIEU_SHUTDOWN_GRACE_S",
+    "max_message_bytes": "CHIEU_MAX_MESSAGE_BYTES",
+    "snapshot_every": "CHIEU_SNAPSHOT_EVERY",
+    "instance": "CHIEU_INSTANCE",
+}
+
+
+def from_env(environ: Mapping[str, str] | None = None) -> Settings:
+    """Settings from ``environ`` (default ``os.environ``); unset variables keep their defaults."""
+    env = os.environ if environ is None else environ
+    values: dict[str, object] = {}
+    for f in fields(Settings):
+        name = _ENV[f.name]
+        if name not in env:
+            continue
+        raw = env[name]
+        try:
+            if f.type in ("int", int):
+                values[f.name] = int(raw)
+            elif f.type in ("float", float):
+                values[f.name] = float(raw)
+            else:
+                values[f.name] = raw
+        except ValueError:
+            raise SettingsError(f"{name}={raw!r} is not a {f.type}") from None
+    s = Settings(**values)  # type: ignore[arg-type]
+    if s.env not in ("dev", "prod"):
+        raise SettingsError(f"CHIEU_ENV must be dev or prod, not {s.env!r}")
+    if s.env == "prod" and s.token_secret == DEV_TOKEN_SECRET:
+        raise SettingsError("CHIEU_TOKEN_SECRET must be set in production")
+    if s.log_format not in ("console", "json"):
+        raise SettingsError(f"CHIEU_LOG_FORMAT must be console or json, not {s.log_format!r}")
+    return s

@@ -1,0 +1,43 @@
+"""Wiring of the table service process: settings, logging, the event store, the gRPC server."""
+
+from __future__ import annotations
+
+import asyncio
+
+from chieu.kit import logs
+from chieu.kit.eventstore import EventStore
+from chieu.kit.server import Server
+from chieu.kit.settings import Settings, from_env
+from chieu.table.service import Tables, TableService
+from chieu.table.v1 import table_service_pb2, table_service_pb2_grpc
+
+STREAM = "CHIEU_TABLES"
+SUBJECT_PREFIX = "chieu.table"
+
+
+async def build(settings: Settings) -> Server:
+    """A ready (not yet started) table server connected to its event store."""
+    store = await EventStore.connect(
+        settings.nats_url, name=f"chieu-table {settings.instance}".strip(), stream=STREAM,
+        prefix=SUBJECT_PREFIX, replicas=settings.stream_replicas,
+        duplicate_window_s=settings.duplicate_window_s,
+    )
+    tables = Tables(store, settings)
+    servicer = TableService(tables, settings)
+    name = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
+    return Server(
+        settings, addr=settings.table_addr, services=[name],
+        register=[lambda s: table_service_pb2_grpc.add_TableServiceServicer_to_server(servicer, s)],
+        on_shutdown=[tables.close, store.close],
+    )
+
+
+async def serve(settings: Settings) -> None:
+    server = await build(settings)
+    await server.run_until_signalled()
+
+
+def main() -> None:
+    settings = from_env()
+    logs.configure(settings, "table")
+    asyncio.run(serve(settings))

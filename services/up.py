@@ -1,0 +1,66 @@
+"""``chieu up``: the whole system on one machine, on loopback, data under one folder.
+
+Starts a real nats-server with JetStream (``sync_interval: always``) and every service as
+its own process, with their logs in this terminal. Ctrl-C stops everything cleanly; a second
+run reuses the data.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from chieu.kit import localnats
+from chieu.kit.settings import DEV_TOKEN_SECRET
+
+SERVICES = {"table": "chieu.table"}
+
+
+def run(data_dir: Path, nats_port: int, table_port: int) -> int:
+    data_dir = data_dir.resolve()
+    print(f"chieu up: data in {data_dir}", file=sys.stderr)
+    nats, url = localnats.start(data_dir / "nats", nats_port)
+    print(f"chieu up: nats-server (JetStream, sync_interval always) on {url}", file=sys.stderr)
+    env = {
+        **os.environ,
+        "NATS_URL": url,
+        "CHIEU_TABLE_ADDR": f"127.0.0.1:{table_port}",
+        "CHIEU_TOKEN_SECRET": os.environ.get("CHIEU_TOKEN_SECRET", DEV_TOKEN_SECRET),
+    }
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        for name, module in SERVICES.items():
+            procs[name] = subprocess.Popen([sys.executable, "-m", module], env=env)
+        localnats.wait_for_port(table_port, timeout=30, proc=procs["table"])
+        print(f"chieu up: table service on 127.0.0.1:{table_port} (gRPC, reflection on). "
+              "Ctrl-C stops everything.", file=sys.stderr)
+        while not stopping:
+            for name, p in procs.items():
+                if p.poll() is not None:
+                    print(f"chieu up: {name} exited with {p.returncode}; stopping", file=sys.stderr)
+                    stopping = True
+            time.sleep(0.2)
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in procs.values():
+            try:
+                p.wait(15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        localnats.stop(nats)
+        print("chieu up: stopped", file=sys.stderr)
+    return 0

