@@ -15,6 +15,7 @@ GAME_MODULES: dict[str, str] = {
     "o_an_quan": "chieu.table.rules.o_an_quan",
     "gouji": "chieu.table.rules.gouji",
     "dominoes": "chieu.table.rules.dominoes",
+    "lianliankan": "chieu.table.rules.lianliankan",
 }
 
 
