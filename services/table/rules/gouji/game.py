@@ -369,8 +369,10 @@ def wutou(s: State, seat: int) -> bool:
 def _may_respond(s: State, p: int) -> bool:
     """Whether ``p`` may answer the top set in the normal turn order (not counting 扣牌)."""
     o = s.owner
-    if p == o or not active(s, p) or s.passed[p] or s.sealed:
+    if p == o or not active(s, p) or s.passed[p]:
         return False
+    if s.sealed:  # the answer to a 够死级: only 捎牌 declarations, offered in turn order
+        return p != opposite(o) and s.burning[p] < 0
     if not s.top_gouji:
         return True
     if not active(s, o) and s.places[o] in (1, 2):
@@ -628,6 +630,8 @@ class Gouji:
             raise _bad("not_higher", "every card must be higher than the card it meets")
 
     def _play(self, s: State, seat: int, c: Counts, now_ms: int) -> list[Any]:
+        if s.sealed:
+            raise _bad("sealed", "this answer to a 够死级 can only be taken by 捎牌 (Burn)")
         if not s.leading:
             self._check_beats(s, c)
         rest = C.sub(s.hands[seat], c)
@@ -856,7 +860,7 @@ class Gouji:
                 sets = list(C.all_sets(hand))
             else:
                 out.append(("pass", (0,) * C.NRANKS))
-                sets = list(C.answers(hand, s.top_key))
+                sets = [] if s.sealed else list(C.answers(hand, s.top_key))
             for c in sets:
                 if bie and not _bie_ok(hand, c):
                     continue
