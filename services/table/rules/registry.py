@@ -13,6 +13,9 @@ from chieu.table.rules.core import Game
 
 GAME_MODULES: dict[str, str] = {
     "o_an_quan": "chieu.table.rules.o_an_quan",
+    "mahjong": "chieu.table.rules.mahjong",
+    "xiangqi": "chieu.table.rules.xiangqi",
+    "phom": "chieu.table.rules.phom",
     "gouji": "chieu.table.rules.gouji",
     "dominoes": "chieu.table.rules.dominoes",
     "lianliankan": "chieu.table.rules.lianliankan",
