@@ -61,7 +61,8 @@ def _status_details(err: ServiceError) -> bytes:
     code = err.status.value[0]
     status = status_pb2.Status(code=code if code in code_pb2.Code.values() else 2,
                                message=f"{err.reason}: {err.message}", details=[detail])
-    return status.SerializeToString()
+    data: bytes = status.SerializeToString()
+    return data
 
 
 async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException, method: str) -> None:
@@ -81,10 +82,10 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Any]],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
+    ) -> Any:
+        handler: Any = await continuation(handler_call_details)
         if handler is None:
             return handler
         method = handler_call_details.method
@@ -96,7 +97,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
                     return await inner(request, context)
                 except grpc.aio.AbortError:
                     raise
-                except Exception as exc:  # noqa: BLE001 - every failure becomes a status
+                except Exception as exc:
                     await _abort(context, exc, method)
 
             return grpc.unary_unary_rpc_method_handler(
@@ -112,7 +113,7 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
                         yield item
                 except grpc.aio.AbortError:
                     raise
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     await _abort(context, exc, method)
 
             return grpc.unary_stream_rpc_method_handler(

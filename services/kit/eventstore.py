@@ -13,6 +13,7 @@ configured replicas; the server must run with ``jetstream { sync_interval: alway
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -172,10 +173,8 @@ class EventStore:
                     continue
                 yield Stored(msg.metadata.sequence.stream, msg.data)
         finally:
-            try:
+            with contextlib.suppress(Exception):  # the connection may be closing
                 await asyncio.shield(sub.unsubscribe())
-            except Exception:  # noqa: BLE001 - the connection may be closing
-                pass
 
     async def save_snapshot(self, key: str, snap: Snapshot) -> None:
         """Save a snapshot (a cache: losing it only costs replay time)."""

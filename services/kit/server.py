@@ -66,7 +66,7 @@ class Server:
         for close in self._on_shutdown:
             try:
                 await close()
-            except Exception:  # noqa: BLE001 - keep closing the rest
+            except Exception:
                 log.exception("error while closing")
         log.info("stopped")
 

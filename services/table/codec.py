@@ -20,8 +20,8 @@ from functools import cache
 from typing import Any
 
 from google.protobuf import any_pb2
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
-from google.protobuf.message import Message
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import DecodeError, Message
 
 from chieu.games.v1 import games_pb2
 from chieu.table.rules import registry
@@ -50,7 +50,7 @@ def _hints(cls: type) -> dict[str, Any]:
 
 
 def _is_repeated(fd: FieldDescriptor) -> bool:
-    return bool(fd.is_repeated) if hasattr(fd, "is_repeated") else fd.label == fd.LABEL_REPEATED
+    return bool(fd.is_repeated)
 
 
 def _unwrap_optional(tp: Any) -> tuple[Any, bool]:
@@ -84,7 +84,7 @@ def _enum_member(fd: FieldDescriptor, number: int, cls: type[Enum]) -> Enum:
 
 def fill(msg: Message, obj: Any) -> Message:
     """Copy the dataclass ``obj`` into ``msg`` field by field; returns ``msg``."""
-    desc: Descriptor = msg.DESCRIPTOR
+    desc: Any = msg.DESCRIPTOR
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         fd = desc.fields_by_name.get(f.name)
@@ -120,7 +120,7 @@ def _read(fd: FieldDescriptor, tp: Any, raw: Any) -> Any:
 
 def read(msg: Message, cls: type) -> Any:
     """Build the dataclass ``cls`` from ``msg`` (the inverse of :func:`fill`)."""
-    desc: Descriptor = msg.DESCRIPTOR
+    desc: Any = msg.DESCRIPTOR
     hints = _hints(cls)
     kwargs: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
@@ -167,8 +167,11 @@ def unpack(msg: any_pb2.Any, game_key: str, *, commands_only: bool = False) -> A
             f"{full_name or 'an empty message'} is not a command of {game_key}",
         )
     message = getattr(game_module(game_key), cls.__name__)()
-    if not msg.Unpack(message):
-        raise CodecError("malformed_command", f"cannot decode {full_name}")
+    try:
+        if not msg.Unpack(message):
+            raise CodecError("malformed_command", f"cannot decode {full_name}")
+    except DecodeError:
+        raise CodecError("malformed_command", f"{full_name} is not valid protobuf") from None
     return read(message, cls)
 
 

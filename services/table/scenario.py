@@ -180,7 +180,8 @@ class _Run:
         views = spec.get("view")
         for v in [views] if isinstance(views, Mapping) else (views or []):
             seat = self.seat(v.get("seat"))
-            for m in mismatches(dict(v["expect"]), to_plain(self.game.view(self.state, seat)), f"view[{v.get('seat')}]"):
+            view = to_plain(self.game.view(self.state, seat))
+            for m in mismatches(dict(v["expect"]), view, f"view[{v.get('seat')}]"):
                 self.fail(where, m)
         if "outcome" in spec:
             self.check_outcome(where, spec["outcome"])

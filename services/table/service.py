@@ -13,8 +13,8 @@ import asyncio
 import pickle
 import time
 import uuid
-from importlib import metadata
 from collections.abc import AsyncIterator, Callable
+from importlib import metadata
 from typing import Any
 
 import grpc
@@ -86,10 +86,10 @@ class Tables:
         snap = await self.store.load_snapshot(table_id)
         if snap is not None and snap.tag == SNAPSHOT_TAG:
             try:
-                loaded = pickle.loads(snap.data)  # noqa: S301 - our own snapshot bucket
+                loaded = pickle.loads(snap.data)
                 if isinstance(loaded, Table) and loaded.last_seq == snap.seq:
                     table = loaded
-            except Exception:  # noqa: BLE001 - a snapshot is a cache: replay instead
+            except Exception:
                 log.warning("unreadable snapshot, replaying", table_id=table_id)
         await self._catch_up(table)
         return table
@@ -113,7 +113,7 @@ class Tables:
                     self._after_apply(live)
         except asyncio.CancelledError:
             raise
-        except Exception:  # noqa: BLE001 - the table reloads on its next use
+        except Exception:
             log.exception("follower stopped", table_id=table.table_id)
             self._live.pop(table.table_id, None)
 
@@ -197,7 +197,7 @@ class Tables:
                 table_id, "system", f"timeout:{version}:{seat}",
                 lambda t: t.time_out(seat, now_ms()),
             )
-        except Exception as exc:  # noqa: BLE001 - a stale timeout is simply dropped
+        except Exception as exc:
             log.info("timeout not applied", table_id=table_id, seat=seat, reason=str(exc))
 
     # ------------------------------------------------------------ watching
@@ -259,7 +259,9 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         who = self._who(context)
         raw = json_format.MessageToDict(request.options)
         command_id = check_command_id(request.command_id)
-        table_id = uuid.uuid5(uuid.NAMESPACE_URL, f"{who.player_id}/{command_id}").hex if command_id else uuid.uuid4().hex
+        # a repeated create with the same command id names the same table
+        seed = f"{who.player_id}/{command_id}"
+        table_id = uuid.uuid5(uuid.NAMESPACE_URL, seed).hex if command_id else uuid.uuid4().hex
         table = await self.tables.execute(
             table_id, who.player_id, command_id or f"create-{table_id}",
             lambda t: t.create(request.game, raw, who.player_id), create=True,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from enum import Enum
 from typing import Any
 
@@ -40,10 +42,10 @@ def mismatches(expected: Any, actual: Any, path: str = "") -> list[str]:
     if isinstance(expected, list):
         if not isinstance(actual, list) or len(actual) != len(expected):
             return [f"{path or '.'}: expected {expected!r}, got {actual!r}"]
-        out = []
+        found: list[str] = []
         for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
-            out.extend(mismatches(e, a, f"{path}[{i}]"))
-        return out
+            found.extend(mismatches(e, a, f"{path}[{i}]"))
+        return found
     if expected != actual:
         return [f"{path or '.'}: expected {expected!r}, got {actual!r}"]
     return []
@@ -58,15 +60,13 @@ def from_plain(cls: type[Any], data: Any) -> Any:
 
 
 def _build(tp: Any, data: Any) -> Any:
-    import types
-    import typing
 
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        present = [a for a in typing.get_args(tp) if a is not type(None)]
         if data is None:
             return None
-        return _build(args[0], data)
+        return _build(present[0], data)
     if origin is tuple:
         args = typing.get_args(tp)
         if not isinstance(data, list | tuple):

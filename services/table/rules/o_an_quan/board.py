@@ -111,9 +111,9 @@ def play(
     sown = tuple(b)
     captures: list[Capture] = []
     while target is not None:
-        if is_quan(target) and q[quan_index(target)]:
-            if protect_quan or (quan_non and b[target] < 5):
-                break
+        guarded = is_quan(target) and q[quan_index(target)]
+        if guarded and (protect_quan or (quan_non and b[target] < 5)):
+            break
         took_quan = is_quan(target) and q[quan_index(target)]
         captures.append(Capture(target, b[target], took_quan))
         b[target] = 0

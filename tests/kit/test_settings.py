@@ -1,0 +1,33 @@
+"""Settings come from the environment, typed and validated."""
+
+from __future__ import annotations
+
+import pytest
+
+from chieu.kit.settings import DEV_TOKEN_SECRET, Settings, SettingsError, from_env
+
+
+def test_defaults_without_environment() -> None:
+    assert from_env({}) == Settings()
+
+
+def test_values_are_typed() -> None:
+    s = from_env({"NATS_URL": "nats://n:1", "CHIEU_STREAM_REPLICAS": "3", "CHIEU_SHUTDOWN_GRACE_S": "2.5",
+                  "CHIEU_LOG_FORMAT": "json"})
+    assert (s.nats_url, s.stream_replicas, s.shutdown_grace_s, s.log_format) == ("nats://n:1", 3, 2.5, "json")
+
+
+@pytest.mark.parametrize("env", [
+    {"CHIEU_STREAM_REPLICAS": "three"},
+    {"CHIEU_ENV": "staging"},
+    {"CHIEU_LOG_FORMAT": "xml"},
+    {"CHIEU_ENV": "prod"},  # production without a real token secret
+])
+def test_bad_environments_are_refused(env: dict[str, str]) -> None:
+    with pytest.raises(SettingsError):
+        from_env(env)
+
+
+def test_production_with_a_secret_is_fine() -> None:
+    s = from_env({"CHIEU_ENV": "prod", "CHIEU_TOKEN_SECRET": "x" * 32})
+    assert s.token_secret != DEV_TOKEN_SECRET

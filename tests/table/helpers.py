@@ -1,0 +1,40 @@
+"""Helpers for table-service tests: clients per player, and playing Ô ăn quan to the end."""
+
+from __future__ import annotations
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2
+
+from chieu.kit import auth
+from chieu.kit.settings import Settings
+from chieu.table.client import TableClient, game_view
+from chieu.table.rules.o_an_quan.game import Sow
+from chieu.table.v1 import table_service_pb2 as pb
+
+
+def client(settings: Settings, addr: str, player: str, *roles: str) -> TableClient:
+    return TableClient(addr, auth.sign(settings.token_secret, player, roles or ("player",)))
+
+
+def reason_of(err: grpc.aio.AioRpcError) -> str:
+    """The stable reason code, read from the google.rpc.Status details (ErrorInfo)."""
+    for key, value in err.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    return info.reason
+    raise AssertionError(f"no ErrorInfo in {err!r}")
+
+
+async def play_to_end(view: pb.TableView, players: dict[str, TableClient], limit: int = 400) -> pb.TableView:
+    """Both players always sow their first legal move until the hand ends."""
+    for _ in range(limit):
+        if view.status != pb.TABLE_STATUS_PLAYING:
+            return view
+        gv = game_view(view)
+        mover = players[view.hand_players[gv.to_move]]
+        move = gv.legal[0]
+        view = await mover.act(view.table_id, "o_an_quan", Sow(move.square, move.direction))
+    raise AssertionError("the game did not end")

@@ -1,0 +1,223 @@
+"""The table service over gRPC, against a real nats-server: a whole game, and every bad input."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf import any_pb2, struct_pb2
+
+from chieu.kit.settings import Settings
+from chieu.table.client import TableClient, game_view
+from chieu.table.rules.o_an_quan.board import Direction
+from chieu.table.rules.o_an_quan.game import Sow
+from chieu.table.v1 import table_service_pb2 as pb
+from chieu.table.v1 import table_service_pb2_grpc as pb_grpc
+from tests.table.helpers import client, play_to_end, reason_of
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+async def pair(settings: Settings, table_server: str) -> Any:
+    a, b = client(settings, table_server, "alice"), client(settings, table_server, "bob")
+    yield a, b
+    await a.close()
+    await b.close()
+
+
+async def started(a: TableClient, b: TableClient, options: dict[str, Any] | None = None) -> pb.TableView:
+    t = await a.create("o_an_quan", options or {})
+    await b.sit(t.table_id)
+    return await a.start(t.table_id)
+
+
+async def refused(call: Awaitable[Any]) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await call
+    assert "Traceback" not in (err.value.details() or "")
+    return err.value.code(), reason_of(err.value)
+
+
+async def test_a_whole_game_is_played_and_settled(pair: tuple[TableClient, TableClient]) -> None:
+    a, b = pair
+    view = await started(a, b, {"maxMoves": 120})
+    assert view.status == pb.TABLE_STATUS_PLAYING and len(view.seed_commitment) == 64
+    end = await play_to_end(view, {"alice": a, "bob": b})
+    gv = game_view(end)
+    assert gv.finished and end.status == pb.TABLE_STATUS_WAITING
+    outcome = end.last_outcome
+    assert list(outcome.scores) == list(gv.scores)
+    if gv.winner >= 0:
+        (t,) = outcome.transfers
+        assert (t.to_seat, t.from_seat, t.amount, t.reason) == (gv.winner, 1 - gv.winner, 1, "cuoc")
+    # the revealed seed matches the commitment made at the start
+    import hashlib
+
+    assert hashlib.sha256(end.last_server_seed).hexdigest() == view.seed_commitment
+
+
+async def test_the_watch_stream_starts_full_and_sees_every_version(pair: tuple[TableClient, TableClient]) -> None:
+    a, b = pair
+    view = await started(a, b)
+    seen: list[int] = []
+
+    async def watch() -> None:
+        async for v in b.watch(view.table_id):
+            seen.append(v.version)
+            if game_view(v).moves_made == 3:
+                return
+
+    task = asyncio.create_task(watch())
+    await asyncio.sleep(0.1)
+    for _ in range(3):
+        cur = await a.get(view.table_id)
+        gv = game_view(cur)
+        mover = a if cur.hand_players[gv.to_move] == "alice" else b
+        await mover.act(view.table_id, "o_an_quan", Sow(gv.legal[0].square, gv.legal[0].direction))
+    await asyncio.wait_for(task, 5)
+    assert seen == list(range(seen[0], seen[0] + 4)) and seen[0] == view.version
+
+
+async def test_a_repeated_command_id_acts_once(pair: tuple[TableClient, TableClient]) -> None:
+    a, b = pair
+    view = await started(a, b)
+    gv = game_view(view)
+    mover = a if view.hand_players[gv.to_move] == "alice" else b
+    move = Sow(gv.legal[0].square, gv.legal[0].direction)
+    first = await mover.act(view.table_id, "o_an_quan", move, command_id="cmd-1")
+    again = await mover.act(view.table_id, "o_an_quan", move, command_id="cmd-1")
+    assert first.version == again.version == view.version + 1
+
+
+async def unchanged(a: TableClient, table_id: str, version: int) -> None:
+    assert (await a.get(table_id)).version == version
+
+
+async def test_rule_violations_are_failed_precondition_and_append_nothing(
+    pair: tuple[TableClient, TableClient],
+) -> None:
+    a, b = pair
+    view = await started(a, b)
+    gv = game_view(view)
+    mover, other = (a, b) if view.hand_players[gv.to_move] == "alice" else (b, a)
+    own = (1, 2, 3, 4, 5) if gv.to_move == 0 else (7, 8, 9, 10, 11)
+    theirs = 8 if gv.to_move == 0 else 2
+    tid = view.table_id
+    cases: list[tuple[TableClient, Sow, str]] = [
+        (other, Sow(own[0], Direction.CW), "not_your_turn"),
+        (mover, Sow(theirs, Direction.CW), "not_your_square"),
+        (mover, Sow(0, Direction.CW), "quan_square"),
+    ]
+    for who, cmd, reason in cases:
+        assert await refused(who.act(tid, "o_an_quan", cmd)) == (grpc.StatusCode.FAILED_PRECONDITION, reason)
+        await unchanged(a, tid, view.version)
+    # an empty own square, after a move empties one
+    first = await mover.act(tid, "o_an_quan", Sow(own[0], Direction.CW))
+    gv2 = game_view(first)
+    empty = [i for i in (1, 2, 3, 4, 5, 7, 8, 9, 10, 11) if gv2.board[i] == 0 and i in
+             ((1, 2, 3, 4, 5) if gv2.to_move == 0 else (7, 8, 9, 10, 11))]
+    if empty:
+        nxt = a if first.hand_players[gv2.to_move] == "alice" else b
+        assert await refused(nxt.act(tid, "o_an_quan", Sow(empty[0], Direction.CW))) == (
+            grpc.StatusCode.FAILED_PRECONDITION, "empty_square")
+        await unchanged(a, tid, first.version)
+
+
+async def test_malformed_commands_are_invalid_argument(pair: tuple[TableClient, TableClient]) -> None:
+    a, b = pair
+    view = await started(a, b)
+    gv = game_view(view)
+    mover = a if view.hand_players[gv.to_move] == "alice" else b
+    tid = view.table_id
+    assert await refused(mover.act(tid, "o_an_quan", Sow(12, Direction.CW))) == (
+        grpc.StatusCode.INVALID_ARGUMENT, "bad_square")
+    raw = pb.ActRequest(table_id=tid, command_id="x1")
+    raw.command.Pack(struct_pb2.Struct())  # not an Ô ăn quan command
+    assert await refused(mover.stub.Act(raw, metadata=mover.metadata)) == (
+        grpc.StatusCode.INVALID_ARGUMENT, "unknown_command")
+    unspecified = pb.ActRequest(table_id=tid, command_id="x2")
+    unspecified.command.Pack(__import__("chieu.games.o_an_quan.v1.o_an_quan_pb2", fromlist=["Sow"]).Sow(square=1))
+    assert await refused(mover.stub.Act(unspecified, metadata=mover.metadata)) == (
+        grpc.StatusCode.INVALID_ARGUMENT, "bad_enum")
+    garbage = pb.ActRequest(table_id=tid, command_id="x3",
+                            command=any_pb2.Any(type_url="type.googleapis.com/chieu.games.o_an_quan.v1.Sow",
+                                                value=b"\xff\xff\xff"))
+    code, _ = await refused(mover.stub.Act(garbage, metadata=mover.metadata))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    await unchanged(a, tid, view.version)
+
+
+async def test_table_level_refusals(settings: Settings, table_server: str,
+                                    pair: tuple[TableClient, TableClient]) -> None:
+    a, b = pair
+    cases: list[tuple[Callable[[], Awaitable[Any]], grpc.StatusCode, str]] = [
+        (lambda: a.create("chess960"), grpc.StatusCode.NOT_FOUND, "unknown_game"),
+        (lambda: a.create("o_an_quan", {"quanValue": 7}), grpc.StatusCode.INVALID_ARGUMENT, "bad_options"),
+        (lambda: a.create("o_an_quan", {"nope": True}), grpc.StatusCode.INVALID_ARGUMENT, "bad_options"),
+        (lambda: a.get("no-such-table"), grpc.StatusCode.NOT_FOUND, "unknown_table"),
+        (lambda: a.get("bad id!"), grpc.StatusCode.INVALID_ARGUMENT, "bad_table_id"),
+    ]
+    for call, code, reason in cases:
+        assert await refused(call()) == (code, reason)
+    t = await a.create("o_an_quan")
+    assert await refused(a.start(t.table_id)) == (grpc.StatusCode.FAILED_PRECONDITION, "not_enough_players")
+    assert await refused(a.sit(t.table_id)) == (grpc.StatusCode.FAILED_PRECONDITION, "already_seated")
+    await b.sit(t.table_id)
+    carol = client(settings, table_server, "carol")
+    assert await refused(carol.sit(t.table_id)) == (grpc.StatusCode.FAILED_PRECONDITION, "table_full")
+    assert await refused(b.start(t.table_id)) == (grpc.StatusCode.PERMISSION_DENIED, "not_host")
+    assert await refused(carol.act(t.table_id, "o_an_quan", Sow(1, Direction.CW))) == (
+        grpc.StatusCode.FAILED_PRECONDITION, "no_hand")
+    view = await a.start(t.table_id)
+    assert await refused(a.start(t.table_id)) == (grpc.StatusCode.FAILED_PRECONDITION, "hand_in_progress")
+    assert await refused(carol.act(t.table_id, "o_an_quan", Sow(1, Direction.CW))) == (
+        grpc.StatusCode.PERMISSION_DENIED, "not_seated")
+    end = await play_to_end(view, {"alice": a, "bob": b})
+    assert await refused(a.act(t.table_id, "o_an_quan", Sow(1, Direction.CW))) == (
+        grpc.StatusCode.FAILED_PRECONDITION, "no_hand")
+    await unchanged(a, t.table_id, end.version)
+    await carol.close()
+
+
+async def test_calls_without_a_valid_token_are_unauthenticated(table_server: str) -> None:
+    channel = grpc.aio.insecure_channel(table_server)
+    stub = pb_grpc.TableServiceStub(channel)
+    for metadata in ((), (("authorization", "Bearer v1.bad.token"),), (("authorization", "Basic x"),)):
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await stub.GetTable(pb.GetTableRequest(table_id="t"), metadata=metadata)
+        assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert reason_of(err.value) == "unauthenticated"
+    await channel.close()
+
+
+async def test_an_oversized_message_is_refused(pair: tuple[TableClient, TableClient]) -> None:
+    a, _ = pair
+    big = struct_pb2.Struct()
+    big.update({"x": "y" * 100_000})
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await a.stub.CreateTable(pb.CreateTableRequest(game="o_an_quan", options=big), metadata=a.metadata)
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+async def test_health_and_reflection_are_served(table_server: str) -> None:
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    channel = grpc.aio.insecure_channel(table_server)
+    health = await health_pb2_grpc.HealthStub(channel).Check(
+        health_pb2.HealthCheckRequest(service="chieu.table.v1.TableService"))
+    assert health.status == health_pb2.HealthCheckResponse.SERVING
+    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+
+    async def ask() -> Any:
+        yield reflection_pb2.ServerReflectionRequest(list_services="")
+
+    async for resp in stub.ServerReflectionInfo(ask()):
+        names = {s.name for s in resp.list_services_response.service}
+        assert "chieu.table.v1.TableService" in names
+        break
+    await channel.close()
