@@ -7,17 +7,38 @@ from typing import Any
 from chieu.table.rules import fair
 from chieu.table.rules.core import Setup
 from chieu.table.rules.gouji import cards as C
-from chieu.table.rules.gouji.game import GAME, Burn, Pass, Play, ReturnCards, State
+from chieu.table.rules.gouji.game import (
+    GAME,
+    Burn,
+    Dealt,
+    Pass,
+    Play,
+    ReturnCards,
+    SeatCards,
+    State,
+    TurnStarted,
+)
 
 
 def random_game(seed: bytes, options: Any = None, check: Any = None, max_steps: int = 5000,
-                previous: Any = None, timeouts: bool = False) -> tuple[State, list[Any]]:
+                previous: Any = None, timeouts: bool = False,
+                hand_size: int | None = None) -> tuple[State, list[Any]]:
     """Play one game with random legal commands; ``check(state)`` runs after every step."""
     opts = options if options is not None else GAME.parse_options({})
     state = GAME.initial(opts, 6)
     log: list[Any] = []
-    for e in GAME.start(Setup(opts, 6, seed, 0, previous=previous,
-                              hand_no=2 if previous else 1)):
+    if hand_size is None:
+        start = list(GAME.start(Setup(opts, 6, seed, 0, previous=previous,
+                                      hand_no=2 if previous else 1)))
+    else:
+        # small hands with the eight jokers spread over them, so that 捎牌 happens
+        plain = [r for r in C.from_counts(C.DECK) if r < C.SJ]
+        deck = fair.shuffled(seed, plain, "small-deal")
+        jokers = fair.shuffled(seed, [C.SJ] * 4 + [C.BJ] * 4, "jokers")
+        hands = [deck[i * hand_size:(i + 1) * hand_size] + jokers[i::6] for i in range(6)]
+        start = [Dealt(1, tuple(SeatCards(i, C.names(h)) for i, h in enumerate(hands)), 0),
+                 TurnStarted(0, True, False, 15000)]
+    for e in start:
         state = GAME.evolve(state, e)
         log.append(e)
     rnd = fair.Stream(seed, "bots")
@@ -39,7 +60,7 @@ def random_game(seed: bytes, options: Any = None, check: Any = None, max_steps: 
                 opts_ = GAME.legal_sets(state, seat)
                 burners = [(p, c) for p in range(6) if p != seat
                            for k, c in GAME.legal_sets(state, p) if k == "burn"]
-                if burners and rnd.below(4) == 0:
+                if burners and rnd.below(2) == 0:
                     p, c = burners[rnd.below(len(burners))]
                     events = GAME.decide(state, p, Burn(C.names(C.from_counts(c))), now)
                 else:

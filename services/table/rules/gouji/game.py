@@ -27,7 +27,7 @@ from chieu.table.rules.core import (
     Transfer,
 )
 from chieu.table.rules.gouji import cards as C
-from chieu.table.rules.gouji.cards import BJ, DECK, SJ, TWO, Counts
+from chieu.table.rules.gouji.cards import BJ, DECK, SJ, Counts
 
 SEATS = 6
 PLACE_POINTS = (4, 2, 0, 0, -2, -4)
@@ -65,7 +65,7 @@ class Options:
     turn_timeout_s: int = 15
     return_timeout_s: int = 15
     bie_san: bool = False
-    """憋三: 3s only as a player's single last card; all of one's 4s played together."""
+    """憋三: 3s only in a player's last set; all of one's 4s played together."""
 
 
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -94,7 +94,8 @@ def parse_options(raw: Mapping[str, Any]) -> Options:
              "TRIBUTE_RETURN_TIMEOUT_S", *_REGIONAL}
     unknown = sorted(set(raw) - known)
     if unknown:
-        raise BadOptions(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        raise BadOptions(
+            f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     for name, allowed in _CHOICES.items():
         if name in raw and raw[name] not in allowed:
             raise BadOptions(f"{name} must be one of {', '.join(allowed)}, not {raw[name]!r}")
@@ -347,7 +348,7 @@ class State:
 
 
 def _set(t: tuple[Any, ...], i: int, v: Any) -> tuple[Any, ...]:
-    return t[:i] + (v,) + t[i + 1 :]
+    return (*t[:i], v, *t[i + 1 :])
 
 
 def active(s: State, seat: int) -> bool:
@@ -438,7 +439,8 @@ def team_scores(order: Sequence[int]) -> Mapping[str, Any]:
     for i, seat in enumerate(order):
         places[seat] = i + 1
     (a, b), doubled = settle(places)
-    return {"A": a, "B": b, "doubled": doubled, "scores": [a if team(i) == 0 else b for i in range(6)]}
+    scores = [a if team(i) == 0 else b for i in range(SEATS)]
+    return {"A": a, "B": b, "doubled": doubled, "scores": scores}
 
 
 # ---------------------------------------------------------------- view
@@ -616,9 +618,9 @@ class Gouji:
 
     @staticmethod
     def _bie_san(hand: Counts, c: Counts) -> None:
-        """憋三: 3s only as the single last card; all of one's 4s together."""
-        if c[0] and not (sum(c) == 1 and sum(hand) == 1):
-            raise _bad("bie_san", "憋三: a 3 may only be played as your single last card")
+        """憋三: 3s only in the player's last set; all of one's 4s together."""
+        if c[0] and c != hand:
+            raise _bad("bie_san", "憋三: 3s may only be played as your last set")
         if c[1] and c[1] != hand[1]:
             raise _bad("bie_san", "憋三: all of your 4s must be played together")
 
@@ -635,7 +637,7 @@ class Gouji:
         if not s.leading:
             self._check_beats(s, c)
         rest = C.sub(s.hands[seat], c)
-        if s.burning[seat] >= 0 and sum(rest):
+        if s.burning[seat] >= 0 and any(rest):
             if s.leading and not (c[SJ] or c[BJ]):
                 return self._fail(s, seat, "jokerless_lead", now_ms)
             if not C.burn_ok(rest):
@@ -783,7 +785,8 @@ class Gouji:
         if isinstance(event, Closed | RoundEnded | TimedOut):
             return replace(s, to_act=None) if not isinstance(event, TimedOut) else s
         if isinstance(event, Finished):
-            return replace(s, places=_set(s.places, event.seat, event.place))
+            return replace(s, places=_set(s.places, event.seat, event.place),
+                           burning=_set(s.burning, event.seat, -1))
         if isinstance(event, BurnReleased):
             return replace(s, burning=_set(s.burning, event.seat, -1))
         if isinstance(event, BurnFailed):
@@ -877,7 +880,8 @@ class Gouji:
             due = next((d for d in s.owed if d.seat == seat), None)
             if due is None:
                 return []
-            return [ReturnCards(C.names(C.from_counts(c))) for c in _choose(s.hands[seat], due.count)]
+            return [ReturnCards(C.names(C.from_counts(c)))
+                    for c in _choose(s.hands[seat], due.count)]
         out: list[Any] = []
         for kind, c in self.legal_sets(s, seat):
             if kind == "pass":
