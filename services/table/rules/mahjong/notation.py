@@ -92,7 +92,6 @@ def position(options: Options, players: int, spec: Mapping[str, Any], now_ms: in
     hands_raw = _by_seat(spec.get("hands"), n)
     melds_raw = _by_seat(spec.get("melds"), n)
     melds = [_meld(i, str(m), n) for i, ms in melds_raw.items() for m in ms]
-    wangs = sum(T.parse(str(h)).count(T.WANG) for h in hands_raw.values())
     hands: list[list[int]] = [[] for _ in range(n)]
     for i, h in hands_raw.items():
         hands[i] = [k for k in T.parse(str(h))]
@@ -110,7 +109,7 @@ def position(options: Options, players: int, spec: Mapping[str, Any], now_ms: in
     _take(pool, head, "the wall")
     set_aside: list[int] = []
     if options.laizi_mode is Mode.YIZHIWANG:
-        set_aside, pool = pool[-wangs:] if wangs else [], pool[: len(pool) - wangs]
+        set_aside, pool = pool[len(pool) - n :], pool[: len(pool) - n]
     # unlisted seats: spread the rest so that filler hands hold few pairs
     spread = sorted(pool, key=lambda k: (pool[: pool.index(k)].count(k), k))
     draw = spec.get("draw")
