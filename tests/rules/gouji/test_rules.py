@@ -100,7 +100,7 @@ def test_tribute_takes_the_best_cards_and_waits_for_returns() -> None:
     assert {(d.seat, d.at_ms) for d in GAME.deadlines(s)} == {(0, 15000), (3, 15000)}
     assert all(len(c.cards) == 1 for c in GAME.legal(s, 3))
     low = C.names(C.from_counts(s.hands[3]))[-1:]
-    s, ev = when(s, 3, ReturnCards(low))
+    s, _ = when(s, 3, ReturnCards(low))
     assert s.phase == "tribute" and sum(s.hands[4]) == 36
     with pytest.raises(IllegalMove) as e:
         when(s, 0, ReturnCards(low))
@@ -164,7 +164,7 @@ def test_legal_commands_are_all_accepted_and_timeout_leads_lowest() -> None:
 
 def test_wutou_player_may_answer_gouji_not_aimed_at_him() -> None:
     s = given(["", "K K 3", "A A 4", "2 2 5", "6 6", "7 7"], leader=1, finished=(0,))
-    s, ev = when(s, 1, play("K K"))
+    s, _ = when(s, 1, play("K K"))
     assert s.to_act == 3  # 无头 seat 3 comes before 对门 seat 4 in turn order
     s, _ = when(s, 3, play("2 2"))
     assert s.to_act == 4  # anyone may answer the 无头 player's set, in turn order
