@@ -13,19 +13,19 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
 from google.protobuf import json_format, struct_pb2
 
 from chieu.games.v1 import games_pb2
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.table import codec
 from chieu.table.rules import fair, registry
-from chieu.table.rules.core import Game, Outcome, Seat, Setup
+from chieu.table.rules.core import Game, Outcome, Seat, Setup, Transfer
 from chieu.table.v1 import log_pb2, table_service_pb2
-
-import grpc
 
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 COMMAND_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
+MAX_STAKE = 1_000_000_000
 REMEMBERED_COMMANDS = 1000
 """How many recent command ids a table remembers for idempotency (beyond JetStream's window)."""
 
@@ -78,6 +78,10 @@ class Table:
     commitment: str = ""
     last_outcome: Outcome | None = None
     last_server_seed: bytes = b""
+    stake: int = 1
+    currency: int = log_pb2.CURRENCY_POINTS
+    settled_legs: int = 0
+    """Transfers of the current hand already put in a Settlement."""
     commands: OrderedDict[str, int] = field(default_factory=OrderedDict)
     """Recent ``actor/command_id`` keys and the version they produced."""
 
@@ -112,6 +116,8 @@ class Table:
                 self.host = c.host
                 self.max_seats = int(c.seats)
                 self.seats = [None] * self.max_seats
+                self.stake = int(c.stake) or 1
+                self.currency = c.currency or log_pb2.CURRENCY_POINTS
             elif kind == "player_seated":
                 self.seats[ev.player_seated.seat] = ev.player_seated.player_id
             elif kind == "hand_started":
@@ -122,8 +128,11 @@ class Table:
                 self.server_seed = h.server_seed
                 self.commitment = h.seed_commitment
                 self.game_state = self.game.initial(self.options, len(self.hand_players))
+                self.settled_legs = 0
             elif kind == "game_event":
                 self.game_state = self.game.evolve(self.game_state, codec.unpack(ev.game_event, self.game_key))
+            elif kind == "settlement":
+                self.settled_legs += len(ev.settlement.transfers)
             elif kind == "hand_ended":
                 self.playing = False
                 self.last_outcome = codec.outcome_from_message(ev.hand_ended.outcome)
@@ -138,16 +147,21 @@ class Table:
 
     # ------------------------------------------------------------ deciders
 
-    def create(self, game_key: str, raw_options: dict[str, Any], host: str) -> list[log_pb2.TableEvent]:
+    def create(self, game_key: str, raw_options: dict[str, Any], host: str, stake: int = 1,
+               currency: int = log_pb2.CURRENCY_POINTS) -> list[log_pb2.TableEvent]:
         if self.exists:
             raise ServiceError(grpc.StatusCode.ALREADY_EXISTS, "table_exists", "that table exists")
+        if not 1 <= stake <= MAX_STAKE:
+            raise invalid("bad_stake", f"the stake must be 1..{MAX_STAKE}")
+        if currency not in (log_pb2.CURRENCY_POINTS, log_pb2.CURRENCY_COINS):
+            raise invalid("bad_currency", "the currency must be POINTS or COINS")
         game = game_of(game_key)
         options = game.parse_options(raw_options)
         values = dict(game.option_values(options))
         return [
             log_pb2.TableEvent(table_created=log_pb2.TableCreated(
                 table_id=self.table_id, game=game_key, options=options_struct(values), host=host,
-                seats=game.max_players)),
+                seats=game.max_players, stake=stake, currency=currency)),
             log_pb2.TableEvent(player_seated=log_pb2.PlayerSeated(player_id=host, seat=0)),
         ]
 
@@ -190,7 +204,16 @@ class Table:
         out = [log_pb2.TableEvent(game_event=codec.pack(e, self.game_key)) for e in game_events]
         for e in game_events:
             state = game.evolve(state, e)
+        settled = self.settled_legs if self.playing else 0
+        paid: list[Transfer] = [t for e in game_events for t in getattr(e, "transfers", ())]
         outcome = game.outcome(state)
+        if outcome is not None:
+            paid = list(outcome.transfers[settled:])
+        if paid:
+            out.append(log_pb2.TableEvent(settlement=log_pb2.Settlement(
+                hand_no=hand_no, first_leg=settled, players=players, stake=self.stake,
+                currency=self.currency, game=self.game_key,
+                transfers=[codec.to_message(t, self.game_key) for t in paid])))
         if outcome is not None:
             out.append(log_pb2.TableEvent(hand_ended=log_pb2.HandEnded(
                 hand_no=hand_no, outcome=codec.outcome_message(outcome), server_seed=seed, players=players)))
@@ -225,6 +248,7 @@ class Table:
             seats=[table_service_pb2.SeatInfo(seat=i, player_id=p) for i, p in enumerate(self.seats) if p],
             max_seats=self.max_seats, hand_no=self.hand_no, seed_commitment=self.commitment,
             last_server_seed=self.last_server_seed, hand_players=self.hand_players,
+            stake=self.stake, currency=self.currency,  # type: ignore[arg-type]
         )
         if seat is not None:
             out.hand_seat = seat

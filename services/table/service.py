@@ -264,7 +264,9 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         table_id = uuid.uuid5(uuid.NAMESPACE_URL, seed).hex if command_id else uuid.uuid4().hex
         table = await self.tables.execute(
             table_id, who.player_id, command_id or f"create-{table_id}",
-            lambda t: t.create(request.game, raw, who.player_id), create=True,
+            lambda t: t.create(request.game, raw, who.player_id, request.stake or 1,
+                               request.currency or log_pb2.CURRENCY_POINTS),
+            create=True,
         )
         return table_service_pb2.CreateTableResponse(table=table.view(who.player_id))
 

@@ -221,3 +221,32 @@ async def test_health_and_reflection_are_served(table_server: str) -> None:
         assert "chieu.table.v1.TableService" in names
         break
     await channel.close()
+
+
+async def test_the_log_holds_one_record_per_command_and_the_settlement(
+    settings: Settings, pair: tuple[TableClient, TableClient],
+) -> None:
+    from chieu.kit.eventstore import EventStore
+    from chieu.table.app import STREAM, SUBJECT_PREFIX
+    from chieu.table.v1 import log_pb2
+
+    a, b = pair
+    t = await a.create("o_an_quan", {"payout": "perPoint", "maxMoves": 60}, command_id="mk-log-test")
+    await b.sit(t.table_id)
+    end = await play_to_end(await a.start(t.table_id), {"alice": a, "bob": b})
+    store = await EventStore.connect(settings.nats_url, stream=STREAM, prefix=SUBJECT_PREFIX)
+    records = [log_pb2.Record.FromString(s.data) for s in await store.read(t.table_id)]
+    await store.close()
+    assert [r.version for r in records] == list(range(1, end.version + 1))
+    kinds = [e.WhichOneof("kind") for r in records for e in r.events]
+    assert kinds[:2] == ["table_created", "player_seated"] and kinds.count("hand_ended") == 1
+    settlements = [e.settlement for r in records for e in r.events if e.WhichOneof("kind") == "settlement"]
+    if end.last_outcome.HasField("winner"):
+        (s,) = settlements
+        assert list(s.players) == list(end.hand_players) and s.stake == 1 and s.first_leg == 0
+        assert list(s.transfers) == list(end.last_outcome.transfers)
+    else:
+        assert settlements == []
+    # the same create command id names the same table and creates nothing new
+    again = await a.create("o_an_quan", {"payout": "perPoint", "maxMoves": 60}, command_id="mk-log-test")
+    assert again.table_id == t.table_id and again.version == end.version

@@ -27,23 +27,27 @@ from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63hieu/table/v1/log.proto\x12\x0e\x63hieu.table.v1\x1a\x1a\x63hieu/games/v1/games.proto\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xa0\x01\n\x06Record\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\r\n\x05\x61\x63tor\x18\x04 \x01(\t\x12\x16\n\x0eserver_time_ms\x18\x05 \x01(\x03\x12\x0c\n\x04game\x18\x06 \x01(\t\x12*\n\x06\x65vents\x18\x07 \x03(\x0b\x32\x1a.chieu.table.v1.TableEvent\"\x94\x02\n\nTableEvent\x12\x35\n\rtable_created\x18\x01 \x01(\x0b\x32\x1c.chieu.table.v1.TableCreatedH\x00\x12\x35\n\rplayer_seated\x18\x02 \x01(\x0b\x32\x1c.chieu.table.v1.PlayerSeatedH\x00\x12\x33\n\x0chand_started\x18\x03 \x01(\x0b\x32\x1b.chieu.table.v1.HandStartedH\x00\x12/\n\nhand_ended\x18\x04 \x01(\x0b\x32\x19.chieu.table.v1.HandEndedH\x00\x12*\n\ngame_event\x18\x05 \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x42\x06\n\x04kind\"u\n\x0cTableCreated\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04host\x18\x04 \x01(\t\x12\r\n\x05seats\x18\x05 \x01(\x03\"/\n\x0cPlayerSeated\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x03\"p\n\x0bHandStarted\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x11\n\talgorithm\x18\x02 \x01(\t\x12\x17\n\x0fseed_commitment\x18\x03 \x01(\t\x12\x13\n\x0bserver_seed\x18\x04 \x01(\x0c\x12\x0f\n\x07players\x18\x05 \x03(\t\"l\n\tHandEnded\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12(\n\x07outcome\x18\x02 \x01(\x0b\x32\x17.chieu.games.v1.Outcome\x12\x13\n\x0bserver_seed\x18\x03 \x01(\x0c\x12\x0f\n\x07players\x18\x04 \x03(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63hieu/table/v1/log.proto\x12\x0e\x63hieu.table.v1\x1a\x1a\x63hieu/games/v1/games.proto\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xa0\x01\n\x06Record\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\r\n\x05\x61\x63tor\x18\x04 \x01(\t\x12\x16\n\x0eserver_time_ms\x18\x05 \x01(\x03\x12\x0c\n\x04game\x18\x06 \x01(\t\x12*\n\x06\x65vents\x18\x07 \x03(\x0b\x32\x1a.chieu.table.v1.TableEvent\"\xc6\x02\n\nTableEvent\x12\x35\n\rtable_created\x18\x01 \x01(\x0b\x32\x1c.chieu.table.v1.TableCreatedH\x00\x12\x35\n\rplayer_seated\x18\x02 \x01(\x0b\x32\x1c.chieu.table.v1.PlayerSeatedH\x00\x12\x33\n\x0chand_started\x18\x03 \x01(\x0b\x32\x1b.chieu.table.v1.HandStartedH\x00\x12/\n\nhand_ended\x18\x04 \x01(\x0b\x32\x19.chieu.table.v1.HandEndedH\x00\x12*\n\ngame_event\x18\x05 \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x12\x30\n\nsettlement\x18\x06 \x01(\x0b\x32\x1a.chieu.table.v1.SettlementH\x00\x42\x06\n\x04kind\"\xb7\x01\n\nSettlement\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x11\n\tfirst_leg\x18\x02 \x01(\x03\x12+\n\ttransfers\x18\x03 \x03(\x0b\x32\x18.chieu.games.v1.Transfer\x12\x0f\n\x07players\x18\x04 \x03(\t\x12\r\n\x05stake\x18\x05 \x01(\x03\x12*\n\x08\x63urrency\x18\x06 \x01(\x0e\x32\x18.chieu.table.v1.Currency\x12\x0c\n\x04game\x18\x07 \x01(\t\"\xb0\x01\n\x0cTableCreated\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04host\x18\x04 \x01(\t\x12\r\n\x05seats\x18\x05 \x01(\x03\x12\r\n\x05stake\x18\x06 \x01(\x03\x12*\n\x08\x63urrency\x18\x07 \x01(\x0e\x32\x18.chieu.table.v1.Currency\"/\n\x0cPlayerSeated\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x03\"p\n\x0bHandStarted\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x11\n\talgorithm\x18\x02 \x01(\t\x12\x17\n\x0fseed_commitment\x18\x03 \x01(\t\x12\x13\n\x0bserver_seed\x18\x04 \x01(\x0c\x12\x0f\n\x07players\x18\x05 \x03(\t\"l\n\tHandEnded\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12(\n\x07outcome\x18\x02 \x01(\x0b\x32\x17.chieu.games.v1.Outcome\x12\x13\n\x0bserver_seed\x18\x03 \x01(\x0c\x12\x0f\n\x07players\x18\x04 \x03(\t*M\n\x08\x43urrency\x12\x18\n\x14\x43URRENCY_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x43URRENCY_POINTS\x10\x01\x12\x12\n\x0e\x43URRENCY_COINS\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'chieu.table.v1.log_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_CURRENCY']._serialized_start=1259
+  _globals['_CURRENCY']._serialized_end=1336
   _globals['_RECORD']._serialized_start=130
   _globals['_RECORD']._serialized_end=290
   _globals['_TABLEEVENT']._serialized_start=293
-  _globals['_TABLEEVENT']._serialized_end=569
-  _globals['_TABLECREATED']._serialized_start=571
-  _globals['_TABLECREATED']._serialized_end=688
-  _globals['_PLAYERSEATED']._serialized_start=690
-  _globals['_PLAYERSEATED']._serialized_end=737
-  _globals['_HANDSTARTED']._serialized_start=739
-  _globals['_HANDSTARTED']._serialized_end=851
-  _globals['_HANDENDED']._serialized_start=853
-  _globals['_HANDENDED']._serialized_end=961
+  _globals['_TABLEEVENT']._serialized_end=619
+  _globals['_SETTLEMENT']._serialized_start=622
+  _globals['_SETTLEMENT']._serialized_end=805
+  _globals['_TABLECREATED']._serialized_start=808
+  _globals['_TABLECREATED']._serialized_end=984
+  _globals['_PLAYERSEATED']._serialized_start=986
+  _globals['_PLAYERSEATED']._serialized_end=1033
+  _globals['_HANDSTARTED']._serialized_start=1035
+  _globals['_HANDSTARTED']._serialized_end=1147
+  _globals['_HANDENDED']._serialized_start=1149
+  _globals['_HANDENDED']._serialized_end=1257
 # @@protoc_insertion_point(module_scope)

@@ -12,6 +12,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -22,6 +23,28 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _Currency:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CurrencyEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Currency.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CURRENCY_UNSPECIFIED: _Currency.ValueType  # 0
+    CURRENCY_POINTS: _Currency.ValueType  # 1
+    """Score points, counted per game."""
+    CURRENCY_COINS: _Currency.ValueType  # 2
+    """金币 gold coins."""
+
+class Currency(_Currency, metaclass=_CurrencyEnumTypeWrapper):
+    """The currency a table plays for."""
+
+CURRENCY_UNSPECIFIED: Currency.ValueType  # 0
+CURRENCY_POINTS: Currency.ValueType  # 1
+"""Score points, counted per game."""
+CURRENCY_COINS: Currency.ValueType  # 2
+"""金币 gold coins."""
+Global___Currency: _TypeAlias = Currency  # noqa: Y015
 
 @_typing.final
 class Record(_message.Message):
@@ -79,6 +102,7 @@ class TableEvent(_message.Message):
     HAND_STARTED_FIELD_NUMBER: _builtins.int
     HAND_ENDED_FIELD_NUMBER: _builtins.int
     GAME_EVENT_FIELD_NUMBER: _builtins.int
+    SETTLEMENT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def table_created(self) -> Global___TableCreated: ...
     @_builtins.property
@@ -91,6 +115,8 @@ class TableEvent(_message.Message):
     def game_event(self) -> _any_pb2.Any:
         """A game event: a message of the game's package chieu.games.<game>.v1."""
 
+    @_builtins.property
+    def settlement(self) -> Global___Settlement: ...
     def __init__(
         self,
         *,
@@ -99,16 +125,68 @@ class TableEvent(_message.Message):
         hand_started: Global___HandStarted | None = ...,
         hand_ended: Global___HandEnded | None = ...,
         game_event: _any_pb2.Any | None = ...,
+        settlement: Global___Settlement | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "kind", b"kind", "player_seated", b"player_seated", "table_created", b"table_created"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "kind", b"kind", "player_seated", b"player_seated", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "kind", b"kind", "player_seated", b"player_seated", "table_created", b"table_created"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "kind", b"kind", "player_seated", b"player_seated", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["table_created", "player_seated", "hand_started", "hand_ended", "game_event"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["table_created", "player_seated", "hand_started", "hand_ended", "game_event", "settlement"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___TableEvent: _TypeAlias = TableEvent  # noqa: Y015
+
+@_typing.final
+class Settlement(_message.Message):
+    """Money that moved in this record, for the ledger: the game's transfers in stake units,
+    to be multiplied by the stake, in the table's currency. Every transfer of a hand is in
+    exactly one Settlement: payments made during play (a Phỏm eat) in the record that made
+    them, the rest of the hand's settlement with its end. Transfer ids for the ledger are
+    "<table_id>/<hand_no>/<first_leg + index>".
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_NO_FIELD_NUMBER: _builtins.int
+    FIRST_LEG_FIELD_NUMBER: _builtins.int
+    TRANSFERS_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    hand_no: _builtins.int
+    first_leg: _builtins.int
+    """The index of the first transfer here among all transfers of the hand."""
+    stake: _builtins.int
+    """The table's stake (cược) in currency units."""
+    currency: Global___Currency.ValueType
+    game: _builtins.str
+    """The game key."""
+    @_builtins.property
+    def transfers(self) -> _containers.RepeatedCompositeFieldContainer[_games_pb2.Transfer]: ...
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The player id in each seat of the hand (the seats of the transfers)."""
+
+    def __init__(
+        self,
+        *,
+        hand_no: _builtins.int = ...,
+        first_leg: _builtins.int = ...,
+        transfers: _abc.Iterable[_games_pb2.Transfer] | None = ...,
+        players: _abc.Iterable[_builtins.str] | None = ...,
+        stake: _builtins.int = ...,
+        currency: Global___Currency.ValueType = ...,
+        game: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "first_leg", b"first_leg", "game", b"game", "hand_no", b"hand_no", "players", b"players", "stake", b"stake", "transfers", b"transfers"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Settlement: _TypeAlias = Settlement  # noqa: Y015
 
 @_typing.final
 class TableCreated(_message.Message):
@@ -121,12 +199,17 @@ class TableCreated(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     HOST_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     host: _builtins.str
     """The player who created and hosts the table (chủ bàn)."""
     seats: _builtins.int
     """How many seats the table has."""
+    stake: _builtins.int
+    """The stake (cược): currency units per stake unit of the game's settlement."""
+    currency: Global___Currency.ValueType
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """The table options, validated, under the rules file's names (defaults filled in)."""
@@ -139,10 +222,12 @@ class TableCreated(_message.Message):
         options: _struct_pb2.Struct | None = ...,
         host: _builtins.str = ...,
         seats: _builtins.int = ...,
+        stake: _builtins.int = ...,
+        currency: Global___Currency.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "host", b"host", "options", b"options", "seats", b"seats", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "game", b"game", "host", b"host", "options", b"options", "seats", b"seats", "stake", b"stake", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

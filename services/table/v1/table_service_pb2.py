@@ -23,47 +23,48 @@ _sym_db = _symbol_database.Default()
 
 
 from chieu.games.v1 import games_pb2 as chieu_dot_games_dot_v1_dot_games__pb2
+from chieu.table.v1 import log_pb2 as chieu_dot_table_dot_v1_dot_log__pb2
 from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"chieu/table/v1/table_service.proto\x12\x0e\x63hieu.table.v1\x1a\x1a\x63hieu/games/v1/games.proto\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"+\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\x03\x12\x11\n\tplayer_id\x18\x02 \x01(\t\"\xf1\x03\n\tTableView\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x04\x12\x0c\n\x04host\x18\x04 \x01(\t\x12+\n\x06status\x18\x05 \x01(\x0e\x32\x1b.chieu.table.v1.TableStatus\x12(\n\x07options\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\'\n\x05seats\x18\x07 \x03(\x0b\x32\x18.chieu.table.v1.SeatInfo\x12\x11\n\tmax_seats\x18\x08 \x01(\x03\x12\x16\n\tyour_seat\x18\t \x01(\x03H\x00\x88\x01\x01\x12\x0f\n\x07hand_no\x18\n \x01(\x03\x12\x17\n\x0fseed_commitment\x18\x0b \x01(\t\x12\'\n\tgame_view\x18\x0c \x01(\x0b\x32\x14.google.protobuf.Any\x12\x32\n\x0clast_outcome\x18\r \x01(\x0b\x32\x17.chieu.games.v1.OutcomeH\x01\x88\x01\x01\x12\x18\n\x10last_server_seed\x18\x0e \x01(\x0c\x12\x14\n\x0chand_players\x18\x0f \x03(\t\x12\x16\n\thand_seat\x18\x10 \x01(\x03H\x02\x88\x01\x01\x42\x0c\n\n_your_seatB\x0f\n\r_last_outcomeB\x0c\n\n_hand_seat\"`\n\x12\x43reateTableRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12(\n\x07options\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x12\n\ncommand_id\x18\x03 \x01(\t\"?\n\x13\x43reateTableResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"S\n\x0fTakeSeatRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\x03H\x00\x88\x01\x01\x12\x12\n\ncommand_id\x18\x03 \x01(\tB\x07\n\x05_seat\"J\n\x10TakeSeatResponse\x12\x0c\n\x04seat\x18\x01 \x01(\x03\x12(\n\x05table\x18\x02 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"8\n\x10StartHandRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\"=\n\x11StartHandResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"\x8d\x01\n\nActRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12%\n\x07\x63ommand\x18\x02 \x01(\x0b\x32\x14.google.protobuf.Any\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x04 \x01(\x04H\x00\x88\x01\x01\x42\x13\n\x11_expected_version\"7\n\x0b\x41\x63tResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"<\n\x10GetTableResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\" \n\x0cWatchRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"9\n\rWatchResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView*_\n\x0bTableStatus\x12\x1c\n\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14TABLE_STATUS_WAITING\x10\x01\x12\x18\n\x14TABLE_STATUS_PLAYING\x10\x02\x32\xde\x03\n\x0cTableService\x12V\n\x0b\x43reateTable\x12\".chieu.table.v1.CreateTableRequest\x1a#.chieu.table.v1.CreateTableResponse\x12M\n\x08TakeSeat\x12\x1f.chieu.table.v1.TakeSeatRequest\x1a .chieu.table.v1.TakeSeatResponse\x12P\n\tStartHand\x12 .chieu.table.v1.StartHandRequest\x1a!.chieu.table.v1.StartHandResponse\x12>\n\x03\x41\x63t\x12\x1a.chieu.table.v1.ActRequest\x1a\x1b.chieu.table.v1.ActResponse\x12M\n\x08GetTable\x12\x1f.chieu.table.v1.GetTableRequest\x1a .chieu.table.v1.GetTableResponse\x12\x46\n\x05Watch\x12\x1c.chieu.table.v1.WatchRequest\x1a\x1d.chieu.table.v1.WatchResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"chieu/table/v1/table_service.proto\x12\x0e\x63hieu.table.v1\x1a\x1a\x63hieu/games/v1/games.proto\x1a\x18\x63hieu/table/v1/log.proto\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"+\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\x03\x12\x11\n\tplayer_id\x18\x02 \x01(\t\"\xac\x04\n\tTableView\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x04\x12\x0c\n\x04host\x18\x04 \x01(\t\x12+\n\x06status\x18\x05 \x01(\x0e\x32\x1b.chieu.table.v1.TableStatus\x12(\n\x07options\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\'\n\x05seats\x18\x07 \x03(\x0b\x32\x18.chieu.table.v1.SeatInfo\x12\x11\n\tmax_seats\x18\x08 \x01(\x03\x12\x16\n\tyour_seat\x18\t \x01(\x03H\x00\x88\x01\x01\x12\x0f\n\x07hand_no\x18\n \x01(\x03\x12\x17\n\x0fseed_commitment\x18\x0b \x01(\t\x12\'\n\tgame_view\x18\x0c \x01(\x0b\x32\x14.google.protobuf.Any\x12\x32\n\x0clast_outcome\x18\r \x01(\x0b\x32\x17.chieu.games.v1.OutcomeH\x01\x88\x01\x01\x12\x18\n\x10last_server_seed\x18\x0e \x01(\x0c\x12\x14\n\x0chand_players\x18\x0f \x03(\t\x12\x16\n\thand_seat\x18\x10 \x01(\x03H\x02\x88\x01\x01\x12\r\n\x05stake\x18\x11 \x01(\x03\x12*\n\x08\x63urrency\x18\x12 \x01(\x0e\x32\x18.chieu.table.v1.CurrencyB\x0c\n\n_your_seatB\x0f\n\r_last_outcomeB\x0c\n\n_hand_seat\"\x9b\x01\n\x12\x43reateTableRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12(\n\x07options\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\r\n\x05stake\x18\x04 \x01(\x03\x12*\n\x08\x63urrency\x18\x05 \x01(\x0e\x32\x18.chieu.table.v1.Currency\"?\n\x13\x43reateTableResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"S\n\x0fTakeSeatRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\x03H\x00\x88\x01\x01\x12\x12\n\ncommand_id\x18\x03 \x01(\tB\x07\n\x05_seat\"J\n\x10TakeSeatResponse\x12\x0c\n\x04seat\x18\x01 \x01(\x03\x12(\n\x05table\x18\x02 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"8\n\x10StartHandRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\"=\n\x11StartHandResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"\x8d\x01\n\nActRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12%\n\x07\x63ommand\x18\x02 \x01(\x0b\x32\x14.google.protobuf.Any\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x04 \x01(\x04H\x00\x88\x01\x01\x42\x13\n\x11_expected_version\"7\n\x0b\x41\x63tResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"<\n\x10GetTableResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\" \n\x0cWatchRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"9\n\rWatchResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView*_\n\x0bTableStatus\x12\x1c\n\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14TABLE_STATUS_WAITING\x10\x01\x12\x18\n\x14TABLE_STATUS_PLAYING\x10\x02\x32\xde\x03\n\x0cTableService\x12V\n\x0b\x43reateTable\x12\".chieu.table.v1.CreateTableRequest\x1a#.chieu.table.v1.CreateTableResponse\x12M\n\x08TakeSeat\x12\x1f.chieu.table.v1.TakeSeatRequest\x1a .chieu.table.v1.TakeSeatResponse\x12P\n\tStartHand\x12 .chieu.table.v1.StartHandRequest\x1a!.chieu.table.v1.StartHandResponse\x12>\n\x03\x41\x63t\x12\x1a.chieu.table.v1.ActRequest\x1a\x1b.chieu.table.v1.ActResponse\x12M\n\x08GetTable\x12\x1f.chieu.table.v1.GetTableRequest\x1a .chieu.table.v1.GetTableResponse\x12\x46\n\x05Watch\x12\x1c.chieu.table.v1.WatchRequest\x1a\x1d.chieu.table.v1.WatchResponse0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'chieu.table.v1.table_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TABLESTATUS']._serialized_start=1522
-  _globals['_TABLESTATUS']._serialized_end=1617
-  _globals['_SEATINFO']._serialized_start=139
-  _globals['_SEATINFO']._serialized_end=182
-  _globals['_TABLEVIEW']._serialized_start=185
-  _globals['_TABLEVIEW']._serialized_end=682
-  _globals['_CREATETABLEREQUEST']._serialized_start=684
-  _globals['_CREATETABLEREQUEST']._serialized_end=780
-  _globals['_CREATETABLERESPONSE']._serialized_start=782
-  _globals['_CREATETABLERESPONSE']._serialized_end=845
-  _globals['_TAKESEATREQUEST']._serialized_start=847
-  _globals['_TAKESEATREQUEST']._serialized_end=930
-  _globals['_TAKESEATRESPONSE']._serialized_start=932
-  _globals['_TAKESEATRESPONSE']._serialized_end=1006
-  _globals['_STARTHANDREQUEST']._serialized_start=1008
-  _globals['_STARTHANDREQUEST']._serialized_end=1064
-  _globals['_STARTHANDRESPONSE']._serialized_start=1066
-  _globals['_STARTHANDRESPONSE']._serialized_end=1127
-  _globals['_ACTREQUEST']._serialized_start=1130
-  _globals['_ACTREQUEST']._serialized_end=1271
-  _globals['_ACTRESPONSE']._serialized_start=1273
-  _globals['_ACTRESPONSE']._serialized_end=1328
-  _globals['_GETTABLEREQUEST']._serialized_start=1330
-  _globals['_GETTABLEREQUEST']._serialized_end=1365
-  _globals['_GETTABLERESPONSE']._serialized_start=1367
-  _globals['_GETTABLERESPONSE']._serialized_end=1427
-  _globals['_WATCHREQUEST']._serialized_start=1429
-  _globals['_WATCHREQUEST']._serialized_end=1461
-  _globals['_WATCHRESPONSE']._serialized_start=1463
-  _globals['_WATCHRESPONSE']._serialized_end=1520
-  _globals['_TABLESERVICE']._serialized_start=1620
-  _globals['_TABLESERVICE']._serialized_end=2098
+  _globals['_TABLESTATUS']._serialized_start=1667
+  _globals['_TABLESTATUS']._serialized_end=1762
+  _globals['_SEATINFO']._serialized_start=165
+  _globals['_SEATINFO']._serialized_end=208
+  _globals['_TABLEVIEW']._serialized_start=211
+  _globals['_TABLEVIEW']._serialized_end=767
+  _globals['_CREATETABLEREQUEST']._serialized_start=770
+  _globals['_CREATETABLEREQUEST']._serialized_end=925
+  _globals['_CREATETABLERESPONSE']._serialized_start=927
+  _globals['_CREATETABLERESPONSE']._serialized_end=990
+  _globals['_TAKESEATREQUEST']._serialized_start=992
+  _globals['_TAKESEATREQUEST']._serialized_end=1075
+  _globals['_TAKESEATRESPONSE']._serialized_start=1077
+  _globals['_TAKESEATRESPONSE']._serialized_end=1151
+  _globals['_STARTHANDREQUEST']._serialized_start=1153
+  _globals['_STARTHANDREQUEST']._serialized_end=1209
+  _globals['_STARTHANDRESPONSE']._serialized_start=1211
+  _globals['_STARTHANDRESPONSE']._serialized_end=1272
+  _globals['_ACTREQUEST']._serialized_start=1275
+  _globals['_ACTREQUEST']._serialized_end=1416
+  _globals['_ACTRESPONSE']._serialized_start=1418
+  _globals['_ACTRESPONSE']._serialized_end=1473
+  _globals['_GETTABLEREQUEST']._serialized_start=1475
+  _globals['_GETTABLEREQUEST']._serialized_end=1510
+  _globals['_GETTABLERESPONSE']._serialized_start=1512
+  _globals['_GETTABLERESPONSE']._serialized_end=1572
+  _globals['_WATCHREQUEST']._serialized_start=1574
+  _globals['_WATCHREQUEST']._serialized_end=1606
+  _globals['_WATCHRESPONSE']._serialized_start=1608
+  _globals['_WATCHRESPONSE']._serialized_end=1665
+  _globals['_TABLESERVICE']._serialized_start=1765
+  _globals['_TABLESERVICE']._serialized_end=2243
 # @@protoc_insertion_point(module_scope)

@@ -6,6 +6,7 @@ Every call carries "authorization: Bearer <token>" metadata (see the README).
 """
 
 from chieu.games.v1 import games_pb2 as _games_pb2
+from chieu.table.v1 import log_pb2 as _log_pb2
 from collections import abc as _abc
 from google.protobuf import any_pb2 as _any_pb2
 from google.protobuf import descriptor as _descriptor
@@ -92,6 +93,8 @@ class TableView(_message.Message):
     LAST_SERVER_SEED_FIELD_NUMBER: _builtins.int
     HAND_PLAYERS_FIELD_NUMBER: _builtins.int
     HAND_SEAT_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     version: _builtins.int
@@ -109,6 +112,8 @@ class TableView(_message.Message):
     """The last finished hand's revealed server seed."""
     hand_seat: _builtins.int
     """The caller's seat in the game (an index into hand_players); absent if not playing."""
+    stake: _builtins.int
+    currency: _log_pb2.Currency.ValueType
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
@@ -144,10 +149,12 @@ class TableView(_message.Message):
         last_server_seed: _builtins.bytes = ...,
         hand_players: _abc.Iterable[_builtins.str] | None = ...,
         hand_seat: _builtins.int | None = ...,
+        stake: _builtins.int = ...,
+        currency: _log_pb2.Currency.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "game_view", b"game_view", "hand_seat", b"hand_seat", "last_outcome", b"last_outcome", "options", b"options", "your_seat", b"your_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "host", b"host", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "options", b"options", "seats", b"seats", "seed_commitment", b"seed_commitment", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "currency", b"currency", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "host", b"host", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "options", b"options", "seats", b"seats", "seed_commitment", b"seed_commitment", "stake", b"stake", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__hand_seat: _TypeAlias = _typing.Literal["hand_seat"]  # noqa: Y015
     _WhichOneofArgType__hand_seat: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat"]  # noqa: Y015
@@ -173,10 +180,16 @@ class CreateTableRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """A registered game key: o_an_quan, ..."""
     command_id: _builtins.str
     """Optional idempotency key: a repeated id returns the first result."""
+    stake: _builtins.int
+    """The stake (cược) in currency units; 0 means 1."""
+    currency: _log_pb2.Currency.ValueType
+    """What the table plays for; unspecified means points."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """Table options under the rules file's names, e.g. {"quanValue": 5}."""
@@ -187,10 +200,12 @@ class CreateTableRequest(_message.Message):
         game: _builtins.str = ...,
         options: _struct_pb2.Struct | None = ...,
         command_id: _builtins.str = ...,
+        stake: _builtins.int = ...,
+        currency: _log_pb2.Currency.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "game", b"game", "options", b"options"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "currency", b"currency", "game", b"game", "options", b"options", "stake", b"stake"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
