@@ -1,7 +1,7 @@
 """够级 benchmarks (issue 8).
 
 1. All legal plays for a 36-card hand against a top set: median ≤ 1 ms, over 200 dealt hands,
-   each against a top set of 1–6 cards drawn from another seat's hand (``GAME.legal``: every
+   each against a random set of 1–6 cards that seat 0 led from his own hand (``GAME.legal``: every
    Play plus Pass, as commands). Baseline in the same run: the brute-force generator (every set
    the hand can form, kept when ``beats`` says so) on the same hands and tops.
 2. A whole random game (six seats, every decide + evolve, random legal choices including 捎牌):
@@ -17,17 +17,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.benchmarks.common import line, median  # noqa: E402
-from tests.rules.gouji.randgame import random_game  # noqa: E402
-
-from chieu.table.rules import fair  # noqa: E402
-from chieu.table.rules.core import Setup, replay  # noqa: E402
-from chieu.table.rules.gouji import cards as C  # noqa: E402
-from chieu.table.rules.gouji.game import GAME, Play, State  # noqa: E402
+from chieu.table.rules import fair
+from chieu.table.rules.core import Setup, replay
+from chieu.table.rules.gouji import cards as C
+from chieu.table.rules.gouji.game import GAME, Play, State
+from tests.benchmarks.common import line, median
+from tests.rules.gouji.randgame import random_game
 
 
 def _positions(n: int) -> list[tuple[State, C.Counts]]:
-    """Dealt games where seat 0 led a set of 1–6 cards of seat 5's; seat 1 (36 cards) answers."""
+    """Dealt games where seat 0 led a random set of 1–6 of his cards; seat 1 (36 cards) answers."""
     opts = GAME.parse_options({"TRIBUTE": "none"})
     out: list[tuple[State, C.Counts]] = []
     i = 0
