@@ -85,44 +85,34 @@ def path_turns(
     ca += 1
     rb += 1
     cb += 1
-    pw = cols + 2
-    ph = rows + 2
-    abit_c = 1 << ca
-    bbit_c = 1 << cb
-    abit_r = 1 << ra
-    bbit_r = 1 << rb
-
+    top_c = cols + 1
+    top_r = rows + 1
     # The two end tiles count as empty (a path through one of them can be cut short there).
-    def row(r: int) -> int:
-        m = rmask[r]
-        if r == ra:
-            m &= ~abit_c
-        if r == rb:
-            m &= ~bbit_c
-        return m
-
-    def col(c: int) -> int:
-        m = cmask[c]
-        if c == ca:
-            m &= ~abit_r
-        if c == cb:
-            m &= ~bbit_r
-        return m
-
-    def span(m: int, x: int, top: int) -> tuple[int, int]:
-        lo = (m & ((1 << x) - 1)).bit_length()
-        above = m >> (x + 1)
-        hi = x + (above & -above).bit_length() - 1 if above else top
-        return lo, hi
-
-    row_a = row(ra)
-    row_b = row_a if rb == ra else row(rb)
-    col_a = col(ca)
-    col_b = col_a if cb == ca else col(cb)
-    ha_lo, ha_hi = span(row_a, ca, pw - 1)
-    hb_lo, hb_hi = span(row_b, cb, pw - 1)
-    va_lo, va_hi = span(col_a, ra, ph - 1)
-    vb_lo, vb_hi = span(col_b, rb, ph - 1)
+    row_a = rmask[ra] & ~(1 << ca)
+    if rb == ra:
+        row_a &= ~(1 << cb)
+        row_b = row_a
+    else:
+        row_b = rmask[rb] & ~(1 << cb)
+    col_a = cmask[ca] & ~(1 << ra)
+    if cb == ca:
+        col_a &= ~(1 << rb)
+        col_b = col_a
+    else:
+        col_b = cmask[cb] & ~(1 << rb)
+    # The straight runs of empty cells through a and b: [lo, hi] along a row / a column.
+    ha_lo = (row_a & ((1 << ca) - 1)).bit_length()
+    m = row_a >> (ca + 1)
+    ha_hi = ca + (m & -m).bit_length() - 1 if m else top_c
+    hb_lo = (row_b & ((1 << cb) - 1)).bit_length()
+    m = row_b >> (cb + 1)
+    hb_hi = cb + (m & -m).bit_length() - 1 if m else top_c
+    va_lo = (col_a & ((1 << ra) - 1)).bit_length()
+    m = col_a >> (ra + 1)
+    va_hi = ra + (m & -m).bit_length() - 1 if m else top_r
+    vb_lo = (col_b & ((1 << rb) - 1)).bit_length()
+    m = col_b >> (rb + 1)
+    vb_hi = rb + (m & -m).bit_length() - 1 if m else top_r
     # 0 turns: a straight segment.
     if (ra == rb and ha_lo <= cb <= ha_hi) or (ca == cb and va_lo <= rb <= va_hi):
         return 0
@@ -132,22 +122,36 @@ def path_turns(
     ):
         return 1
     # 2 turns: horizontal - vertical - horizontal through some column c ...
-    lo = max(ha_lo, hb_lo)
-    hi = min(ha_hi, hb_hi)
+    lo = ha_lo if ha_lo > hb_lo else hb_lo
+    hi = ha_hi if ha_hi < hb_hi else hb_hi
     if lo <= hi:
         r1, r2 = (ra, rb) if ra < rb else (rb, ra)
         seg = ((1 << (r2 + 1)) - 1) ^ ((1 << r1) - 1)
+        clear_a = ~(1 << ra)
+        clear_b = ~(1 << rb)
         for c in range(lo, hi + 1):
-            if not col(c) & seg:
+            m = cmask[c]
+            if c == ca:
+                m &= clear_a
+            if c == cb:
+                m &= clear_b
+            if not m & seg:
                 return 2
     # ... or vertical - horizontal - vertical through some row r.
-    lo = max(va_lo, vb_lo)
-    hi = min(va_hi, vb_hi)
+    lo = va_lo if va_lo > vb_lo else vb_lo
+    hi = va_hi if va_hi < vb_hi else vb_hi
     if lo <= hi:
         c1, c2 = (ca, cb) if ca < cb else (cb, ca)
         seg = ((1 << (c2 + 1)) - 1) ^ ((1 << c1) - 1)
+        clear_a = ~(1 << ca)
+        clear_b = ~(1 << cb)
         for r in range(lo, hi + 1):
-            if not row(r) & seg:
+            m = rmask[r]
+            if r == ra:
+                m &= clear_a
+            if r == rb:
+                m &= clear_b
+            if not m & seg:
                 return 2
     return None
 
