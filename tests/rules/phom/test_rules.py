@@ -21,7 +21,7 @@ from chieu.table.rules.phom.model import (
     Send,
     State,
     TurnKind,
-    UKind,
+    WinKind,
     WonU,
 )
 from chieu.table.rules.phom.notation import parse_command, position
@@ -193,7 +193,7 @@ def test_laying_every_card_is_u_tron() -> None:
              (1, "discard 9♦"), (0, "draw"), (0, "lay 2♠3♠4♠"), (0, "discard Q♣"), (1, "draw"),
              (1, "lay 9♥10♥J♥"), (1, "lay 5♣5♦5♥"))
     last = events(s, 1, "lay 6♠7♠8♠9♠")
-    assert isinstance(last[-1], WonU) and last[-1].kind is UKind.TRON
+    assert isinstance(last[-1], WonU) and last[-1].kind is WinKind.TRON
 
 
 def test_legal_lists_eats_with_partners_draw_lays_sends_and_discards() -> None:

@@ -8,7 +8,7 @@ happens (the gà deal in ``Dealt``, eats in ``Ate``, the end in ``WonU`` / ``Bao
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -39,8 +39,8 @@ from chieu.table.rules.phom.model import (
     Eat,
     Hand,
     HandSorted,
-    Lay,
     Laid,
+    Lay,
     Meld,
     Options,
     Phase,
@@ -54,15 +54,15 @@ from chieu.table.rules.phom.model import (
     TurnKind,
     TurnPassed,
     UClaimed,
-    UKind,
     ULao,
     View,
     WindowClosed,
+    WinKind,
     WonU,
 )
 from chieu.table.rules.phom.options import option_values, parse_options
 
-_U_REASON = {UKind.THUONG: "u", UKind.TRON: "u_tron", UKind.KHAN: "u_khan"}
+_U_REASON = {WinKind.THUONG: "u", WinKind.TRON: "u_tron", WinKind.KHAN: "u_khan"}
 _ACTING = (TurnKind.LAYDOWN, TurnKind.TAI)
 
 
@@ -86,9 +86,9 @@ def _drop_last(row: tuple[int, ...], card: int) -> tuple[int, ...]:
     return row
 
 
-def _amount(o: Options, kind: UKind) -> int:
+def _amount(o: Options, kind: WinKind) -> int:
     a = o.amounts
-    return {UKind.THUONG: a.u_thuong, UKind.TRON: a.u_tron, UKind.KHAN: a.u_khan}[kind]
+    return {WinKind.THUONG: a.u_thuong, WinKind.TRON: a.u_tron, WinKind.KHAN: a.u_khan}[kind]
 
 
 def balances(state: State) -> tuple[int, ...]:
@@ -241,12 +241,12 @@ class Phom:
         if any(c[0] == seat for c in s.claims):
             raise IllegalMove("already_claimed", "you have already claimed Ù")
         hand = s.hands[seat]
-        kind: UKind | None = None
+        kind: WinKind | None = None
         if C.is_u_khan(hand):
-            kind = UKind.KHAN
+            kind = WinKind.KHAN
         elif seat == s.dealer:
             k = C.u_kind(hand, 0)
-            kind = UKind(k) if k else None
+            kind = WinKind(k) if k else None
         if kind is None:
             raise IllegalMove("not_u", "Bạn chưa ù được (no ù khan, no natural Ù)")
         if seat == s.dealer:
@@ -269,12 +269,12 @@ class Phom:
             raise IllegalMove("must_take_first", "Ù is pressed after eating or drawing")
         k = C.u_kind(s.hands[seat], s.eaten[seat])
         if k is not None:
-            return [self._won(s, seat, UKind(k), -1)]
+            return [self._won(s, seat, WinKind(k), -1)]
         if s.options.allow_u_lao:
             return [self._u_lao(s, seat)]
         raise IllegalMove("not_u", "Bạn chưa ù được (your hand is not Ù)")
 
-    def _won(self, s: State, seat: int, kind: UKind, victim: int) -> WonU:
+    def _won(self, s: State, seat: int, kind: WinKind, victim: int) -> WonU:
         o, n = s.options, s.players
         amount = _amount(o, kind)
         out: list[Transfer] = []
@@ -282,7 +282,7 @@ class Phom:
             out.append(Transfer(victim, seat, (n - 1) * amount, "u_den"))
         else:
             out.extend(Transfer((seat + i) % n, seat, amount, _U_REASON[kind]) for i in range(1, n))
-        if o.ga and kind is not UKind.KHAN and s.pot > 0:
+        if o.ga and kind is not WinKind.KHAN and s.pot > 0:
             out.append(Transfer(None, seat, s.pot, "ga_win"))
         return WonU(seat, kind, victim, C.names(s.hands[seat]), tuple(out))
 
@@ -331,11 +331,11 @@ class Phom:
         if ate.eats >= 3:
             if C.is_bao(hand, eaten):
                 return [ate, self._caught(after, seat, -1)]
-            kind = UKind.TRON if C.is_tron(hand, eaten) else UKind.THUONG
+            kind = WinKind.TRON if C.is_tron(hand, eaten) else WinKind.THUONG
             victim = ate.victim if s.options.u_den else -1
             return [ate, self._won(after, seat, kind, victim)]
         if s.turn_kind is TurnKind.TAI and C.is_tron(hand, eaten):
-            return [ate, self._won(after, seat, UKind.TRON, -1)]
+            return [ate, self._won(after, seat, WinKind.TRON, -1)]
         if s.turn_kind is TurnKind.LAYDOWN and C.is_bao(hand, eaten):
             return [ate, self._caught(after, seat, -1)]
         return [ate]
@@ -396,7 +396,7 @@ class Phom:
             raise IllegalMove("two_eaten", "a phỏm may hold only one eaten card")
         ev = Laid(seat, C.names(m), C.NAMES[e.bit_length() - 1] if e else "")
         if not s.hands[seat] & ~m:
-            return [ev, self._won(self.evolve(s, ev), seat, UKind.TRON, -1)]
+            return [ev, self._won(self.evolve(s, ev), seat, WinKind.TRON, -1)]
         return [ev]
 
     def _send(self, s: State, seat: int, cmd: Send) -> list[Any]:
@@ -418,7 +418,7 @@ class Phom:
             raise IllegalMove("illegal_send", f"{cmd.card} does not extend that phỏm")
         ev = Sent(seat, C.NAMES[card], idx, s.melds[idx][0])
         if not s.hands[seat] & ~bit:
-            return [ev, self._won(self.evolve(s, ev), seat, UKind.TRON, -1)]
+            return [ev, self._won(self.evolve(s, ev), seat, WinKind.TRON, -1)]
         return [ev]
 
     # -- discard and the end checks
@@ -437,7 +437,7 @@ class Phom:
         if s.turn_kind in _ACTING and after.eaten[seat]:
             return [ev, self._caught(after, seat, -1)]
         if not after.hands[seat]:
-            return [ev, self._won(after, seat, UKind.THUONG, -1)]
+            return [ev, self._won(after, seat, WinKind.THUONG, -1)]
         o = s.options
         if (o.tai_gui and not after.stock) or (
             not o.tai_gui and all(x >= 0 for x in after.laid_down)

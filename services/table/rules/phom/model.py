@@ -47,7 +47,7 @@ class Options:
 # ---------------------------------------------------------------- enums
 
 
-class UKind(str, Enum):
+class WinKind(str, Enum):
     """The kinds of Ù: ``thuong`` (one card left over), ``tron`` (none), ``khan`` (no cạ dealt)."""
 
     THUONG = "thuong"
@@ -163,7 +163,7 @@ class UClaimed:
     """A valid Ù claim in the window, decided when the window closes (PH-R10)."""
 
     seat: int
-    kind: UKind
+    kind: WinKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,7 +261,7 @@ class WonU:
     """``seat`` won by Ù of ``kind``; ``victim`` pays for all in an ù đền (-1 otherwise)."""
 
     seat: int
-    kind: UKind
+    kind: WinKind
     victim: int
     hand: tuple[str, ...]
     transfers: tuple[Transfer, ...]
@@ -328,7 +328,7 @@ class State:
     discards_made: int = 0
     eatable: int = -1
     deadline_ms: int = 0
-    claims: tuple[tuple[int, UKind], ...] = ()
+    claims: tuple[tuple[int, WinKind], ...] = ()
     pot_start: int = 0
     pot: int = 0
     transfers: tuple[Transfer, ...] = ()

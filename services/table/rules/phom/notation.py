@@ -19,7 +19,7 @@ phỏm holding 2♠), ``discard K♣``, ``u`` (or ``ù``), ``accuse P2``, ``sort
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from chieu.table.rules.core import InvalidCommand
@@ -229,7 +229,7 @@ def q_settings_change(actor: str, owner: str, in_game: bool, pot: int, changes: 
     return settings_change(_seat(actor, 4), _seat(owner, 4), in_game, pot, changes)
 
 
-QUERIES = {
+QUERIES: dict[str, Callable[..., Any]] = {
     "is_phom": q_is_phom,
     "points": q_points,
     "is_ca": q_is_ca,
