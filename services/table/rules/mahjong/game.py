@@ -1067,6 +1067,10 @@ class Mahjong:
         if locking and lock < 0 and T.suit(k) >= 0:
             lock = T.suit(k)
         locked = p.locked
+        seats = s.seats
+        if event.from_seat != event.seat:
+            giver = seats[event.from_seat]
+            seats = _set(seats, event.from_seat, replace(giver, discards=giver.discards[:-1]))
         if isinstance(event, Penged):
             hand = _remove(p.hand, k, 2)
             melds = (*p.melds, (MeldType.PENG, k, event.from_seat))
@@ -1074,7 +1078,7 @@ class Mahjong:
                 locked = min(locked, hand.count(k))
             p = replace(p, hand=hand, melds=melds, locked_suit=lock, locked=locked)
             return replace(
-                s, seats=_set(s.seats, event.seat, p), phase=Phase.TURN, turn=event.seat, drawn=-1,
+                s, seats=_set(seats, event.seat, p), phase=Phase.TURN, turn=event.seat, drawn=-1,
                 deadline_ms=event.deadline_ms, claim_tile=-1, claim_from=-1, claim_seats=(), answers=(),
             )
         t = event.type
@@ -1090,7 +1094,7 @@ class Mahjong:
         waits = tuple(T.kind(w) for w in event.waits) if p.declared is not Declare.NONE else p.waits
         p = replace(p, hand=hand, melds=melds, locked_suit=lock, locked=locked, waits=waits)
         return replace(
-            s, seats=_set(s.seats, event.seat, p), gangs=s.gangs + 1,
+            s, seats=_set(seats, event.seat, p), gangs=s.gangs + 1,
             gang_log=(*s.gang_log, (event.seat, t)), turn=event.seat, drawn=-1,
             claim_tile=-1, claim_from=-1, claim_seats=(), answers=(), final_discard=False,
         )
@@ -1191,15 +1195,21 @@ class Mahjong:
             if s.drawn >= 0:
                 out.append(Discard(T.name(s.drawn)))
             return out
+        mode = s.options.laizi_mode
         for k in sorted(set(p.hand)):
-            if self._may_discard(p, p.hand, k):
-                out.append(Discard(T.name(k)))
-                for d in (Declare.TING, Declare.YING_KOU):
-                    try:
-                        self.decide(s, seat, Discard(T.name(k), d), s.deadline_ms)
-                    except IllegalMove:
-                        continue
-                    out.append(Discard(T.name(k), d))
+            if not self._may_discard(p, p.hand, k):
+                continue
+            out.append(Discard(T.name(k)))
+            if (mode is Mode.DAJIANGWANG and k not in T.WINDS) or (
+                mode is Mode.DUIWANG and k not in T.DRAGONS
+            ):
+                continue
+            rest = _remove(p.hand, k)
+            w = waits_of(s.options, p, rest, False)
+            if w:
+                out.append(Discard(T.name(k), Declare.TING))
+                if any(d in w for d in T.DRAGONS) and waits_of(s.options, p, rest, True):
+                    out.append(Discard(T.name(k), Declare.YING_KOU))
         return out
 
     def deadlines(self, state: State) -> Sequence[Deadline]:

@@ -111,7 +111,12 @@ def position(options: Options, players: int, spec: Mapping[str, Any], now_ms: in
     if options.laizi_mode is Mode.YIZHIWANG:
         set_aside, pool = pool[len(pool) - n :], pool[: len(pool) - n]
     # unlisted seats: spread the rest so that filler hands hold few pairs
-    spread = sorted(pool, key=lambda k: (pool[: pool.index(k)].count(k), k))
+    seen: dict[int, int] = {}
+    ranked = []
+    for k in pool:
+        seen[k] = seen.get(k, 0) + 1
+        ranked.append((seen[k], k))
+    spread = [k for _, k in sorted(ranked)]
     draw = spec.get("draw")
     for i in range(n):
         if i in hands_raw:
