@@ -842,7 +842,7 @@ class Gouji:
             top_owner=s.owner, top_gouji=s.top_gouji, may_answer=tuple(sorted(answer)),
             may_burn=tuple(p for p in range(SEATS) if may_burn(s, p)),
             to_act=-1 if s.to_act is None else s.to_act, leading=s.leading, kou=s.kou,
-            deadline_ms=s.deadline_ms if s.to_act is not None else 0,
+            deadline_ms=s.deadline_ms if s.to_act is not None or s.owed else 0,
             passed=tuple(p for p in range(SEATS) if s.passed[p]),
             places=s.places, burning=tuple(p for p in range(SEATS) if s.burning[p] >= 0),
             four_way=four_way(s), wutou=tuple(p for p in range(SEATS) if active(s, p)
