@@ -225,7 +225,7 @@ def attacked(board: Board, sq: int, side: int) -> bool:
             q = board[ray[i]]
             i += 1
             if q:
-                if q == rook or q == king:
+                if q in (rook, king):
                     return True
                 while i < n:
                     q = board[ray[i]]
@@ -430,7 +430,7 @@ def unmake(board: Board, move: int, captured: int) -> None:
 
 
 def perft(board: Board, side: int, depth: int) -> int:
-    """The number of legal move sequences of length ``depth`` (leaf nodes); bulk-counts the last ply."""
+    """Leaf nodes of the legal move tree to ``depth``; the last ply is counted, not played."""
     if depth <= 0:
         return 1
     if depth == 1:

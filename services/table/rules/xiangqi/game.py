@@ -86,7 +86,8 @@ def parse_options(raw: Mapping[str, Any]) -> Options:
     """
     unknown = sorted(set(raw) - set(OPTION_NAMES))
     if unknown:
-        raise BadOptions(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(OPTION_NAMES)}")
+        known = ", ".join(OPTION_NAMES)
+        raise BadOptions(f"unknown option(s) {', '.join(unknown)}; known: {known}")
     values: dict[str, Any] = {}
     for name, allowed in _CHOICES.items():
         if name not in raw:
@@ -318,7 +319,7 @@ def _side(seat: int) -> int:
     return RED if seat == 0 else BLACK
 
 
-def _key(board: Sequence[int], side: int) -> str:
+def _key(board: Board, side: int) -> str:
     return bd.placement(board) + (" w" if side == RED else " b")
 
 
@@ -333,7 +334,7 @@ def _next_seat(state: State) -> int:
 
 
 def _set(t: tuple[int, ...], i: int, v: int) -> tuple[int, ...]:
-    return t[:i] + (v,) + t[i + 1 :]
+    return (*t[:i], v, *t[i + 1 :])
 
 
 # ---------------------------------------------------------------- the chase rule (AXF 长捉)
@@ -469,7 +470,7 @@ class Xiangqi:
             raise InvalidCommand("bad_move", str(e)) from None
         side = _side(seat)
         board = list(state.board)
-        f, t = move >> 7, move & 127
+        f = move >> 7
         facing = False
         if board[f] * side <= 0:
             raise IllegalMove("no_own_piece", f"no piece of yours on {bd.square_name(f)}")

@@ -1,0 +1,352 @@
+"""Given–When–Then tests of the Xiangqi decider (shared/rules/xiangqi.md §3)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from chieu.table.rules.core import BadOptions, Deadline, IllegalMove, InvalidCommand, Setup, Transfer
+from chieu.table.rules.xiangqi.board import (
+    START_FEN,
+    chinese,
+    parse_fen,
+    parse_move,
+    to_fen,
+)
+from chieu.table.rules.xiangqi.game import (
+    GAME,
+    AcceptDraw,
+    DeclineDraw,
+    DrawAccepted,
+    DrawDeclined,
+    DrawOffered,
+    Ended,
+    Move,
+    Moved,
+    OfferDraw,
+    Resign,
+    Resigned,
+    Started,
+    State,
+    TimedOut,
+    option_values,
+    parse_options,
+)
+
+MIN = 60_000
+
+
+def given(fen: str = START_FEN, options: dict[str, Any] | None = None, *, at: int = 0,
+          moves_made: tuple[int, int] | None = None,
+          clocks: tuple[int, int] | None = None) -> State:
+    o = parse_options(options or {})
+    spec: dict[str, Any] = {"fen": fen}
+    if moves_made is not None:
+        spec["moves_made"] = moves_made
+    if clocks is not None:
+        spec["clocks_ms"] = clocks
+    state = GAME.initial(o, 2)
+    for e in GAME.scenario.position(o, 2, spec, at):
+        state = GAME.evolve(state, e)
+    return state
+
+
+def play(state: State, moves: Sequence[str], at: int = 0) -> tuple[State, list[Any]]:
+    log: list[Any] = []
+    for text in moves:
+        assert state.to_move is not None, f"game over before {text}"
+        events = GAME.decide(state, state.to_move, Move(text), at)
+        for e in events:
+            state = GAME.evolve(state, e)
+        log.extend(events)
+    return state, log
+
+
+# ---------------------------------------------------------------- setup and options
+
+
+def test_start_sets_up_the_seed_position_with_full_clocks() -> None:
+    o = parse_options({})
+    events = GAME.start(Setup(options=o, players=2, seed=b"x", now_ms=5_000))
+    assert events == [Started(START_FEN, (60 * MIN, 60 * MIN), (0, 0), 5_000)]
+    state = GAME.evolve(GAME.initial(o, 2), events[0])
+    assert state.to_move == 0
+    assert GAME.deadlines(state) == (Deadline(0, 5_000 + 60 * MIN),)
+
+
+def test_options_default_and_round_trip() -> None:
+    o = parse_options({})
+    assert option_values(o) == {
+        "FACING_KINGS": "illegal", "CHASE_RULE": "none", "MOVE_LIMIT": "120-per-side",
+        "CARRY_OVER": "on", "TIME_CONTROL": "60min/30+10min/10",
+    }
+    custom = {"FACING_KINGS": "mover-loses", "CHASE_RULE": "axf", "MOVE_LIMIT": "120-plies",
+              "CARRY_OVER": "off", "TIME_CONTROL": "15min/20+5min/5"}
+    assert option_values(parse_options(custom)) == custom
+    assert parse_options({"TIME_CONTROL": "none"}).timed is False
+
+
+@pytest.mark.parametrize("raw", [
+    {"FACING_KINGS": "draw"}, {"CHASE_RULE": "asian"}, {"MOVE_LIMIT": 100},
+    {"TIME_CONTROL": "60/30"}, {"TIME_CONTROL": "0min/30+10min/10"}, {"SPEED": 1},
+])
+def test_bad_options_are_refused(raw: dict[str, Any]) -> None:
+    with pytest.raises(BadOptions):
+        parse_options(raw)
+
+
+# ---------------------------------------------------------------- moves and refusals
+
+
+def test_a_move_is_logged_in_both_notations_with_the_position_after() -> None:
+    state, log = play(given(), ["h2e2"], at=1_000)
+    assert log == [Moved(0, "h2e2", "炮二平五", "", False, False, 60 * MIN - 1_000, 1_000,
+                         "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b - - 1 1")]
+    assert state.to_move == 1
+
+
+@pytest.mark.parametrize(("seat", "command", "code"), [
+    (1, Move("h7e7"), "not_your_turn"),
+    (0, Move("h7e7"), "no_own_piece"),
+    (0, Move("e0e2"), "illegal_move"),
+    (0, Move("zz"), "bad_move"),
+    (0, Move("j2e2"), "bad_move"),
+    (1, OfferDraw(), "not_your_turn"),
+    (1, AcceptDraw(), "no_draw_offer"),
+    (0, "h2e2", "unknown_command"),
+])
+def test_refusals_have_stable_codes(seat: int, command: Any, code: str) -> None:
+    state = given()
+    with pytest.raises((IllegalMove, InvalidCommand)) as e:
+        GAME.decide(state, seat, command, 0)
+    assert e.value.code == code
+
+
+def test_a_check_must_be_answered() -> None:
+    # Red chariot on e5 checks the black king on e9; the black chariot a7 can block on e7;
+    # e9d9 would face the red king on the open d-file.
+    state = given("4k4/9/r8/9/4R4/9/9/9/9/3K5 b - - 0 1")
+    legal = {m.move for m in GAME.legal(state, 1)}
+    assert legal == {"a7e7", "e9f9"}
+    with pytest.raises(IllegalMove, match="check"):
+        GAME.decide(state, 1, Move("a7a6"), 0)
+
+
+def test_a_horse_check_is_blocked_at_the_leg() -> None:
+    # Red horse d7 checks e9 through its leg d8; the black chariot a8 may block on d8.
+    state = given("4k4/r8/3N5/9/9/9/9/9/9/3K5 b - - 0 1")
+    assert GAME.view(state, 1).in_check
+    moves = {m.move for m in GAME.legal(state, 1)}
+    assert moves == {"a8d8", "e9e8", "e9f9", "e9d9"}
+
+
+def test_a_cannon_check_is_answered_by_moving_the_screen() -> None:
+    # Red cannon e2, screen e4 (a black soldier that has crossed the river), black king e9:
+    # moving the soldier sideways removes the screen; forward it stays one.
+    state = given("4k4/9/9/9/9/4p4/9/4C4/9/3K5 b - - 0 1")
+    assert GAME.view(state, None).in_check
+    moves = {m.move for m in GAME.legal(state, 1)}
+    assert {"e4d4", "e4f4"} <= moves
+    assert "e4e3" not in moves
+
+
+def test_the_chinese_notation_tells_like_pieces_apart() -> None:
+    board, _ = parse_fen("4k4/9/9/9/9/4R4/9/9/4R4/3K5 w - - 0 1")
+    assert chinese(board, parse_move("e4e6")) == "前车进二"
+    assert chinese(board, parse_move("e1f1")) == "后车平四"
+    board, _ = parse_fen(START_FEN)
+    assert chinese(board, parse_move("h7e7")) == "炮８平５"
+    assert chinese(board, parse_move("b9c7")) == "马２进３"
+    assert chinese(board, parse_move("e0e1")) == "帅五进一"
+
+
+def test_fen_round_trips() -> None:
+    board, side = parse_fen(START_FEN)
+    assert to_fen(board, side, 0, 1) == START_FEN
+
+
+# ---------------------------------------------------------------- game ends
+
+
+def test_checkmate_wins_two_points() -> None:
+    state, log = play(given("r2k5/9/9/9/9/9/9/9/1r7/4K4 b - - 0 1"), ["a9a0"])
+    assert log[-1] == Ended(1, "checkmate")
+    out = GAME.outcome(state)
+    assert out is not None
+    assert out.scores == (-2, 2)
+    assert out.transfers == (Transfer(0, 1, 2, "win"),)
+    assert GAME.deadlines(state) == ()
+    assert GAME.legal(state, 0) == []
+
+
+def test_stalemate_is_a_loss_for_the_side_without_moves() -> None:
+    # The black king d9 can reach neither d8 (chariot) nor e9 (the kings would face).
+    state, log = play(given("3k5/9/9/9/R8/9/9/9/9/4K4 w - - 0 1"), ["a5a8"])
+    assert log[-1] == Ended(0, "stalemate")
+    assert GAME.outcome(state) is not None
+
+
+PERPETUAL = "4k4/7R1/9/9/9/9/9/9/9/3K5 w - - 0 1"
+CYCLE = ["h8h9", "e9e8", "h9h8", "e8e9"]
+
+
+def test_perpetual_check_loses_at_the_third_occurrence() -> None:
+    state, log = play(given(PERPETUAL), CYCLE)
+    assert GAME.outcome(state) is None
+    state, log = play(state, CYCLE)
+    assert log[-1] == Ended(1, "perpetual_check")
+    assert [e.check for e in log if isinstance(e, Moved)] == [True, False] * 2
+    out = GAME.outcome(state)
+    assert out is not None and out.winner == 1 and out.reason == "perpetual_check"
+
+
+def test_a_repetition_without_perpetual_check_is_a_draw() -> None:
+    _, log = play(given("4k4/7R1/9/9/9/9/9/9/9/3K5 w - - 0 1"),
+                      ["h8h7", "e9e8", "h7h8", "e8e9"] * 2)
+    # h7h8 checks the king on e8, h8h7 does not: Red did not check on every move.
+    assert log[-1] == Ended(None, "repetition")
+
+
+def test_mutual_perpetual_check_is_a_draw() -> None:
+    from chieu.table.rules.xiangqi.game import Ply, _repetition
+
+    key = "k w"
+    s = State(options=parse_options({}), keys=(key, "x", "y", "z", key, "x", "y", "z", key),
+              plies=tuple(Ply(i % 2, True, False) for i in range(8)))
+    assert _repetition(s) == Ended(None, "mutual_perpetual_check")
+    s = State(options=parse_options({}), keys=s.keys,
+              plies=tuple(Ply(i % 2, i % 2 == 1, False) for i in range(8)))
+    assert _repetition(s) == Ended(0, "perpetual_check")
+
+
+def test_resignation_loses() -> None:
+    state = given()
+    events = GAME.decide(state, 1, Resign(), 0)
+    assert events == [Resigned(1), Ended(0, "resignation")]
+
+
+def test_draw_offer_only_by_the_side_to_move_then_accept() -> None:
+    state = given()
+    events = GAME.decide(state, 0, OfferDraw(), 0)
+    assert events == [DrawOffered(0)]
+    state = GAME.evolve(state, events[0])
+    assert GAME.legal(state, 1) == [AcceptDraw(), DeclineDraw()]
+    with pytest.raises(IllegalMove) as e:
+        GAME.decide(state, 0, AcceptDraw(), 0)
+    assert e.value.code == "no_draw_offer"
+    events = GAME.decide(state, 1, AcceptDraw(), 0)
+    assert events == [DrawAccepted(1), Ended(None, "agreement")]
+    for ev in events:
+        state = GAME.evolve(state, ev)
+    out = GAME.outcome(state)
+    assert out is not None and out.winner is None and out.scores == (0, 0)
+
+
+def test_a_declined_offer_cannot_be_repeated_in_the_same_turn() -> None:
+    state = GAME.evolve(given(), DrawOffered(0))
+    events = GAME.decide(state, 1, DeclineDraw(), 0)
+    assert events == [DrawDeclined(1)]
+    state = GAME.evolve(state, events[0])
+    with pytest.raises(IllegalMove) as e:
+        GAME.decide(state, 0, OfferDraw(), 0)
+    assert e.value.code == "draw_already_offered"
+    state, _ = play(state, ["h2e2", "h7e7"])
+    assert GAME.decide(state, 0, OfferDraw(), 0) == [DrawOffered(0)]
+
+
+def test_a_move_lets_a_pending_offer_lapse() -> None:
+    state = GAME.evolve(given(), DrawOffered(0))
+    state, _ = play(state, ["h2e2"])
+    assert state.draw_offer is None
+    with pytest.raises(IllegalMove):
+        GAME.decide(state, 1, AcceptDraw(), 0)
+
+
+def test_facing_kings_mover_loses_option() -> None:
+    fen = "3k5/9/9/9/9/9/9/9/9/4K4 w - - 0 1"
+    with pytest.raises(IllegalMove, match="facing"):
+        GAME.decide(given(fen), 0, Move("e0d0"), 0)
+    state = given(fen, {"FACING_KINGS": "mover-loses"})
+    events = GAME.decide(state, 0, Move("e0d0"), 0)
+    assert events[-1] == Ended(1, "facing_kings")
+    with pytest.raises(IllegalMove):  # still illegal: into a chariot's attack
+        GAME.decide(given("3k5/9/9/9/9/9/9/9/r8/4K4 w - - 0 1",
+                          {"FACING_KINGS": "mover-loses"}), 0, Move("e0e1"), 0)
+
+
+def test_move_limit_120_plies_option() -> None:
+    state = given(START_FEN, {"MOVE_LIMIT": "120-plies"}, moves_made=(59, 60))
+    _, log = play(state, ["h2e2"])
+    assert log[-1] == Ended(None, "move_limit")
+    _, log = play(given(START_FEN, moves_made=(59, 60)), ["h2e2"])
+    assert not isinstance(log[-1], Ended)
+
+
+# ---------------------------------------------------------------- the clock
+
+
+def test_the_clock_moves_into_repeating_periods_with_carry_over() -> None:
+    o = {"TIME_CONTROL": "1min/2+1min/2"}
+    state = given(START_FEN, o)
+    state, log = play(state, ["h2e2", "h7e7"], at=10_000)
+    state, log = play(state, ["b0c2"], at=30_000)  # Red's 2nd move: 10 s + 20 s used
+    assert log[0].clock_ms == 60_000 + 30_000
+    state, log = play(state, ["b9c7"], at=40_000)  # Black's 2nd: 10 s used, 50 s carried
+    assert state.clocks_ms == (90_000, 60_000 + 50_000)
+    off = given(START_FEN, {**o, "CARRY_OVER": "off"})
+    off, _ = play(off, ["h2e2", "h7e7"], at=10_000)
+    off, _ = play(off, ["b0c2"], at=30_000)
+    assert off.clocks_ms[0] == 60_000
+
+
+def test_a_move_after_the_flag_is_refused_and_the_timeout_loses() -> None:
+    state = given(START_FEN, {"TIME_CONTROL": "1min/40"}, at=0)
+    with pytest.raises(IllegalMove) as e:
+        GAME.decide(state, 0, Move("h2e2"), 60_000)
+    assert e.value.code == "out_of_time"
+    with pytest.raises(IllegalMove) as e:
+        GAME.on_timeout(state, 0, 59_999)
+    assert e.value.code == "not_timed_out"
+    with pytest.raises(IllegalMove):
+        GAME.on_timeout(state, 1, 60_000)
+    assert GAME.on_timeout(state, 0, 60_000) == [TimedOut(0, 60_000), Ended(1, "time")]
+
+
+def test_an_untimed_game_has_no_deadlines() -> None:
+    state = given(START_FEN, {"TIME_CONTROL": "none"})
+    assert GAME.deadlines(state) == ()
+    state, _ = play(state, ["h2e2"], at=10**9)
+    assert state.to_move == 1
+
+
+# ---------------------------------------------------------------- view
+
+
+def test_the_view_lists_legal_moves_in_both_notations() -> None:
+    state, _ = play(given(), ["h2e2"], at=1_000)
+    v = GAME.view(state, None)
+    assert v.to_move == 1 and len(v.legal) == 45  # h7h2, h7h1 open; h7h0 lost its screen
+    assert any(m.move == "h7e7" and m.chinese == "炮８平５" for m in v.legal)
+    assert v.moves[0].chinese == "炮二平五"
+    assert v.deadline_ms == 1_000 + 60 * MIN
+    assert v.fen.startswith("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b")
+    assert GAME.view(state, 0) == v, "Xiangqi hides nothing: every seat sees the same"
+
+
+# ---------------------------------------------------------------- the chase rule
+
+
+CHASE = "3k5/9/9/9/1r7/9/9/2N6/9/4K4 w - - 0 1"
+
+
+def test_axf_chase_is_flagged_on_the_move_that_starts_it() -> None:
+    # The red horse c2a3 newly attacks the black chariot b5 (leg a4 free): a horse
+    # threatening a chariot is a chase (捉) whether or not the chariot is protected.
+    state = given(CHASE, {"CHASE_RULE": "axf"})
+    events = GAME.decide(state, 0, Move("c2a3"), 0)
+    assert isinstance(events[0], Moved) and events[0].chase
+    plain = given(CHASE)
+    events = GAME.decide(plain, 0, Move("c2a3"), 0)
+    assert isinstance(events[0], Moved) and not events[0].chase
