@@ -74,8 +74,11 @@ def parse_options(raw: Mapping[str, Any]) -> Options:
     limit = raw.get("TIME_LIMIT")
     if limit in (None, "none"):
         limit = None
-    elif isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= 24 * 3600:
+    elif (isinstance(limit, bool) or not isinstance(limit, int | float) or int(limit) != limit
+          or not 0 < limit <= 24 * 3600):
         raise BadOptions(f"TIME_LIMIT must be seconds (1..86400) or none, not {limit!r}")
+    else:
+        limit = int(limit)
     return Options(str(board), limit)
 
 
