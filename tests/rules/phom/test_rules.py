@@ -260,3 +260,51 @@ def test_view_shows_own_hand_public_rows_and_counts_only() -> None:
     spectator = GAME.view(s, None)
     assert spectator.hand == () and spectator.seat == -1
     assert balances(s) == (-1, 1)
+
+
+def test_when_everybody_is_mom_the_first_to_lay_down_wins() -> None:
+    s = given(PH07, PH07_STOCK)
+    s = when(s, (0, "discard K♣"), (1, "draw"), (1, "discard K♦"), (0, "draw"), (0, "discard Q♦"),
+             (1, "draw"), (1, "discard 10♣"), (0, "draw"), (0, "discard 8♠"), (1, "draw"),
+             (1, "discard 10♠"), (0, "draw"), (0, "discard 7♣"), (1, "draw"), (1, "discard 10♦"))
+    out = GAME.outcome(s)
+    assert out is not None and out.reason == "scored"
+    assert out.winner == 0 and out.ranking == (0, 1)
+    assert [(t.from_seat, t.to_seat, t.amount, t.reason) for t in out.transfers] == [(1, 0, 4, "mom")]
+
+
+def test_u_lao_with_three_players_pays_each_other_player() -> None:
+    hands = [PH13[0], PH13[1], PH13[2]]
+    s = given(hands, None, allowULao=True)
+    s = when(s, (0, "discard 6♣"), (1, "draw"))
+    ev = events(s, 1, "u")
+    assert [(t.from_seat, t.to_seat, t.amount, t.reason) for t in ev[0].transfers] == [
+        (1, 2, 5, "u_lao"), (1, 0, 5, "u_lao")]
+    end = replay(GAME, s, ev)
+    out = GAME.outcome(end)
+    assert out is not None and out.winner is None and out.ranking[-1] == 1
+
+
+def test_an_eaten_card_kept_past_the_laydown_discard_is_bao() -> None:
+    s = given(PH09, PH09_STOCK)
+    s = when(s, (0, "discard 7♦"), (1, "eat"), (1, "discard K♦"), (0, "draw"), (0, "discard Q♣"),
+             (1, "draw"), (1, "discard 5♦"), (0, "draw"), (0, "discard 9♣"), (1, "draw"),
+             (1, "discard 6♠"), (0, "draw"), (0, "discard A♦"), (1, "draw"))
+    assert s.turn_kind is TurnKind.LAYDOWN and s.phase is Phase.PLAY
+    last = events(s, 1, "discard 8♣")[-1]
+    assert type(last).__name__ == "BaoCaught" and last.seat == 1
+
+
+def test_send_refusals() -> None:
+    s = given(PH07, PH07_STOCK)
+    s = when(s, (0, "discard K♣"), (1, "draw"), (1, "discard K♦"), (0, "draw"), (0, "discard Q♦"),
+             (1, "draw"), (1, "discard 10♣"), (0, "draw"), (0, "discard 8♠"), (1, "draw"),
+             (1, "discard 10♠"), (0, "draw"), (0, "lay 3♠4♠5♠"))
+    for text, code in [("send 2♥ to 3♠", "illegal_send"), ("send 6♠ to 3♠", "not_in_hand"),
+                       ("send 6♣ to K♥", "no_such_meld"), ("lay 9♦9♣", "illegal_meld")]:
+        with pytest.raises(RuleViolation) as e:
+            GAME.decide(s, 0, parse_command(text), 0)
+        assert e.value.code == code
+    with pytest.raises(RuleViolation) as e:
+        GAME.decide(s, 0, Send("XX", "3♠"), 0)
+    assert e.value.code == "bad_card"
