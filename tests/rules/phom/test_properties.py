@@ -49,6 +49,9 @@ def conserved(s: State, log: list[Any]) -> None:
     assert sum(balances(s)) + (s.pot - s.pot_start) == 0
     assert s.pot >= 0
     for p in range(s.players):
+        assert s.d[p] >= 0
+        if s.options.chuyen_bai:
+            assert len(s.rows[p]) == s.d[p], "with chuyển bài the rows show the logical counts"
         assert s.eaten[p] & ~s.hands[p] == 0, "an eaten card outside its eater's hand"
         assert 0 <= s.eats[p] <= 3
 
