@@ -1145,7 +1145,7 @@ class Mahjong:
                          else T.name(k), fr)
                 for t, k, fr in p.melds
             )
-            exposed = T.names([p.laizi] * min(p.locked, p.hand.count(p.laizi))) if (
+            exposed = T.names([p.laizi] * p.locked) if (
                 mode in (Mode.XIAOSHOUWANG, Mode.DUIWANG) and p.laizi >= 0) else ()
             players.append(PlayerView(
                 i, len(p.hand), melds, T.names(p.discards), exposed,
