@@ -51,5 +51,41 @@ async def table_server(settings: Settings) -> AsyncIterator[str]:
         await server.shutdown()
 
 
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real PostgreSQL: DATABASE_URL, else Testcontainers (CHIEU_TESTCONTAINERS=1), else embedded pgserver."""
+    if os.environ.get("DATABASE_URL"):
+        yield os.environ["DATABASE_URL"]
+        return
+    if os.environ.get("CHIEU_TESTCONTAINERS") == "1":
+        from testcontainers.postgres import PostgresContainer
+
+        with PostgresContainer("postgres:17", driver=None) as container:
+            yield container.get_connection_url()
+        return
+    from chieu.kit import localpg
+
+    server, url = localpg.start(Path(tmp_path_factory.mktemp("pg")) / "data")
+    try:
+        yield url
+    finally:
+        localpg.stop(server)
+
+
+@pytest.fixture(scope="session")
+async def ledger_server(settings: Settings, database_url: str) -> AsyncIterator[str]:
+    """An in-process ledger service (its JetStream consumer included) on a free port."""
+    from chieu.ledger.app import build
+
+    ledger_settings = replace(settings, database_url=database_url,
+                              ledger_addr=f"127.0.0.1:{localnats.free_port()}")
+    server = await build(ledger_settings)
+    await server.start()
+    try:
+        yield ledger_settings.ledger_addr
+    finally:
+        await server.shutdown()
+
+
 def token(settings: Settings, player: str, *roles: str) -> str:
     return auth.sign(settings.token_secret, player, roles or ("player",))

@@ -41,6 +41,26 @@ class Settings:
     """``CHIEU_SNAPSHOT_EVERY``: write a table snapshot every this many records."""
     instance: str = ""
     """``CHIEU_INSTANCE``: a name for this process in logs (default: host and pid)."""
+    database_url: str = ""
+    """``DATABASE_URL``: the PostgreSQL of the ledger (``postgresql://...``; ``?host=/dir`` for a socket)."""
+    ledger_addr: str = "127.0.0.1:50052"
+    """``CHIEU_LEDGER_ADDR``: where the ledger service listens (host:port)."""
+    welcome_coins: int = 200
+    """``CHIEU_WELCOME_COINS``: 金币 given once per player while the campaign is on."""
+    welcome_campaign: int = 1
+    """``CHIEU_WELCOME_CAMPAIGN``: 1 while the welcome-coins campaign is on, 0 when it is over."""
+    coin_table_minimum: int = 3
+    """``CHIEU_COIN_TABLE_MINIMUM``: a player needs more than this many 金币 to sit at a coin table."""
+    hearts_to_coins: int = 10
+    """``CHIEU_HEARTS_TO_COINS``: 金币 per 红心币 converted."""
+    price_negative_reset: int = 100
+    """``CHIEU_PRICE_NEGATIVE_RESET``: 金币 for 负分清零 (one game's negative score back to 0)."""
+    price_reputation_reset: int = 100
+    """``CHIEU_PRICE_REPUTATION_RESET``: 金币 for 信誉度复位 (a reputation reset)."""
+    price_song: int = 20
+    """``CHIEU_PRICE_SONG``: 金币 for 点歌 (a song request)."""
+    price_membership_day: int = 10
+    """``CHIEU_PRICE_MEMBERSHIP_DAY``: 金币 per membership day."""
 
 
 _ENV = {
@@ -56,6 +76,16 @@ _ENV = {
     "max_message_bytes": "CHIEU_MAX_MESSAGE_BYTES",
     "snapshot_every": "CHIEU_SNAPSHOT_EVERY",
     "instance": "CHIEU_INSTANCE",
+    "database_url": "DATABASE_URL",
+    "ledger_addr": "CHIEU_LEDGER_ADDR",
+    "welcome_coins": "CHIEU_WELCOME_COINS",
+    "welcome_campaign": "CHIEU_WELCOME_CAMPAIGN",
+    "coin_table_minimum": "CHIEU_COIN_TABLE_MINIMUM",
+    "hearts_to_coins": "CHIEU_HEARTS_TO_COINS",
+    "price_negative_reset": "CHIEU_PRICE_NEGATIVE_RESET",
+    "price_reputation_reset": "CHIEU_PRICE_REPUTATION_RESET",
+    "price_song": "CHIEU_PRICE_SONG",
+    "price_membership_day": "CHIEU_PRICE_MEMBERSHIP_DAY",
 }
 
 

@@ -1,0 +1,389 @@
+"""The books: accounts, postings and the 金币 cap, on PostgreSQL through asyncpg.
+
+A posting is a set of transfers (debit → credit, one currency each, amount > 0), so every
+currency sums to zero by construction; it is applied all or nothing in one transaction. Its id
+is derived from its source (``<table_id>/<hand_no>/<first_leg>`` for a settlement,
+``welcome/<player>``, ``purchase/<payment_id>``, ...) and stored with a digest of its content:
+the same id with the same content returns the first result, with other content it is refused
+(``id_reused``), never paid twice. Accounts are locked in a fixed order (by id), so concurrent
+postings on the same accounts never deadlock. 金币 and 红心币 of players and gà pots never go
+below 0: a settlement in 金币 is capped as coins.md §6.5 says (:func:`cap`), anything else that
+would overdraw is refused (``insufficient_coins`` / ``insufficient_hearts``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+
+from chieu.kit.errors import ServiceError, invalid, not_found, precondition
+
+COINS = "coins"
+"""金币 gold coins."""
+HEARTS = "hearts"
+"""红心币: the purchased currency."""
+WALLETS = (COINS, HEARTS)
+"""Currencies a player (or a gà pot) can never owe."""
+
+
+def points(game: str) -> str:
+    """The score-point currency of one game."""
+    return f"points:{game}"
+
+
+def account(kind: str, currency: str, owner: str) -> str:
+    """An account id: ``<kind>/<currency>/<owner>`` (the owner last: it may hold any character)."""
+    return f"{kind}/{currency}/{owner}"
+
+
+def player(currency: str, player_id: str) -> str:
+    return account("player", currency, player_id)
+
+
+def pot(currency: str, table_id: str) -> str:
+    """The gà pot of a table."""
+    return account("pot", currency, table_id)
+
+
+def system(currency: str, purpose: str) -> str:
+    """A system account (the source of welcome 金币, rewards, purchases, conversions, adjustments)."""
+    return account("system", currency, purpose)
+
+
+def house(currency: str, purpose: str) -> str:
+    """A house account (the revenue of paid services)."""
+    return account("house", currency, purpose)
+
+
+def parse_account(account_id: str) -> tuple[str, str, str]:
+    kind, currency, owner = account_id.split("/", 2)
+    return kind, currency, owner
+
+
+def valid_currency(currency: str) -> bool:
+    return currency in WALLETS or (currency.startswith("points:") and len(currency) > len("points:"))
+
+
+def guarded(account_id: str) -> bool:
+    """Whether the account may never go below 0."""
+    kind, currency, _ = parse_account(account_id)
+    return kind in ("player", "pot") and currency in WALLETS
+
+
+@dataclass(frozen=True, slots=True)
+class Leg:
+    """One transfer of a posting: ``amount`` of ``currency`` from ``debit`` to ``credit``."""
+
+    id: str
+    debit: str
+    credit: str
+    amount: int
+    reason: str
+    owed: int | None = None
+    """What the rules said was owed, when a 金币 cap paid less (``None``: ``amount``)."""
+
+    @property
+    def currency(self) -> str:
+        return parse_account(self.debit)[1]
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    """A set of legs applied all or nothing, under an id derived from its source.
+
+    ``cap``: a 金币 settlement — what a loser cannot pay is capped and shared (coins.md §6.5)
+    instead of refused. ``must_exist``: accounts that must already be open (the others are opened
+    on first use). ``outbox``: (topic, payload) announcements written in the same transaction.
+    """
+
+    id: str
+    kind: str
+    legs: tuple[Leg, ...]
+    table_id: str | None = None
+    hand_no: int | None = None
+    actor: str = ""
+    memo: str = ""
+    cap: bool = False
+    must_exist: tuple[str, ...] = ()
+    outbox: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    seats: tuple[str, ...] = field(default=())
+    """Account per seat, for the cap's tie-break (lower seat first); empty: by account id."""
+
+    def digest(self) -> bytes:
+        """A hash of the content, for the same-id-other-content check."""
+        body = json.dumps(
+            [self.kind, [[leg.id, leg.debit, leg.credit, leg.amount, leg.reason] for leg in self.legs],
+             self.table_id, self.hand_no, self.memo, self.cap, [[t, dict(p)] for t, p in self.outbox]],
+            sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+        )
+        return hashlib.sha256(body.encode()).digest()
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A posting's effect: the balances of every account it touched, after it."""
+
+    posting_id: str
+    balances: Mapping[str, int]
+    replayed: bool = False
+
+
+def validate(p: Posting) -> None:
+    """Refuse a malformed posting before touching the database."""
+    if not p.id or not p.legs:
+        raise invalid("bad_posting", "a posting needs an id and at least one transfer")
+    ids = set()
+    for leg in p.legs:
+        if leg.amount <= 0:
+            raise invalid("bad_amount", f"transfer {leg.id}: amount must be positive, not {leg.amount}")
+        for a in (leg.debit, leg.credit):
+            if a.count("/") < 2 or not valid_currency(parse_account(a)[1]):
+                raise invalid("unknown_account", f"{a!r} is not an account id")
+        if parse_account(leg.debit)[1] != parse_account(leg.credit)[1]:
+            raise invalid("currency_mismatch", f"transfer {leg.id}: {leg.debit} and {leg.credit} differ in currency")
+        if leg.debit == leg.credit:
+            raise invalid("bad_posting", f"transfer {leg.id} pays an account to itself")
+        if leg.id in ids:
+            raise invalid("bad_posting", f"transfer id {leg.id} twice in one posting")
+        ids.add(leg.id)
+
+
+def cap(legs: Sequence[Leg], balances: Mapping[str, int], seats: Sequence[str] = ()) -> list[Leg]:
+    """coins.md §6.5 for a 金币 settlement that some loser cannot pay in full.
+
+    Nets every party over the legs; each loser pays ``min(owed, balance)``; the collected coins
+    are split among the winners in proportion to what they are owed, rounded down, and leftover
+    coins go one at a time to the winners owed most (ties: lower seat). When nobody is short the
+    legs are returned unchanged (each transfer keeps its own id). Otherwise the result routes
+    through the hand's clearing: ``<first id>/pay/<account>`` from each loser and
+    ``<first id>/get/<account>`` to each winner, via the system account ``system/coins/clearing``
+    (which nets to 0 within the posting).
+    """
+    net: dict[str, int] = {}
+    for leg in legs:
+        net[leg.debit] = net.get(leg.debit, 0) - leg.amount
+        net[leg.credit] = net.get(leg.credit, 0) + leg.amount
+    short = [a for a, n in net.items() if n < 0 and guarded(a) and balances.get(a, 0) < -n]
+    if not short:
+        return list(legs)
+    for a in short:
+        if parse_account(a)[0] == "pot":
+            # a gà pot pays only what it holds: an earlier settlement feeding it is still on its way
+            raise precondition("pot_short", f"the gà pot {a} holds {balances.get(a, 0)}, owes {-net[a]}")
+    order = {a: i for i, a in enumerate(seats)}
+
+    def rank(a: str) -> tuple[int, str]:
+        return (order.get(a, len(order)), a)
+
+    losers = sorted((a for a, n in net.items() if n < 0), key=rank)
+    winners = sorted((a for a, n in net.items() if n > 0), key=rank)
+    paid = {a: min(-net[a], balances.get(a, 0)) if guarded(a) else -net[a] for a in losers}
+    collected = sum(paid.values())
+    owed_total = sum(net[w] for w in winners)
+    share = {w: collected * net[w] // owed_total for w in winners}
+    left = collected - sum(share.values())
+    for w in sorted(winners, key=lambda w: (-net[w], rank(w))):
+        if left == 0:
+            break
+        share[w] += 1
+        left -= 1
+    base = legs[0].id
+    currency = legs[0].currency
+    clearing = system(currency, "clearing")
+    reason = "capped"
+    out = [Leg(f"{base}/pay/{a}", a, clearing, paid[a], reason, -net[a]) for a in losers if paid[a] > 0]
+    out += [Leg(f"{base}/get/{w}", clearing, w, share[w], reason, net[w]) for w in winners if share[w] > 0]
+    return out
+
+
+class Books:
+    """The ledger's books on one asyncpg pool."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def post(self, p: Posting, *, conn: asyncpg.Connection | None = None) -> Result:
+        """Apply ``p`` exactly once (in ``conn``'s open transaction when given)."""
+        validate(p)
+        if conn is not None:
+            return await self._post(conn, p)
+        for attempt in range(3):
+            async with self.pool.acquire() as c:
+                try:
+                    async with c.transaction():
+                        return await self._post(c, p)
+                except asyncpg.UniqueViolationError:
+                    if attempt == 2:
+                        raise
+                    # a concurrent identical posting won the race: the retry finds its result
+        raise AssertionError("unreachable")
+
+    async def _post(self, conn: asyncpg.Connection, p: Posting) -> Result:
+        digest = p.digest()
+        accounts = sorted({a for leg in p.legs for a in (leg.debit, leg.credit)})
+        existing = await conn.fetchrow("SELECT digest FROM ledger_postings WHERE id = $1", p.id)
+        if existing is not None:
+            return await self._replay(conn, p, bytes(existing["digest"]) == digest)
+        if p.must_exist:
+            found = await conn.fetch("SELECT id FROM ledger_accounts WHERE id = ANY($1::text[])", list(p.must_exist))
+            missing = set(p.must_exist) - {r["id"] for r in found}
+            if missing:
+                raise not_found("unknown_account", f"no account {sorted(missing)[0]}")
+        if p.cap:
+            # the clearing account exists from the start, so it can be locked in its place
+            accounts = sorted({*accounts, system(p.legs[0].currency, "clearing")})
+        await conn.execute(
+            """INSERT INTO ledger_accounts (id, kind, currency, owner)
+               SELECT a, split_part(a, '/', 1), split_part(a, '/', 2), substr(a, length(split_part(a, '/', 1))
+                      + length(split_part(a, '/', 2)) + 3)
+               FROM unnest($1::text[]) AS a ORDER BY a ON CONFLICT (id) DO NOTHING""",
+            accounts,
+        )
+        rows = await conn.fetch(
+            "SELECT id, balance FROM ledger_accounts WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", accounts)
+        balances = {r["id"]: int(r["balance"]) for r in rows}
+        legs = cap(p.legs, balances, p.seats) if p.cap else list(p.legs)
+        delta: dict[str, int] = {}
+        for leg in legs:
+            delta[leg.debit] = delta.get(leg.debit, 0) - leg.amount
+            delta[leg.credit] = delta.get(leg.credit, 0) + leg.amount
+        after = {a: balances.get(a, 0) + delta.get(a, 0) for a in accounts}
+        for a in accounts:
+            if after[a] < 0 and guarded(a):
+                currency = parse_account(a)[1]
+                raise precondition(f"insufficient_{currency}",
+                                   f"{a} has {balances[a]}, needs {-delta[a]}")
+        await conn.execute(
+            "INSERT INTO ledger_postings (id, digest, kind, table_id, hand_no, actor, memo)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            p.id, digest, p.kind, p.table_id, p.hand_no, p.actor, p.memo)
+        await conn.execute(
+            """INSERT INTO ledger_transfers (id, posting_id, debit, credit, currency, amount, owed, reason,
+                                             table_id, hand_no)
+               SELECT t.id, $1, t.debit, t.credit, split_part(t.debit, '/', 2), t.amount, t.owed, t.reason, $2, $3
+               FROM unnest($4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::text[])
+                    AS t(id, debit, credit, amount, owed, reason)""",
+            p.id, p.table_id, p.hand_no, [leg.id for leg in legs], [leg.debit for leg in legs],
+            [leg.credit for leg in legs], [leg.amount for leg in legs],
+            [leg.amount if leg.owed is None else leg.owed for leg in legs], [leg.reason for leg in legs])
+        changed = [a for a in accounts if delta.get(a, 0) != 0]
+        await conn.execute(
+            """UPDATE ledger_accounts AS a SET balance = a.balance + d.delta
+               FROM unnest($1::text[], $2::bigint[]) AS d(id, delta) WHERE a.id = d.id""",
+            changed, [delta[a] for a in changed])
+        if p.outbox:
+            await conn.executemany(
+                "INSERT INTO ledger_outbox (posting_id, topic, payload) VALUES ($1, $2, $3::jsonb)",
+                [(p.id, topic, json.dumps(dict(payload), ensure_ascii=False)) for topic, payload in p.outbox])
+        return Result(p.id, {a: after[a] for a in accounts})
+
+    async def _replay(self, conn: asyncpg.Connection, p: Posting, same: bool) -> Result:
+        if not same:
+            raise precondition("id_reused", f"posting {p.id} was already made with other content")
+        accounts = sorted({a for leg in p.legs for a in (leg.debit, leg.credit)})
+        rows = await conn.fetch("SELECT id, balance FROM ledger_accounts WHERE id = ANY($1::text[])", accounts)
+        return Result(p.id, {r["id"]: int(r["balance"]) for r in rows}, replayed=True)
+
+    # -- reads ----------------------------------------------------------------------------
+
+    async def balance(self, account_id: str) -> int | None:
+        value = await self.pool.fetchval("SELECT balance FROM ledger_accounts WHERE id = $1", account_id)
+        return None if value is None else int(value)
+
+    async def balances(self, owner: str, kind: str = "player") -> dict[str, int]:
+        """Every balance of one owner, by currency."""
+        rows = await self.pool.fetch(
+            "SELECT currency, balance FROM ledger_accounts WHERE owner = $1 AND kind = $2 ORDER BY currency",
+            owner, kind)
+        return {r["currency"]: int(r["balance"]) for r in rows}
+
+    async def pot(self, table_id: str) -> tuple[int, str]:
+        """The gà pot of a table: (balance, currency); (0, "") when it never existed."""
+        rows = await self.pool.fetch(
+            "SELECT currency, balance FROM ledger_accounts WHERE owner = $1 AND kind = 'pot' ORDER BY currency",
+            table_id)
+        for r in rows:
+            if r["balance"] != 0:
+                return int(r["balance"]), str(r["currency"])
+        return (0, str(rows[0]["currency"])) if rows else (0, "")
+
+    async def history(self, accounts: Sequence[str], *, before: int | None = None, limit: int = 50,
+                      table_id: str = "", hand_no: int = 0, reason: str = "") -> list[asyncpg.Record]:
+        """Transfers touching ``accounts``, newest first, with ``seq < before``."""
+        cond = ["seq < $1"]
+        args: list[Any] = [before if before is not None else 2**63 - 1, limit]
+        if table_id:
+            args.append(table_id)
+            cond.append(f"table_id = ${len(args)}")
+            if hand_no:
+                args.append(hand_no)
+                cond.append(f"hand_no = ${len(args)}")
+        if reason:
+            args.append(reason)
+            cond.append(f"reason = ${len(args)}")
+        where = " AND ".join(cond)
+        cols = ("seq, id, posting_id, debit, credit, currency, amount, owed, reason, table_id, hand_no,"
+                " (extract(epoch from posted_at) * 1000)::bigint AS posted_ms")
+        # one index range scan per (side, account), merged: fast however big the books are
+        args += list(accounts)
+        base = len(args) - len(accounts)
+        branches = [
+            f"(SELECT {cols} FROM ledger_transfers WHERE {side} = ${base + i + 1} AND {where}"
+            f" ORDER BY seq DESC LIMIT $2)"
+            for side in ("debit", "credit") for i in range(len(accounts))
+        ]
+        if not branches:
+            return []
+        sql = " UNION ALL ".join(branches) + " ORDER BY seq DESC LIMIT $2"
+        return list(await self.pool.fetch(sql, *args))
+
+    async def audit(self) -> tuple[int, int, list[tuple[str, str, str]]]:
+        """Recompute every balance from the transfers; check each currency sums to zero.
+
+        Returns (accounts, transfers, problems) with problems as (account, currency, message).
+        """
+        problems: list[tuple[str, str, str]] = []
+        async with self.pool.acquire() as c, c.transaction(isolation="repeatable_read", readonly=True):
+            rows = await c.fetch(
+                """WITH moves AS (
+                       SELECT debit AS id, -amount AS d FROM ledger_transfers
+                       UNION ALL SELECT credit, amount FROM ledger_transfers)
+                   SELECT a.id, a.currency, a.kind, a.balance, coalesce(sum(m.d), 0)::bigint AS computed
+                   FROM ledger_accounts a LEFT JOIN moves m ON m.id = a.id
+                   GROUP BY a.id, a.currency, a.kind, a.balance""")
+            mixed = await c.fetch(
+                """SELECT t.id, t.currency FROM ledger_transfers t
+                   JOIN ledger_accounts d ON d.id = t.debit JOIN ledger_accounts c ON c.id = t.credit
+                   WHERE d.currency <> t.currency OR c.currency <> t.currency""")
+            transfers = int(await c.fetchval("SELECT count(*) FROM ledger_transfers"))
+        sums: dict[str, int] = {}
+        for r in rows:
+            sums[r["currency"]] = sums.get(r["currency"], 0) + int(r["balance"])
+            if r["balance"] != r["computed"]:
+                problems.append((r["id"], r["currency"],
+                                 f"balance {r['balance']} but the transfers give {r['computed']}"))
+            if r["balance"] < 0 and guarded(r["id"]):
+                problems.append((r["id"], r["currency"], f"negative balance {r['balance']}"))
+        for currency, total in sorted(sums.items()):
+            if total != 0:
+                problems.append(("", currency, f"the currency sums to {total}, not 0"))
+        for r in mixed:
+            problems.append(("", r["currency"], f"transfer {r['id']} joins accounts of other currencies"))
+        return len(rows), transfers, problems
+
+
+def legs_total(legs: Iterable[Leg]) -> dict[str, int]:
+    """Net per account over some legs (a test and audit helper)."""
+    out: dict[str, int] = {}
+    for leg in legs:
+        out[leg.debit] = out.get(leg.debit, 0) - leg.amount
+        out[leg.credit] = out.get(leg.credit, 0) + leg.amount
+    return out
+
+
+__all__ = ["COINS", "HEARTS", "Books", "Leg", "Posting", "Result", "ServiceError", "cap"]

@@ -1,0 +1,94 @@
+"""The ledger's tables, as ordered migrations (applied at start by ``chieu.kit.db.migrate``).
+
+- ``ledger_accounts``: one row per account ``<kind>/<currency>/<owner>`` with its running
+  balance; 金币 and 红心币 of players and gà pots never go below 0 (a CHECK, besides the code).
+- ``ledger_postings``: one row per posting (its id is derived from the source) with a digest of
+  its content: the same id with other content is refused.
+- ``ledger_transfers``: immutable double-entry transfers (debit → credit, amount > 0).
+- ``ledger_inbox``: one row per applied table-log message (stream sequence), written in the same
+  transaction as its posting: exactly once from an at-least-once log.
+- ``ledger_outbox``: announcements to other services (信誉度复位, 点歌, membership), same transaction.
+"""
+
+from __future__ import annotations
+
+V1 = """
+CREATE TABLE ledger_accounts (
+    id         text        PRIMARY KEY,
+    kind       text        NOT NULL CHECK (kind IN ('player', 'pot', 'house', 'system')),
+    currency   text        NOT NULL,
+    owner      text        NOT NULL,
+    balance    bigint      NOT NULL DEFAULT 0,
+    opened_at  timestamptz NOT NULL DEFAULT now(),
+    CONSTRAINT wallet_not_negative CHECK (
+        balance >= 0 OR kind NOT IN ('player', 'pot') OR currency NOT IN ('coins', 'hearts'))
+);
+CREATE INDEX ledger_accounts_owner ON ledger_accounts (owner, kind);
+
+CREATE TABLE ledger_postings (
+    id         text        PRIMARY KEY,
+    digest     bytea       NOT NULL,
+    kind       text        NOT NULL,
+    table_id   text,
+    hand_no    bigint,
+    actor      text        NOT NULL DEFAULT '',
+    memo       text        NOT NULL DEFAULT '',
+    posted_at  timestamptz NOT NULL DEFAULT now()
+);
+
+CREATE TABLE ledger_transfers (
+    seq        bigserial   PRIMARY KEY,
+    id         text        NOT NULL UNIQUE,
+    posting_id text        NOT NULL REFERENCES ledger_postings (id),
+    debit      text        NOT NULL REFERENCES ledger_accounts (id),
+    credit     text        NOT NULL REFERENCES ledger_accounts (id),
+    currency   text        NOT NULL,
+    amount     bigint      NOT NULL CHECK (amount > 0),
+    owed       bigint      NOT NULL CHECK (owed >= 0),
+    reason     text        NOT NULL,
+    table_id   text,
+    hand_no    bigint,
+    posted_at  timestamptz NOT NULL DEFAULT now(),
+    CHECK (debit <> credit)
+);
+CREATE INDEX ledger_transfers_debit ON ledger_transfers (debit, seq);
+CREATE INDEX ledger_transfers_credit ON ledger_transfers (credit, seq);
+CREATE INDEX ledger_transfers_posting ON ledger_transfers (posting_id);
+
+CREATE TABLE ledger_inbox (
+    stream     text        NOT NULL,
+    seq        bigint      NOT NULL,
+    posting_id text,
+    outcome    text        NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (stream, seq)
+);
+
+CREATE TABLE ledger_outbox (
+    id           bigserial   PRIMARY KEY,
+    posting_id   text        NOT NULL REFERENCES ledger_postings (id),
+    topic        text        NOT NULL,
+    payload      jsonb       NOT NULL,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    published_at timestamptz
+);
+CREATE INDEX ledger_outbox_pending ON ledger_outbox (id) WHERE published_at IS NULL;
+
+CREATE TABLE ledger_memberships (
+    player_id  text        PRIMARY KEY,
+    days       bigint      NOT NULL DEFAULT 0 CHECK (days >= 0)
+);
+
+-- Transfers and postings are immutable: no UPDATE, no DELETE, ever.
+CREATE FUNCTION ledger_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'ledger rows are immutable (% on %)', TG_OP, TG_TABLE_NAME;
+END $$;
+CREATE TRIGGER ledger_transfers_immutable BEFORE UPDATE OR DELETE ON ledger_transfers
+    FOR EACH ROW EXECUTE FUNCTION ledger_immutable();
+CREATE TRIGGER ledger_postings_immutable BEFORE UPDATE OR DELETE ON ledger_postings
+    FOR EACH ROW EXECUTE FUNCTION ledger_immutable();
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1,)
+"""Append only: a new script for every change; never edit an applied one."""
