@@ -24,7 +24,7 @@ from chieu.kit import auth, logs
 from chieu.kit.errors import ServiceError, not_found
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot
 from chieu.kit.settings import Settings
-from chieu.table import codec
+from chieu.table import audit, codec
 from chieu.table.aggregate import Table, check_command_id, check_table_id
 from chieu.table.v1 import log_pb2, table_service_pb2, table_service_pb2_grpc
 
@@ -32,7 +32,8 @@ log = logs.get("chieu.table")
 
 SNAPSHOT_TAG = f"table-v1-{metadata.version('chieu')}"
 """Snapshots of another code version are ignored (a snapshot is a cache of the log)."""
-MAX_CONFLICT_RETRIES = 20
+CONFLICT_DEADLINE_S = 10.0
+"""How long a command keeps retrying against racing writers before it is ABORTED."""
 
 Decider = Callable[[Table], list[log_pb2.TableEvent]]
 
@@ -49,6 +50,8 @@ class _Live:
         self.lock = asyncio.Lock()
         self.watchers: set[tuple[str | None, asyncio.Queue[table_service_pb2.TableView | None]]] = set()
         self.follower: asyncio.Task[None] | None = None
+        self.present: dict[str, int] = {}
+        """Player → open watch streams on this process."""
         self.timer: asyncio.TimerHandle | None = None
         self.since_snapshot = 0
 
@@ -127,12 +130,15 @@ class Tables:
         if create and not live.table.exists:
             # not cached until it exists: serialise creators of the same id on a fresh lock
             live = self._live.setdefault(table_id, live)
-        for _ in range(MAX_CONFLICT_RETRIES):
+        give_up = time.monotonic() + CONFLICT_DEADLINE_S
+        while time.monotonic() < give_up:
             async with live.lock:
                 table = live.table
                 if f"{actor}/{command_id}" in table.commands:
                     return table
                 events = decide(table)
+                if not events:
+                    return table
                 record = log_pb2.Record(
                     table_id=table_id, version=table.version + 1, command_id=command_id, actor=actor,
                     server_time_ms=now_ms(), game=table.game_key or _game_of(events), events=events,
@@ -202,15 +208,22 @@ class Tables:
 
     # ------------------------------------------------------------ watching
 
-    async def watch(self, table_id: str, who: str | None) -> AsyncIterator[table_service_pb2.TableView]:
+    async def watch(self, table_id: str, who: str | None,
+                    from_version: int = 0) -> AsyncIterator[table_service_pb2.TableView]:
+        """The caller's views; the stream is the caller's presence at the table."""
         live = await self.get(table_id)
         queue: asyncio.Queue[table_service_pb2.TableView | None] = asyncio.Queue()
         entry = (who, queue)
         async with live.lock:
             live.watchers.add(entry)
             first = live.table.view(who)
+        if who is not None:
+            live.present[who] = live.present.get(who, 0) + 1
+            if live.present[who] == 1 and who in live.table.lost:
+                _spawn(self._presence(table_id, who, back=True))
         try:
-            yield first
+            if first.version != from_version:
+                yield first
             while True:
                 view = await queue.get()
                 if view is None:
@@ -218,6 +231,23 @@ class Tables:
                 yield view
         finally:
             live.watchers.discard(entry)
+            if who is not None:
+                live.present[who] -= 1
+                if live.present[who] == 0 and not self._closed:
+                    del live.present[who]
+                    _spawn(self._presence(table_id, who, back=False))
+
+    async def _presence(self, table_id: str, who: str, *, back: bool) -> None:
+        try:
+            if back:
+                await self.execute(table_id, who, f"back:{uuid.uuid4().hex}", lambda t: t.reconnected(who))
+            else:
+                live = self._live.get(table_id)
+                if live is not None and live.table.seat_of(who) is not None:
+                    await self.execute(table_id, who, f"lost:{uuid.uuid4().hex}",
+                                       lambda t: [] if who in live.present else t.connection_lost(who, now_ms()))
+        except Exception as exc:
+            log.info("presence not recorded", table_id=table_id, player=who, reason=str(exc))
 
     async def close(self) -> None:
         self._closed = True
@@ -237,6 +267,16 @@ def _game_of(events: list[log_pb2.TableEvent]) -> str:
         if e.WhichOneof("kind") == "table_created":
             return e.table_created.game
     return ""
+
+
+_background: set[asyncio.Task[Any]] = set()
+
+
+def _spawn(coro: Any) -> None:
+    """Run ``coro`` in the background, keeping a reference until it is done."""
+    task = asyncio.ensure_future(coro)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:
@@ -265,7 +305,10 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         table = await self.tables.execute(
             table_id, who.player_id, command_id or f"create-{table_id}",
             lambda t: t.create(request.game, raw, who.player_id, request.stake or 1,
-                               request.currency or log_pb2.CURRENCY_POINTS),
+                               request.currency or log_pb2.CURRENCY_POINTS,
+                               require_ready=request.require_ready,
+                               reconnect_grace_s=request.reconnect_grace_s,
+                               client_seed=request.client_seed),
             create=True,
         )
         return table_service_pb2.CreateTableResponse(table=table.view(who.player_id))
@@ -276,9 +319,36 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         table_id = check_table_id(request.table_id)
         seat = request.seat if request.HasField("seat") else None
         table = await self.tables.execute(table_id, who.player_id, request.command_id,
-                                          lambda t: t.take_seat(who.player_id, seat))
+                                          lambda t: t.take_seat(who.player_id, seat, request.client_seed))
         your = table.table_seat_of(who.player_id)
         return table_service_pb2.TakeSeatResponse(seat=-1 if your is None else your, table=table.view(who.player_id))
+
+    async def StandUp(self, request: table_service_pb2.StandUpRequest,
+                      context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.StandUpResponse:
+        who = self._who(context)
+        table = await self.tables.execute(check_table_id(request.table_id), who.player_id, request.command_id,
+                                          lambda t: t.stand_up(who.player_id))
+        return table_service_pb2.StandUpResponse(table=table.view(who.player_id))
+
+    async def SetReady(self, request: table_service_pb2.SetReadyRequest,
+                       context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.SetReadyResponse:
+        who = self._who(context)
+        table = await self.tables.execute(
+            check_table_id(request.table_id), who.player_id, request.command_id,
+            lambda t: t.set_ready(who.player_id, request.ready, request.client_seed))
+        return table_service_pb2.SetReadyResponse(table=table.view(who.player_id))
+
+    async def ChangeSettings(self, request: table_service_pb2.ChangeSettingsRequest,
+                             context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.ChangeSettingsResponse:
+        who = self._who(context)
+        patch = json_format.MessageToDict(request.options)
+        stake = request.stake if request.HasField("stake") else None
+        ready = request.require_ready if request.HasField("require_ready") else None
+        grace = request.reconnect_grace_s if request.HasField("reconnect_grace_s") else None
+        table = await self.tables.execute(
+            check_table_id(request.table_id), who.player_id, request.command_id,
+            lambda t: t.change_settings(who.player_id, patch, stake, ready, grace))
+        return table_service_pb2.ChangeSettingsResponse(table=table.view(who.player_id))
 
     async def StartHand(self, request: table_service_pb2.StartHandRequest,
                         context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.StartHandResponse:
@@ -314,5 +384,29 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
     async def Watch(self, request: table_service_pb2.WatchRequest,
                     context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[table_service_pb2.WatchResponse]:
         who = self._who(context)
-        async for view in self.tables.watch(check_table_id(request.table_id), who.player_id):
+        async for view in self.tables.watch(check_table_id(request.table_id), who.player_id,
+                                            int(request.from_version)):
             yield table_service_pb2.WatchResponse(table=view)
+
+    async def AuditLog(
+        self, request: table_service_pb2.AuditLogRequest, context: grpc.aio.ServicerContext[Any, Any],
+    ) -> AsyncIterator[table_service_pb2.AuditLogResponse]:
+        auth.require_role(self._who(context), "auditor")
+        table_id = check_table_id(request.table_id)
+        await self.tables.get(table_id)
+        for stored in await self.tables.store.read(table_id):
+            record = log_pb2.Record.FromString(stored.data)
+            if record.version > request.after_version:
+                yield table_service_pb2.AuditLogResponse(record=record, stream_sequence=stored.seq)
+
+    async def VerifyDeals(self, request: table_service_pb2.VerifyDealsRequest,
+                          context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.VerifyDealsResponse:
+        auth.require_role(self._who(context), "auditor")
+        table_id = check_table_id(request.table_id)
+        await self.tables.get(table_id)
+        records = [(s.seq, log_pb2.Record.FromString(s.data)) for s in await self.tables.store.read(table_id)]
+        return table_service_pb2.VerifyDealsResponse(hands=[
+            table_service_pb2.HandVerdict(hand_no=v.hand_no, commitment_ok=v.commitment_ok, deal_ok=v.deal_ok,
+                                          revealed=v.revealed, detail=v.detail)
+            for v in audit.verify(table_id, records)
+        ])

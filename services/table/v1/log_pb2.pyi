@@ -103,6 +103,14 @@ class TableEvent(_message.Message):
     HAND_ENDED_FIELD_NUMBER: _builtins.int
     GAME_EVENT_FIELD_NUMBER: _builtins.int
     SETTLEMENT_FIELD_NUMBER: _builtins.int
+    PLAYER_READY_FIELD_NUMBER: _builtins.int
+    PLAYER_LEFT_FIELD_NUMBER: _builtins.int
+    HOST_CHANGED_FIELD_NUMBER: _builtins.int
+    SETTINGS_CHANGED_FIELD_NUMBER: _builtins.int
+    CONNECTION_LOST_FIELD_NUMBER: _builtins.int
+    RECONNECTED_FIELD_NUMBER: _builtins.int
+    DISCONNECTED_FIELD_NUMBER: _builtins.int
+    FORCED_QUIT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def table_created(self) -> Global___TableCreated: ...
     @_builtins.property
@@ -117,6 +125,22 @@ class TableEvent(_message.Message):
 
     @_builtins.property
     def settlement(self) -> Global___Settlement: ...
+    @_builtins.property
+    def player_ready(self) -> Global___PlayerReady: ...
+    @_builtins.property
+    def player_left(self) -> Global___PlayerLeft: ...
+    @_builtins.property
+    def host_changed(self) -> Global___HostChanged: ...
+    @_builtins.property
+    def settings_changed(self) -> Global___SettingsChanged: ...
+    @_builtins.property
+    def connection_lost(self) -> Global___ConnectionLost: ...
+    @_builtins.property
+    def reconnected(self) -> Global___Reconnected: ...
+    @_builtins.property
+    def disconnected(self) -> Global___Disconnected: ...
+    @_builtins.property
+    def forced_quit(self) -> Global___ForcedQuit: ...
     def __init__(
         self,
         *,
@@ -126,16 +150,234 @@ class TableEvent(_message.Message):
         hand_ended: Global___HandEnded | None = ...,
         game_event: _any_pb2.Any | None = ...,
         settlement: Global___Settlement | None = ...,
+        player_ready: Global___PlayerReady | None = ...,
+        player_left: Global___PlayerLeft | None = ...,
+        host_changed: Global___HostChanged | None = ...,
+        settings_changed: Global___SettingsChanged | None = ...,
+        connection_lost: Global___ConnectionLost | None = ...,
+        reconnected: Global___Reconnected | None = ...,
+        disconnected: Global___Disconnected | None = ...,
+        forced_quit: Global___ForcedQuit | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "kind", b"kind", "player_seated", b"player_seated", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["connection_lost", b"connection_lost", "disconnected", b"disconnected", "forced_quit", b"forced_quit", "game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "host_changed", b"host_changed", "kind", b"kind", "player_left", b"player_left", "player_ready", b"player_ready", "player_seated", b"player_seated", "reconnected", b"reconnected", "settings_changed", b"settings_changed", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "kind", b"kind", "player_seated", b"player_seated", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connection_lost", b"connection_lost", "disconnected", b"disconnected", "forced_quit", b"forced_quit", "game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "host_changed", b"host_changed", "kind", b"kind", "player_left", b"player_left", "player_ready", b"player_ready", "player_seated", b"player_seated", "reconnected", b"reconnected", "settings_changed", b"settings_changed", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["table_created", "player_seated", "hand_started", "hand_ended", "game_event", "settlement"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["table_created", "player_seated", "hand_started", "hand_ended", "game_event", "settlement", "player_ready", "player_left", "host_changed", "settings_changed", "connection_lost", "reconnected", "disconnected", "forced_quit"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___TableEvent: _TypeAlias = TableEvent  # noqa: Y015
+
+@_typing.final
+class PlayerReady(_message.Message):
+    """A seated player set or cleared the ready flag, optionally with a client seed for the next deal."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    READY_FIELD_NUMBER: _builtins.int
+    CLIENT_SEED_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    ready: _builtins.bool
+    client_seed: _builtins.bytes
+    """Up to 64 bytes the player contributes to the next hand's seed material (revealed in HandStarted)."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        ready: _builtins.bool = ...,
+        client_seed: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "player_id", b"player_id", "ready", b"ready"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayerReady: _TypeAlias = PlayerReady  # noqa: Y015
+
+@_typing.final
+class PlayerLeft(_message.Message):
+    """A player stood up (left the seat). During a hand they played in, a ForcedQuit comes with it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    seat: _builtins.int
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayerLeft: _TypeAlias = PlayerLeft  # noqa: Y015
+
+@_typing.final
+class HostChanged(_message.Message):
+    """Hosting (chủ bàn) passed to another player: the one seated longest."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOST_FIELD_NUMBER: _builtins.int
+    host: _builtins.str
+    def __init__(
+        self,
+        *,
+        host: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["host", b"host"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HostChanged: _TypeAlias = HostChanged  # noqa: Y015
+
+@_typing.final
+class SettingsChanged(_message.Message):
+    """The host changed the table's settings between hands."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    REQUIRE_READY_FIELD_NUMBER: _builtins.int
+    RECONNECT_GRACE_S_FIELD_NUMBER: _builtins.int
+    stake: _builtins.int
+    require_ready: _builtins.bool
+    reconnect_grace_s: _builtins.int
+    @_builtins.property
+    def options(self) -> _struct_pb2.Struct: ...
+    def __init__(
+        self,
+        *,
+        options: _struct_pb2.Struct | None = ...,
+        stake: _builtins.int = ...,
+        require_ready: _builtins.bool = ...,
+        reconnect_grace_s: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "stake", b"stake"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SettingsChanged: _TypeAlias = SettingsChanged  # noqa: Y015
+
+@_typing.final
+class ConnectionLost(_message.Message):
+    """A seated player's last watch stream dropped during a hand; the reconnect grace runs
+    until deadline_ms.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    deadline_ms: _builtins.int
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        deadline_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_ms", b"deadline_ms", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConnectionLost: _TypeAlias = ConnectionLost  # noqa: Y015
+
+@_typing.final
+class Reconnected(_message.Message):
+    """The player is back (a watch stream opened) within the grace."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Reconnected: _TypeAlias = Reconnected  # noqa: Y015
+
+@_typing.final
+class Disconnected(_message.Message):
+    """Integration event (断线不重连, for the ladder): the player did not come back within the grace;
+    the rules' auto-play plays their seat for the rest of the hand.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    HAND_NO_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    hand_no: _builtins.int
+    seat: _builtins.int
+    """The player's seat in the hand."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        hand_no: _builtins.int = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_no", b"hand_no", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Disconnected: _TypeAlias = Disconnected  # noqa: Y015
+
+@_typing.final
+class ForcedQuit(_message.Message):
+    """Integration event (强退, for the ladder): the player left during a hand they played in; the
+    rules' auto-play plays their seat for the rest of the hand.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    HAND_NO_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    hand_no: _builtins.int
+    seat: _builtins.int
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        hand_no: _builtins.int = ...,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_no", b"hand_no", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ForcedQuit: _TypeAlias = ForcedQuit  # noqa: Y015
 
 @_typing.final
 class Settlement(_message.Message):
@@ -201,6 +443,8 @@ class TableCreated(_message.Message):
     SEATS_FIELD_NUMBER: _builtins.int
     STAKE_FIELD_NUMBER: _builtins.int
     CURRENCY_FIELD_NUMBER: _builtins.int
+    REQUIRE_READY_FIELD_NUMBER: _builtins.int
+    RECONNECT_GRACE_S_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     host: _builtins.str
@@ -210,6 +454,10 @@ class TableCreated(_message.Message):
     stake: _builtins.int
     """The stake (cược): currency units per stake unit of the game's settlement."""
     currency: Global___Currency.ValueType
+    require_ready: _builtins.bool
+    """Whether every seated player but the host must be ready before a hand starts."""
+    reconnect_grace_s: _builtins.int
+    """Seconds a player who lost connection during a hand has to come back (default 30)."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """The table options, validated, under the rules file's names (defaults filled in)."""
@@ -224,10 +472,12 @@ class TableCreated(_message.Message):
         seats: _builtins.int = ...,
         stake: _builtins.int = ...,
         currency: Global___Currency.ValueType = ...,
+        require_ready: _builtins.bool = ...,
+        reconnect_grace_s: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "game", b"game", "host", b"host", "options", b"options", "seats", b"seats", "stake", b"stake", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "game", b"game", "host", b"host", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "stake", b"stake", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -241,17 +491,21 @@ class PlayerSeated(_message.Message):
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    CLIENT_SEED_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     seat: _builtins.int
+    client_seed: _builtins.bytes
+    """A client seed for the next deal (up to 64 bytes), if the player gave one."""
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
         seat: _builtins.int = ...,
+        client_seed: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -270,6 +524,8 @@ class HandStarted(_message.Message):
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     SERVER_SEED_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
+    CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
+    OWNER_SEAT_FIELD_NUMBER: _builtins.int
     hand_no: _builtins.int
     algorithm: _builtins.str
     """The fairness algorithm id, e.g. "chieu-fair-v1"."""
@@ -277,9 +533,15 @@ class HandStarted(_message.Message):
     """Hex SHA-256 of the server seed."""
     server_seed: _builtins.bytes
     """The secret server seed (32 bytes from a CSPRNG)."""
+    owner_seat: _builtins.int
+    """The hand's seat of the host (chủ bàn), or -1 if the host does not play in it."""
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The player id in each seat of this hand, in turn order."""
+
+    @_builtins.property
+    def client_seeds(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bytes]:
+        """The client seeds of the players, in the same order (empty where none was given)."""
 
     def __init__(
         self,
@@ -289,10 +551,12 @@ class HandStarted(_message.Message):
         seed_commitment: _builtins.str = ...,
         server_seed: _builtins.bytes = ...,
         players: _abc.Iterable[_builtins.str] | None = ...,
+        client_seeds: _abc.Iterable[_builtins.bytes] | None = ...,
+        owner_seat: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["algorithm", b"algorithm", "hand_no", b"hand_no", "players", b"players", "seed_commitment", b"seed_commitment", "server_seed", b"server_seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["algorithm", b"algorithm", "client_seeds", b"client_seeds", "hand_no", b"hand_no", "owner_seat", b"owner_seat", "players", b"players", "seed_commitment", b"seed_commitment", "server_seed", b"server_seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -77,6 +77,26 @@ class TableView(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class ReconnectDeadlinesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.int
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     TABLE_ID_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
@@ -95,6 +115,12 @@ class TableView(_message.Message):
     HAND_SEAT_FIELD_NUMBER: _builtins.int
     STAKE_FIELD_NUMBER: _builtins.int
     CURRENCY_FIELD_NUMBER: _builtins.int
+    READY_FIELD_NUMBER: _builtins.int
+    REQUIRE_READY_FIELD_NUMBER: _builtins.int
+    RECONNECT_GRACE_S_FIELD_NUMBER: _builtins.int
+    AUTO_PLAYED_FIELD_NUMBER: _builtins.int
+    RECONNECT_DEADLINES_FIELD_NUMBER: _builtins.int
+    POT_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     version: _builtins.int
@@ -114,6 +140,10 @@ class TableView(_message.Message):
     """The caller's seat in the game (an index into hand_players); absent if not playing."""
     stake: _builtins.int
     currency: _log_pb2.Currency.ValueType
+    require_ready: _builtins.bool
+    reconnect_grace_s: _builtins.int
+    pot: _builtins.int
+    """The gà pot balance of this table in stake units, as the table's settlements say."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
@@ -129,6 +159,18 @@ class TableView(_message.Message):
     @_builtins.property
     def hand_players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The player in each seat of the current (or last) hand, in turn order: the game's seats."""
+
+    @_builtins.property
+    def ready(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Players who set the ready flag."""
+
+    @_builtins.property
+    def auto_played(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Players of the hand whose seat is auto-played (disconnected or quit)."""
+
+    @_builtins.property
+    def reconnect_deadlines(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
+        """Players of the hand whose connection is lost, with the grace deadline."""
 
     def __init__(
         self,
@@ -151,10 +193,16 @@ class TableView(_message.Message):
         hand_seat: _builtins.int | None = ...,
         stake: _builtins.int = ...,
         currency: _log_pb2.Currency.ValueType = ...,
+        ready: _abc.Iterable[_builtins.str] | None = ...,
+        require_ready: _builtins.bool = ...,
+        reconnect_grace_s: _builtins.int = ...,
+        auto_played: _abc.Iterable[_builtins.str] | None = ...,
+        reconnect_deadlines: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
+        pot: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "game_view", b"game_view", "hand_seat", b"hand_seat", "last_outcome", b"last_outcome", "options", b"options", "your_seat", b"your_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "currency", b"currency", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "host", b"host", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "options", b"options", "seats", b"seats", "seed_commitment", b"seed_commitment", "stake", b"stake", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "auto_played", b"auto_played", "currency", b"currency", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "host", b"host", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "options", b"options", "pot", b"pot", "ready", b"ready", "reconnect_deadlines", b"reconnect_deadlines", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "seed_commitment", b"seed_commitment", "stake", b"stake", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__hand_seat: _TypeAlias = _typing.Literal["hand_seat"]  # noqa: Y015
     _WhichOneofArgType__hand_seat: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat"]  # noqa: Y015
@@ -172,6 +220,305 @@ class TableView(_message.Message):
 Global___TableView: _TypeAlias = TableView  # noqa: Y015
 
 @_typing.final
+class StandUpRequest(_message.Message):
+    """Stand up."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    command_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        command_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StandUpRequest: _TypeAlias = StandUpRequest  # noqa: Y015
+
+@_typing.final
+class StandUpResponse(_message.Message):
+    """The table after standing up."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def table(self) -> Global___TableView: ...
+    def __init__(
+        self,
+        *,
+        table: Global___TableView | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StandUpResponse: _TypeAlias = StandUpResponse  # noqa: Y015
+
+@_typing.final
+class SetReadyRequest(_message.Message):
+    """Set the ready flag."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    READY_FIELD_NUMBER: _builtins.int
+    CLIENT_SEED_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    ready: _builtins.bool
+    client_seed: _builtins.bytes
+    command_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        ready: _builtins.bool = ...,
+        client_seed: _builtins.bytes = ...,
+        command_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "command_id", b"command_id", "ready", b"ready", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetReadyRequest: _TypeAlias = SetReadyRequest  # noqa: Y015
+
+@_typing.final
+class SetReadyResponse(_message.Message):
+    """The table after the change."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def table(self) -> Global___TableView: ...
+    def __init__(
+        self,
+        *,
+        table: Global___TableView | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetReadyResponse: _TypeAlias = SetReadyResponse  # noqa: Y015
+
+@_typing.final
+class ChangeSettingsRequest(_message.Message):
+    """New settings; fields left unset keep their value."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    REQUIRE_READY_FIELD_NUMBER: _builtins.int
+    RECONNECT_GRACE_S_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    stake: _builtins.int
+    require_ready: _builtins.bool
+    reconnect_grace_s: _builtins.int
+    command_id: _builtins.str
+    @_builtins.property
+    def options(self) -> _struct_pb2.Struct:
+        """Game options to change, under the rules file's names (merged into the current options)."""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        options: _struct_pb2.Struct | None = ...,
+        stake: _builtins.int | None = ...,
+        require_ready: _builtins.bool | None = ...,
+        reconnect_grace_s: _builtins.int | None = ...,
+        command_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_reconnect_grace_s", b"_reconnect_grace_s", "_require_ready", b"_require_ready", "_stake", b"_stake", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "stake", b"stake"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_reconnect_grace_s", b"_reconnect_grace_s", "_require_ready", b"_require_ready", "_stake", b"_stake", "command_id", b"command_id", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "stake", b"stake", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__reconnect_grace_s: _TypeAlias = _typing.Literal["reconnect_grace_s"]  # noqa: Y015
+    _WhichOneofArgType__reconnect_grace_s: _TypeAlias = _typing.Literal["_reconnect_grace_s", b"_reconnect_grace_s"]  # noqa: Y015
+    _WhichOneofReturnType__require_ready: _TypeAlias = _typing.Literal["require_ready"]  # noqa: Y015
+    _WhichOneofArgType__require_ready: _TypeAlias = _typing.Literal["_require_ready", b"_require_ready"]  # noqa: Y015
+    _WhichOneofReturnType__stake: _TypeAlias = _typing.Literal["stake"]  # noqa: Y015
+    _WhichOneofArgType__stake: _TypeAlias = _typing.Literal["_stake", b"_stake"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__reconnect_grace_s) -> _WhichOneofReturnType__reconnect_grace_s | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__require_ready) -> _WhichOneofReturnType__require_ready | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__stake) -> _WhichOneofReturnType__stake | None: ...
+
+Global___ChangeSettingsRequest: _TypeAlias = ChangeSettingsRequest  # noqa: Y015
+
+@_typing.final
+class ChangeSettingsResponse(_message.Message):
+    """The table after the change."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def table(self) -> Global___TableView: ...
+    def __init__(
+        self,
+        *,
+        table: Global___TableView | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChangeSettingsResponse: _TypeAlias = ChangeSettingsResponse  # noqa: Y015
+
+@_typing.final
+class AuditLogRequest(_message.Message):
+    """Read a table's log."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    AFTER_VERSION_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    after_version: _builtins.int
+    """Only records after this version."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        after_version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_version", b"after_version", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AuditLogRequest: _TypeAlias = AuditLogRequest  # noqa: Y015
+
+@_typing.final
+class AuditLogResponse(_message.Message):
+    """One record of the log, with its stream sequence."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RECORD_FIELD_NUMBER: _builtins.int
+    STREAM_SEQUENCE_FIELD_NUMBER: _builtins.int
+    stream_sequence: _builtins.int
+    @_builtins.property
+    def record(self) -> _log_pb2.Record: ...
+    def __init__(
+        self,
+        *,
+        record: _log_pb2.Record | None = ...,
+        stream_sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["record", b"record"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["record", b"record", "stream_sequence", b"stream_sequence"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AuditLogResponse: _TypeAlias = AuditLogResponse  # noqa: Y015
+
+@_typing.final
+class VerifyDealsRequest(_message.Message):
+    """Verify a table's deals."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VerifyDealsRequest: _TypeAlias = VerifyDealsRequest  # noqa: Y015
+
+@_typing.final
+class VerifyDealsResponse(_message.Message):
+    """The verdict on each hand."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HANDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___HandVerdict]: ...
+    def __init__(
+        self,
+        *,
+        hands: _abc.Iterable[Global___HandVerdict] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hands", b"hands"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VerifyDealsResponse: _TypeAlias = VerifyDealsResponse  # noqa: Y015
+
+@_typing.final
+class HandVerdict(_message.Message):
+    """One hand's verdict: the commitment and the re-derived deal checked."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_NO_FIELD_NUMBER: _builtins.int
+    COMMITMENT_OK_FIELD_NUMBER: _builtins.int
+    DEAL_OK_FIELD_NUMBER: _builtins.int
+    REVEALED_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    hand_no: _builtins.int
+    commitment_ok: _builtins.bool
+    """The revealed seed hashes to the commitment."""
+    deal_ok: _builtins.bool
+    """The deal re-derived from the seeds equals the logged deal."""
+    revealed: _builtins.bool
+    """False while the hand is being played (its seed is not revealed yet)."""
+    detail: _builtins.str
+    def __init__(
+        self,
+        *,
+        hand_no: _builtins.int = ...,
+        commitment_ok: _builtins.bool = ...,
+        deal_ok: _builtins.bool = ...,
+        revealed: _builtins.bool = ...,
+        detail: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment_ok", b"commitment_ok", "deal_ok", b"deal_ok", "detail", b"detail", "hand_no", b"hand_no", "revealed", b"revealed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HandVerdict: _TypeAlias = HandVerdict  # noqa: Y015
+
+@_typing.final
 class CreateTableRequest(_message.Message):
     """Create a table."""
 
@@ -182,6 +529,9 @@ class CreateTableRequest(_message.Message):
     COMMAND_ID_FIELD_NUMBER: _builtins.int
     STAKE_FIELD_NUMBER: _builtins.int
     CURRENCY_FIELD_NUMBER: _builtins.int
+    REQUIRE_READY_FIELD_NUMBER: _builtins.int
+    RECONNECT_GRACE_S_FIELD_NUMBER: _builtins.int
+    CLIENT_SEED_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """A registered game key: o_an_quan, ..."""
     command_id: _builtins.str
@@ -190,6 +540,12 @@ class CreateTableRequest(_message.Message):
     """The stake (cược) in currency units; 0 means 1."""
     currency: _log_pb2.Currency.ValueType
     """What the table plays for; unspecified means points."""
+    require_ready: _builtins.bool
+    """Require every seated player but the host to be ready before a hand starts."""
+    reconnect_grace_s: _builtins.int
+    """Seconds a player who lost connection during a hand has to come back; 0 means 30."""
+    client_seed: _builtins.bytes
+    """A client seed for the creator's first deal (up to 64 bytes)."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """Table options under the rules file's names, e.g. {"quanValue": 5}."""
@@ -202,10 +558,13 @@ class CreateTableRequest(_message.Message):
         command_id: _builtins.str = ...,
         stake: _builtins.int = ...,
         currency: _log_pb2.Currency.ValueType = ...,
+        require_ready: _builtins.bool = ...,
+        reconnect_grace_s: _builtins.int = ...,
+        client_seed: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "currency", b"currency", "game", b"game", "options", b"options", "stake", b"stake"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "command_id", b"command_id", "currency", b"currency", "game", b"game", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "stake", b"stake"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -242,20 +601,24 @@ class TakeSeatRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     COMMAND_ID_FIELD_NUMBER: _builtins.int
+    CLIENT_SEED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     seat: _builtins.int
     """A seat to take; absent: the lowest free seat."""
     command_id: _builtins.str
+    client_seed: _builtins.bytes
+    """A client seed for the next deal (up to 64 bytes)."""
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         seat: _builtins.int | None = ...,
         command_id: _builtins.str = ...,
+        client_seed: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "command_id", b"command_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "client_seed", b"client_seed", "command_id", b"command_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -443,15 +806,21 @@ class WatchRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
+    FROM_VERSION_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
+    from_version: _builtins.int
+    """The version the client already has (on a reconnect): the stream then sends the full
+    view only if the table has moved on, and every change after.
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
+        from_version: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_version", b"from_version", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -65,6 +65,31 @@ class TableServiceStub:
                 request_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.WatchRequest.SerializeToString,
                 response_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.WatchResponse.FromString,
                 _registered_method=True)
+        self.StandUp = channel.unary_unary(
+                '/chieu.table.v1.TableService/StandUp',
+                request_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.StandUpRequest.SerializeToString,
+                response_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.StandUpResponse.FromString,
+                _registered_method=True)
+        self.SetReady = channel.unary_unary(
+                '/chieu.table.v1.TableService/SetReady',
+                request_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.SetReadyRequest.SerializeToString,
+                response_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.SetReadyResponse.FromString,
+                _registered_method=True)
+        self.ChangeSettings = channel.unary_unary(
+                '/chieu.table.v1.TableService/ChangeSettings',
+                request_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.ChangeSettingsRequest.SerializeToString,
+                response_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.ChangeSettingsResponse.FromString,
+                _registered_method=True)
+        self.AuditLog = channel.unary_stream(
+                '/chieu.table.v1.TableService/AuditLog',
+                request_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.AuditLogRequest.SerializeToString,
+                response_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.AuditLogResponse.FromString,
+                _registered_method=True)
+        self.VerifyDeals = channel.unary_unary(
+                '/chieu.table.v1.TableService/VerifyDeals',
+                request_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.VerifyDealsRequest.SerializeToString,
+                response_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.VerifyDealsResponse.FromString,
+                _registered_method=True)
 
 
 class TableServiceServicer:
@@ -107,7 +132,43 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Watch(self, request, context):
-        """A stream of the caller's view: a full view first, then one per change.
+        """A stream of the caller's view: a full view first, then one per change. A seated
+        player's open stream is their presence at the table.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StandUp(self, request, context):
+        """Leave the seat (stay as a spectator). During a hand one plays in, this is a forced quit.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetReady(self, request, context):
+        """Set or clear the ready flag, optionally with a client seed for the next deal.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ChangeSettings(self, request, context):
+        """Change the table's settings: the host only, between hands.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AuditLog(self, request, context):
+        """Auditors: every record of a table's log, hidden information included.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def VerifyDeals(self, request, context):
+        """Auditors: re-derive every hand's deal from the log and check it against what was dealt.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -145,6 +206,31 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.Watch,
                     request_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.WatchRequest.FromString,
                     response_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.WatchResponse.SerializeToString,
+            ),
+            'StandUp': grpc.unary_unary_rpc_method_handler(
+                    servicer.StandUp,
+                    request_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.StandUpRequest.FromString,
+                    response_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.StandUpResponse.SerializeToString,
+            ),
+            'SetReady': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetReady,
+                    request_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.SetReadyRequest.FromString,
+                    response_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.SetReadyResponse.SerializeToString,
+            ),
+            'ChangeSettings': grpc.unary_unary_rpc_method_handler(
+                    servicer.ChangeSettings,
+                    request_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.ChangeSettingsRequest.FromString,
+                    response_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.ChangeSettingsResponse.SerializeToString,
+            ),
+            'AuditLog': grpc.unary_stream_rpc_method_handler(
+                    servicer.AuditLog,
+                    request_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.AuditLogRequest.FromString,
+                    response_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.AuditLogResponse.SerializeToString,
+            ),
+            'VerifyDeals': grpc.unary_unary_rpc_method_handler(
+                    servicer.VerifyDeals,
+                    request_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.VerifyDealsRequest.FromString,
+                    response_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.VerifyDealsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -310,6 +396,141 @@ class TableService:
             '/chieu.table.v1.TableService/Watch',
             chieu_dot_table_dot_v1_dot_table__service__pb2.WatchRequest.SerializeToString,
             chieu_dot_table_dot_v1_dot_table__service__pb2.WatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StandUp(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.table.v1.TableService/StandUp',
+            chieu_dot_table_dot_v1_dot_table__service__pb2.StandUpRequest.SerializeToString,
+            chieu_dot_table_dot_v1_dot_table__service__pb2.StandUpResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetReady(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.table.v1.TableService/SetReady',
+            chieu_dot_table_dot_v1_dot_table__service__pb2.SetReadyRequest.SerializeToString,
+            chieu_dot_table_dot_v1_dot_table__service__pb2.SetReadyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ChangeSettings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.table.v1.TableService/ChangeSettings',
+            chieu_dot_table_dot_v1_dot_table__service__pb2.ChangeSettingsRequest.SerializeToString,
+            chieu_dot_table_dot_v1_dot_table__service__pb2.ChangeSettingsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AuditLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/chieu.table.v1.TableService/AuditLog',
+            chieu_dot_table_dot_v1_dot_table__service__pb2.AuditLogRequest.SerializeToString,
+            chieu_dot_table_dot_v1_dot_table__service__pb2.AuditLogResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def VerifyDeals(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.table.v1.TableService/VerifyDeals',
+            chieu_dot_table_dot_v1_dot_table__service__pb2.VerifyDealsRequest.SerializeToString,
+            chieu_dot_table_dot_v1_dot_table__service__pb2.VerifyDealsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -46,7 +46,19 @@ class TableServiceStub:
     GetTable: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.GetTableRequest, _table_service_pb2.GetTableResponse]
     """The table as the caller may see it now."""
     Watch: _grpc.UnaryStreamMultiCallable[_table_service_pb2.WatchRequest, _table_service_pb2.WatchResponse]
-    """A stream of the caller's view: a full view first, then one per change."""
+    """A stream of the caller's view: a full view first, then one per change. A seated
+    player's open stream is their presence at the table.
+    """
+    StandUp: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.StandUpRequest, _table_service_pb2.StandUpResponse]
+    """Leave the seat (stay as a spectator). During a hand one plays in, this is a forced quit."""
+    SetReady: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SetReadyRequest, _table_service_pb2.SetReadyResponse]
+    """Set or clear the ready flag, optionally with a client seed for the next deal."""
+    ChangeSettings: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.ChangeSettingsRequest, _table_service_pb2.ChangeSettingsResponse]
+    """Change the table's settings: the host only, between hands."""
+    AuditLog: _grpc.UnaryStreamMultiCallable[_table_service_pb2.AuditLogRequest, _table_service_pb2.AuditLogResponse]
+    """Auditors: every record of a table's log, hidden information included."""
+    VerifyDeals: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.VerifyDealsRequest, _table_service_pb2.VerifyDealsResponse]
+    """Auditors: re-derive every hand's deal from the log and check it against what was dealt."""
 
 @_typing.type_check_only
 class TableServiceAsyncStub(TableServiceStub):
@@ -64,7 +76,19 @@ class TableServiceAsyncStub(TableServiceStub):
     GetTable: _aio.UnaryUnaryMultiCallable[_table_service_pb2.GetTableRequest, _table_service_pb2.GetTableResponse]  # type: ignore[assignment]
     """The table as the caller may see it now."""
     Watch: _aio.UnaryStreamMultiCallable[_table_service_pb2.WatchRequest, _table_service_pb2.WatchResponse]  # type: ignore[assignment]
-    """A stream of the caller's view: a full view first, then one per change."""
+    """A stream of the caller's view: a full view first, then one per change. A seated
+    player's open stream is their presence at the table.
+    """
+    StandUp: _aio.UnaryUnaryMultiCallable[_table_service_pb2.StandUpRequest, _table_service_pb2.StandUpResponse]  # type: ignore[assignment]
+    """Leave the seat (stay as a spectator). During a hand one plays in, this is a forced quit."""
+    SetReady: _aio.UnaryUnaryMultiCallable[_table_service_pb2.SetReadyRequest, _table_service_pb2.SetReadyResponse]  # type: ignore[assignment]
+    """Set or clear the ready flag, optionally with a client seed for the next deal."""
+    ChangeSettings: _aio.UnaryUnaryMultiCallable[_table_service_pb2.ChangeSettingsRequest, _table_service_pb2.ChangeSettingsResponse]  # type: ignore[assignment]
+    """Change the table's settings: the host only, between hands."""
+    AuditLog: _aio.UnaryStreamMultiCallable[_table_service_pb2.AuditLogRequest, _table_service_pb2.AuditLogResponse]  # type: ignore[assignment]
+    """Auditors: every record of a table's log, hidden information included."""
+    VerifyDeals: _aio.UnaryUnaryMultiCallable[_table_service_pb2.VerifyDealsRequest, _table_service_pb2.VerifyDealsResponse]  # type: ignore[assignment]
+    """Auditors: re-derive every hand's deal from the log and check it against what was dealt."""
 
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     """The table service."""
@@ -115,6 +139,48 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_service_pb2.WatchRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_table_service_pb2.WatchResponse], _abc.AsyncIterator[_table_service_pb2.WatchResponse]]:
-        """A stream of the caller's view: a full view first, then one per change."""
+        """A stream of the caller's view: a full view first, then one per change. A seated
+        player's open stream is their presence at the table.
+        """
+
+    @_abc_1.abstractmethod
+    def StandUp(
+        self,
+        request: _table_service_pb2.StandUpRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.StandUpResponse, _abc.Awaitable[_table_service_pb2.StandUpResponse]]:
+        """Leave the seat (stay as a spectator). During a hand one plays in, this is a forced quit."""
+
+    @_abc_1.abstractmethod
+    def SetReady(
+        self,
+        request: _table_service_pb2.SetReadyRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.SetReadyResponse, _abc.Awaitable[_table_service_pb2.SetReadyResponse]]:
+        """Set or clear the ready flag, optionally with a client seed for the next deal."""
+
+    @_abc_1.abstractmethod
+    def ChangeSettings(
+        self,
+        request: _table_service_pb2.ChangeSettingsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.ChangeSettingsResponse, _abc.Awaitable[_table_service_pb2.ChangeSettingsResponse]]:
+        """Change the table's settings: the host only, between hands."""
+
+    @_abc_1.abstractmethod
+    def AuditLog(
+        self,
+        request: _table_service_pb2.AuditLogRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_table_service_pb2.AuditLogResponse], _abc.AsyncIterator[_table_service_pb2.AuditLogResponse]]:
+        """Auditors: every record of a table's log, hidden information included."""
+
+    @_abc_1.abstractmethod
+    def VerifyDeals(
+        self,
+        request: _table_service_pb2.VerifyDealsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.VerifyDealsResponse, _abc.Awaitable[_table_service_pb2.VerifyDealsResponse]]:
+        """Auditors: re-derive every hand's deal from the log and check it against what was dealt."""
 
 def add_TableServiceServicer_to_server(servicer: TableServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
