@@ -13,7 +13,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chieu.table.rules.core import Setup, replay
-from chieu.table.rules.xiangqi.board import BLACK, RED, K, in_check, parse_fen, perft
+from chieu.table.rules.xiangqi.board import (
+    BLACK,
+    RED,
+    K,
+    count_legal,
+    has_legal_move,
+    in_check,
+    parse_fen,
+    perft,
+)
 from chieu.table.rules.xiangqi.game import GAME, Ended, Move, Moved, State, fen_of, parse_options
 
 OPTIONS = st.fixed_dictionaries({}, optional={
@@ -58,6 +67,7 @@ def play_random(data: Any, raw: dict[str, Any], max_plies: int) -> tuple[State, 
         assert not kings_face(state.board), "the kings face each other"
         assert events[0].check == in_check(board, -mover)
         assert parse_fen(events[0].fen)[0] == board
+        assert has_legal_move(board, -mover) == (count_legal(board, -mover) > 0)
     return state, log
 
 

@@ -212,13 +212,13 @@ def test_a_repetition_without_perpetual_check_is_a_draw() -> None:
 def test_mutual_perpetual_check_is_a_draw() -> None:
     from chieu.table.rules.xiangqi.game import Ply, _repetition
 
-    key = "k w"
-    s = State(options=parse_options({}), keys=(key, "x", "y", "z", key, "x", "y", "z", key),
-              plies=tuple(Ply(i % 2, True, False) for i in range(8)))
-    assert _repetition(s) == Ended(None, "mutual_perpetual_check")
-    s = State(options=parse_options({}), keys=s.keys,
-              plies=tuple(Ply(i % 2, i % 2 == 1, False) for i in range(8)))
-    assert _repetition(s) == Ended(0, "perpetual_check")
+    key, o = "k w", parse_options({})
+    keys = ("s", key, "x", "y", "z", key, "x", "y", "z", key)
+    both = tuple(Ply(i % 2, i > 0, False) for i in range(9))  # the move before is no check
+    assert _repetition(o, keys, both) == Ended(None, "mutual_perpetual_check")
+    black = tuple(Ply(i % 2, i % 2 == 1, False) for i in range(9))
+    assert _repetition(o, keys, black) == Ended(0, "perpetual_check")
+    assert _repetition(o, keys[:-1], both[:-1]) is None
 
 
 def test_resignation_loses() -> None:

@@ -183,23 +183,19 @@ def parse_fen(fen: str) -> tuple[Board, int]:
     return board, side
 
 
+_CHARS = {0: "1", **{v: _LETTERS[v].upper() for v in _LETTERS},
+          **{-v: _LETTERS[v] for v in _LETTERS}}
+_FEN_ORDER = tuple(rank * 9 + f for rank in range(9, -1, -1) for f in range(9))
+_RUNS = tuple(("1" * n, str(n)) for n in range(9, 1, -1))
+
+
 def placement(board: Board | tuple[int, ...]) -> str:
-    """The placement field of a FEN."""
-    rows = []
-    for rank in range(9, -1, -1):
-        row, empty = "", 0
-        for f in range(9):
-            v = board[rank * 9 + f]
-            if v == 0:
-                empty += 1
-                continue
-            if empty:
-                row += str(empty)
-                empty = 0
-            letter = _LETTERS[abs(v)]
-            row += letter.upper() if v > 0 else letter
-        rows.append(row + (str(empty) if empty else ""))
-    return "/".join(rows)
+    """The placement field of a FEN (runs of empty points become their length)."""
+    text = "".join([_CHARS[board[i]] for i in _FEN_ORDER])
+    text = "/".join([text[i : i + 9] for i in range(0, 90, 9)])
+    for run, digits in _RUNS:
+        text = text.replace(run, digits)
+    return text
 
 
 def to_fen(board: Board | tuple[int, ...], side: int, quiet: int = 0, fullmove: int = 1) -> str:
@@ -373,6 +369,56 @@ def count_legal(board: Board, side: int) -> int:
             n += not attacked(board, king, side)
             board[f], board[t] = board[t], q
     return n
+
+
+def has_legal_move(board: Board, side: int) -> bool:
+    """Does ``side`` have any legal move? (Stops at the first: the mate/stalemate test.)"""
+    king = board.index(K * side)
+    sens = None if attacked(board, king, side) else _sensitive(board, king, side)
+    for f in range(90):
+        if board[f] * side <= 0:
+            continue
+        for t in _targets(board, side, f):
+            if f != king and sens is not None and f not in sens and t not in sens:
+                return True
+            q = board[t]
+            board[t], board[f] = board[f], 0
+            ok = not attacked(board, t if f == king else king, side)
+            board[f], board[t] = board[t], q
+            if ok:
+                return True
+    return False
+
+
+def _targets(board: Board, side: int, f: int) -> list[int]:
+    """Where the piece on ``f`` may go by its movement rule (no king safety)."""
+    p = board[f] * side
+    out: list[int] = []
+    if p in (R, C):
+        for ray in RAYS[f]:
+            screen = False
+            for t in ray:
+                q = board[t]
+                if not screen:
+                    if not q:
+                        out.append(t)
+                        continue
+                    if p == R:
+                        if q * side < 0:
+                            out.append(t)
+                        break
+                    screen = True
+                elif q:
+                    if q * side < 0:
+                        out.append(t)
+                    break
+        return out
+    if p == N:
+        return [t for t, leg in HORSE[f] if not board[leg] and board[t] * side <= 0]
+    if p == B:
+        return [t for t, eye in ELEPHANT[side][f] if not board[eye] and board[t] * side <= 0]
+    steps = (ADVISOR_STEPS if p == A else KING_STEPS if p == K else PAWN_STEPS)[side][f]
+    return [t for t in steps if board[t] * side <= 0]
 
 
 def is_legal(board: Board, side: int, move: int) -> bool:

@@ -323,6 +323,11 @@ def _key(board: Board, side: int) -> str:
     return bd.placement(board) + (" w" if side == RED else " b")
 
 
+def _fen_key(fen: str) -> str:
+    """The repetition key of a FEN: placement and side to move."""
+    return " ".join(fen.split(" ", 2)[:2])
+
+
 def fen_of(state: State) -> str:
     """The state's position as FEN (side ``w`` after the game too, if Red would move)."""
     side = _side(state.to_move if state.to_move is not None else _next_seat(state))
@@ -494,25 +499,27 @@ class Xiangqi:
         check = bd.in_check(board, -side)
         chase = (not check and o.chase_rule == "axf" and not facing
                  and _is_chase(before, board, side, move))
-        moved = Moved(seat, text, chinese, _letter(captured), check, chase, clock, now_ms,
-                      bd.to_fen(board, -side, 0 if captured else state.quiet + 1,
-                                state.fullmove + (side == BLACK)))
+        fen = bd.to_fen(board, -side, 0 if captured else state.quiet + 1,
+                        state.fullmove + (side == BLACK))
+        moved = Moved(seat, text, chinese, _letter(captured), check, chase, clock, now_ms, fen)
         events: list[Any] = [moved]
-        end = self._end(self.evolve(state, moved), board, seat, facing)
+        end = self._end(state, moved, board, facing)
         if end is not None:
             events.append(end)
         return events
 
-    def _end(self, s: State, board: Board, mover: int, facing: bool) -> Ended | None:
-        """The game end after ``mover``'s move, in order: §3.2.9, §3.3.1–2, §3.3.4–5, §3.3.6."""
+    def _end(self, s: State, moved: Moved, board: Board, facing: bool) -> Ended | None:
+        """The game end after ``moved``, in order: §3.2.9, §3.3.1–2, §3.3.4–5, §3.3.6."""
+        mover = moved.seat
         if facing:
             return Ended(1 - mover, "facing_kings")
-        if bd.count_legal(board, -_side(mover)) == 0:
-            return Ended(mover, "checkmate" if bd.in_check(board, -_side(mover)) else "stalemate")
-        rep = _repetition(s)
+        if not bd.has_legal_move(board, -_side(mover)):
+            return Ended(mover, "checkmate" if moved.check else "stalemate")
+        rep = _repetition(s.options, (*s.keys, _fen_key(moved.fen)),
+                          (*s.plies, Ply(mover, moved.check, moved.chase)))
         if rep is not None:
             return rep
-        m = s.moves_made
+        m = _set(s.moves_made, mover, s.moves_made[mover] + 1)
         if s.options.move_limit == "120-per-side":
             if m[0] >= 120 and m[1] >= 120:
                 return Ended(None, "move_limit")
@@ -529,13 +536,12 @@ class Xiangqi:
             move = bd.parse_move(event.move)
             bd.make(board, move)
             nxt = 1 - event.seat
-            side = _side(nxt)
             return replace(
                 s, board=tuple(board), to_move=nxt,
                 clocks_ms=_set(s.clocks_ms, event.seat, event.clock_ms),
                 moves_made=_set(s.moves_made, event.seat, s.moves_made[event.seat] + 1),
                 turn_started_ms=event.at_ms,
-                keys=(*s.keys, _key(board, side)),
+                keys=(*s.keys, _fen_key(event.fen)),
                 plies=(*s.plies, Ply(event.seat, event.check, event.chase)),
                 played=(*s.played, PlayedMove(event.move, event.chinese)),
                 draw_offer=None, quiet=0 if event.captured else s.quiet + 1,
@@ -669,24 +675,24 @@ def _only_facing_after(board: Board, side: int) -> bool:
         board[s] for s in range(min(king, enemy) + 9, max(king, enemy), 9))
 
 
-def _repetition(s: State) -> Ended | None:
+def _repetition(options: Options, keys: tuple[str, ...], plies: tuple[Ply, ...]) -> Ended | None:
     """§3.3.4–5 at the third occurrence of a position (same placement, same side to move).
 
-    The moves since its first occurrence decide: a side that checked with every move loses
+    ``keys`` are the positions from the start on, ``plies`` the moves between them. The moves
+    since the position's first occurrence decide: a side that checked with every move loses
     (长将), both: draw; then, with ``CHASE_RULE = axf``, the same for check-or-chase (长捉);
     otherwise a draw by repetition.
     """
-    key = s.keys[-1]
-    if s.keys.count(key) < 3:
+    key = keys[-1]
+    if keys.count(key) < 3:
         return None
-    first = s.keys.index(key)
-    span = s.plies[first:]
+    span = plies[keys.index(key) :]
     all_check = [all(p.check for p in span if p.seat == seat) for seat in (0, 1)]
     if all_check[0] != all_check[1]:
         return Ended(1 if all_check[0] else 0, "perpetual_check")
     if all_check[0]:
         return Ended(None, "mutual_perpetual_check")
-    if s.options.chase_rule == "axf":
+    if options.chase_rule == "axf":
         chase = [all(p.check or p.chase for p in span if p.seat == seat) for seat in (0, 1)]
         if chase[0] != chase[1]:
             return Ended(1 if chase[0] else 0, "perpetual_chase")
