@@ -239,7 +239,7 @@ def test_ying_kou_wins_only_on_the_dragon() -> None:
 # ---------------------------------------------------------------- 免碰 and the modes
 
 def test_mianpeng_forbids_peng_and_gang_unless_angang_is_allowed() -> None:
-    s, events = when(given(PENG_POS, {"MIANPENG": "on"}), 0, "discard E")
+    _, events = when(given(PENG_POS, {"MIANPENG": "on"}), 0, "discard E")
     assert types(events) == ["Discarded", "Drew"]
     quad = {"indicator": "4s", "hands": {"A": "9p 9p 9p 9p 1m 2m 3m 4m 5m 6m 7m 8m 9m E"}}
     assert rejected(given(quad, {"MIANPENG": "on"}), 0, "gang 9p") == "cannot_gang"
@@ -261,7 +261,8 @@ def test_duiwang_pairs_are_chosen_with_a_timeout_on_the_lowest_pair() -> None:
     events: list[Any] = []
     for seat in pending:
         events = list(GAME.on_timeout(s, seat, 15_000))
-        assert isinstance(events[1], PairChosen) and events[1].tile == pairs[0].tile or seat != first
+        assert isinstance(events[1], PairChosen)
+        assert events[1].tile == pairs[0].tile or seat != first
         for e in events:
             s = GAME.evolve(s, e)
     assert isinstance(events[-1], TurnStarted) and s.turn == 0

@@ -1252,9 +1252,10 @@ class Mahjong:
         s = state
         n = s.players
         if s.result is not None:
-            out = Outcome(s.result.seat, (), (), s.result.transfers, "zimo", first=s.dealer)
+            w = s.result.seat
+            out = Outcome(w, (), (), s.result.transfers, "zimo", first=s.dealer)
             net = out.net(n)
-            ranking = tuple(sorted(range(n), key=lambda i: (-net[i], (i - s.result.seat) % n)))
+            ranking = tuple(sorted(range(n), key=lambda i: (-net[i], (i - w) % n)))
             return replace(out, ranking=ranking, scores=net)
         if s.drawn_hand is not None:
             reason = "huangzhuang_gang" if s.drawn_hand.gangs else "huangzhuang"

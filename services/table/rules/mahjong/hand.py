@@ -138,7 +138,7 @@ def _fits(needs: Sequence[tuple[int, int]], wilds: int) -> bool:
         base += n
     if base + 2 <= wilds:
         return True
-    for n, w in needs:
+    for n, w in needs:  # noqa: SIM110 - a plain loop is faster on this hot path
         if base - n + w <= wilds:
             return True
     return False
@@ -397,8 +397,7 @@ def score(
                 if wr:
                     items.append(("wind_runs", wr))
                 consider(items, False)
-    if rules.qidui and not ying_kou and not meld_kinds and _qidui(c, rules.quads):
-        if len(face_suits) <= rules.lack_max:
-            items = [*diaowang, ("qidui", 10), *flushes(True, face_suits)]
-            consider(items, True)
+    qidui_ok = rules.qidui and not ying_kou and not meld_kinds and _qidui(c, rules.quads)
+    if qidui_ok and len(face_suits) <= rules.lack_max:
+        consider([*diaowang, ("qidui", 10), *flushes(True, face_suits)], True)
     return best

@@ -25,9 +25,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from chieu.table.rules.core import InvalidCommand
+from chieu.table.rules.mahjong import game as G
 from chieu.table.rules.mahjong import hand as H
 from chieu.table.rules.mahjong import tiles as T
-from chieu.table.rules.mahjong import game as G
 from chieu.table.rules.mahjong.game import (
     ChoosePair,
     Declare,
@@ -141,7 +141,7 @@ def position(options: Options, players: int, spec: Mapping[str, Any], now_ms: in
         declared[i] = Declare(str(d))
     laizi_raw = _by_seat(spec.get("laizi"), n)
     laizi = None
-    if laizi_raw or options.laizi_mode is Mode.DUIWANG and "laizi" in spec:
+    if laizi_raw or (options.laizi_mode is Mode.DUIWANG and "laizi" in spec):
         laizi = [T.kind(str(laizi_raw[i])) if i in laizi_raw else -1 for i in range(n)]
     events = G.GAME.deal_events(
         options, n, dealer, hands, wall, set_aside, bytes.fromhex(str(spec.get("seed", "00"))),
