@@ -350,3 +350,17 @@ def test_axf_chase_is_flagged_on_the_move_that_starts_it() -> None:
     plain = given(CHASE)
     events = GAME.decide(plain, 0, Move("c2a3"), 0)
     assert isinstance(events[0], Moved) and not events[0].chase
+
+
+CHASE_CYCLE = ("4k4/9/9/1r7/9/9/N8/9/9/3K5 w - - 0 1", ["a3c4", "b6b5", "c4a3", "b5b6"])
+
+
+def test_perpetual_chase_loses_under_axf_and_draws_without() -> None:
+    # The red horse attacks the black chariot on every move (a3c4 hits b6, c4a3 hits b5);
+    # the chariot only flees.
+    fen, cycle = CHASE_CYCLE
+    _, log = play(given(fen, {"CHASE_RULE": "axf"}), cycle * 2)
+    assert [e.chase for e in log if isinstance(e, Moved)] == [True, False] * 4
+    assert log[-1] == Ended(1, "perpetual_chase")
+    _, log = play(given(fen), cycle * 2)
+    assert log[-1] == Ended(None, "repetition")
