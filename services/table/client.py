@@ -23,11 +23,12 @@ class TableClient:
         self.metadata = (("authorization", f"Bearer {token}"),)
 
     async def create(self, game: str, options: dict[str, Any] | None = None,
-                     command_id: str = "") -> pb.TableView:
+                     command_id: str = "", **settings: Any) -> pb.TableView:
+        """Create a table; ``settings`` are CreateTableRequest fields (stake, currency, ...)."""
         opts = struct_pb2.Struct()
         opts.update(options or {})
-        r = await self.stub.CreateTable(pb.CreateTableRequest(game=game, options=opts, command_id=command_id),
-                                        metadata=self.metadata)
+        req = pb.CreateTableRequest(game=game, options=opts, command_id=command_id, **settings)
+        r = await self.stub.CreateTable(req, metadata=self.metadata)
         return r.table
 
     async def sit(self, table_id: str, seat: int | None = None) -> pb.TakeSeatResponse:

@@ -180,31 +180,40 @@ class Tables:
     # ------------------------------------------------------------ clocks
 
     def _schedule(self, live: _Live) -> None:
+        """Arm the table's one timer for its earliest deadline (a game timeout or a reconnect grace)."""
         if live.timer is not None:
             live.timer.cancel()
             live.timer = None
         table = live.table
-        if not table.playing or self._closed:
+        due = table.due()
+        if not due or self._closed:
             return
-        deadlines = list(table.game.deadlines(table.game_state))
-        if not deadlines:
-            return
-        first = min(deadlines, key=lambda d: d.at_ms)
-        delay = max(0.0, (first.at_ms - now_ms()) / 1000)
+        at, action, arg = min(due, key=lambda d: d[0])
+        delay = max(0.0, (at - now_ms() + 2) / 1000)
         version = table.version
         loop = asyncio.get_running_loop()
         live.timer = loop.call_later(
-            delay, lambda: asyncio.create_task(self._fire(table.table_id, first.seat, version))
+            delay, lambda: _spawn(self._fire(table.table_id, action, arg, version))
         )
 
-    async def _fire(self, table_id: str, seat: int, version: int) -> None:
+    async def _fire(self, table_id: str, action: str, arg: Any, version: int) -> None:
+        """Append a timeout (or a disconnect) as a system command; stale ones are refused."""
         try:
-            await self.execute(
-                table_id, "system", f"timeout:{version}:{seat}",
-                lambda t: t.time_out(seat, now_ms()),
-            )
+            if action == "timeout":
+                await self.execute(table_id, "system", f"timeout:{version}:{arg}",
+                                   lambda t: t.time_out(arg, now_ms()))
+            else:
+                await self.execute(table_id, "system", f"disconnect:{version}:{arg}",
+                                   lambda t: t.disconnect(arg, now_ms()))
         except Exception as exc:
-            log.info("timeout not applied", table_id=table_id, seat=seat, reason=str(exc))
+            log.info("timer not applied", table_id=table_id, action=action, arg=str(arg), reason=str(exc))
+            return
+        live = self._live.get(table_id)
+        if live is not None and live.table.version == version:
+            # nothing was due yet (the timer fired a little early): wait for the deadline again
+            due = live.table.due()
+            if due and min(d[0] for d in due) > now_ms():
+                self._schedule(live)
 
     # ------------------------------------------------------------ watching
 
