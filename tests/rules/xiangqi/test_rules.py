@@ -301,6 +301,12 @@ def test_the_clock_moves_into_repeating_periods_with_carry_over() -> None:
     assert off.clocks_ms[0] == 60_000
 
 
+def test_sudden_death_keeps_the_main_time_for_the_whole_game() -> None:
+    state = given(START_FEN, {"TIME_CONTROL": "1min/1"})
+    state, _ = play(state, ["h2e2"], at=10_000)
+    assert state.clocks_ms[0] == 50_000
+
+
 def test_a_move_after_the_flag_is_refused_and_the_timeout_loses() -> None:
     state = given(START_FEN, {"TIME_CONTROL": "1min/40"}, at=0)
     with pytest.raises(IllegalMove) as e:

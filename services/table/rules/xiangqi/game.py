@@ -488,9 +488,8 @@ class Xiangqi:
         made = state.moves_made[seat] + 1
         if o.timed:
             clock -= now_ms - state.turn_started_ms
-            if made == o.main_moves or (
-                    made > o.main_moves and o.period_moves
-                    and (made - o.main_moves) % o.period_moves == 0):
+            if o.period_moves and (made == o.main_moves or (
+                    made > o.main_moves and (made - o.main_moves) % o.period_moves == 0)):
                 clock = o.period_minutes * 60_000 + (clock if o.carry_over else 0)
         text = bd.move_name(move)
         chinese = bd.chinese(board, move)
