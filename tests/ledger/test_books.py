@@ -128,7 +128,7 @@ async def test_cap_posted(books: Books) -> None:
 
 
 async def test_transfers_are_immutable(books: Books, pool: asyncpg.Pool) -> None:
-    a, c = b.player(b.COINS, uid()), b.player(b.COINS, uid())
+    a = b.player(b.COINS, uid())
     await fund(books, a, 5)
     with pytest.raises(asyncpg.RaiseError):
         await pool.execute("UPDATE ledger_transfers SET amount = 1 WHERE credit = $1", a)
@@ -173,8 +173,8 @@ PARTIES = ["p0", "p1", "p2", "p3", "pot"]
 @given(st.lists(st.lists(st.tuples(st.sampled_from(PARTIES), st.sampled_from(PARTIES),
                                    st.integers(1, 60)), min_size=1, max_size=5), min_size=1, max_size=6),
        st.booleans())
-async def test_random_postings_keep_zero_sum_and_no_negative_coins(books: Books, postings: list[list[tuple[str, str, int]]],
-                                                                  capped: bool) -> None:
+async def test_random_postings_keep_zero_sum_and_no_negative_coins(
+        books: Books, postings: list[list[tuple[str, str, int]]], capped: bool) -> None:
     t = uid("h")
     acct = {p: (b.pot(b.COINS, t) if p == "pot" else b.player(b.COINS, f"{t}-{p}")) for p in PARTIES}
     for p in PARTIES[:4]:
