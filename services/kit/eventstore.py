@@ -16,11 +16,12 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import nats
 from nats.aio.client import Client
 from nats.js import JetStreamContext, api
-from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, NotFoundError
+from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, NoKeysError, NotFoundError
 
 WRONG_LAST_SEQUENCE = 10071
 
@@ -65,7 +66,8 @@ class EventStore:
         self.prefix = prefix
         self.replicas = replicas
         self.duplicate_window_s = duplicate_window_s
-        self._kv: object | None = None
+        self._kv: Any = None
+        self._active: Any = None
 
     @classmethod
     async def connect(cls, url: str, **kw: object) -> EventStore:
@@ -98,17 +100,36 @@ class EventStore:
                 await self.js.add_stream(config)
             except APIError:
                 await self.js.stream_info(self.stream)  # created by a racing process
-        bucket = f"{self.stream}_snapshots"
+        self._kv = await self._bucket(f"{self.stream}_snapshots")
+        self._active = await self._bucket(f"{self.stream}_active")
+
+    async def _bucket(self, bucket: str) -> Any:
         try:
-            self._kv = await self.js.key_value(bucket)
+            return await self.js.key_value(bucket)
         except BucketNotFoundError:
             try:
-                self._kv = await self.js.create_key_value(
+                return await self.js.create_key_value(
                     api.KeyValueConfig(bucket=bucket, history=1, storage=api.StorageType.FILE,
                                        replicas=self.replicas)
                 )
             except APIError:
-                self._kv = await self.js.key_value(bucket)
+                return await self.js.key_value(bucket)
+
+    async def mark_active(self, key: str, active: bool) -> None:
+        """Remember (or forget) that ``key`` has work on a clock, so a restart resumes it."""
+        if active:
+            await self._active.put(key, b"1")
+        else:
+            with contextlib.suppress(KeyNotFoundError):
+                await self._active.purge(key)
+
+    async def active_keys(self) -> list[str]:
+        """Every key marked active."""
+        try:
+            keys: list[str] = await self._active.keys()
+        except NoKeysError:
+            return []
+        return keys
 
     async def append(self, key: str, data: bytes, *, expected_seq: int, msg_id: str) -> Appended:
         """Append ``data`` if the subject's last sequence is ``expected_seq`` (0: empty)."""
@@ -180,13 +201,13 @@ class EventStore:
         """Save a snapshot (a cache: losing it only costs replay time)."""
         assert self._kv is not None
         header = f"{snap.seq}:{snap.tag}\n".encode()
-        await self._kv.put(key, header + snap.data)  # type: ignore[attr-defined]
+        await self._kv.put(key, header + snap.data)
 
     async def load_snapshot(self, key: str) -> Snapshot | None:
         """The latest snapshot of ``key``, if any."""
         assert self._kv is not None
         try:
-            entry = await self._kv.get(key)  # type: ignore[attr-defined]
+            entry = await self._kv.get(key)
         except KeyNotFoundError:
             return None
         raw: bytes = entry.value or b""

@@ -23,6 +23,7 @@ async def build(settings: Settings) -> Server:
         duplicate_window_s=settings.duplicate_window_s,
     )
     tables = Tables(store, settings)
+    await tables.resume()
     servicer = TableService(tables, settings)
     name = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
     return Server(

@@ -154,8 +154,11 @@ class Tables:
                 if appended.duplicate:
                     await self._catch_up(table)
                     return table
+                was_playing = table.playing
                 table.apply(record, appended.seq)
                 self._after_apply(live)
+                if table.playing != was_playing:
+                    _spawn(self.store.mark_active(table_id, table.playing))
                 if create and live.follower is None:
                     live.follower = asyncio.create_task(self._follow(live))
                 return table
@@ -257,6 +260,16 @@ class Tables:
                                        lambda t: [] if who in live.present else t.connection_lost(who, now_ms()))
         except Exception as exc:
             log.info("presence not recorded", table_id=table_id, player=who, reason=str(exc))
+
+    async def resume(self) -> int:
+        """Load every table with a hand on the clock, so no deadline is lost across a restart."""
+        ids = await self.store.active_keys()
+        for table_id in ids:
+            try:
+                await self.get(table_id)
+            except Exception:
+                log.exception("cannot resume table", table_id=table_id)
+        return len(ids)
 
     async def close(self) -> None:
         self._closed = True

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -29,11 +28,6 @@ def start_service(nats_url: str, port: int) -> subprocess.Popen[bytes]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     localnats.wait_for_port(port, timeout=30, proc=proc)
     return proc
-
-
-@pytest.fixture
-def port() -> Iterator[int]:
-    yield localnats.free_port()
 
 
 async def test_play_kill_restart_finish(nats_url: str, settings: Settings, port: int) -> None:

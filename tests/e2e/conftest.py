@@ -1,0 +1,13 @@
+"""Fixtures of the end-to-end tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from chieu.kit import localnats
+
+
+@pytest.fixture
+def port() -> int:
+    """A free loopback port for a service process."""
+    return localnats.free_port()
