@@ -63,13 +63,19 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         with PostgresContainer("postgres:17", driver=None) as container:
             yield container.get_connection_url()
         return
+    import shutil
+    import tempfile
+
     from chieu.kit import localpg
 
-    server, url = localpg.start(Path(tmp_path_factory.mktemp("pg")) / "data")
+    # not under pytest's basetemp: concurrent pytest runs prune each other's old basetemps
+    base = Path(tempfile.mkdtemp(prefix="chieu-pg-"))
+    server, url = localpg.start(base / "data")
     try:
         yield url
     finally:
         localpg.stop(server)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -113,9 +113,14 @@ class Posting:
     outbox: tuple[tuple[str, Mapping[str, Any]], ...] = ()
     seats: tuple[str, ...] = field(default=())
     """Account per seat, for the cap's tie-break (lower seat first); empty: by account id."""
+    fingerprint: str = ""
+    """When set, the content compared on a repeated id (the request, when the legs depend on
+    balances or settings at the time of the first request)."""
 
     def digest(self) -> bytes:
         """A hash of the content, for the same-id-other-content check."""
+        if self.fingerprint:
+            return hashlib.sha256(f"{self.kind}|{self.fingerprint}".encode()).digest()
         body = json.dumps(
             [self.kind, [[leg.id, leg.debit, leg.credit, leg.amount, leg.reason] for leg in self.legs],
              self.table_id, self.hand_no, self.memo, self.cap, [[t, dict(p)] for t, p in self.outbox]],
@@ -288,6 +293,19 @@ class Books:
         accounts = sorted({a for leg in p.legs for a in (leg.debit, leg.credit)})
         rows = await conn.fetch("SELECT id, balance FROM ledger_accounts WHERE id = ANY($1::text[])", accounts)
         return Result(p.id, {r["id"]: int(r["balance"]) for r in rows}, replayed=True)
+
+    async def lock(self, conn: asyncpg.Connection, accounts: Iterable[str]) -> dict[str, int]:
+        """Lock existing accounts in the fixed order (by id) inside ``conn``'s transaction; their balances."""
+        rows = await conn.fetch("SELECT id, balance FROM ledger_accounts WHERE id = ANY($1::text[]) ORDER BY id"
+                                " FOR UPDATE", sorted(set(accounts)))
+        return {r["id"]: int(r["balance"]) for r in rows}
+
+    async def replayed(self, conn: asyncpg.Connection, p: Posting) -> Result | None:
+        """The first result when ``p``'s id was posted before (``id_reused`` if with other content)."""
+        existing = await conn.fetchrow("SELECT digest FROM ledger_postings WHERE id = $1", p.id)
+        if existing is None:
+            return None
+        return await self._replay(conn, p, bytes(existing["digest"]) == p.digest())
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -1,0 +1,5 @@
+"""``python -m chieu.ledger``: run the ledger service."""
+
+from chieu.ledger.app import main
+
+main()

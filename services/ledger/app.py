@@ -1,0 +1,73 @@
+"""Wiring of the ledger service process: settings, PostgreSQL (migrated at start), the table-log
+consumer, the outbox relay and the gRPC server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import nats
+
+from chieu.kit import db, logs
+from chieu.kit.eventstore import EventStore
+from chieu.kit.server import Server
+from chieu.kit.settings import Settings, from_env
+from chieu.ledger.books import Books
+from chieu.ledger.consumer import STREAM, SettlementConsumer
+from chieu.ledger.outbox import OutboxRelay
+from chieu.ledger.schema import MIGRATIONS
+from chieu.ledger.service import LedgerService
+from chieu.ledger.v1 import ledger_service_pb2, ledger_service_pb2_grpc
+
+SUBJECT_PREFIX = "chieu.table"
+
+
+async def build(settings: Settings) -> Server:
+    """A ready (not yet started) ledger server; its consumer and relay start with it."""
+    if not settings.database_url:
+        raise RuntimeError("DATABASE_URL is not set: the ledger needs PostgreSQL")
+    pool = await db.create_pool(settings.database_url, max_size=10)
+    async with pool.acquire() as conn:
+        await db.migrate(conn, "ledger", MIGRATIONS)
+    # the table stream may not exist yet: make sure it does (same config as the table service)
+    store = await EventStore.connect(
+        settings.nats_url, name=f"chieu-ledger {settings.instance}".strip(), stream=STREAM,
+        prefix=SUBJECT_PREFIX, replicas=settings.stream_replicas, duplicate_window_s=settings.duplicate_window_s)
+    nc = await nats.connect(settings.nats_url, name=f"chieu-ledger {settings.instance}".strip(),
+                            max_reconnect_attempts=-1)
+    books = Books(pool)
+    consumer = SettlementConsumer(books, nc.jetstream())
+    relay = OutboxRelay(pool, nc.jetstream(), replicas=settings.stream_replicas)
+    servicer = LedgerService(books, settings)
+    name = ledger_service_pb2.DESCRIPTOR.services_by_name["LedgerService"].full_name
+    return LedgerServer(
+        settings, addr=settings.ledger_addr, services=[name],
+        register=[lambda s: ledger_service_pb2_grpc.add_LedgerServiceServicer_to_server(servicer, s)],
+        on_shutdown=[consumer.stop, relay.stop, nc.drain, store.close, pool.close],
+        background=[consumer.start, relay.start],
+    )
+
+
+class LedgerServer(Server):
+    """The gRPC server, plus the consumer and the outbox relay started once it serves."""
+
+    def __init__(self, *args: Any, background: Sequence[Callable[[], Awaitable[None]]], **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.background = list(background)
+
+    async def start(self) -> None:
+        await super().start()
+        for begin in self.background:
+            await begin()
+
+
+async def serve(settings: Settings) -> None:
+    server = await build(settings)
+    await server.run_until_signalled()
+
+
+def main() -> None:
+    settings = from_env()
+    logs.configure(settings, "ledger")
+    asyncio.run(serve(settings))

@@ -1,0 +1,314 @@
+"""The ledger's gRPC API: balances, history, gà pots, 金币 entry rule, paid services, 红心币,
+operator adjustments and the audit.
+
+Who may call what: a player reads and spends only their own money; the ``operator`` role reads
+anyone's, credits 红心币 purchases (the payment provider's callback) and system rewards, and
+adjusts; ``auditor`` reads and audits. GetPot and CheckEligibility need any valid token (the
+table service and the lobby ask them). Every refusal is a gRPC status with a stable reason, and
+changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import asyncpg
+import grpc
+
+from chieu.kit import auth
+from chieu.kit.errors import ServiceError, invalid, not_found, precondition
+from chieu.kit.settings import Settings
+from chieu.ledger import books as b
+from chieu.ledger.books import Books, Leg, Posting, Result
+from chieu.ledger.v1 import ledger_service_pb2 as pb
+from chieu.ledger.v1 import ledger_service_pb2_grpc as pb_grpc
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+MAX_ID = 200
+
+
+def _id(value: str, what: str) -> str:
+    if not value or len(value) > MAX_ID or any(c in value for c in "\n\r\t"):
+        raise invalid(f"bad_{what}", f"{what} must be 1..{MAX_ID} printable characters")
+    return value
+
+
+def _positive(value: int, what: str) -> int:
+    if value <= 0:
+        raise invalid("bad_amount", f"{what} must be positive, not {value}")
+    return value
+
+
+def _result(r: Result, player_id: str) -> pb.PostingResult:
+    mine = [pb.Balance(currency=b.parse_account(a)[1], amount=v, account=a)
+            for a, v in sorted(r.balances.items()) if b.parse_account(a)[0] == "player"
+            and b.parse_account(a)[2] == player_id]
+    return pb.PostingResult(posting_id=r.posting_id, balances=mine, replayed=r.replayed)
+
+
+class LedgerService(pb_grpc.LedgerServiceServicer):
+    """The LedgerService servicer over the books."""
+
+    def __init__(self, books: Books, settings: Settings) -> None:
+        self.books = books
+        self.settings = settings
+
+    # -- who ------------------------------------------------------------------------------
+
+    def _who(self, context: Context) -> auth.Principal:
+        return auth.principal(context, self.settings.token_secret)
+
+    def _self_or_staff(self, context: Context, player_id: str, *staff: str) -> auth.Principal:
+        who = self._who(context)
+        _id(player_id, "player_id")
+        if who.player_id != player_id and not (who.roles & set(staff or ("operator", "auditor"))):
+            raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "not_yours", "this is another player's money")
+        return who
+
+    def _operator(self, context: Context) -> auth.Principal:
+        who = self._who(context)
+        auth.require_role(who, "operator")
+        return who
+
+    # -- posting helpers --------------------------------------------------------------------
+
+    async def _post(self, build: Callable[[asyncpg.Connection], Awaitable[Posting]],
+                    extra: Callable[[asyncpg.Connection], Awaitable[None]] | None = None) -> Result:
+        """Build a posting inside a transaction (after locking what it reads) and post it there."""
+        for attempt in range(3):
+            async with self.books.pool.acquire() as conn:
+                try:
+                    async with conn.transaction():
+                        p = await build(conn)
+                        first = await self.books.replayed(conn, p)
+                        if first is not None:
+                            return first
+                        r = await self.books.post(p, conn=conn)
+                        if extra is not None:
+                            await extra(conn)
+                        return r
+                except asyncpg.UniqueViolationError:
+                    if attempt == 2:
+                        raise
+        raise AssertionError("unreachable")
+
+    async def _simple(self, p: Posting) -> Result:
+        async def build(conn: asyncpg.Connection) -> Posting:
+            return p
+
+        return await self._post(build)
+
+    async def _pay_service(self, context: Context, *, kind: str, request_id: str, player_id: str, price: int,
+                           memo: str, outbox: tuple[tuple[str, dict[str, Any]], ...] = (),
+                           extra: Callable[[asyncpg.Connection], Awaitable[None]] | None = None) -> pb.PostingResult:
+        who = self._self_or_staff(context, player_id, "operator")
+        _id(request_id, "request_id")
+        coins = b.player(b.COINS, player_id)
+        p = Posting(f"{kind}/{player_id}/{request_id}", kind,
+                    (Leg(f"{kind}/{player_id}/{request_id}/0", coins, b.house(b.COINS, "services"), price, kind),),
+                    actor=who.player_id, memo=memo, must_exist=(coins,), outbox=outbox,
+                    fingerprint=f"{player_id}|{memo}")
+
+        async def build(conn: asyncpg.Connection) -> Posting:
+            return p
+
+        return _result(await self._post(build, extra), player_id)
+
+    # -- reads ------------------------------------------------------------------------------
+
+    async def GetBalances(self, request: pb.GetBalancesRequest, context: Context) -> pb.GetBalancesResponse:
+        self._self_or_staff(context, request.player_id)
+        found = await self.books.balances(request.player_id)
+        return pb.GetBalancesResponse(balances=[
+            pb.Balance(currency=c, amount=v, account=b.player(c, request.player_id)) for c, v in found.items()])
+
+    async def GetHistory(self, request: pb.GetHistoryRequest, context: Context) -> pb.GetHistoryResponse:
+        self._self_or_staff(context, request.player_id)
+        size = request.page_size or 50
+        if not 1 <= size <= 500:
+            raise invalid("bad_page_size", "page_size must be 1..500")
+        before: int | None = None
+        if request.page_token:
+            try:
+                before = int(request.page_token)
+            except ValueError:
+                raise invalid("bad_page_token", "page_token is not from a previous response") from None
+        if request.hand_no and not request.table_id:
+            raise invalid("bad_filter", "hand_no needs table_id")
+        owned = await self.books.balances(request.player_id)
+        if not owned:
+            raise not_found("unknown_account", f"player {request.player_id} has no account")
+        if request.currency and request.currency not in owned:
+            raise not_found("unknown_account", f"player {request.player_id} has no {request.currency} account")
+        currencies = [request.currency] if request.currency else list(owned)
+        accounts = [b.player(c, request.player_id) for c in currencies]
+        rows = await self.books.history(accounts, before=before, limit=size + 1, table_id=request.table_id,
+                                        hand_no=request.hand_no, reason=request.reason)
+        mine = set(accounts)
+        entries = []
+        for r in rows[:size]:
+            out = r["debit"] in mine
+            entries.append(pb.Entry(
+                transfer_id=r["id"], posting_id=r["posting_id"], currency=r["currency"],
+                delta=-r["amount"] if out else r["amount"], owed=r["owed"], reason=r["reason"],
+                account=r["debit"] if out else r["credit"], counterparty=r["credit"] if out else r["debit"],
+                table_id=r["table_id"] or "", hand_no=r["hand_no"] or 0, posted_ms=r["posted_ms"]))
+        token = str(rows[size - 1]["seq"]) if len(rows) > size else ""
+        return pb.GetHistoryResponse(entries=entries, next_page_token=token)
+
+    async def GetPot(self, request: pb.GetPotRequest, context: Context) -> pb.GetPotResponse:
+        self._who(context)
+        _id(request.table_id, "table_id")
+        balance, currency = await self.books.pot(request.table_id)
+        return pb.GetPotResponse(table_id=request.table_id, balance=balance, currency=currency)
+
+    async def CheckEligibility(self, request: pb.CheckEligibilityRequest,
+                               context: Context) -> pb.CheckEligibilityResponse:
+        self._who(context)
+        _id(request.player_id, "player_id")
+        coins = await self.books.balance(b.player(b.COINS, request.player_id)) or 0
+        minimum = self.settings.coin_table_minimum
+        return pb.CheckEligibilityResponse(eligible=coins > minimum, coins=coins, minimum=minimum)
+
+    # -- 金币 and 红心币 ---------------------------------------------------------------------
+
+    async def ClaimWelcome(self, request: pb.ClaimWelcomeRequest, context: Context) -> pb.ClaimWelcomeResponse:
+        self._self_or_staff(context, request.player_id, "operator")
+        pid = f"welcome/{request.player_id}"
+        p = Posting(pid, "welcome", (Leg(pid, b.system(b.COINS, "welcome"), b.player(b.COINS, request.player_id),
+                                         max(self.settings.welcome_coins, 1), "welcome"),),
+                    actor=request.player_id, fingerprint=request.player_id)
+        async with self.books.pool.acquire() as conn:
+            first = await self.books.replayed(conn, p)
+        if first is None and not self.settings.welcome_campaign:
+            raise precondition("campaign_over", "the welcome-coins campaign is over")
+        if first is None and self.settings.welcome_coins <= 0:
+            raise precondition("campaign_over", "no welcome coins are configured")
+        return pb.ClaimWelcomeResponse(result=_result(await self._simple(p), request.player_id))
+
+    async def CreditPurchase(self, request: pb.CreditPurchaseRequest,
+                             context: Context) -> pb.CreditPurchaseResponse:
+        who = self._operator(context)
+        _id(request.payment_id, "payment_id")
+        _id(request.player_id, "player_id")
+        _positive(request.hearts, "hearts")
+        pid = f"purchase/{request.payment_id}"
+        p = Posting(pid, "purchase", (Leg(pid, b.system(b.HEARTS, "provider"), b.player(b.HEARTS, request.player_id),
+                                          request.hearts, "purchase"),), actor=who.player_id, memo=request.payment_id)
+        return pb.CreditPurchaseResponse(result=_result(await self._simple(p), request.player_id))
+
+    async def ConvertHearts(self, request: pb.ConvertHeartsRequest, context: Context) -> pb.ConvertHeartsResponse:
+        who = self._self_or_staff(context, request.player_id, "operator")
+        _id(request.request_id, "request_id")
+        _positive(request.hearts, "hearts")
+        pid = f"convert/{request.player_id}/{request.request_id}"
+        hearts = b.player(b.HEARTS, request.player_id)
+        p = Posting(pid, "convert", (
+            Leg(f"{pid}/0", hearts, b.house(b.HEARTS, "conversion"), request.hearts, "convert"),
+            Leg(f"{pid}/1", b.system(b.COINS, "conversion"), b.player(b.COINS, request.player_id),
+                request.hearts * self.settings.hearts_to_coins, "convert"),
+        ), actor=who.player_id, must_exist=(hearts,), fingerprint=f"{request.player_id}|{request.hearts}")
+        return pb.ConvertHeartsResponse(result=_result(await self._simple(p), request.player_id))
+
+    async def ResetNegativeScore(self, request: pb.ResetNegativeScoreRequest,
+                                 context: Context) -> pb.ResetNegativeScoreResponse:
+        who = self._self_or_staff(context, request.player_id, "operator")
+        _id(request.request_id, "request_id")
+        _id(request.game, "game")
+        player_id, game = request.player_id, request.game
+        pid = f"negative_reset/{player_id}/{request.request_id}"
+        coins, score = b.player(b.COINS, player_id), b.player(b.points(game), player_id)
+        reset = b.system(b.points(game), "negative_reset")
+        house = b.house(b.COINS, "services")
+
+        async def build(conn: asyncpg.Connection) -> Posting:
+            probe = Posting(pid, "negative_reset", (Leg(pid, coins, house, 1, "x"),),
+                            fingerprint=f"{player_id}|{game}")
+            if await self.books.replayed(conn, probe) is not None:
+                return probe
+            balances = await self.books.lock(conn, [coins, score, reset, house])
+            if score not in balances:
+                raise not_found("unknown_account", f"{player_id} has no {game} score")
+            if balances[score] >= 0:
+                raise precondition("not_negative", f"the {game} score is {balances[score]}, not negative")
+            return Posting(pid, "negative_reset", (
+                Leg(f"{pid}/0", coins, house, self.settings.price_negative_reset, "negative_reset"),
+                Leg(f"{pid}/1", reset, score, -balances[score], "negative_reset"),
+            ), actor=who.player_id, memo=game, must_exist=(coins,), fingerprint=f"{player_id}|{game}")
+
+        return pb.ResetNegativeScoreResponse(result=_result(await self._post(build), player_id))
+
+    async def ResetReputation(self, request: pb.ResetReputationRequest,
+                              context: Context) -> pb.ResetReputationResponse:
+        result = await self._pay_service(
+            context, kind="reputation_reset", request_id=request.request_id, player_id=request.player_id,
+            price=self.settings.price_reputation_reset, memo="",
+            outbox=(("reputation_reset", {"player_id": request.player_id, "request_id": request.request_id}),))
+        return pb.ResetReputationResponse(result=result)
+
+    async def RequestSong(self, request: pb.RequestSongRequest, context: Context) -> pb.RequestSongResponse:
+        _id(request.song, "song")
+        result = await self._pay_service(
+            context, kind="song", request_id=request.request_id, player_id=request.player_id,
+            price=self.settings.price_song, memo=f"{request.song}|{request.target}",
+            outbox=(("song", {"player_id": request.player_id, "song": request.song, "target": request.target,
+                              "request_id": request.request_id}),))
+        return pb.RequestSongResponse(result=result)
+
+    async def BuyMembership(self, request: pb.BuyMembershipRequest, context: Context) -> pb.BuyMembershipResponse:
+        _positive(request.days, "days")
+        player_id, days = request.player_id, request.days
+
+        async def add_days(conn: asyncpg.Connection) -> None:
+            await conn.execute("INSERT INTO ledger_memberships (player_id, days) VALUES ($1, $2)"
+                               " ON CONFLICT (player_id) DO UPDATE SET days = ledger_memberships.days + $2",
+                               player_id, days)
+
+        result = await self._pay_service(
+            context, kind="membership", request_id=request.request_id, player_id=player_id,
+            price=days * self.settings.price_membership_day, memo=str(days),
+            outbox=(("membership", {"player_id": player_id, "days": days, "request_id": request.request_id}),),
+            extra=add_days)
+        return pb.BuyMembershipResponse(result=result)
+
+    async def CreditReward(self, request: pb.CreditRewardRequest, context: Context) -> pb.CreditRewardResponse:
+        who = self._operator(context)
+        _id(request.reward_id, "reward_id")
+        _id(request.player_id, "player_id")
+        _positive(request.coins, "coins")
+        if not request.reason:
+            raise invalid("reason_required", "a reward needs a reason")
+        pid = f"reward/{request.reward_id}"
+        p = Posting(pid, "reward", (Leg(pid, b.system(b.COINS, "rewards"), b.player(b.COINS, request.player_id),
+                                        request.coins, request.reason),), actor=who.player_id, memo=request.reason)
+        return pb.CreditRewardResponse(result=_result(await self._simple(p), request.player_id))
+
+    # -- operators ---------------------------------------------------------------------------
+
+    async def Adjust(self, request: pb.AdjustRequest, context: Context) -> pb.AdjustResponse:
+        who = self._operator(context)
+        _id(request.adjustment_id, "adjustment_id")
+        _id(request.player_id, "player_id")
+        if not request.reason.strip():
+            raise invalid("reason_required", "an adjustment needs a reason")
+        if request.delta == 0:
+            raise invalid("bad_amount", "delta must not be 0")
+        if not b.valid_currency(request.currency):
+            raise invalid("bad_currency", f"{request.currency!r} is not coins, hearts or points:<game>")
+        target = b.player(request.currency, request.player_id)
+        other = b.system(request.currency, "adjustments")
+        pid = f"adjust/{request.adjustment_id}"
+        debit, credit = (other, target) if request.delta > 0 else (target, other)
+        p = Posting(pid, "adjust", (Leg(pid, debit, credit, abs(request.delta), "adjust"),), actor=who.player_id,
+                    memo=request.reason, must_exist=(target,) if request.delta < 0 and b.guarded(target) else ())
+        return pb.AdjustResponse(result=_result(await self._simple(p), request.player_id))
+
+    async def Audit(self, request: pb.AuditRequest, context: Context) -> pb.AuditResponse:
+        who = self._who(context)
+        if not who.roles & {"operator", "auditor"}:
+            raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "role_required", "the audit needs auditor")
+        accounts, transfers, problems = await self.books.audit()
+        return pb.AuditResponse(ok=not problems, accounts=accounts, transfers=transfers, problems=[
+            pb.AuditProblem(account=a, currency=c, message=m) for a, c, m in problems])
