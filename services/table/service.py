@@ -35,7 +35,8 @@ SNAPSHOT_TAG = f"table-v1-{metadata.version('chieu')}"
 CONFLICT_DEADLINE_S = 10.0
 """How long a command keeps retrying against racing writers before it is ABORTED."""
 
-Decider = Callable[[Table], list[log_pb2.TableEvent]]
+Decider = Callable[[Table, int], list[log_pb2.TableEvent]]
+"""A table command: the table and the server time (ms) of the command, read once."""
 
 
 def now_ms() -> int:
@@ -136,12 +137,13 @@ class Tables:
                 table = live.table
                 if f"{actor}/{command_id}" in table.commands:
                     return table
-                events = decide(table)
+                now = now_ms()
+                events = decide(table, now)
                 if not events:
                     return table
                 record = log_pb2.Record(
                     table_id=table_id, version=table.version + 1, command_id=command_id, actor=actor,
-                    server_time_ms=now_ms(), game=table.game_key or _game_of(events), events=events,
+                    server_time_ms=now, game=table.game_key or _game_of(events), events=events,
                 )
                 try:
                     appended = await self.store.append(
@@ -204,10 +206,10 @@ class Tables:
         try:
             if action == "timeout":
                 await self.execute(table_id, "system", f"timeout:{version}:{arg}",
-                                   lambda t: t.time_out(arg, now_ms()))
+                                   lambda t, now: t.time_out(arg, now))
             else:
                 await self.execute(table_id, "system", f"disconnect:{version}:{arg}",
-                                   lambda t: t.disconnect(arg, now_ms()))
+                                   lambda t, now: t.disconnect(arg, now))
         except Exception as exc:
             log.info("timer not applied", table_id=table_id, action=action, arg=str(arg), reason=str(exc))
             return
@@ -252,12 +254,12 @@ class Tables:
     async def _presence(self, table_id: str, who: str, *, back: bool) -> None:
         try:
             if back:
-                await self.execute(table_id, who, f"back:{uuid.uuid4().hex}", lambda t: t.reconnected(who))
+                await self.execute(table_id, who, f"back:{uuid.uuid4().hex}", lambda t, now: t.reconnected(who))
             else:
                 live = self._live.get(table_id)
                 if live is not None and live.table.seat_of(who) is not None:
                     await self.execute(table_id, who, f"lost:{uuid.uuid4().hex}",
-                                       lambda t: [] if who in live.present else t.connection_lost(who, now_ms()))
+                                       lambda t, now: [] if who in live.present else t.connection_lost(who, now))
         except Exception as exc:
             log.info("presence not recorded", table_id=table_id, player=who, reason=str(exc))
 
@@ -326,7 +328,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         table_id = uuid.uuid5(uuid.NAMESPACE_URL, seed).hex if command_id else uuid.uuid4().hex
         table = await self.tables.execute(
             table_id, who.player_id, command_id or f"create-{table_id}",
-            lambda t: t.create(request.game, raw, who.player_id, request.stake or 1,
+            lambda t, now: t.create(request.game, raw, who.player_id, request.stake or 1,
                                request.currency or log_pb2.CURRENCY_POINTS,
                                require_ready=request.require_ready,
                                reconnect_grace_s=request.reconnect_grace_s,
@@ -341,7 +343,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         table_id = check_table_id(request.table_id)
         seat = request.seat if request.HasField("seat") else None
         table = await self.tables.execute(table_id, who.player_id, request.command_id,
-                                          lambda t: t.take_seat(who.player_id, seat, request.client_seed))
+                                          lambda t, now: t.take_seat(who.player_id, seat, request.client_seed))
         your = table.table_seat_of(who.player_id)
         return table_service_pb2.TakeSeatResponse(seat=-1 if your is None else your, table=table.view(who.player_id))
 
@@ -349,7 +351,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
                       context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.StandUpResponse:
         who = self._who(context)
         table = await self.tables.execute(check_table_id(request.table_id), who.player_id, request.command_id,
-                                          lambda t: t.stand_up(who.player_id))
+                                          lambda t, now: t.stand_up(who.player_id))
         return table_service_pb2.StandUpResponse(table=table.view(who.player_id))
 
     async def SetReady(self, request: table_service_pb2.SetReadyRequest,
@@ -357,7 +359,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         who = self._who(context)
         table = await self.tables.execute(
             check_table_id(request.table_id), who.player_id, request.command_id,
-            lambda t: t.set_ready(who.player_id, request.ready, request.client_seed))
+            lambda t, now: t.set_ready(who.player_id, request.ready, request.client_seed))
         return table_service_pb2.SetReadyResponse(table=table.view(who.player_id))
 
     async def ChangeSettings(self, request: table_service_pb2.ChangeSettingsRequest,
@@ -369,7 +371,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         grace = request.reconnect_grace_s if request.HasField("reconnect_grace_s") else None
         table = await self.tables.execute(
             check_table_id(request.table_id), who.player_id, request.command_id,
-            lambda t: t.change_settings(who.player_id, patch, stake, ready, grace))
+            lambda t, now: t.change_settings(who.player_id, patch, stake, ready, grace))
         return table_service_pb2.ChangeSettingsResponse(table=table.view(who.player_id))
 
     async def StartHand(self, request: table_service_pb2.StartHandRequest,
@@ -377,7 +379,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         who = self._who(context)
         table_id = check_table_id(request.table_id)
         table = await self.tables.execute(table_id, who.player_id, request.command_id,
-                                          lambda t: t.start_hand(who.player_id, now_ms()))
+                                          lambda t, now: t.start_hand(who.player_id, now))
         return table_service_pb2.StartHandResponse(table=table.view(who.player_id))
 
     async def Act(self, request: table_service_pb2.ActRequest,
@@ -388,11 +390,11 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         command = codec.unpack(request.command, live.table.game_key, commands_only=True)
         expected = request.expected_version if request.HasField("expected_version") else None
 
-        def decide(t: Table) -> list[log_pb2.TableEvent]:
+        def decide(t: Table, now: int) -> list[log_pb2.TableEvent]:
             if expected is not None and expected != t.version:
                 raise ServiceError(grpc.StatusCode.ABORTED, "stale_version",
                                    f"the table is at version {t.version}, not {expected}")
-            return t.act(who.player_id, command, now_ms())
+            return t.act(who.player_id, command, now)
 
         table = await self.tables.execute(table_id, who.player_id, request.command_id, decide)
         return table_service_pb2.ActResponse(table=table.view(who.player_id))
