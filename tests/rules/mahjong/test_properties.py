@@ -230,3 +230,31 @@ def test_constructed_hands_agree_with_the_brute_force_and_their_tiles_are_waits(
             rest = list(hand)
             rest.remove(k)
             assert k in H.waits(T.counts(rest), laizi, 0, rules)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    tiles=st.lists(st.integers(0, 135), min_size=13, max_size=13, unique=True),
+    laizi=st.integers(-1, 33),
+    lack=st.sampled_from([1, 2]),
+    fold=st.booleans(),
+)
+def test_incremental_waits_equal_a_win_check_per_candidate(
+    tiles: list[int], laizi: int, lack: int, fold: bool
+) -> None:
+    hand = [t // 4 for t in tiles]
+    if fold:  # two suits at most, so that the lack-suit rule lets the search run
+        folded: list[int] = []
+        for k in hand:
+            folded.append(k - 18 if 18 <= k < 27 and folded.count(k - 18) + hand.count(k - 18) < 4 else k)
+        hand = folded
+    c = T.counts(hand)
+    rules = H.HandRules(lack_max=lack)
+    expected = []
+    for k in range(34):
+        if c[k] < 4:
+            c[k] += 1
+            if H.is_win(c, laizi, 0, rules):
+                expected.append(k)
+            c[k] -= 1
+    assert H.waits(c, laizi, 0, rules) == expected

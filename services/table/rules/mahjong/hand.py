@@ -105,62 +105,48 @@ def _runs_from(n: int, i: int) -> tuple[tuple[int, int], ...]:
     return tuple((a, b) for a in range(i + 1, n) for b in range(a + 1, n))
 
 
-_SUIT: dict[tuple[int, ...], tuple[int, int]] = {}
-_HONOUR: dict[tuple[int, ...], tuple[int, int]] = {}
+_SUIT: dict[bytes, tuple[int, int]] = {}
+_HONOUR: dict[bytes, tuple[int, int]] = {}
 
 
-def _suit_need(v: tuple[int, ...]) -> tuple[int, int]:
-    r = _SUIT.get(v)
+_LO = (0, 9, 18, 27, 31)
+_HI = (9, 18, 27, 31, 34)
+_GROUP_OF = (0,) * 9 + (1,) * 9 + (2,) * 9 + (3,) * 4 + (4,) * 3 + (5,)
+"""The group of each kind: three suits, winds, dragons; 5 for 王 (wild only)."""
+
+
+def _need(c: Sequence[int], g: int) -> tuple[int, int]:
+    """(fewest wilds without the pair, with the pair) for group ``g`` of ``c``."""
+    return _lookup(bytes(c[_LO[g] : _HI[g]]), g)
+
+
+def _lookup(key: bytes, g: int) -> tuple[int, int]:
+    table = _SUIT if g < 3 else _HONOUR
+    r = table.get(key)
     if r is None:
-        r = _SUIT[v] = (_suit_min(v, False), _suit_min(v, True))
+        v = tuple(key)
+        if g < 3:
+            r = (_suit_min(v, False), _suit_min(v, True))
+        else:
+            r = (_honour_min(v, False), _honour_min(v, True))
+        table[key] = r
     return r
 
 
-def _honour_need(v: tuple[int, ...]) -> tuple[int, int]:
-    r = _HONOUR.get(v)
-    if r is None:
-        r = _HONOUR[v] = (_honour_min(v, False), _honour_min(v, True))
-    return r
-
-
-_BOUNDS = ((0, 9), (9, 18), (18, 27), (27, 31), (31, 34))
-
-
-def _group_need(c: Sequence[int], g: int) -> tuple[int, int]:
-    lo, hi = _BOUNDS[g]
-    v = tuple(c[lo:hi])
-    return _suit_need(v) if g < 3 else _honour_need(v)
-
-
-def _fits(needs: Sequence[tuple[int, int]], wilds: int) -> bool:
-    base = 0
-    for n, _ in needs:
-        base += n
-    if base + 2 <= wilds:
-        return True
-    for n, w in needs:  # noqa: SIM110 - a plain loop is faster on this hot path
-        if base - n + w <= wilds:
+def _laizi_group_ok(c: Sequence[int], laizi: int, lg: int, base: int, delta: int) -> bool:
+    """Try every count ``j`` of laizi acting as themselves; the rest are wild."""
+    total = c[laizi]
+    lo = _LO[lg]
+    v = bytearray(c[lo : _HI[lg]])
+    pos = laizi - lo
+    for j in range(total + 1):
+        v[pos] = j
+        n, w = _lookup(bytes(v), lg)
+        b = base + n
+        wilds = total - j
+        if b + 2 <= wilds or b + min(delta, w - n) <= wilds:
             return True
     return False
-
-
-def _standard(c: list[int], laizi: int) -> bool:
-    """A 4-sets-and-a-pair shape (melds already removed), laizi wild under L1/L2."""
-    if laizi < 0:
-        return _fits([_group_need(c, g) for g in range(5)], 0)
-    total = c[laizi]
-    if laizi == WANG:
-        return _fits([_group_need(c, g) for g in range(5)], total)
-    lg = 0 if laizi < 9 else 1 if laizi < 18 else 2 if laizi < 27 else 3 if laizi < 31 else 4
-    others = [_group_need(c, g) for g in range(5) if g != lg]
-    try:
-        for j in range(total + 1):
-            c[laizi] = j
-            if _fits([*others, _group_need(c, lg)], total - j):
-                return True
-        return False
-    finally:
-        c[laizi] = total
 
 
 def _suit_mask(c: Sequence[int], skip: int) -> int:
@@ -207,32 +193,155 @@ class HandRules:
     loushanglou_replace: bool = False
 
 
+DEFAULT_RULES = HandRules()
+
+
 def is_win(
-    c: list[int], laizi: int, meld_suits: int = 0, rules: HandRules = HandRules(), melds: int = 0
+    c: list[int], laizi: int, meld_suits: int = 0, rules: HandRules = DEFAULT_RULES, melds: int = 0
 ) -> bool:
     """Whether the concealed counts ``c`` (35 long, ``14 − 3·melds`` tiles) win.
 
-    ``meld_suits`` is the bitmask of suits among the melds' non-laizi tiles. ``c`` is restored.
+    ``meld_suits`` is the bitmask of suits among the melds' non-laizi tiles. This is the hot
+    path of the yes/no check: one ``bytes`` copy, then per-group table look-ups written inline.
     """
-    if _bits(_suit_mask(c, laizi) | meld_suits) <= rules.lack_max and _standard(c, laizi):
-        return True
-    if rules.qidui and not melds and _qidui(c, rules.quads):
-        return _bits(_suit_mask(c, -1)) <= rules.lack_max
+    b = bytes(c)
+    vm = b[0:9]
+    vs = b[9:18]
+    vp = b[18:27]
+    s0 = sum(vm)
+    s1 = sum(vs)
+    s2 = sum(vp)
+    if 0 <= laizi < 27:
+        n = b[laizi]
+        if laizi < 9:
+            s0 -= n
+        elif laizi < 18:
+            s1 -= n
+        else:
+            s2 -= n
+    mask = meld_suits | (s0 > 0) | (s1 > 0) << 1 | (s2 > 0) << 2
+    if (mask & 1) + (mask >> 1 & 1) + (mask >> 2 & 1) > rules.lack_max:
+        return False
+    if (laizi < 0 or not b[laizi]) and not b[WANG]:
+        # no wild in hand: every group's size is 0 mod 3 but one (2 mod 3, the pair's)
+        tw = b[27:31]
+        dr = b[31:34]
+        m = (s0 % 3, s1 % 3, s2 % 3, sum(tw) % 3, sum(dr) % 3)
+        if m.count(0) != 4 or 2 not in m:
+            return (
+                rules.qidui and not melds and b.count(0) >= 28 and _qidui(b, rules.quads)
+                and _bits(_suit_mask(b, -1)) <= rules.lack_max
+            )
+    lg = _GROUP_OF[laizi] if laizi >= 0 else 5
+    suits = _SUIT
+    base = 0
+    delta = INF
+    if lg != 0:
+        r = suits.get(vm) or _lookup(vm, 0)
+        base = r[0]
+        delta = r[1] - r[0]
+    if lg != 1:
+        r = suits.get(vs) or _lookup(vs, 1)
+        base += r[0]
+        if r[1] - r[0] < delta:
+            delta = r[1] - r[0]
+    if lg != 2:
+        r = suits.get(vp) or _lookup(vp, 2)
+        base += r[0]
+        if r[1] - r[0] < delta:
+            delta = r[1] - r[0]
+    if lg != 3:
+        r = _HONOUR.get(b[27:31]) or _lookup(b[27:31], 3)
+        base += r[0]
+        if r[1] - r[0] < delta:
+            delta = r[1] - r[0]
+    if lg != 4:
+        r = _HONOUR.get(b[31:34]) or _lookup(b[31:34], 4)
+        base += r[0]
+        if r[1] - r[0] < delta:
+            delta = r[1] - r[0]
+    if lg < 5:
+        if _laizi_group_ok(b, laizi, lg, base, delta):
+            return True
+    else:
+        wilds = b[WANG] if laizi == WANG else 0
+        if base + 2 <= wilds or base + delta <= wilds:
+            return True
+    if rules.qidui and not melds and b.count(0) >= 28 and _qidui(b, rules.quads):
+        return _bits(_suit_mask(b, -1)) <= rules.lack_max
     return False
 
 
 def waits(
-    c: list[int], laizi: int, meld_suits: int = 0, rules: HandRules = HandRules(), melds: int = 0
+    c: list[int], laizi: int, meld_suits: int = 0, rules: HandRules = DEFAULT_RULES, melds: int = 0
 ) -> list[int]:
-    """Every kind that would complete the 13-tile (``13 − 3·melds``) concealed hand ``c``."""
-    out = []
+    """Every kind that would complete the 13-tile (``13 − 3·melds``) concealed hand ``c``.
+
+    Incremental: a candidate tile changes one group, so only that group is looked up again;
+    without wilds in hand a candidate must also leave every group's size 0 mod 3 but one.
+    """
+    out: list[int] = []
+    mask = meld_suits | _suit_mask(c, laizi)
+    lg = _GROUP_OF[laizi] if laizi >= 0 else 5
+    needs = [_need(c, g) for g in range(5)]
+    mods = [sum(c[_LO[g] : _HI[g]]) % 3 for g in range(5)]
+    total = c[laizi] if 0 <= laizi < WANG else 0
+    wang = c[WANG] if laizi == WANG else 0
+    lopts: list[tuple[int, int, int]] = []
+    if lg < 5:
+        v = bytearray(c[_LO[lg] : _HI[lg]])
+        pos = laizi - _LO[lg]
+        for j in range(total + 1):
+            v[pos] = j
+            n, w = _lookup(bytes(v), lg)
+            lopts.append((n, w, total - j))
+    nowild = total == 0 and not c[WANG]
+    odd = [k for k in range(34) if c[k] & 1]
+    qidui_kind = odd[0] if (rules.qidui and not melds and not c[WANG] and len(odd) == 1) else -1
+    lack = rules.lack_max
     for k in range(34):
         if c[k] >= 4:
             continue
+        if k < 27 and k != laizi:
+            if _bits(mask | 1 << (k // 9)) > lack:
+                continue
+        elif _bits(mask) > lack:
+            continue
+        g = _GROUP_OF[k]
+        if nowild and k != laizi:
+            m = list(mods)
+            m[g] = (m[g] + 1) % 3
+            if m.count(0) != 4 or 2 not in m:
+                if k == qidui_kind:
+                    c[k] += 1
+                    if _qidui(c, rules.quads) and _bits(_suit_mask(c, -1)) <= lack:
+                        out.append(k)
+                    c[k] -= 1
+                continue
         c[k] += 1
-        if is_win(c, laizi, meld_suits, rules, melds):
-            out.append(k)
+        base = 0
+        delta = INF
+        for h in range(5):
+            if h != lg:
+                n, w = _need(c, h) if h == g else needs[h]
+                base += n
+                if w - n < delta:
+                    delta = w - n
+        if lg == 5:
+            ok = base + 2 <= wang or base + delta <= wang
+        elif g == lg:
+            ok = _laizi_group_ok(c, laizi, lg, base, delta)
+        else:
+            ok = False
+            for n, w, wl in lopts:
+                if base + n + 2 <= wl or base + n + min(delta, w - n) <= wl:
+                    ok = True
+                    break
+        if not ok and k == qidui_kind:
+            ok = _qidui(c, rules.quads) and _bits(_suit_mask(c, -1)) <= lack
         c[k] -= 1
+        if ok:
+            out.append(k)
     return out
 
 
@@ -325,7 +434,7 @@ def score(
     meld_kinds: Sequence[int],
     laizi: int,
     win_tile: int,
-    rules: HandRules = HandRules(),
+    rules: HandRules = DEFAULT_RULES,
     ying_kou: bool = False,
     meld_sizes: Sequence[int] = (),
 ) -> Scored | None:
