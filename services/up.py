@@ -14,21 +14,29 @@ import sys
 import time
 from pathlib import Path
 
-from chieu.kit import localnats
+from chieu.kit import localnats, localpg
 from chieu.kit.settings import DEV_TOKEN_SECRET
 
-SERVICES = {"table": "chieu.table"}
+SERVICES = {"table": "chieu.table", "ledger": "chieu.ledger"}
 
 
-def run(data_dir: Path, nats_port: int, table_port: int) -> int:
+def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None = None) -> int:
     data_dir = data_dir.resolve()
     print(f"chieu up: data in {data_dir}", file=sys.stderr)
     nats, url = localnats.start(data_dir / "nats", nats_port)
     print(f"chieu up: nats-server (JetStream, sync_interval always) on {url}", file=sys.stderr)
+    pg = None
+    database_url = os.environ.get("DATABASE_URL", "")
+    if not database_url:
+        pg, database_url = localpg.start(data_dir / "postgres")
+        print(f"chieu up: PostgreSQL (embedded) in {data_dir / 'postgres'}", file=sys.stderr)
+    ledger_port = ledger_port or int(os.environ.get("CHIEU_LEDGER_ADDR", "127.0.0.1:50052").rsplit(":", 1)[1])
     env = {
         **os.environ,
         "NATS_URL": url,
         "CHIEU_TABLE_ADDR": f"127.0.0.1:{table_port}",
+        "CHIEU_LEDGER_ADDR": f"127.0.0.1:{ledger_port}",
+        "DATABASE_URL": database_url,
         "CHIEU_TOKEN_SECRET": os.environ.get("CHIEU_TOKEN_SECRET", DEV_TOKEN_SECRET),
     }
     procs: dict[str, subprocess.Popen[bytes]] = {}
@@ -44,6 +52,8 @@ def run(data_dir: Path, nats_port: int, table_port: int) -> int:
         for name, module in SERVICES.items():
             procs[name] = subprocess.Popen([sys.executable, "-m", module], env=env)
         localnats.wait_for_port(table_port, timeout=30, proc=procs["table"])
+        localnats.wait_for_port(ledger_port, timeout=60, proc=procs["ledger"])
+        print(f"chieu up: ledger service on 127.0.0.1:{ledger_port} (gRPC, reflection on)", file=sys.stderr)
         print(f"chieu up: table service on 127.0.0.1:{table_port} (gRPC, reflection on). "
               "Ctrl-C stops everything.", file=sys.stderr)
         while not stopping:
@@ -62,5 +72,7 @@ def run(data_dir: Path, nats_port: int, table_port: int) -> int:
             except subprocess.TimeoutExpired:
                 p.kill()
         localnats.stop(nats)
+        if pg is not None:
+            localpg.stop(pg)
         print("chieu up: stopped", file=sys.stderr)
     return 0

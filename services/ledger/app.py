@@ -44,7 +44,7 @@ async def build(settings: Settings) -> Server:
     return LedgerServer(
         settings, addr=settings.ledger_addr, services=[name],
         register=[lambda s: ledger_service_pb2_grpc.add_LedgerServiceServicer_to_server(servicer, s)],
-        on_shutdown=[consumer.stop, relay.stop, nc.drain, store.close, pool.close],
+        on_shutdown=[consumer.stop, relay.stop, nc.close, store.close, pool.close],
         background=[consumer.start, relay.start],
     )
 
