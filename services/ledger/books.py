@@ -21,6 +21,7 @@ from typing import Any
 
 import asyncpg
 
+from chieu.kit import db
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 
 COINS = "coins"
@@ -212,7 +213,7 @@ class Books:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
-    async def post(self, p: Posting, *, conn: asyncpg.Connection | None = None) -> Result:
+    async def post(self, p: Posting, *, conn: db.Conn | None = None) -> Result:
         """Apply ``p`` exactly once (in ``conn``'s open transaction when given)."""
         validate(p)
         if conn is not None:
@@ -228,7 +229,7 @@ class Books:
                     # a concurrent identical posting won the race: the retry finds its result
         raise AssertionError("unreachable")
 
-    async def _post(self, conn: asyncpg.Connection, p: Posting) -> Result:
+    async def _post(self, conn: db.Conn, p: Posting) -> Result:
         digest = p.digest()
         accounts = sorted({a for leg in p.legs for a in (leg.debit, leg.credit)})
         existing = await conn.fetchrow("SELECT digest FROM ledger_postings WHERE id = $1", p.id)
@@ -287,20 +288,20 @@ class Books:
                 [(p.id, topic, json.dumps(dict(payload), ensure_ascii=False)) for topic, payload in p.outbox])
         return Result(p.id, {a: after[a] for a in accounts})
 
-    async def _replay(self, conn: asyncpg.Connection, p: Posting, same: bool) -> Result:
+    async def _replay(self, conn: db.Conn, p: Posting, same: bool) -> Result:
         if not same:
             raise precondition("id_reused", f"posting {p.id} was already made with other content")
         accounts = sorted({a for leg in p.legs for a in (leg.debit, leg.credit)})
         rows = await conn.fetch("SELECT id, balance FROM ledger_accounts WHERE id = ANY($1::text[])", accounts)
         return Result(p.id, {r["id"]: int(r["balance"]) for r in rows}, replayed=True)
 
-    async def lock(self, conn: asyncpg.Connection, accounts: Iterable[str]) -> dict[str, int]:
+    async def lock(self, conn: db.Conn, accounts: Iterable[str]) -> dict[str, int]:
         """Lock existing accounts in the fixed order (by id) inside ``conn``'s transaction; their balances."""
         rows = await conn.fetch("SELECT id, balance FROM ledger_accounts WHERE id = ANY($1::text[]) ORDER BY id"
                                 " FOR UPDATE", sorted(set(accounts)))
         return {r["id"]: int(r["balance"]) for r in rows}
 
-    async def replayed(self, conn: asyncpg.Connection, p: Posting) -> Result | None:
+    async def replayed(self, conn: db.Conn, p: Posting) -> Result | None:
         """The first result when ``p``'s id was posted before (``id_reused`` if with other content)."""
         existing = await conn.fetchrow("SELECT digest FROM ledger_postings WHERE id = $1", p.id)
         if existing is None:

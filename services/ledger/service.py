@@ -16,7 +16,7 @@ from typing import Any
 import asyncpg
 import grpc
 
-from chieu.kit import auth
+from chieu.kit import auth, db
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.settings import Settings
 from chieu.ledger import books as b
@@ -74,8 +74,8 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
 
     # -- posting helpers --------------------------------------------------------------------
 
-    async def _post(self, build: Callable[[asyncpg.Connection], Awaitable[Posting]],
-                    extra: Callable[[asyncpg.Connection], Awaitable[None]] | None = None) -> Result:
+    async def _post(self, build: Callable[[db.Conn], Awaitable[Posting]],
+                    extra: Callable[[db.Conn], Awaitable[None]] | None = None) -> Result:
         """Build a posting inside a transaction (after locking what it reads) and post it there."""
         for attempt in range(3):
             async with self.books.pool.acquire() as conn:
@@ -95,14 +95,14 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         raise AssertionError("unreachable")
 
     async def _simple(self, p: Posting) -> Result:
-        async def build(conn: asyncpg.Connection) -> Posting:
+        async def build(conn: db.Conn) -> Posting:
             return p
 
         return await self._post(build)
 
     async def _pay_service(self, context: Context, *, kind: str, request_id: str, player_id: str, price: int,
                            memo: str, outbox: tuple[tuple[str, dict[str, Any]], ...] = (),
-                           extra: Callable[[asyncpg.Connection], Awaitable[None]] | None = None) -> pb.PostingResult:
+                           extra: Callable[[db.Conn], Awaitable[None]] | None = None) -> pb.PostingResult:
         who = self._self_or_staff(context, player_id, "operator")
         _id(request_id, "request_id")
         coins = b.player(b.COINS, player_id)
@@ -111,7 +111,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
                     actor=who.player_id, memo=memo, must_exist=(coins,), outbox=outbox,
                     fingerprint=f"{player_id}|{memo}")
 
-        async def build(conn: asyncpg.Connection) -> Posting:
+        async def build(conn: db.Conn) -> Posting:
             return p
 
         return _result(await self._post(build, extra), player_id)
@@ -223,7 +223,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         reset = b.system(b.points(game), "negative_reset")
         house = b.house(b.COINS, "services")
 
-        async def build(conn: asyncpg.Connection) -> Posting:
+        async def build(conn: db.Conn) -> Posting:
             probe = Posting(pid, "negative_reset", (Leg(pid, coins, house, 1, "x"),),
                             fingerprint=f"{player_id}|{game}")
             if await self.books.replayed(conn, probe) is not None:
@@ -261,7 +261,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         _positive(request.days, "days")
         player_id, days = request.player_id, request.days
 
-        async def add_days(conn: asyncpg.Connection) -> None:
+        async def add_days(conn: db.Conn) -> None:
             await conn.execute("INSERT INTO ledger_memberships (player_id, days) VALUES ($1, $2)"
                                " ON CONFLICT (player_id) DO UPDATE SET days = ledger_memberships.days + $2",
                                player_id, days)
