@@ -130,6 +130,8 @@ class Table:
     last_server_seed: bytes = b""
     commands: OrderedDict[str, int] = field(default_factory=OrderedDict)
     """Recent ``actor/command_id`` keys and the version they produced."""
+    views: dict[str | None, table_service_pb2.TableView] = field(default_factory=dict, repr=False, compare=False)
+    """Views of the current version already built, by viewer (a cache, cleared on every record)."""
 
     @property
     def game(self) -> Game[Any, Any]:
@@ -153,6 +155,7 @@ class Table:
     def apply(self, record: log_pb2.Record, seq: int) -> None:
         """Fold one record (never fails on a logged record of a known game)."""
         version = int(record.version)
+        self.views = {}
         for ev in record.events:
             kind = ev.WhichOneof("kind")
             if kind == "game_event":
@@ -452,6 +455,12 @@ class Table:
 
     def view(self, player: str | None) -> table_service_pb2.TableView:
         """The table as ``player`` may see it (``None``: a spectator)."""
+        cached = self.views.get(player)
+        if cached is None:
+            cached = self.views[player] = self._view(player)
+        return cached
+
+    def _view(self, player: str | None) -> table_service_pb2.TableView:
         seat = self.hand_players.index(player) if player in self.hand_players else None
         out = table_service_pb2.TableView(
             table_id=self.table_id, game=self.game_key, version=self.version, host=self.host,

@@ -168,11 +168,8 @@ class Tables:
 
     def _after_apply(self, live: _Live) -> None:
         table = live.table
-        views: dict[str | None, table_service_pb2.TableView] = {}
         for who, queue in list(live.watchers):
-            if who not in views:
-                views[who] = table.view(who)
-            queue.put_nowait(views[who])
+            queue.put_nowait(table.view(who))
         self._schedule(live)
         live.since_snapshot += 1
         if live.since_snapshot >= self.settings.snapshot_every:

@@ -11,24 +11,19 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.benchmarks.common import line, median, pct  # noqa: E402
-
-from chieu.kit import auth, localnats  # noqa: E402
-from chieu.kit.settings import DEV_TOKEN_SECRET  # noqa: E402
-from chieu.table.rules.core import Setup, replay  # noqa: E402
-from chieu.table.rules.o_an_quan.game import GAME, Sow, parse_options  # noqa: E402
+from chieu.kit import auth
+from chieu.kit.settings import DEV_TOKEN_SECRET
+from chieu.table.rules.core import Setup, replay
+from chieu.table.rules.o_an_quan.game import GAME, Sow, parse_options
+from tests.benchmarks.common import line, median, pct, running_table_service
 
 
 def random_games(n: int, rng: random.Random) -> list[list[Any]]:
@@ -78,87 +73,76 @@ def bench_replay() -> None:
          f"(ratio to a bare per-event call: {floor / rate:.1f}x slower; to target {rate / 100_000:.2f}x)")
 
 
-async def bench_stack(rounds: int = 300) -> None:
+async def bench_stack(url: str, addr: str, rounds: int = 300) -> None:
     import grpc
     import nats
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     from chieu.table.client import TableClient, game_view
 
-    data = Path(tempfile.mkdtemp(prefix="chieu-bench-"))
-    nats_proc, url = localnats.start(data / "nats", quiet=True)
-    port = localnats.free_port()
-    env = {**os.environ, "NATS_URL": url, "CHIEU_TABLE_ADDR": f"127.0.0.1:{port}", "CHIEU_LOG_LEVEL": "warning"}
-    svc = subprocess.Popen([sys.executable, "-m", "chieu.table"], env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        localnats.wait_for_port(port, 30, svc)
-        addr = f"127.0.0.1:{port}"
-        # -- the floor: a bare gRPC round trip + a bare JetStream publish with expected sequence
-        channel = grpc.aio.insecure_channel(addr)
-        health = health_pb2_grpc.HealthStub(channel)
-        for _ in range(50):
-            await health.Check(health_pb2.HealthCheckRequest())
-        rtt = []
-        for _ in range(rounds):
+    # -- the floor: a bare gRPC round trip + a bare JetStream publish with expected sequence
+    channel = grpc.aio.insecure_channel(addr)
+    health = health_pb2_grpc.HealthStub(channel)
+    for _ in range(50):
+        await health.Check(health_pb2.HealthCheckRequest())
+    rtt = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        await health.Check(health_pb2.HealthCheckRequest())
+        rtt.append(time.perf_counter() - t)
+    nc = await nats.connect(url)
+    js = nc.jetstream()
+    await js.add_stream(name="BENCH_FLOOR", subjects=["bench.floor.>"], storage="file")
+    seq, pub = 0, []
+    for i in range(rounds + 50):
+        t = time.perf_counter()
+        ack = await js.publish("bench.floor.t", b"x" * 200,
+                               headers={"Nats-Expected-Last-Subject-Sequence": str(seq), "Nats-Msg-Id": f"m{i}"})
+        if i >= 50:
+            pub.append(time.perf_counter() - t)
+        seq = ack.seq
+    await nc.close()
+    await channel.close()
+    # -- the whole move: A acts, B's watch stream has the new view
+    a = TableClient(addr, auth.sign(DEV_TOKEN_SECRET, "a"))
+    b = TableClient(addr, auth.sign(DEV_TOKEN_SECRET, "b"))
+    players = {"a": a, "b": b}
+    lat: list[float] = []
+    while len(lat) < rounds:
+        t0 = await a.create("o_an_quan", {"maxMoves": 300})
+        await b.sit(t0.table_id)
+        view = await a.start(t0.table_id)
+        streams = {p: c.watch(t0.table_id).__aiter__() for p, c in players.items()}
+        for s in streams.values():
+            await s.__anext__()  # the full view first
+        while view.status == 2 and len(lat) < rounds:
+            gv = game_view(view)
+            mover = view.hand_players[gv.to_move]
+            other = "b" if mover == "a" else "a"
+            move = gv.legal[0]
             t = time.perf_counter()
-            await health.Check(health_pb2.HealthCheckRequest())
-            rtt.append(time.perf_counter() - t)
-        nc = await nats.connect(url)
-        js = nc.jetstream()
-        await js.add_stream(name="BENCH_FLOOR", subjects=["bench.floor.>"], storage="file")
-        seq, pub = 0, []
-        for i in range(rounds + 50):
-            t = time.perf_counter()
-            ack = await js.publish("bench.floor.t", b"x" * 200,
-                                   headers={"Nats-Expected-Last-Subject-Sequence": str(seq), "Nats-Msg-Id": f"m{i}"})
-            if i >= 50:
-                pub.append(time.perf_counter() - t)
-            seq = ack.seq
-        await nc.close()
-        await channel.close()
-        # -- the whole move: A acts, B's watch stream has the new view
-        a = TableClient(addr, auth.sign(DEV_TOKEN_SECRET, "a"))
-        b = TableClient(addr, auth.sign(DEV_TOKEN_SECRET, "b"))
-        players = {"a": a, "b": b}
-        lat: list[float] = []
-        while len(lat) < rounds:
-            t0 = await a.create("o_an_quan", {"maxMoves": 300})
-            await b.sit(t0.table_id)
-            view = await a.start(t0.table_id)
-            streams = {p: c.watch(t0.table_id).__aiter__() for p, c in players.items()}
-            for s in streams.values():
-                await s.__anext__()  # the full view first
-            while view.status == 2 and len(lat) < rounds:
-                gv = game_view(view)
-                mover = view.hand_players[gv.to_move]
-                other = "b" if mover == "a" else "a"
-                move = gv.legal[0]
-                t = time.perf_counter()
-                act = asyncio.create_task(players[mover].act(t0.table_id, "o_an_quan", Sow(move.square, move.direction)))
-                seen = await streams[other].__anext__()
-                lat.append(time.perf_counter() - t)
-                view = await act
-                await streams[mover].__anext__()
-                assert seen.version == view.version
-        await a.close()
-        await b.close()
-        floor = median(rtt) + median(pub)
-        p50 = median(lat)
-        print(f"whole move through the stack: {len(lat)} moves")
-        line("floor: gRPC round trip p50", median(rtt) * 1e3, "ms", "", True)
-        line("floor: JetStream publish (expected seq) p50", median(pub) * 1e3, "ms", "", True)
-        line("move: Act -> opponent's watch p50", p50 * 1e3, "ms", "<= 2x floor", p50 <= 2 * floor,
-             f"(ratio {p50 / floor:.2f}x floor; p99 {pct(lat, 0.99) * 1e3:.2f} ms)")
-    finally:
-        svc.send_signal(signal.SIGTERM)
-        svc.wait(15)
-        localnats.stop(nats_proc)
+            cmd = Sow(move.square, move.direction)
+            act = asyncio.create_task(players[mover].act(t0.table_id, "o_an_quan", cmd))
+            seen = await streams[other].__anext__()
+            lat.append(time.perf_counter() - t)
+            view = await act
+            await streams[mover].__anext__()
+            assert seen.version == view.version
+    await a.close()
+    await b.close()
+    floor = median(rtt) + median(pub)
+    p50 = median(lat)
+    print(f"whole move through the stack: {len(lat)} moves")
+    line("floor: gRPC round trip p50", median(rtt) * 1e3, "ms", "", True)
+    line("floor: JetStream publish (expected seq) p50", median(pub) * 1e3, "ms", "", True)
+    line("move: Act -> opponent's watch p50", p50 * 1e3, "ms", "<= 2x floor", p50 <= 2 * floor,
+         f"(ratio {p50 / floor:.2f}x floor; p99 {pct(lat, 0.99) * 1e3:.2f} ms)")
 
 
 def main() -> None:
     bench_replay()
-    asyncio.run(bench_stack())
+    with running_table_service() as (url, addr):
+        asyncio.run(bench_stack(url, addr))
 
 
 if __name__ == "__main__":

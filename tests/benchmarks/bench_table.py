@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 import tracemalloc
 from dataclasses import replace
@@ -29,17 +26,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.benchmarks.common import line, median, pct  # noqa: E402
-
-from chieu.kit import auth, localnats  # noqa: E402
-from chieu.kit.eventstore import EventStore  # noqa: E402
-from chieu.kit.settings import DEV_TOKEN_SECRET, Settings  # noqa: E402
-from chieu.table.aggregate import Table  # noqa: E402
-from chieu.table.app import STREAM, SUBJECT_PREFIX  # noqa: E402
-from chieu.table.client import TableClient, game_view  # noqa: E402
-from chieu.table.rules.o_an_quan.game import Sow  # noqa: E402
-from chieu.table.service import Tables  # noqa: E402
-from chieu.table.v1 import log_pb2  # noqa: E402
+from chieu.kit import auth
+from chieu.kit.eventstore import EventStore
+from chieu.kit.settings import DEV_TOKEN_SECRET, Settings
+from chieu.table.aggregate import Table
+from chieu.table.app import STREAM, SUBJECT_PREFIX
+from chieu.table.client import TableClient, game_view
+from chieu.table.rules.o_an_quan.game import Sow
+from chieu.table.service import Tables
+from chieu.table.v1 import log_pb2
+from tests.benchmarks.common import line, median, pct, running_table_service
 
 TABLES = int(os.environ.get("BENCH_TABLES", "200"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "15"))
@@ -161,8 +157,9 @@ async def recovery(url: str) -> None:
         without.append(time.perf_counter() - t)
         assert full.version == loaded.version and full.game_state == loaded.game_state
     print(f"recovery of one table: {events} events in {loaded.version} records, snapshot every 100")
+    ratio = median(with_snap) / median(without)
     line("load from snapshot + tail (median)", median(with_snap) * 1e3, "ms", "<= 20 ms", median(with_snap) <= 0.020,
-         f"(full replay without a snapshot: {median(without) * 1e3:.1f} ms; ratio {median(with_snap) / median(without):.3f})")
+         f"(full replay without a snapshot: {median(without) * 1e3:.1f} ms; ratio {ratio:.3f})")
     await store.close()
 
 
@@ -197,35 +194,24 @@ async def memory(url: str, n: int = 300) -> None:
     await store.close()
 
 
-async def main_async() -> None:
-    data = Path(tempfile.mkdtemp(prefix="chieu-bench-table-"))
-    nats_proc, url = localnats.start(data / "nats", quiet=True)
-    port = localnats.free_port()
-    env = {**os.environ, "NATS_URL": url, "CHIEU_TABLE_ADDR": f"127.0.0.1:{port}", "CHIEU_LOG_LEVEL": "warning"}
-    svc = subprocess.Popen([sys.executable, "-m", "chieu.table"], env=env)
-    try:
-        localnats.wait_for_port(port, 30, svc)
-        addr = f"127.0.0.1:{port}"
-        floor_rate, floor_lat = await floor(url, addr, TABLES, SECONDS / 2)
-        rate, lat = await load(addr, TABLES, SECONDS)
-        print(f"load: {TABLES} tables x 4 watchers for {SECONDS:.0f} s (service in its own process)")
-        line("floor: gRPC + JetStream publish, ops/s", floor_rate, "ops/s", "", True,
-             f"(p50 {median(floor_lat) * 1e3:.2f} ms, p99 {pct(floor_lat, 0.99) * 1e3:.2f} ms)")
-        line("accepted commands/s", rate, "cmd/s", ">= 60% floor", rate >= 0.6 * floor_rate,
-             f"(ratio {rate / floor_rate:.2f} of the floor)")
-        line("move latency p50 (all 4 watchers)", median(lat) * 1e3, "ms", "", True)
-        line("move latency p99 (all 4 watchers)", pct(lat, 0.99) * 1e3, "ms", "<= 10 ms", pct(lat, 0.99) <= 0.010,
-             f"(floor p99 {pct(floor_lat, 0.99) * 1e3:.2f} ms)")
-        await recovery(url)
-        await memory(url)
-    finally:
-        svc.send_signal(signal.SIGTERM)
-        svc.wait(20)
-        localnats.stop(nats_proc)
+async def main_async(url: str, addr: str) -> None:
+    floor_rate, floor_lat = await floor(url, addr, TABLES, SECONDS / 2)
+    rate, lat = await load(addr, TABLES, SECONDS)
+    print(f"load: {TABLES} tables x 4 watchers for {SECONDS:.0f} s (service in its own process)")
+    line("floor: gRPC + JetStream publish, ops/s", floor_rate, "ops/s", "", True,
+         f"(p50 {median(floor_lat) * 1e3:.2f} ms, p99 {pct(floor_lat, 0.99) * 1e3:.2f} ms)")
+    line("accepted commands/s", rate, "cmd/s", ">= 60% floor", rate >= 0.6 * floor_rate,
+         f"(ratio {rate / floor_rate:.2f} of the floor)")
+    line("move latency p50 (all 4 watchers)", median(lat) * 1e3, "ms", "", True)
+    line("move latency p99 (all 4 watchers)", pct(lat, 0.99) * 1e3, "ms", "<= 10 ms", pct(lat, 0.99) <= 0.010,
+         f"(floor p99 {pct(floor_lat, 0.99) * 1e3:.2f} ms)")
+    await recovery(url)
+    await memory(url)
 
 
 def main() -> None:
-    asyncio.run(main_async())
+    with running_table_service() as (url, addr):
+        asyncio.run(main_async(url, addr))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from chieu.kit import localnats
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -17,3 +27,20 @@ def line(name: str, value: float, unit: str, target: str, ok: bool, extra: str =
 
 def median(samples: list[float]) -> float:
     return statistics.median(samples)
+
+
+@contextlib.contextmanager
+def running_table_service() -> Iterator[tuple[str, str]]:
+    """A nats-server and a table-service process on loopback: yields (nats url, table address)."""
+    data = Path(tempfile.mkdtemp(prefix="chieu-bench-"))
+    nats_proc, url = localnats.start(data / "nats", quiet=True)
+    port = localnats.free_port()
+    env = {**os.environ, "NATS_URL": url, "CHIEU_TABLE_ADDR": f"127.0.0.1:{port}", "CHIEU_LOG_LEVEL": "warning"}
+    svc = subprocess.Popen([sys.executable, "-m", "chieu.table"], env=env)
+    try:
+        localnats.wait_for_port(port, 30, svc)
+        yield url, f"127.0.0.1:{port}"
+    finally:
+        svc.send_signal(signal.SIGTERM)
+        svc.wait(20)
+        localnats.stop(nats_proc)
