@@ -104,7 +104,7 @@ def test_ming_gang_draws_a_replacement_and_raises_the_reserve() -> None:
     before = describe(s)
     s, events = when(s, 1, "gang E")
     assert types(events) == ["ClaimAnswered", "Ganged", "Drew"]
-    assert events[1].type is MeldType.MING_GANG and events[2] == Drew(1, "9p", True, "5s", 21_000)
+    assert events[1].meld_type is MeldType.MING_GANG and events[2] == Drew(1, "9p", True, "5s", 21_000)
     after = describe(s)
     assert after["reserve"] == before["reserve"] + 1 == 15
     assert after["wall"] == before["wall"] - 1
@@ -118,7 +118,7 @@ GANG_WIN = {"indicator": "4s", "wall": "E 9s 8p 6s E", "hands": {
 
 def test_an_gang_pays_two_from_everyone_beside_the_win() -> None:
     s, events = when(given(GANG_WIN), 0, "gang 9p")
-    assert types(events) == ["Ganged", "Drew"] and events[0].type is MeldType.AN_GANG
+    assert types(events) == ["Ganged", "Drew"] and events[0].meld_type is MeldType.AN_GANG
     s, _ = when(s, 0, "ting E")
     assert describe(s)["waits"][0] == "5s E"
     s, _ = when(s, 1, "discard 9s")
@@ -311,7 +311,7 @@ def test_dajiangwang_laizi_is_re_evaluated_on_every_draw() -> None:
 def test_views_hide_other_hands_the_wall_and_concealed_gangs() -> None:
     s, _ = when(given(GANG_WIN), 0, "gang 9p")
     v = GAME.view(s, 1)
-    assert v.players[0].melds[0].tile == "" and v.players[0].melds[0].type is MeldType.AN_GANG
+    assert v.players[0].melds[0].tile == "" and v.players[0].melds[0].meld_type is MeldType.AN_GANG
     assert v.hand == tuple(describe(s)["hands"][1].split())
     assert GAME.view(s, 0).players[0].melds[0].tile == "9p"
     spectator = GAME.view(s, None)
@@ -362,3 +362,19 @@ def test_replay_of_the_logged_events_gives_the_live_state() -> None:
     assert replayed == s
     assert any(isinstance(e, Ganged) for e in log) and any(isinstance(e, Discarded) for e in log)
     assert not any(isinstance(e, (Penged, ClaimAnswered)) for e in log)
+
+
+def test_the_suit_lock_reaches_sepai_only_with_its_option() -> None:
+    pos = {"indicator": "9s", "hands": {
+        "A": "2m 1p 3s 4s 5s 6s 7s 8s 9s 7p 8p 9p 中 中",
+        "B": "2m 2m 1p 1p 3m 4m 5m 6m 7m 8m 中 发 白"}}
+    for option, lock in (("off", -1), ("on", 0)):
+        s = given(pos, {"LAIZI_MODE": "色牌", "SUIT_LOCK_ALL_TWO_SUIT_MODES": option})
+        s, _ = when(s, 0, "discard 2m")
+        s, _ = when(s, 1, "peng")
+        assert describe(s)["locked_suit"][1] == lock
+        s, _ = when(s, 1, "discard 8m")
+        for seat in (2, 3):
+            s, _ = when(s, seat, f"discard {describe(s)['drawn']}")
+        s, events = when(s, 0, "discard 1p")
+        assert ("ClaimOpened" in types(events)) == (option == "off")

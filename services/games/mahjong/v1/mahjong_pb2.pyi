@@ -271,24 +271,24 @@ class Meld(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
-    TYPE_FIELD_NUMBER: _builtins.int
+    MELD_TYPE_FIELD_NUMBER: _builtins.int
     TILE_FIELD_NUMBER: _builtins.int
     FROM_SEAT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
-    type: Global___MeldType.ValueType
+    meld_type: Global___MeldType.ValueType
     tile: _builtins.str
     from_seat: _builtins.int
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
-        type: Global___MeldType.ValueType = ...,
+        meld_type: Global___MeldType.ValueType = ...,
         tile: _builtins.str = ...,
         from_seat: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_seat", b"from_seat", "seat", b"seat", "tile", b"tile", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_seat", b"from_seat", "meld_type", b"meld_type", "seat", b"seat", "tile", b"tile"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -590,12 +590,12 @@ class Ganged(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SEAT_FIELD_NUMBER: _builtins.int
-    TYPE_FIELD_NUMBER: _builtins.int
+    MELD_TYPE_FIELD_NUMBER: _builtins.int
     TILE_FIELD_NUMBER: _builtins.int
     FROM_SEAT_FIELD_NUMBER: _builtins.int
     WAITS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
-    type: Global___MeldType.ValueType
+    meld_type: Global___MeldType.ValueType
     tile: _builtins.str
     from_seat: _builtins.int
     @_builtins.property
@@ -604,14 +604,14 @@ class Ganged(_message.Message):
         self,
         *,
         seat: _builtins.int = ...,
-        type: Global___MeldType.ValueType = ...,
+        meld_type: Global___MeldType.ValueType = ...,
         tile: _builtins.str = ...,
         from_seat: _builtins.int = ...,
         waits: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_seat", b"from_seat", "seat", b"seat", "tile", b"tile", "type", b"type", "waits", b"waits"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_seat", b"from_seat", "meld_type", b"meld_type", "seat", b"seat", "tile", b"tile", "waits", b"waits"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -713,22 +713,22 @@ class MeldView(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    TYPE_FIELD_NUMBER: _builtins.int
+    MELD_TYPE_FIELD_NUMBER: _builtins.int
     TILE_FIELD_NUMBER: _builtins.int
     FROM_SEAT_FIELD_NUMBER: _builtins.int
-    type: Global___MeldType.ValueType
+    meld_type: Global___MeldType.ValueType
     tile: _builtins.str
     from_seat: _builtins.int
     def __init__(
         self,
         *,
-        type: Global___MeldType.ValueType = ...,
+        meld_type: Global___MeldType.ValueType = ...,
         tile: _builtins.str = ...,
         from_seat: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_seat", b"from_seat", "tile", b"tile", "type", b"type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_seat", b"from_seat", "meld_type", b"meld_type", "tile", b"tile"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -224,7 +224,7 @@ class Meld:
     """A meld of ``seat``; ``from_seat`` is the discarder for 碰/明杠, else the seat itself."""
 
     seat: int
-    type: MeldType
+    meld_type: MeldType
     tile: str
     from_seat: int
 
@@ -332,7 +332,7 @@ class Ganged:
     """``seat`` made a gang; a replacement draw follows. ``waits`` after the gang if ready."""
 
     seat: int
-    type: MeldType
+    meld_type: MeldType
     tile: str
     from_seat: int
     waits: tuple[str, ...]
@@ -444,7 +444,7 @@ def _lkind(s: str) -> int:
 class MeldView:
     """A meld as others see it: an 暗杠's tile is hidden ("") from other seats."""
 
-    type: MeldType
+    meld_type: MeldType
     tile: str
     from_seat: int
 
@@ -1081,7 +1081,7 @@ class Mahjong:
                 s, seats=_set(seats, event.seat, p), phase=Phase.TURN, turn=event.seat, drawn=-1,
                 deadline_ms=event.deadline_ms, claim_tile=-1, claim_from=-1, claim_seats=(), answers=(),
             )
-        t = event.type
+        t = event.meld_type
         if t is MeldType.BU_GANG:
             hand = _remove(p.hand, k)
             melds = tuple((MeldType.BU_GANG, kk, fr) if tt is MeldType.PENG and kk == k else (tt, kk, fr)
@@ -1103,7 +1103,7 @@ class Mahjong:
         n = len(e.hands)
         seats = []
         for i in range(n):
-            melds = tuple((m.type, T.kind(m.tile), m.from_seat) for m in e.melds if m.seat == i)
+            melds = tuple((m.meld_type, T.kind(m.tile), m.from_seat) for m in e.melds if m.seat == i)
             declared = e.declared[i] if e.declared else Declare.NONE
             seats.append(PlayerState(
                 hand=tuple(sorted(T.parse(list(e.hands[i].tiles)))),

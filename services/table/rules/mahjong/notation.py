@@ -97,7 +97,7 @@ def position(options: Options, players: int, spec: Mapping[str, Any], now_ms: in
         hands[i] = [k for k in T.parse(str(h))]
         _take(pool, [k for k in hands[i] if k != T.WANG], f"seat {i}'s hand")
     for m in melds:
-        _take(pool, [T.kind(m.tile)] * (3 if m.type is MeldType.PENG else 4), "a meld")
+        _take(pool, [T.kind(m.tile)] * (3 if m.meld_type is MeldType.PENG else 4), "a meld")
     discards: list[list[int]] = [[] for _ in range(n)]
     for i, d in _by_seat(spec.get("discards"), n).items():
         discards[i] = T.parse(str(d))
