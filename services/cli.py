@@ -33,6 +33,34 @@ def _token(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify(args: argparse.Namespace) -> int:
+    import asyncio
+    import os
+
+    from chieu.kit.eventstore import EventStore
+    from chieu.table import audit
+    from chieu.table.app import STREAM, SUBJECT_PREFIX
+    from chieu.table.v1 import log_pb2
+
+    async def run() -> list[audit.Verdict]:
+        store = await EventStore.connect(args.nats or os.environ.get("NATS_URL", "nats://127.0.0.1:4222"),
+                                         stream=STREAM, prefix=SUBJECT_PREFIX)
+        try:
+            stored = await store.read(args.table)
+        finally:
+            await store.close()
+        return audit.verify(args.table, [(s.seq, log_pb2.Record.FromString(s.data)) for s in stored])
+
+    verdicts = asyncio.run(run())
+    for v in verdicts:
+        state = "OK" if v.ok else ("NOT REVEALED" if not v.revealed else "FAILED")
+        print(f"hand {v.hand_no}: {state}  commitment={'ok' if v.commitment_ok else 'BAD'}  "
+              f"deal={'ok' if v.deal_ok else 'BAD'}  {v.detail}")
+    if not verdicts:
+        print(f"table {args.table}: no hands in the log")
+    return 0 if all(v.ok or not v.revealed for v in verdicts) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chieu", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -49,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--nats-port", type=int, default=4222)
     up.add_argument("--table-port", type=int, default=50051)
     up.set_defaults(func=_up)
+
+    ver = sub.add_parser("verify", help="auditor: re-derive every deal of a table from its log (NATS_URL)")
+    ver.add_argument("table", help="the table id")
+    ver.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
+    ver.set_defaults(func=_verify)
 
     tok = sub.add_parser("token", help="sign a developer session token (CHIEU_TOKEN_SECRET)")
     tok.add_argument("player", help="the player id")
