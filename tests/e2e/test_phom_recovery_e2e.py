@@ -67,15 +67,16 @@ async def test_the_verify_command_re_derives_every_deal_from_the_log(
     names = ["v1", "v2"]
     clients = {n: client(settings, table_server, n) for n in names}
     t = await clients["v1"].create("phom", {"uWindowSeconds": 0})
-    await clients["v2"].sit(t.table_id, )
+    await clients["v2"].sit(t.table_id)
     for _ in range(2):
         view = await clients["v1"].start(t.table_id)
         for _ in range(100):
             if view.status != 2:
                 break
             view = await play_turn(clients[view.hand_players[game_view(view).to_move]], t.table_id)
-    out = subprocess.run([sys.executable, "-m", "chieu.cli", "verify", t.table_id],
-                         env={**os.environ, "NATS_URL": nats_url}, capture_output=True, text=True, timeout=60)
+    out = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "chieu.cli", "verify", t.table_id],
+        env={**os.environ, "NATS_URL": nats_url}, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count(": OK") == 2, out.stdout
     for c in clients.values():
