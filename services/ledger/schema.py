@@ -90,5 +90,10 @@ CREATE TRIGGER ledger_postings_immutable BEFORE UPDATE OR DELETE ON ledger_posti
     FOR EACH ROW EXECUTE FUNCTION ledger_immutable();
 """
 
-MIGRATIONS: tuple[str, ...] = (V1,)
+V2 = """
+-- history by table (and hand): one index range scan, however many transfers the player has
+CREATE INDEX ledger_transfers_table ON ledger_transfers (table_id, hand_no, seq);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2)
 """Append only: a new script for every change; never edit an applied one."""
