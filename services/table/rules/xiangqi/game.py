@@ -487,7 +487,7 @@ class Xiangqi:
         clock = state.clocks_ms[seat]
         made = state.moves_made[seat] + 1
         if o.timed:
-            clock -= now_ms - state.turn_started_ms
+            clock -= max(0, now_ms - state.turn_started_ms)
             if o.period_moves and (made == o.main_moves or (
                     made > o.main_moves and (made - o.main_moves) % o.period_moves == 0)):
                 clock = o.period_minutes * 60_000 + (clock if o.carry_over else 0)
