@@ -61,6 +61,12 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if all(v.ok or not v.revealed for v in verdicts) else 1
 
 
+def _perft(args: argparse.Namespace) -> int:
+    from chieu.table.rules.xiangqi import perft
+
+    return perft.main([args.fen, str(args.depth), *(["--divide"] if args.divide else [])])
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chieu", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -82,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("table", help="the table id")
     ver.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
     ver.set_defaults(func=_verify)
+
+    pf = sub.add_parser("perft", help="中国象棋: count the leaf nodes of the move tree from a FEN")
+    pf.add_argument("fen", nargs="?", default="rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1")
+    pf.add_argument("depth", type=int, nargs="?", default=3)
+    pf.add_argument("--divide", action="store_true", help="a count per first move")
+    pf.set_defaults(func=_perft)
 
     tok = sub.add_parser("token", help="sign a developer session token (CHIEU_TOKEN_SECRET)")
     tok.add_argument("player", help="the player id")
