@@ -348,6 +348,13 @@ class Books:
         where = " AND ".join(cond)
         cols = ("seq, id, posting_id, debit, credit, currency, amount, owed, reason, table_id, hand_no,"
                 " (extract(epoch from posted_at) * 1000)::bigint AS posted_ms")
+        if table_id:
+            # a table's transfers are few: one range scan of the table index, then the player's
+            args.append(list(accounts))
+            n = len(args)
+            return list(await self.pool.fetch(
+                f"SELECT {cols} FROM ledger_transfers WHERE {where} AND (debit = ANY(${n}::text[])"
+                f" OR credit = ANY(${n}::text[])) ORDER BY seq DESC LIMIT $2", *args))
         # one index range scan per (side, account), merged: fast however big the books are
         args += list(accounts)
         base = len(args) - len(accounts)
