@@ -105,7 +105,7 @@ class Table:
     require_ready: bool = False
     reconnect_grace_s: int = DEFAULT_GRACE_S
     stake: int = 1
-    currency: int = log_pb2.CURRENCY_POINTS
+    currency: log_pb2.Currency.ValueType = log_pb2.CURRENCY_POINTS
     pot: int = 0
     """The gà pot in stake units, from this table's settlements."""
     version: int = 0
@@ -160,7 +160,7 @@ class Table:
             kind = ev.WhichOneof("kind")
             if kind == "game_event":
                 self.game_state = self.game.evolve(self.game_state, codec.unpack(ev.game_event, self.game_key))
-            else:
+            elif kind is not None:
                 getattr(self, f"_on_{kind}")(getattr(ev, kind), version)
         self.version = version
         self.last_seq = seq
@@ -260,7 +260,7 @@ class Table:
     # ------------------------------------------------------------ seats, host, settings
 
     def create(self, game_key: str, raw_options: dict[str, Any], host: str, stake: int = 1,
-               currency: int = log_pb2.CURRENCY_POINTS, *, require_ready: bool = False,
+               currency: log_pb2.Currency.ValueType = log_pb2.CURRENCY_POINTS, *, require_ready: bool = False,
                reconnect_grace_s: int = 0, client_seed: bytes = b"") -> list[log_pb2.TableEvent]:
         if self.exists:
             raise ServiceError(grpc.StatusCode.ALREADY_EXISTS, "table_exists", "that table exists")
@@ -278,7 +278,7 @@ class Table:
         ]
 
     @staticmethod
-    def _check_money(stake: int, currency: int) -> None:
+    def _check_money(stake: int, currency: log_pb2.Currency.ValueType) -> None:
         if not 1 <= stake <= MAX_STAKE:
             raise invalid("bad_stake", f"the stake must be 1..{MAX_STAKE}")
         if currency not in (log_pb2.CURRENCY_POINTS, log_pb2.CURRENCY_COINS):
@@ -394,7 +394,7 @@ class Table:
             out.append(_ev(settlement=log_pb2.Settlement(
                 hand_no=hand_no, first_leg=settled, players=players, stake=self.stake,
                 currency=self.currency, game=self.game_key,
-                transfers=[codec.to_message(t, self.game_key) for t in paid])))
+                transfers=[codec.transfer_message(t) for t in paid])))
         if outcome is not None:
             out.append(_ev(hand_ended=log_pb2.HandEnded(
                 hand_no=hand_no, outcome=codec.outcome_message(outcome), server_seed=seed, players=players)))
@@ -469,7 +469,7 @@ class Table:
             seats=[table_service_pb2.SeatInfo(seat=i, player_id=p) for i, p in enumerate(self.seats) if p],
             max_seats=self.max_seats, hand_no=self.hand_no, seed_commitment=self.commitment,
             last_server_seed=self.last_server_seed, hand_players=self.hand_players,
-            stake=self.stake, currency=self.currency,  # type: ignore[arg-type]
+            stake=self.stake, currency=self.currency,
             ready=sorted(self.ready), require_ready=self.require_ready,
             reconnect_grace_s=self.reconnect_grace_s, auto_played=sorted(self.auto),
             reconnect_deadlines=self.lost, pot=self.pot,

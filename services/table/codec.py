@@ -175,6 +175,13 @@ def unpack(msg: any_pb2.Any, game_key: str, *, commands_only: bool = False) -> A
     return read(message, cls)
 
 
+def transfer_message(transfer: Transfer) -> games_pb2.Transfer:
+    """The core ``Transfer`` as ``chieu.games.v1.Transfer``."""
+    msg = games_pb2.Transfer()
+    fill(msg, transfer)
+    return msg
+
+
 def outcome_message(outcome: Outcome) -> games_pb2.Outcome:
     """The core ``Outcome`` as ``chieu.games.v1.Outcome``."""
     msg = games_pb2.Outcome()
