@@ -36,6 +36,7 @@ def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def settings(nats_url: str) -> Settings:
     return replace(Settings(), nats_url=nats_url, table_addr=f"127.0.0.1:{localnats.free_port()}",
+                   ledger_addr=f"127.0.0.1:{localnats.free_port()}",
                    shutdown_grace_s=0.5, snapshot_every=50)
 
 
@@ -83,8 +84,7 @@ async def ledger_server(settings: Settings, database_url: str) -> AsyncIterator[
     """An in-process ledger service (its JetStream consumer included) on a free port."""
     from chieu.ledger.app import build
 
-    ledger_settings = replace(settings, database_url=database_url,
-                              ledger_addr=f"127.0.0.1:{localnats.free_port()}")
+    ledger_settings = replace(settings, database_url=database_url)
     server = await build(ledger_settings)
     await server.start()
     try:

@@ -330,8 +330,16 @@ class Table:
         return [_ev(player_ready=log_pb2.PlayerReady(player_id=player, ready=ready,
                                                      client_seed=check_client_seed(client_seed)))]
 
+    def touches_pot(self, patch: dict[str, Any], stake: int | None) -> bool:
+        """Whether a settings change needs the gà pot to be empty (the stake or a gà option)."""
+        return (stake is not None and stake != self.stake) or any(
+            k in patch and patch[k] != self.option_values.get(k) for k in POT_OPTIONS.get(self.game_key, ()))
+
     def change_settings(self, player: str, patch: dict[str, Any], stake: int | None,
-                        require_ready: bool | None, grace: int | None) -> list[log_pb2.TableEvent]:
+                        require_ready: bool | None, grace: int | None,
+                        ledger_pot: int = 0) -> list[log_pb2.TableEvent]:
+        """``ledger_pot``: the pot's balance as the ledger has it (the ledger is the authority on
+        money; the table's own count from its settlements must agree, and both must be 0)."""
         if player != self.host:
             raise _denied("not_host", "only the host (chủ bàn) changes the settings")
         if self.playing:
@@ -341,9 +349,10 @@ class Table:
         new_stake = self.stake if stake is None else stake
         self._check_money(new_stake, self.currency)
         pot_changes = [k for k in POT_OPTIONS.get(self.game_key, ()) if values.get(k) != self.option_values.get(k)]
-        if self.pot != 0 and (new_stake != self.stake or pot_changes):
+        pot = self.pot or ledger_pot
+        if pot != 0 and (new_stake != self.stake or pot_changes):
             raise precondition("pot_not_empty",
-                               f"the stake and the gà option change only while the gà pot is 0 (it holds {self.pot})")
+                               f"the stake and the gà option change only while the gà pot is 0 (it holds {pot})")
         return [_ev(settings_changed=log_pb2.SettingsChanged(
             options=options_struct(values), stake=new_stake,
             require_ready=self.require_ready if require_ready is None else require_ready,

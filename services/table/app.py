@@ -29,7 +29,7 @@ async def build(settings: Settings) -> Server:
     return Server(
         settings, addr=settings.table_addr, services=[name],
         register=[lambda s: table_service_pb2_grpc.add_TableServiceServicer_to_server(servicer, s)],
-        on_shutdown=[tables.close, store.close],
+        on_shutdown=[tables.close, servicer.close, store.close],
     )
 
 

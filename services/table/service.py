@@ -311,6 +311,29 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
     def __init__(self, tables: Tables, settings: Settings) -> None:
         self.tables = tables
         self.settings = settings
+        self._ledger: grpc.aio.Channel | None = None
+
+    async def ledger_pot(self, table_id: str) -> int:
+        """The table's gà pot as the ledger has it (UNAVAILABLE if the ledger cannot say)."""
+        if not self.settings.ledger_addr:
+            return 0
+        from chieu.ledger.v1 import ledger_service_pb2, ledger_service_pb2_grpc
+
+        if self._ledger is None:
+            self._ledger = grpc.aio.insecure_channel(self.settings.ledger_addr)
+        token = auth.sign(self.settings.token_secret, "table-service", ("operator",), ttl_s=300)
+        try:
+            resp = await ledger_service_pb2_grpc.LedgerServiceStub(self._ledger).GetPot(
+                ledger_service_pb2.GetPotRequest(table_id=table_id), timeout=5,
+                metadata=(("authorization", f"Bearer {token}"),))
+        except grpc.aio.AioRpcError as e:
+            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ledger_unavailable",
+                               f"the ledger cannot tell the gà pot now ({e.code().name}); try again") from None
+        return int(resp.balance)
+
+    async def close(self) -> None:
+        if self._ledger is not None:
+            await self._ledger.close()
 
     def _who(self, context: grpc.aio.ServicerContext[Any, Any]) -> auth.Principal:
         return auth.principal(context, self.settings.token_secret)
@@ -366,9 +389,14 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         stake = request.stake if request.HasField("stake") else None
         ready = request.require_ready if request.HasField("require_ready") else None
         grace = request.reconnect_grace_s if request.HasField("reconnect_grace_s") else None
+        table_id = check_table_id(request.table_id)
+        live = await self.tables.get(table_id)
+        # refusals that need no money (not the host, a hand running, bad options) come first
+        live.table.change_settings(who.player_id, patch, stake, ready, grace)
+        pot = await self.ledger_pot(table_id) if live.table.touches_pot(patch, stake) else 0
         table = await self.tables.execute(
-            check_table_id(request.table_id), who.player_id, request.command_id,
-            lambda t, now: t.change_settings(who.player_id, patch, stake, ready, grace))
+            table_id, who.player_id, request.command_id,
+            lambda t, now: t.change_settings(who.player_id, patch, stake, ready, grace, ledger_pot=pot))
         return table_service_pb2.ChangeSettingsResponse(table=table.view(who.player_id))
 
     async def StartHand(self, request: table_service_pb2.StartHandRequest,

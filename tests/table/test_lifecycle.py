@@ -62,7 +62,8 @@ async def test_host_rules_and_hosting_passes_to_the_longest_seated(settings: Set
     await close_all(clients)
 
 
-async def test_settings_between_hands_and_the_ga_pot_rule(settings: Settings, table_server: str) -> None:
+async def test_settings_between_hands_and_the_ga_pot_rule(settings: Settings, table_server: str,
+                                                         ledger_server: str) -> None:
     clients, tid = await four(settings, table_server, {"ga": True})
     p1 = clients[0]
 
@@ -243,5 +244,36 @@ async def test_two_service_processes_serve_the_same_table(settings: Settings, ta
         assert watched[-1] == final.version
         assert watched == sorted(set(watched))
         await close_all([*a, *b])
+    finally:
+        await server.shutdown()
+
+
+async def test_the_stake_changes_only_when_the_ledger_can_vouch_for_the_pot(settings: Settings) -> None:
+    """The ledger is the authority on the gà pot: with the ledger unreachable, a stake change is
+    refused (UNAVAILABLE) while a change that needs no money goes through."""
+    from dataclasses import replace
+
+    from chieu.kit import localnats
+    from chieu.table.app import build
+
+    lonely = replace(settings, table_addr=f"127.0.0.1:{localnats.free_port()}",
+                     ledger_addr=f"127.0.0.1:{localnats.free_port()}")  # nothing listens there
+    server = await build(lonely)
+    await server.start()
+    try:
+        host = client(settings, lonely.table_addr, "h1")
+        t = await host.create("phom", FAST)
+
+        async def change(**kw: Any) -> Any:
+            req = pb.ChangeSettingsRequest(table_id=t.table_id, **{k: v for k, v in kw.items() if k != "options"})
+            if "options" in kw:
+                req.options.update(kw["options"])
+            return await host.stub.ChangeSettings(req, metadata=host.metadata)
+
+        assert await refused(change(stake=2)) == (grpc.StatusCode.UNAVAILABLE, "ledger_unavailable")
+        assert await refused(change(options={"ga": True})) == (grpc.StatusCode.UNAVAILABLE, "ledger_unavailable")
+        assert (await change(options={"turnSeconds": 15})).table.options["turnSeconds"] == 15
+        assert (await host.get(t.table_id)).stake == 1
+        await host.close()
     finally:
         await server.shutdown()
