@@ -8,6 +8,8 @@ from chieu.kit import logs
 from chieu.kit.eventstore import EventStore
 from chieu.kit.server import Server
 from chieu.kit.settings import Settings, from_env
+from chieu.table import codec
+from chieu.table.rules import registry
 from chieu.table.service import Tables, TableService
 from chieu.table.v1 import table_service_pb2, table_service_pb2_grpc
 
@@ -22,6 +24,8 @@ async def build(settings: Settings) -> Server:
         prefix=SUBJECT_PREFIX, replicas=settings.stream_replicas,
         duplicate_window_s=settings.duplicate_window_s,
     )
+    for key in registry.GAME_MODULES:  # every game's messages in the descriptor pool, for reflection clients
+        codec.game_module(key)
     tables = Tables(store, settings)
     await tables.resume()
     servicer = TableService(tables, settings)

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -19,6 +20,23 @@ from chieu.table.v1 import table_service_pb2 as pb
 from tests.table.helpers import client, play_to_end
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
+
+
+async def reflection_knows_every_game(addr: str) -> None:
+    """A generic client (grpcurl & co.) resolves every game's types for google.protobuf.Any."""
+    import grpc
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    from chieu.table.rules import registry
+
+    async def ask() -> AsyncIterator[reflection_pb2.ServerReflectionRequest]:
+        for key in registry.GAME_MODULES:
+            yield reflection_pb2.ServerReflectionRequest(file_containing_symbol=f"chieu.games.{key}.v1.View")
+
+    async with grpc.aio.insecure_channel(addr) as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        answers = [r async for r in stub.ServerReflectionInfo(ask())]
+    assert [r.HasField("file_descriptor_response") for r in answers] == [True] * len(registry.keys())
 
 
 def start_service(nats_url: str, port: int) -> subprocess.Popen[bytes]:
@@ -50,6 +68,7 @@ async def test_play_kill_restart_finish(nats_url: str, settings: Settings, port:
         await b.close()
 
         proc = start_service(nats_url, port)  # a new process: state comes from the log only
+        await reflection_knows_every_game(addr)
         a, b = client(settings, addr, "ann"), client(settings, addr, "ben")
         players = {"ann": a, "ben": b}
         again = await b.get(t.table_id)
