@@ -197,6 +197,29 @@ class EventStore:
             with contextlib.suppress(Exception):  # the connection may be closing
                 await asyncio.shield(sub.unsubscribe())
 
+    async def follow_all(self) -> AsyncIterator[tuple[str, Stored]]:
+        """Every message appended to any subject from now on, as ``(key, stored)`` (until cancelled).
+
+        One ordered consumer for the whole stream: a process follows all the aggregates it
+        caches with one subscription, however many they are.
+        """
+        sub = await self.js.subscribe(
+            f"{self.prefix}.>", ordered_consumer=True,
+            config=api.ConsumerConfig(deliver_policy=api.DeliverPolicy.NEW), idle_heartbeat=5.0,
+            pending_msgs_limit=-1, pending_bytes_limit=-1,
+        )
+        cut = len(self.prefix) + 1
+        try:
+            while True:
+                try:
+                    msg = await sub.next_msg(timeout=None)
+                except nats.errors.TimeoutError:
+                    continue
+                yield msg.subject[cut:], Stored(msg.metadata.sequence.stream, msg.data)
+        finally:
+            with contextlib.suppress(Exception):  # the connection may be closing
+                await asyncio.shield(sub.unsubscribe())
+
     async def save_snapshot(self, key: str, snap: Snapshot) -> None:
         """Save a snapshot (a cache: losing it only costs replay time)."""
         assert self._kv is not None

@@ -95,6 +95,8 @@ class Table:
     game_key: str = ""
     options: Any = None
     option_values: dict[str, Any] = field(default_factory=dict)
+    options_msg: struct_pb2.Struct = field(default_factory=struct_pb2.Struct)
+    """The options as logged (the views' copy)."""
     host: str = ""
     max_seats: int = 0
     seats: list[str | None] = field(default_factory=list)
@@ -173,6 +175,8 @@ class Table:
         self.game_key = c.game
         self.option_values = json_format.MessageToDict(c.options)
         self.options = self.game.parse_options(self.option_values)
+        self.options_msg = struct_pb2.Struct()
+        self.options_msg.CopyFrom(c.options)
         self.host = c.host
         self.max_seats = int(c.seats)
         self.seats = [None] * self.max_seats
@@ -208,6 +212,8 @@ class Table:
     def _on_settings_changed(self, e: log_pb2.SettingsChanged, version: int) -> None:
         self.option_values = json_format.MessageToDict(e.options)
         self.options = self.game.parse_options(self.option_values)
+        self.options_msg = struct_pb2.Struct()
+        self.options_msg.CopyFrom(e.options)
         self.stake = int(e.stake) or 1
         self.require_ready = e.require_ready
         self.reconnect_grace_s = int(e.reconnect_grace_s) or DEFAULT_GRACE_S
@@ -474,7 +480,7 @@ class Table:
         out = table_service_pb2.TableView(
             table_id=self.table_id, game=self.game_key, version=self.version, host=self.host,
             status=table_service_pb2.TABLE_STATUS_PLAYING if self.playing else table_service_pb2.TABLE_STATUS_WAITING,
-            options=options_struct(self.option_values),
+            options=self.options_msg,
             seats=[table_service_pb2.SeatInfo(seat=i, player_id=p) for i, p in enumerate(self.seats) if p],
             max_seats=self.max_seats, hand_no=self.hand_no, seed_commitment=self.commitment,
             last_server_seed=self.last_server_seed, hand_players=self.hand_players,

@@ -49,10 +49,6 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-def _is_repeated(fd: FieldDescriptor) -> bool:
-    return bool(fd.is_repeated)
-
-
 def _unwrap_optional(tp: Any) -> tuple[Any, bool]:
     if typing.get_origin(tp) in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
@@ -60,79 +56,115 @@ def _unwrap_optional(tp: Any) -> tuple[Any, bool]:
     return tp, False
 
 
-def _enum_number(fd: FieldDescriptor, member: Enum) -> int:
-    assert fd.enum_type is not None
-    name = f"{_upper_snake(fd.enum_type.name)}_{member.name.upper()}"
-    value = fd.enum_type.values_by_name.get(name)
-    if value is None:
-        raise TypeError(f"enum {fd.enum_type.full_name} has no value {name}")
-    return int(value.number)
+_SCALAR, _MESSAGE, _ENUM = 0, 1, 2
 
 
-def _enum_member(fd: FieldDescriptor, number: int, cls: type[Enum]) -> Enum:
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Field:
+    """How one dataclass field maps onto its protobuf field (computed once per type pair)."""
+
+    name: str
+    kind: int
+    repeated: bool
+    optional: bool
+    item: Any
+    """The dataclass or enum type of the field's items (for messages and enums)."""
+    to_number: dict[str, int]
+    """Enum member name → proto enum number."""
+    to_member: dict[int, Any]
+    """Proto enum number → enum member (UNSPECIFIED is absent: refused on read)."""
+    full_name: str
+
+
+def _enum_maps(fd: FieldDescriptor, cls: type[Enum]) -> tuple[dict[str, int], dict[int, Any]]:
     assert fd.enum_type is not None
-    value = fd.enum_type.values_by_number.get(number)
     prefix = _upper_snake(fd.enum_type.name) + "_"
-    if value is None or value.name == prefix + "UNSPECIFIED":
-        raise CodecError("bad_enum", f"{fd.full_name} needs a value other than {number}")
-    member = value.name[len(prefix):]
-    for m in cls:
-        if m.name.upper() == member:
-            return m
-    raise CodecError("bad_enum", f"{fd.full_name}: {value.name} is not known here")
+    to_number: dict[str, int] = {}
+    to_member: dict[int, Any] = {}
+    for member in cls:
+        value = fd.enum_type.values_by_name.get(prefix + member.name.upper())
+        if value is None:
+            raise TypeError(f"enum {fd.enum_type.full_name} has no value {prefix + member.name.upper()}")
+        to_number[member.name] = int(value.number)
+        to_member[int(value.number)] = member
+    return to_number, to_member
+
+
+@cache
+def _plan(cls: type, desc: Any) -> tuple[_Field, ...]:
+    hints = _hints(cls)
+    plan: list[_Field] = []
+    for f in dataclasses.fields(cls):
+        fd = desc.fields_by_name.get(f.name)
+        if fd is None:
+            raise TypeError(f"{desc.full_name} has no field {f.name}")
+        tp, optional = _unwrap_optional(hints[f.name])
+        repeated = bool(fd.is_repeated)
+        item = typing.get_args(tp)[0] if repeated else tp
+        kind = _SCALAR
+        to_number: dict[str, int] = {}
+        to_member: dict[int, Any] = {}
+        if fd.type == fd.TYPE_MESSAGE:
+            kind = _MESSAGE
+        elif fd.type == fd.TYPE_ENUM:
+            kind = _ENUM
+            to_number, to_member = _enum_maps(fd, item)
+        plan.append(_Field(f.name, kind, repeated, optional and bool(fd.has_presence), item, to_number,
+                           to_member, fd.full_name))
+    return tuple(plan)
 
 
 def fill(msg: Message, obj: Any) -> Message:
     """Copy the dataclass ``obj`` into ``msg`` field by field; returns ``msg``."""
-    desc: Any = msg.DESCRIPTOR
-    for f in dataclasses.fields(obj):
+    for f in _plan(type(obj), msg.DESCRIPTOR):
         value = getattr(obj, f.name)
-        fd = desc.fields_by_name.get(f.name)
-        if fd is None:
-            raise TypeError(f"{desc.full_name} has no field {f.name}")
         if value is None:
             continue
-        if _is_repeated(fd):
+        if f.repeated:
             target = getattr(msg, f.name)
-            for v in value:
-                if fd.type == fd.TYPE_MESSAGE:
+            if f.kind == _SCALAR:
+                target.extend(value)
+            elif f.kind == _MESSAGE:
+                for v in value:
                     fill(target.add(), v)
-                elif fd.type == fd.TYPE_ENUM:
-                    target.append(_enum_number(fd, v))
-                else:
-                    target.append(v)
-        elif fd.type == fd.TYPE_MESSAGE:
-            fill(getattr(msg, f.name), value)
-        elif fd.type == fd.TYPE_ENUM:
-            setattr(msg, f.name, _enum_number(fd, value))
-        else:
+            else:
+                target.extend(f.to_number[v.name] for v in value)
+        elif f.kind == _SCALAR:
             setattr(msg, f.name, value)
+        elif f.kind == _MESSAGE:
+            fill(getattr(msg, f.name), value)
+        else:
+            setattr(msg, f.name, f.to_number[value.name])
     return msg
 
 
-def _read(fd: FieldDescriptor, tp: Any, raw: Any) -> Any:
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return read(raw, tp)
-    if isinstance(tp, type) and issubclass(tp, Enum):
-        return _enum_member(fd, raw, tp)
-    return raw
+def _member(f: _Field, number: int) -> Any:
+    member = f.to_member.get(number)
+    if member is None:
+        raise CodecError("bad_enum", f"{f.full_name} needs a known value other than UNSPECIFIED, not {number}")
+    return member
 
 
 def read(msg: Message, cls: type) -> Any:
     """Build the dataclass ``cls`` from ``msg`` (the inverse of :func:`fill`)."""
-    desc: Any = msg.DESCRIPTOR
-    hints = _hints(cls)
     kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        fd = desc.fields_by_name[f.name]
-        tp, optional = _unwrap_optional(hints[f.name])
-        if _is_repeated(fd):
-            (item,) = typing.get_args(tp)[:1]
-            kwargs[f.name] = tuple(_read(fd, item, v) for v in getattr(msg, f.name))
-        elif optional and fd.has_presence and not msg.HasField(f.name):
+    for f in _plan(cls, msg.DESCRIPTOR):
+        raw = getattr(msg, f.name)
+        if f.repeated:
+            if f.kind == _SCALAR:
+                kwargs[f.name] = tuple(raw)
+            elif f.kind == _MESSAGE:
+                kwargs[f.name] = tuple(read(v, f.item) for v in raw)
+            else:
+                kwargs[f.name] = tuple(_member(f, v) for v in raw)
+        elif f.optional and not msg.HasField(f.name):
             kwargs[f.name] = None
+        elif f.kind == _SCALAR:
+            kwargs[f.name] = raw
+        elif f.kind == _MESSAGE:
+            kwargs[f.name] = read(raw, f.item)
         else:
-            kwargs[f.name] = _read(fd, tp, getattr(msg, f.name))
+            kwargs[f.name] = _member(f, raw)
     return cls(**kwargs)
 
 

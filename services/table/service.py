@@ -22,7 +22,7 @@ from google.protobuf import json_format
 
 from chieu.kit import auth, logs
 from chieu.kit.errors import ServiceError, not_found
-from chieu.kit.eventstore import Conflict, EventStore, Snapshot
+from chieu.kit.eventstore import Conflict, EventStore, Snapshot, Stored
 from chieu.kit.settings import Settings
 from chieu.table import audit, codec
 from chieu.table.aggregate import Table, check_command_id, check_table_id
@@ -44,21 +44,23 @@ def now_ms() -> int:
 
 
 class _Live:
-    """A cached table with its lock, its watchers, its follower and its timer."""
+    """A cached table with its lock, its watchers, its presence and its timer."""
 
     def __init__(self, table: Table) -> None:
         self.table = table
         self.lock = asyncio.Lock()
         self.watchers: set[tuple[str | None, asyncio.Queue[table_service_pb2.TableView | None]]] = set()
-        self.follower: asyncio.Task[None] | None = None
         self.present: dict[str, int] = {}
         """Player → open watch streams on this process."""
         self.timer: asyncio.TimerHandle | None = None
         self.since_snapshot = 0
+        self.pending: list[Stored] | None = []
+        """Records the follower saw while the table was loading (``None`` once loaded)."""
 
 
 class Tables:
-    """The tables this process serves: loaded on demand, kept in step with their logs."""
+    """The tables this process serves: loaded on demand, kept in step with their logs by one
+    follower of the whole stream (records other processes append reach this one's watchers)."""
 
     def __init__(self, store: EventStore, settings: Settings) -> None:
         self.store = store
@@ -66,23 +68,46 @@ class Tables:
         self._live: dict[str, _Live] = {}
         self._loading: dict[str, asyncio.Lock] = {}
         self._closed = False
+        self._follower: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Start following the stream (before any table is loaded)."""
+        if self._follower is None:
+            ready = asyncio.Event()
+            self._follower = asyncio.create_task(self._follow(ready))
+            await ready.wait()
 
     # ------------------------------------------------------------ loading
 
     async def get(self, table_id: str, *, must_exist: bool = True) -> _Live:
         live = self._live.get(table_id)
-        if live is None:
+        if live is None or live.pending is not None:
             lock = self._loading.setdefault(table_id, asyncio.Lock())
             async with lock:
                 live = self._live.get(table_id)
                 if live is None:
-                    live = _Live(await self._load(table_id))
-                    if live.table.exists:
-                        self._live[table_id] = live
-                        live.follower = asyncio.create_task(self._follow(live))
-                        self._schedule(live)
+                    live = await self._load_live(table_id)
         if must_exist and not live.table.exists:
             raise not_found("unknown_table", f"no table {table_id!r}")
+        return live
+
+    async def _load_live(self, table_id: str) -> _Live:
+        await self.start()
+        live = _Live(Table(table_id))
+        self._live[table_id] = live  # from here on the follower keeps what it sees in live.pending
+        try:
+            live.table = await self._load(table_id)
+        except BaseException:
+            self._live.pop(table_id, None)
+            raise
+        for stored in live.pending or ():
+            if stored.seq > live.table.last_seq:
+                live.table.apply(log_pb2.Record.FromString(stored.data), stored.seq)
+        live.pending = None
+        if not live.table.exists:
+            self._live.pop(table_id, None)
+        else:
+            self._schedule(live)
         return live
 
     async def _load(self, table_id: str) -> Table:
@@ -90,10 +115,10 @@ class Tables:
         snap = await self.store.load_snapshot(table_id)
         if snap is not None and snap.tag == SNAPSHOT_TAG:
             try:
-                loaded = pickle.loads(snap.data)
+                loaded = pickle.loads(snap.data)  # our own snapshot bucket, written by this code
                 if isinstance(loaded, Table) and loaded.last_seq == snap.seq:
                     table = loaded
-            except Exception:
+            except Exception:  # a snapshot is a cache: replay the log instead
                 log.warning("unreadable snapshot, replaying", table_id=table_id)
         await self._catch_up(table)
         return table
@@ -102,24 +127,44 @@ class Tables:
         for stored in await self.store.read(table.table_id, after=table.last_seq):
             table.apply(log_pb2.Record.FromString(stored.data), stored.seq)
 
-    async def _follow(self, live: _Live) -> None:
-        """Fold records other processes append; wake this process's watchers."""
+    async def _follow(self, ready: asyncio.Event) -> None:
+        """Fold the records other processes append into the cached tables; wake the watchers."""
+        while not self._closed:
+            try:
+                stream = self.store.follow_all()
+                first = asyncio.ensure_future(stream.__anext__())
+                await asyncio.sleep(0)  # the subscription is set up by the first step
+                ready.set()
+                item = await first
+                while True:
+                    await self._fold(*item)
+                    item = await stream.__anext__()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the tables catch up on their next command; follow again
+                log.exception("follower stopped; following again")
+                ready.set()
+                await asyncio.sleep(1)
+
+    async def _fold(self, table_id: str, stored: Stored) -> None:
+        live = self._live.get(table_id)
+        if live is None:
+            return
+        if live.pending is not None:
+            live.pending.append(stored)
+            return
         table = live.table
-        try:
-            async for stored in self.store.follow(table.table_id, after=table.last_seq):
-                if stored.seq <= table.last_seq:
-                    continue
-                async with live.lock:
-                    if stored.seq <= table.last_seq:
-                        continue
-                    record = log_pb2.Record.FromString(stored.data)
-                    table.apply(record, stored.seq)
-                    self._after_apply(live)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("follower stopped", table_id=table.table_id)
-            self._live.pop(table.table_id, None)
+        if stored.seq <= table.last_seq:
+            return
+        async with live.lock:
+            if stored.seq <= table.last_seq:
+                return
+            record = log_pb2.Record.FromString(stored.data)
+            if record.version != table.version + 1:
+                await self._catch_up(table)  # a gap: read what was missed from the store
+            else:
+                table.apply(record, stored.seq)
+            self._after_apply(live)
 
     # ------------------------------------------------------------ commands
 
@@ -161,8 +206,6 @@ class Tables:
                 self._after_apply(live)
                 if table.playing != was_playing:
                     _spawn(self.store.mark_active(table_id, table.playing))
-                if create and live.follower is None:
-                    live.follower = asyncio.create_task(self._follow(live))
                 return table
         raise ServiceError(grpc.StatusCode.ABORTED, "busy", "the table is too busy; try again")
 
@@ -275,11 +318,11 @@ class Tables:
         for live in self._live.values():
             if live.timer is not None:
                 live.timer.cancel()
-            if live.follower is not None:
-                live.follower.cancel()
             for _, queue in live.watchers:
                 queue.put_nowait(None)
-        await asyncio.gather(*(lv.follower for lv in self._live.values() if lv.follower), return_exceptions=True)
+        if self._follower is not None:
+            self._follower.cancel()
+            await asyncio.gather(self._follower, return_exceptions=True)
         self._live.clear()
 
 
