@@ -470,6 +470,8 @@ class Table:
 
     def view(self, player: str | None) -> table_service_pb2.TableView:
         """The table as ``player`` may see it (``None``: a spectator)."""
+        if player is not None and player not in self.seats and player not in self.hand_players:
+            player = None  # every spectator sees the same view
         cached = self.views.get(player)
         if cached is None:
             cached = self.views[player] = self._view(player)

@@ -91,7 +91,7 @@ def _enum_maps(fd: FieldDescriptor, cls: type[Enum]) -> tuple[dict[str, int], di
 
 
 @cache
-def _plan(cls: type, desc: Any) -> tuple[_Field, ...]:
+def _plan(cls: Any, desc: Any) -> tuple[_Field, ...]:
     hints = _hints(cls)
     plan: list[_Field] = []
     for f in dataclasses.fields(cls):
@@ -116,7 +116,8 @@ def _plan(cls: type, desc: Any) -> tuple[_Field, ...]:
 
 def fill(msg: Message, obj: Any) -> Message:
     """Copy the dataclass ``obj`` into ``msg`` field by field; returns ``msg``."""
-    for f in _plan(type(obj), msg.DESCRIPTOR):
+    cls: Any = type(obj)
+    for f in _plan(cls, msg.DESCRIPTOR):
         value = getattr(obj, f.name)
         if value is None:
             continue
