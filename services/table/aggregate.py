@@ -133,6 +133,8 @@ class Table:
     commands: OrderedDict[str, int] = field(default_factory=OrderedDict)
     """Recent ``actor/command_id`` keys and the version they produced."""
     views: dict[str | None, table_service_pb2.TableView] = field(default_factory=dict, repr=False, compare=False)
+    decided: tuple[list[log_pb2.TableEvent], Any] | None = field(default=None, repr=False, compare=False)
+    """The game events the decider just built and the game state after them (until applied)."""
     """Views of the current version already built, by viewer (a cache, cleared on every record)."""
 
     @property
@@ -154,16 +156,26 @@ class Table:
 
     # ------------------------------------------------------------ folding
 
-    def apply(self, record: log_pb2.Record, seq: int) -> None:
-        """Fold one record (never fails on a logged record of a known game)."""
+    def apply(self, record: log_pb2.Record, seq: int, *, decided: bool = False) -> None:
+        """Fold one record (never fails on a logged record of a known game).
+
+        ``decided``: the record was just built by this table's decider, whose game state after
+        its game events is kept in ``self.decided``; it is used instead of decoding and folding
+        the same events again (the same state: evolve is a pure function of the same events).
+        """
         version = int(record.version)
         self.views = {}
+        after = self.decided[1] if decided and self.decided is not None else None
+        self.decided = None
         for ev in record.events:
             kind = ev.WhichOneof("kind")
             if kind == "game_event":
-                self.game_state = self.game.evolve(self.game_state, codec.unpack(ev.game_event, self.game_key))
+                if after is None:
+                    self.game_state = self.game.evolve(self.game_state, codec.unpack(ev.game_event, self.game_key))
             elif kind is not None:
                 getattr(self, f"_on_{kind}")(getattr(ev, kind), version)
+        if after is not None:
+            self.game_state = after
         self.version = version
         self.last_seq = seq
         if record.command_id:
@@ -400,6 +412,7 @@ class Table:
         out = [_ev(game_event=codec.pack(e, self.game_key)) for e in game_events]
         for e in game_events:
             state = game.evolve(state, e)
+        self.decided = (out, state)
         settled = 0 if fresh else self.settled_legs
         paid: list[Transfer] = [t for e in game_events for t in getattr(e, "transfers", ())]
         outcome = game.outcome(state)

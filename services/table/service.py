@@ -183,6 +183,7 @@ class Tables:
                 if f"{actor}/{command_id}" in table.commands:
                     return table
                 now = now_ms()
+                table.decided = None
                 events = decide(table, now)
                 if not events:
                     return table
@@ -202,7 +203,7 @@ class Tables:
                     await self._catch_up(table)
                     return table
                 was_playing = table.playing
-                table.apply(record, appended.seq)
+                table.apply(record, appended.seq, decided=True)
                 self._after_apply(live)
                 if table.playing != was_playing:
                     _spawn(self.store.mark_active(table_id, table.playing))
