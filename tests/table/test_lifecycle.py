@@ -230,14 +230,22 @@ async def test_two_service_processes_serve_the_same_table(settings: Settings, ta
             async for v in b[2].watch(t.table_id):
                 watched.append(v.version)
 
+        async def converged() -> pb.TableView:
+            """Both processes show the same version soon (a read may trail the other's append by ms)."""
+            for _ in range(100):
+                va, vb = await a[0].get(t.table_id), await b[0].get(t.table_id)
+                if va.version == vb.version:
+                    return va
+                await asyncio.sleep(0.02)
+            raise AssertionError(f"the processes did not converge: {va.version} vs {vb.version}")
+
         w = asyncio.create_task(watch_on_b())
         for turn in range(8):  # alternate processes: each sees the other's appends
-            view = await (a if turn % 2 else b)[0].get(t.table_id)
+            view = await converged()
             gv = game_view(view)
             side = b if turn % 2 else a
             await play_turn(side[gv.to_move], t.table_id)
-        final = await a[0].get(t.table_id)
-        assert (await b[0].get(t.table_id)).version == final.version
+        final = await converged()
         await asyncio.sleep(0.2)
         w.cancel()
         await asyncio.gather(w, return_exceptions=True)
