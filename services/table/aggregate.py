@@ -84,7 +84,9 @@ def remap(outcome: Outcome | None, before: list[str], now: list[str]) -> Outcome
             return None
         return now.index(before[s])
 
-    return replace(outcome, winner=seat(outcome.winner), first=seat(outcome.first))
+    same = before == now
+    return replace(outcome, winner=seat(outcome.winner), first=seat(outcome.first),
+                   carry=outcome.carry if same else ())
 
 
 @dataclass

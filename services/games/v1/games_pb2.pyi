@@ -72,6 +72,7 @@ class Outcome(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     POT_BALANCE_FIELD_NUMBER: _builtins.int
     FIRST_FIELD_NUMBER: _builtins.int
+    CARRY_FIELD_NUMBER: _builtins.int
     winner: _builtins.int
     """The winner's seat; absent for a draw or a hand without a winner."""
     reason: _builtins.str
@@ -92,6 +93,10 @@ class Outcome(_message.Message):
     def transfers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Transfer]:
         """The whole settlement of the hand, in the order it happened."""
 
+    @_builtins.property
+    def carry(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Game-specific data for the next hand at the same table (same players, same seats only)."""
+
     def __init__(
         self,
         *,
@@ -102,10 +107,11 @@ class Outcome(_message.Message):
         reason: _builtins.str = ...,
         pot_balance: _builtins.int = ...,
         first: _builtins.int | None = ...,
+        carry: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_first", b"_first", "_winner", b"_winner", "first", b"first", "winner", b"winner"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first", b"_first", "_winner", b"_winner", "first", b"first", "pot_balance", b"pot_balance", "ranking", b"ranking", "reason", b"reason", "scores", b"scores", "transfers", b"transfers", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_first", b"_first", "_winner", b"_winner", "carry", b"carry", "first", b"first", "pot_balance", b"pot_balance", "ranking", b"ranking", "reason", b"reason", "scores", b"scores", "transfers", b"transfers", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__first: _TypeAlias = _typing.Literal["first"]  # noqa: Y015
     _WhichOneofArgType__first: _TypeAlias = _typing.Literal["_first", b"_first"]  # noqa: Y015

@@ -91,6 +91,10 @@ class Outcome:
     """The gà pot's balance after the hand, carried over to the next hand."""
     first: Seat | None = None
     """The seat that acted (or dealt) first this hand, for the next hand's rotation."""
+    carry: tuple[int, ...] = ()
+    """Game-specific data the next hand at the same table needs (e.g. 够级's 烧贡 / 闷贡 payers),
+    encoded by the game. The table passes it on only when the next hand has the same players in
+    the same seats; otherwise the next hand gets ``()``."""
 
     def net(self, seats: int) -> tuple[int, ...]:
         """Each seat's net change in stake units over the hand's transfers."""
@@ -145,8 +149,9 @@ class ScenarioHooks:
     position: Callable[[Any, int, Mapping[str, Any], int], Sequence[Event]]
     describe: Callable[[Any], Mapping[str, Any]]
     queries: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
-    command: Callable[[Mapping[str, Any]], Command] | None = None
-    """Reads a scenario command written in the game's notation; ``None``: by field name."""
+    command: Callable[[Any], Command] | None = None
+    """Reads a scenario command written in the game's notation (a mapping or a string);
+    ``None``: by field name."""
 
 
 class Game(Protocol, Generic[S, O]):
