@@ -31,6 +31,7 @@ DEFAULT_GRACE_S = 30
 REMEMBERED_COMMANDS = 1000
 """How many recent command ids a table remembers for idempotency (beyond JetStream's window)."""
 POT_OPTIONS: dict[str, tuple[str, ...]] = {"phom": ("ga",)}
+
 """Options that change the gà pot's rules: like the stake, changed only while the pot is 0."""
 
 
@@ -135,6 +136,10 @@ class Table:
     commands: OrderedDict[str, int] = field(default_factory=OrderedDict)
     """Recent ``actor/command_id`` keys and the version they produced."""
     views: dict[str | None, table_service_pb2.TableView] = field(default_factory=dict, repr=False, compare=False)
+    base_view: table_service_pb2.TableView | None = field(default=None, repr=False, compare=False)
+    """The part of this version's view every viewer shares (a cache, cleared on every record)."""
+    packed_views: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Game views of the current version already packed (a cache, cleared on every record)."""
     decided: tuple[list[log_pb2.TableEvent], Any] | None = field(default=None, repr=False, compare=False)
     """The game events the decider just built and the game state after them (until applied)."""
     """Views of the current version already built, by viewer (a cache, cleared on every record)."""
@@ -167,6 +172,8 @@ class Table:
         """
         version = int(record.version)
         self.views = {}
+        self.packed_views = {}
+        self.base_view = None
         after = self.decided[1] if decided and self.decided is not None else None
         self.decided = None
         for ev in record.events:
@@ -492,27 +499,42 @@ class Table:
             cached = self.views[player] = self._view(player)
         return cached
 
+    def _base_view(self) -> table_service_pb2.TableView:
+        """What every viewer of this version sees alike (built once per version)."""
+        base = self.base_view
+        if base is None:
+            status = table_service_pb2.TABLE_STATUS_PLAYING if self.playing else table_service_pb2.TABLE_STATUS_WAITING
+            base = self.base_view = table_service_pb2.TableView(
+                table_id=self.table_id, game=self.game_key, version=self.version, host=self.host, status=status,
+                options=self.options_msg,
+                seats=[table_service_pb2.SeatInfo(seat=i, player_id=p) for i, p in enumerate(self.seats) if p],
+                max_seats=self.max_seats, hand_no=self.hand_no, seed_commitment=self.commitment,
+                last_server_seed=self.last_server_seed, hand_players=self.hand_players,
+                stake=self.stake, currency=self.currency,
+                ready=sorted(self.ready), require_ready=self.require_ready,
+                reconnect_grace_s=self.reconnect_grace_s, auto_played=sorted(self.auto),
+                reconnect_deadlines=self.lost, pot=self.pot,
+            )
+            if self.last_outcome is not None:
+                base.last_outcome.CopyFrom(codec.outcome_message(self.last_outcome))
+        return base
+
     def _view(self, player: str | None) -> table_service_pb2.TableView:
         seat = self.hand_players.index(player) if player in self.hand_players else None
-        out = table_service_pb2.TableView(
-            table_id=self.table_id, game=self.game_key, version=self.version, host=self.host,
-            status=table_service_pb2.TABLE_STATUS_PLAYING if self.playing else table_service_pb2.TABLE_STATUS_WAITING,
-            options=self.options_msg,
-            seats=[table_service_pb2.SeatInfo(seat=i, player_id=p) for i, p in enumerate(self.seats) if p],
-            max_seats=self.max_seats, hand_no=self.hand_no, seed_commitment=self.commitment,
-            last_server_seed=self.last_server_seed, hand_players=self.hand_players,
-            stake=self.stake, currency=self.currency,
-            ready=sorted(self.ready), require_ready=self.require_ready,
-            reconnect_grace_s=self.reconnect_grace_s, auto_played=sorted(self.auto),
-            reconnect_deadlines=self.lost, pot=self.pot,
-        )
+        out = table_service_pb2.TableView()
+        out.CopyFrom(self._base_view())
         ts = self.table_seat_of(player) if player is not None else None
         if ts is not None:
             out.your_seat = ts
         if seat is not None:
             out.hand_seat = seat
         if self.game_state is not None:
-            out.game_view.CopyFrom(codec.pack(self.game.view(self.game_state, seat), self.game_key))
-        if self.last_outcome is not None:
-            out.last_outcome.CopyFrom(codec.outcome_message(self.last_outcome))
+            game_view = self.game.view(self.game_state, seat)
+            try:  # seats that see the same game view share one encoding of it
+                packed = self.packed_views.get(game_view)
+                if packed is None:
+                    packed = self.packed_views[game_view] = codec.pack(game_view, self.game_key)
+            except TypeError:  # a view that cannot be hashed is packed every time
+                packed = codec.pack(game_view, self.game_key)
+            out.game_view.CopyFrom(packed)
         return out
