@@ -456,6 +456,19 @@ class Table:
         events = list(game.on_timeout(self.game_state, seat, now_ms))
         return self._game_events(game, self.game_state, events, self.server_seed, self.hand_players, self.hand_no)
 
+    def abort_hand(self, reason: str) -> list[log_pb2.TableEvent]:
+        """An operator ends the running hand: no winner, no further settlement, the seed revealed.
+        Payments already made during the hand (already in a Settlement) stand."""
+        if not self.playing:
+            raise precondition("no_hand", "no hand is being played at this table")
+        reason = reason.strip()
+        if not reason or len(reason) > 200:
+            raise invalid("bad_reason", "an abort needs a reason of 1-200 characters")
+        outcome = Outcome(winner=None, ranking=(), scores=(0,) * len(self.hand_players), transfers=(),
+                          reason=f"aborted: {reason}")
+        return [_ev(hand_ended=log_pb2.HandEnded(hand_no=self.hand_no, outcome=codec.outcome_message(outcome),
+                                                  server_seed=self.server_seed, players=self.hand_players))]
+
     # ------------------------------------------------------------ presence
 
     def connection_lost(self, player: str, now_ms: int) -> list[log_pb2.TableEvent]:

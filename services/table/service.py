@@ -481,6 +481,14 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
                                             int(request.from_version)):
             yield table_service_pb2.WatchResponse(table=view)
 
+    async def AbortHand(self, request: table_service_pb2.AbortHandRequest,
+                        context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.AbortHandResponse:
+        who = self._who(context)
+        auth.require_role(who, "operator")
+        table = await self.tables.execute(check_table_id(request.table_id), who.player_id, request.command_id,
+                                          lambda t, now: t.abort_hand(request.reason))
+        return table_service_pb2.AbortHandResponse(table=table.view(who.player_id))
+
     async def AuditLog(
         self, request: table_service_pb2.AuditLogRequest, context: grpc.aio.ServicerContext[Any, Any],
     ) -> AsyncIterator[table_service_pb2.AuditLogResponse]:

@@ -285,3 +285,25 @@ async def test_the_stake_changes_only_when_the_ledger_can_vouch_for_the_pot(sett
         await host.close()
     finally:
         await server.shutdown()
+
+
+async def test_only_an_operator_aborts_a_hand(settings: Settings, table_server: str) -> None:
+    clients, tid = await four(settings, table_server)
+    p1 = clients[0]
+    view = await p1.start(tid)
+    req = pb.AbortHandRequest(table_id=tid, reason="stuck client build 1.2.3")
+    assert await refused(p1.stub.AbortHand(req, metadata=p1.metadata)) == (
+        grpc.StatusCode.PERMISSION_DENIED, "role_required")
+    operator = client(settings, table_server, "ops", "operator")
+    empty = pb.AbortHandRequest(table_id=tid, reason="  ")
+    assert await refused(operator.stub.AbortHand(empty, metadata=operator.metadata)) == (
+        grpc.StatusCode.INVALID_ARGUMENT, "bad_reason")
+    after = (await operator.stub.AbortHand(req, metadata=operator.metadata)).table
+    assert after.status == pb.TABLE_STATUS_WAITING and after.last_outcome.reason.startswith("aborted: stuck")
+    import hashlib
+
+    assert hashlib.sha256(after.last_server_seed).hexdigest() == view.seed_commitment
+    assert await refused(operator.stub.AbortHand(req, metadata=operator.metadata)) == (
+        grpc.StatusCode.FAILED_PRECONDITION, "no_hand")
+    assert (await p1.start(tid)).hand_no == 2  # the table goes on
+    await close_all([*clients, operator])

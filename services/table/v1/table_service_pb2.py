@@ -28,7 +28,7 @@ from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"chieu/table/v1/table_service.proto\x12\x0e\x63hieu.table.v1\x1a\x1a\x63hieu/games/v1/games.proto\x1a\x18\x63hieu/table/v1/log.proto\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"+\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\x03\x12\x11\n\tplayer_id\x18\x02 \x01(\t\"\x9a\x06\n\tTableView\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x04\x12\x0c\n\x04host\x18\x04 \x01(\t\x12+\n\x06status\x18\x05 \x01(\x0e\x32\x1b.chieu.table.v1.TableStatus\x12(\n\x07options\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\'\n\x05seats\x18\x07 \x03(\x0b\x32\x18.chieu.table.v1.SeatInfo\x12\x11\n\tmax_seats\x18\x08 \x01(\x03\x12\x16\n\tyour_seat\x18\t \x01(\x03H\x00\x88\x01\x01\x12\x0f\n\x07hand_no\x18\n \x01(\x03\x12\x17\n\x0fseed_commitment\x18\x0b \x01(\t\x12\'\n\tgame_view\x18\x0c \x01(\x0b\x32\x14.google.protobuf.Any\x12\x32\n\x0clast_outcome\x18\r \x01(\x0b\x32\x17.chieu.games.v1.OutcomeH\x01\x88\x01\x01\x12\x18\n\x10last_server_seed\x18\x0e \x01(\x0c\x12\x14\n\x0chand_players\x18\x0f \x03(\t\x12\x16\n\thand_seat\x18\x10 \x01(\x03H\x02\x88\x01\x01\x12\r\n\x05stake\x18\x11 \x01(\x03\x12*\n\x08\x63urrency\x18\x12 \x01(\x0e\x32\x18.chieu.table.v1.Currency\x12\r\n\x05ready\x18\x13 \x03(\t\x12\x15\n\rrequire_ready\x18\x14 \x01(\x08\x12\x19\n\x11reconnect_grace_s\x18\x15 \x01(\x03\x12\x13\n\x0b\x61uto_played\x18\x16 \x03(\t\x12N\n\x13reconnect_deadlines\x18\x17 \x03(\x0b\x32\x31.chieu.table.v1.TableView.ReconnectDeadlinesEntry\x12\x0b\n\x03pot\x18\x18 \x01(\x12\x1a\x39\n\x17ReconnectDeadlinesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x42\x0c\n\n_your_seatB\x0f\n\r_last_outcomeB\x0c\n\n_hand_seat\"6\n\x0eStandUpRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\";\n\x0fStandUpResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"[\n\x0fSetReadyRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\r\n\x05ready\x18\x02 \x01(\x08\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\x0c\x12\x12\n\ncommand_id\x18\x04 \x01(\t\"<\n\x10SetReadyResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"\xe9\x01\n\x15\x43hangeSettingsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12(\n\x07options\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x12\n\x05stake\x18\x03 \x01(\x03H\x00\x88\x01\x01\x12\x1a\n\rrequire_ready\x18\x04 \x01(\x08H\x01\x88\x01\x01\x12\x1e\n\x11reconnect_grace_s\x18\x05 \x01(\x03H\x02\x88\x01\x01\x12\x12\n\ncommand_id\x18\x06 \x01(\tB\x08\n\x06_stakeB\x10\n\x0e_require_readyB\x14\n\x12_reconnect_grace_s\"B\n\x16\x43hangeSettingsResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\":\n\x0f\x41uditLogRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x15\n\rafter_version\x18\x02 \x01(\x04\"S\n\x10\x41uditLogResponse\x12&\n\x06record\x18\x01 \x01(\x0b\x32\x16.chieu.table.v1.Record\x12\x17\n\x0fstream_sequence\x18\x02 \x01(\x04\"&\n\x12VerifyDealsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"A\n\x13VerifyDealsResponse\x12*\n\x05hands\x18\x01 \x03(\x0b\x32\x1b.chieu.table.v1.HandVerdict\"h\n\x0bHandVerdict\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x15\n\rcommitment_ok\x18\x02 \x01(\x08\x12\x0f\n\x07\x64\x65\x61l_ok\x18\x03 \x01(\x08\x12\x10\n\x08revealed\x18\x04 \x01(\x08\x12\x0e\n\x06\x64\x65tail\x18\x05 \x01(\t\"\xe2\x01\n\x12\x43reateTableRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12(\n\x07options\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\r\n\x05stake\x18\x04 \x01(\x03\x12*\n\x08\x63urrency\x18\x05 \x01(\x0e\x32\x18.chieu.table.v1.Currency\x12\x15\n\rrequire_ready\x18\x06 \x01(\x08\x12\x19\n\x11reconnect_grace_s\x18\x07 \x01(\x03\x12\x13\n\x0b\x63lient_seed\x18\x08 \x01(\x0c\"?\n\x13\x43reateTableResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"h\n\x0fTakeSeatRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\x03H\x00\x88\x01\x01\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x04 \x01(\x0c\x42\x07\n\x05_seat\"J\n\x10TakeSeatResponse\x12\x0c\n\x04seat\x18\x01 \x01(\x03\x12(\n\x05table\x18\x02 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"8\n\x10StartHandRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\"=\n\x11StartHandResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"\x8d\x01\n\nActRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12%\n\x07\x63ommand\x18\x02 \x01(\x0b\x32\x14.google.protobuf.Any\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x04 \x01(\x04H\x00\x88\x01\x01\x42\x13\n\x11_expected_version\"7\n\x0b\x41\x63tResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"<\n\x10GetTableResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"6\n\x0cWatchRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x14\n\x0c\x66rom_version\x18\x02 \x01(\x04\"9\n\rWatchResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView*_\n\x0bTableStatus\x12\x1c\n\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14TABLE_STATUS_WAITING\x10\x01\x12\x18\n\x14TABLE_STATUS_PLAYING\x10\x02\x32\x83\x07\n\x0cTableService\x12V\n\x0b\x43reateTable\x12\".chieu.table.v1.CreateTableRequest\x1a#.chieu.table.v1.CreateTableResponse\x12M\n\x08TakeSeat\x12\x1f.chieu.table.v1.TakeSeatRequest\x1a .chieu.table.v1.TakeSeatResponse\x12P\n\tStartHand\x12 .chieu.table.v1.StartHandRequest\x1a!.chieu.table.v1.StartHandResponse\x12>\n\x03\x41\x63t\x12\x1a.chieu.table.v1.ActRequest\x1a\x1b.chieu.table.v1.ActResponse\x12M\n\x08GetTable\x12\x1f.chieu.table.v1.GetTableRequest\x1a .chieu.table.v1.GetTableResponse\x12\x46\n\x05Watch\x12\x1c.chieu.table.v1.WatchRequest\x1a\x1d.chieu.table.v1.WatchResponse0\x01\x12J\n\x07StandUp\x12\x1e.chieu.table.v1.StandUpRequest\x1a\x1f.chieu.table.v1.StandUpResponse\x12M\n\x08SetReady\x12\x1f.chieu.table.v1.SetReadyRequest\x1a .chieu.table.v1.SetReadyResponse\x12_\n\x0e\x43hangeSettings\x12%.chieu.table.v1.ChangeSettingsRequest\x1a&.chieu.table.v1.ChangeSettingsResponse\x12O\n\x08\x41uditLog\x12\x1f.chieu.table.v1.AuditLogRequest\x1a .chieu.table.v1.AuditLogResponse0\x01\x12V\n\x0bVerifyDeals\x12\".chieu.table.v1.VerifyDealsRequest\x1a#.chieu.table.v1.VerifyDealsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\"chieu/table/v1/table_service.proto\x12\x0e\x63hieu.table.v1\x1a\x1a\x63hieu/games/v1/games.proto\x1a\x18\x63hieu/table/v1/log.proto\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"+\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\x03\x12\x11\n\tplayer_id\x18\x02 \x01(\t\"\x9a\x06\n\tTableView\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\x04\x12\x0c\n\x04host\x18\x04 \x01(\t\x12+\n\x06status\x18\x05 \x01(\x0e\x32\x1b.chieu.table.v1.TableStatus\x12(\n\x07options\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\'\n\x05seats\x18\x07 \x03(\x0b\x32\x18.chieu.table.v1.SeatInfo\x12\x11\n\tmax_seats\x18\x08 \x01(\x03\x12\x16\n\tyour_seat\x18\t \x01(\x03H\x00\x88\x01\x01\x12\x0f\n\x07hand_no\x18\n \x01(\x03\x12\x17\n\x0fseed_commitment\x18\x0b \x01(\t\x12\'\n\tgame_view\x18\x0c \x01(\x0b\x32\x14.google.protobuf.Any\x12\x32\n\x0clast_outcome\x18\r \x01(\x0b\x32\x17.chieu.games.v1.OutcomeH\x01\x88\x01\x01\x12\x18\n\x10last_server_seed\x18\x0e \x01(\x0c\x12\x14\n\x0chand_players\x18\x0f \x03(\t\x12\x16\n\thand_seat\x18\x10 \x01(\x03H\x02\x88\x01\x01\x12\r\n\x05stake\x18\x11 \x01(\x03\x12*\n\x08\x63urrency\x18\x12 \x01(\x0e\x32\x18.chieu.table.v1.Currency\x12\r\n\x05ready\x18\x13 \x03(\t\x12\x15\n\rrequire_ready\x18\x14 \x01(\x08\x12\x19\n\x11reconnect_grace_s\x18\x15 \x01(\x03\x12\x13\n\x0b\x61uto_played\x18\x16 \x03(\t\x12N\n\x13reconnect_deadlines\x18\x17 \x03(\x0b\x32\x31.chieu.table.v1.TableView.ReconnectDeadlinesEntry\x12\x0b\n\x03pot\x18\x18 \x01(\x12\x1a\x39\n\x17ReconnectDeadlinesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x42\x0c\n\n_your_seatB\x0f\n\r_last_outcomeB\x0c\n\n_hand_seat\"6\n\x0eStandUpRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\";\n\x0fStandUpResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"[\n\x0fSetReadyRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\r\n\x05ready\x18\x02 \x01(\x08\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\x0c\x12\x12\n\ncommand_id\x18\x04 \x01(\t\"<\n\x10SetReadyResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"\xe9\x01\n\x15\x43hangeSettingsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12(\n\x07options\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x12\n\x05stake\x18\x03 \x01(\x03H\x00\x88\x01\x01\x12\x1a\n\rrequire_ready\x18\x04 \x01(\x08H\x01\x88\x01\x01\x12\x1e\n\x11reconnect_grace_s\x18\x05 \x01(\x03H\x02\x88\x01\x01\x12\x12\n\ncommand_id\x18\x06 \x01(\tB\x08\n\x06_stakeB\x10\n\x0e_require_readyB\x14\n\x12_reconnect_grace_s\"B\n\x16\x43hangeSettingsResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"H\n\x10\x41\x62ortHandRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x12\n\ncommand_id\x18\x03 \x01(\t\"=\n\x11\x41\x62ortHandResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\":\n\x0f\x41uditLogRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x15\n\rafter_version\x18\x02 \x01(\x04\"S\n\x10\x41uditLogResponse\x12&\n\x06record\x18\x01 \x01(\x0b\x32\x16.chieu.table.v1.Record\x12\x17\n\x0fstream_sequence\x18\x02 \x01(\x04\"&\n\x12VerifyDealsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"A\n\x13VerifyDealsResponse\x12*\n\x05hands\x18\x01 \x03(\x0b\x32\x1b.chieu.table.v1.HandVerdict\"h\n\x0bHandVerdict\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x15\n\rcommitment_ok\x18\x02 \x01(\x08\x12\x0f\n\x07\x64\x65\x61l_ok\x18\x03 \x01(\x08\x12\x10\n\x08revealed\x18\x04 \x01(\x08\x12\x0e\n\x06\x64\x65tail\x18\x05 \x01(\t\"\xe2\x01\n\x12\x43reateTableRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12(\n\x07options\x18\x02 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\r\n\x05stake\x18\x04 \x01(\x03\x12*\n\x08\x63urrency\x18\x05 \x01(\x0e\x32\x18.chieu.table.v1.Currency\x12\x15\n\rrequire_ready\x18\x06 \x01(\x08\x12\x19\n\x11reconnect_grace_s\x18\x07 \x01(\x03\x12\x13\n\x0b\x63lient_seed\x18\x08 \x01(\x0c\"?\n\x13\x43reateTableResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"h\n\x0fTakeSeatRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\x03H\x00\x88\x01\x01\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x04 \x01(\x0c\x42\x07\n\x05_seat\"J\n\x10TakeSeatResponse\x12\x0c\n\x04seat\x18\x01 \x01(\x03\x12(\n\x05table\x18\x02 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"8\n\x10StartHandRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\"=\n\x11StartHandResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"\x8d\x01\n\nActRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12%\n\x07\x63ommand\x18\x02 \x01(\x0b\x32\x14.google.protobuf.Any\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\x1d\n\x10\x65xpected_version\x18\x04 \x01(\x04H\x00\x88\x01\x01\x42\x13\n\x11_expected_version\"7\n\x0b\x41\x63tResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"<\n\x10GetTableResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView\"6\n\x0cWatchRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x14\n\x0c\x66rom_version\x18\x02 \x01(\x04\"9\n\rWatchResponse\x12(\n\x05table\x18\x01 \x01(\x0b\x32\x19.chieu.table.v1.TableView*_\n\x0bTableStatus\x12\x1c\n\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14TABLE_STATUS_WAITING\x10\x01\x12\x18\n\x14TABLE_STATUS_PLAYING\x10\x02\x32\xd5\x07\n\x0cTableService\x12V\n\x0b\x43reateTable\x12\".chieu.table.v1.CreateTableRequest\x1a#.chieu.table.v1.CreateTableResponse\x12M\n\x08TakeSeat\x12\x1f.chieu.table.v1.TakeSeatRequest\x1a .chieu.table.v1.TakeSeatResponse\x12P\n\tStartHand\x12 .chieu.table.v1.StartHandRequest\x1a!.chieu.table.v1.StartHandResponse\x12>\n\x03\x41\x63t\x12\x1a.chieu.table.v1.ActRequest\x1a\x1b.chieu.table.v1.ActResponse\x12M\n\x08GetTable\x12\x1f.chieu.table.v1.GetTableRequest\x1a .chieu.table.v1.GetTableResponse\x12\x46\n\x05Watch\x12\x1c.chieu.table.v1.WatchRequest\x1a\x1d.chieu.table.v1.WatchResponse0\x01\x12J\n\x07StandUp\x12\x1e.chieu.table.v1.StandUpRequest\x1a\x1f.chieu.table.v1.StandUpResponse\x12M\n\x08SetReady\x12\x1f.chieu.table.v1.SetReadyRequest\x1a .chieu.table.v1.SetReadyResponse\x12_\n\x0e\x43hangeSettings\x12%.chieu.table.v1.ChangeSettingsRequest\x1a&.chieu.table.v1.ChangeSettingsResponse\x12P\n\tAbortHand\x12 .chieu.table.v1.AbortHandRequest\x1a!.chieu.table.v1.AbortHandResponse\x12O\n\x08\x41uditLog\x12\x1f.chieu.table.v1.AuditLogRequest\x1a .chieu.table.v1.AuditLogResponse0\x01\x12V\n\x0bVerifyDeals\x12\".chieu.table.v1.VerifyDealsRequest\x1a#.chieu.table.v1.VerifyDealsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,8 +37,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_TABLEVIEW_RECONNECTDEADLINESENTRY']._loaded_options = None
   _globals['_TABLEVIEW_RECONNECTDEADLINESENTRY']._serialized_options = b'8\001'
-  _globals['_TABLESTATUS']._serialized_start=2953
-  _globals['_TABLESTATUS']._serialized_end=3048
+  _globals['_TABLESTATUS']._serialized_start=3090
+  _globals['_TABLESTATUS']._serialized_end=3185
   _globals['_SEATINFO']._serialized_start=165
   _globals['_SEATINFO']._serialized_end=208
   _globals['_TABLEVIEW']._serialized_start=211
@@ -57,40 +57,44 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CHANGESETTINGSREQUEST']._serialized_end=1513
   _globals['_CHANGESETTINGSRESPONSE']._serialized_start=1515
   _globals['_CHANGESETTINGSRESPONSE']._serialized_end=1581
-  _globals['_AUDITLOGREQUEST']._serialized_start=1583
-  _globals['_AUDITLOGREQUEST']._serialized_end=1641
-  _globals['_AUDITLOGRESPONSE']._serialized_start=1643
-  _globals['_AUDITLOGRESPONSE']._serialized_end=1726
-  _globals['_VERIFYDEALSREQUEST']._serialized_start=1728
-  _globals['_VERIFYDEALSREQUEST']._serialized_end=1766
-  _globals['_VERIFYDEALSRESPONSE']._serialized_start=1768
-  _globals['_VERIFYDEALSRESPONSE']._serialized_end=1833
-  _globals['_HANDVERDICT']._serialized_start=1835
-  _globals['_HANDVERDICT']._serialized_end=1939
-  _globals['_CREATETABLEREQUEST']._serialized_start=1942
-  _globals['_CREATETABLEREQUEST']._serialized_end=2168
-  _globals['_CREATETABLERESPONSE']._serialized_start=2170
-  _globals['_CREATETABLERESPONSE']._serialized_end=2233
-  _globals['_TAKESEATREQUEST']._serialized_start=2235
-  _globals['_TAKESEATREQUEST']._serialized_end=2339
-  _globals['_TAKESEATRESPONSE']._serialized_start=2341
-  _globals['_TAKESEATRESPONSE']._serialized_end=2415
-  _globals['_STARTHANDREQUEST']._serialized_start=2417
-  _globals['_STARTHANDREQUEST']._serialized_end=2473
-  _globals['_STARTHANDRESPONSE']._serialized_start=2475
-  _globals['_STARTHANDRESPONSE']._serialized_end=2536
-  _globals['_ACTREQUEST']._serialized_start=2539
-  _globals['_ACTREQUEST']._serialized_end=2680
-  _globals['_ACTRESPONSE']._serialized_start=2682
-  _globals['_ACTRESPONSE']._serialized_end=2737
-  _globals['_GETTABLEREQUEST']._serialized_start=2739
-  _globals['_GETTABLEREQUEST']._serialized_end=2774
-  _globals['_GETTABLERESPONSE']._serialized_start=2776
-  _globals['_GETTABLERESPONSE']._serialized_end=2836
-  _globals['_WATCHREQUEST']._serialized_start=2838
-  _globals['_WATCHREQUEST']._serialized_end=2892
-  _globals['_WATCHRESPONSE']._serialized_start=2894
-  _globals['_WATCHRESPONSE']._serialized_end=2951
-  _globals['_TABLESERVICE']._serialized_start=3051
-  _globals['_TABLESERVICE']._serialized_end=3950
+  _globals['_ABORTHANDREQUEST']._serialized_start=1583
+  _globals['_ABORTHANDREQUEST']._serialized_end=1655
+  _globals['_ABORTHANDRESPONSE']._serialized_start=1657
+  _globals['_ABORTHANDRESPONSE']._serialized_end=1718
+  _globals['_AUDITLOGREQUEST']._serialized_start=1720
+  _globals['_AUDITLOGREQUEST']._serialized_end=1778
+  _globals['_AUDITLOGRESPONSE']._serialized_start=1780
+  _globals['_AUDITLOGRESPONSE']._serialized_end=1863
+  _globals['_VERIFYDEALSREQUEST']._serialized_start=1865
+  _globals['_VERIFYDEALSREQUEST']._serialized_end=1903
+  _globals['_VERIFYDEALSRESPONSE']._serialized_start=1905
+  _globals['_VERIFYDEALSRESPONSE']._serialized_end=1970
+  _globals['_HANDVERDICT']._serialized_start=1972
+  _globals['_HANDVERDICT']._serialized_end=2076
+  _globals['_CREATETABLEREQUEST']._serialized_start=2079
+  _globals['_CREATETABLEREQUEST']._serialized_end=2305
+  _globals['_CREATETABLERESPONSE']._serialized_start=2307
+  _globals['_CREATETABLERESPONSE']._serialized_end=2370
+  _globals['_TAKESEATREQUEST']._serialized_start=2372
+  _globals['_TAKESEATREQUEST']._serialized_end=2476
+  _globals['_TAKESEATRESPONSE']._serialized_start=2478
+  _globals['_TAKESEATRESPONSE']._serialized_end=2552
+  _globals['_STARTHANDREQUEST']._serialized_start=2554
+  _globals['_STARTHANDREQUEST']._serialized_end=2610
+  _globals['_STARTHANDRESPONSE']._serialized_start=2612
+  _globals['_STARTHANDRESPONSE']._serialized_end=2673
+  _globals['_ACTREQUEST']._serialized_start=2676
+  _globals['_ACTREQUEST']._serialized_end=2817
+  _globals['_ACTRESPONSE']._serialized_start=2819
+  _globals['_ACTRESPONSE']._serialized_end=2874
+  _globals['_GETTABLEREQUEST']._serialized_start=2876
+  _globals['_GETTABLEREQUEST']._serialized_end=2911
+  _globals['_GETTABLERESPONSE']._serialized_start=2913
+  _globals['_GETTABLERESPONSE']._serialized_end=2973
+  _globals['_WATCHREQUEST']._serialized_start=2975
+  _globals['_WATCHREQUEST']._serialized_end=3029
+  _globals['_WATCHRESPONSE']._serialized_start=3031
+  _globals['_WATCHRESPONSE']._serialized_end=3088
+  _globals['_TABLESERVICE']._serialized_start=3188
+  _globals['_TABLESERVICE']._serialized_end=4169
 # @@protoc_insertion_point(module_scope)

@@ -390,6 +390,56 @@ class ChangeSettingsResponse(_message.Message):
 Global___ChangeSettingsResponse: _TypeAlias = ChangeSettingsResponse  # noqa: Y015
 
 @_typing.final
+class AbortHandRequest(_message.Message):
+    """Abort the running hand."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    reason: _builtins.str
+    """Mandatory: why (kept in the log as the outcome's reason, "aborted: <reason>")."""
+    command_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        command_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "reason", b"reason", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AbortHandRequest: _TypeAlias = AbortHandRequest  # noqa: Y015
+
+@_typing.final
+class AbortHandResponse(_message.Message):
+    """The table after the abort."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def table(self) -> Global___TableView: ...
+    def __init__(
+        self,
+        *,
+        table: Global___TableView | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AbortHandResponse: _TypeAlias = AbortHandResponse  # noqa: Y015
+
+@_typing.final
 class AuditLogRequest(_message.Message):
     """Read a table's log."""
 

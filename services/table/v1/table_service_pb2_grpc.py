@@ -80,6 +80,11 @@ class TableServiceStub:
                 request_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.ChangeSettingsRequest.SerializeToString,
                 response_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.ChangeSettingsResponse.FromString,
                 _registered_method=True)
+        self.AbortHand = channel.unary_unary(
+                '/chieu.table.v1.TableService/AbortHand',
+                request_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.AbortHandRequest.SerializeToString,
+                response_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.AbortHandResponse.FromString,
+                _registered_method=True)
         self.AuditLog = channel.unary_stream(
                 '/chieu.table.v1.TableService/AuditLog',
                 request_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.AuditLogRequest.SerializeToString,
@@ -160,6 +165,13 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AbortHand(self, request, context):
+        """Operators: end a hand that cannot go on (no settlement beyond what was already paid).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def AuditLog(self, request, context):
         """Auditors: every record of a table's log, hidden information included.
         """
@@ -221,6 +233,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.ChangeSettings,
                     request_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.ChangeSettingsRequest.FromString,
                     response_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.ChangeSettingsResponse.SerializeToString,
+            ),
+            'AbortHand': grpc.unary_unary_rpc_method_handler(
+                    servicer.AbortHand,
+                    request_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.AbortHandRequest.FromString,
+                    response_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.AbortHandResponse.SerializeToString,
             ),
             'AuditLog': grpc.unary_stream_rpc_method_handler(
                     servicer.AuditLog,
@@ -477,6 +494,33 @@ class TableService:
             '/chieu.table.v1.TableService/ChangeSettings',
             chieu_dot_table_dot_v1_dot_table__service__pb2.ChangeSettingsRequest.SerializeToString,
             chieu_dot_table_dot_v1_dot_table__service__pb2.ChangeSettingsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AbortHand(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.table.v1.TableService/AbortHand',
+            chieu_dot_table_dot_v1_dot_table__service__pb2.AbortHandRequest.SerializeToString,
+            chieu_dot_table_dot_v1_dot_table__service__pb2.AbortHandResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -55,6 +55,8 @@ class TableServiceStub:
     """Set or clear the ready flag, optionally with a client seed for the next deal."""
     ChangeSettings: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.ChangeSettingsRequest, _table_service_pb2.ChangeSettingsResponse]
     """Change the table's settings: the host only, between hands."""
+    AbortHand: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.AbortHandRequest, _table_service_pb2.AbortHandResponse]
+    """Operators: end a hand that cannot go on (no settlement beyond what was already paid)."""
     AuditLog: _grpc.UnaryStreamMultiCallable[_table_service_pb2.AuditLogRequest, _table_service_pb2.AuditLogResponse]
     """Auditors: every record of a table's log, hidden information included."""
     VerifyDeals: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.VerifyDealsRequest, _table_service_pb2.VerifyDealsResponse]
@@ -85,6 +87,8 @@ class TableServiceAsyncStub(TableServiceStub):
     """Set or clear the ready flag, optionally with a client seed for the next deal."""
     ChangeSettings: _aio.UnaryUnaryMultiCallable[_table_service_pb2.ChangeSettingsRequest, _table_service_pb2.ChangeSettingsResponse]  # type: ignore[assignment]
     """Change the table's settings: the host only, between hands."""
+    AbortHand: _aio.UnaryUnaryMultiCallable[_table_service_pb2.AbortHandRequest, _table_service_pb2.AbortHandResponse]  # type: ignore[assignment]
+    """Operators: end a hand that cannot go on (no settlement beyond what was already paid)."""
     AuditLog: _aio.UnaryStreamMultiCallable[_table_service_pb2.AuditLogRequest, _table_service_pb2.AuditLogResponse]  # type: ignore[assignment]
     """Auditors: every record of a table's log, hidden information included."""
     VerifyDeals: _aio.UnaryUnaryMultiCallable[_table_service_pb2.VerifyDealsRequest, _table_service_pb2.VerifyDealsResponse]  # type: ignore[assignment]
@@ -166,6 +170,14 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_service_pb2.ChangeSettingsResponse, _abc.Awaitable[_table_service_pb2.ChangeSettingsResponse]]:
         """Change the table's settings: the host only, between hands."""
+
+    @_abc_1.abstractmethod
+    def AbortHand(
+        self,
+        request: _table_service_pb2.AbortHandRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.AbortHandResponse, _abc.Awaitable[_table_service_pb2.AbortHandResponse]]:
+        """Operators: end a hand that cannot go on (no settlement beyond what was already paid)."""
 
     @_abc_1.abstractmethod
     def AuditLog(
