@@ -7,12 +7,30 @@ row for the message's stream sequence are written in one transaction; the messag
 acknowledged only after it commits. A redelivery finds the inbox row and changes nothing; the
 same settlement published again under a new sequence (after the duplicate window) finds its
 posting id and is not paid twice. Many ledger processes may consume the same durable at once.
+
+Order per table: the settlements of one table are posted in stream order whatever the number of
+consumers, so a 金币 cap sees exactly the balances one consumer reading the stream in order would
+see, and a gà pot is always fed before it pays. A message is posted only when every earlier
+settlement record of its table is posted (or refused):
+
+- fast path: the consumer knows a *floor*, a stream sequence up to which every message is done
+  (its own finished messages, and the durable's ack floor, asked when its batch does not follow
+  on): a message right above the floor has nothing before it to wait for;
+- otherwise it reads the table's *mark* (``ledger_table_marks``: the last stream sequence posted
+  for the table) and looks in the stream, on the table's subject, for a settlement record between
+  the mark (or the floor) and itself; if there is one, the message is ``nak``ed with a short
+  delay and comes back later.
+
+The posting transaction raises the mark (and locks its row) with the inbox row, in the same
+statement.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -20,7 +38,7 @@ import asyncpg
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js import api
 from nats.js.client import JetStreamContext
-from nats.js.errors import FetchTimeoutError
+from nats.js.errors import FetchTimeoutError, NotFoundError
 
 from chieu.kit import logs
 from chieu.kit.errors import ServiceError, invalid
@@ -33,6 +51,11 @@ log = logs.get("chieu.ledger.consumer")
 STREAM = "CHIEU_TABLES"
 SUBJECTS = "chieu.table.>"
 DURABLE = "ledger"
+
+
+def has_money(record: log_pb2.Record) -> bool:
+    """Whether a record moves money: a Settlement with at least one transfer (what must be ordered)."""
+    return any(e.WhichOneof("kind") == "settlement" and len(e.settlement.transfers) > 0 for e in record.events)
 
 
 def currency_of(s: log_pb2.Settlement) -> str:
@@ -76,7 +99,8 @@ class SettlementConsumer:
 
     def __init__(self, books: Books, js: JetStreamContext, *, durable: str = DURABLE, stream: str = STREAM,
                  subjects: str = SUBJECTS, batch: int = 64, ack_wait_s: float = 30.0,
-                 after_commit: Callable[[Any], Awaitable[None]] | None = None) -> None:
+                 after_commit: Callable[[Any], Awaitable[None]] | None = None,
+                 before_apply: Callable[[Any], Awaitable[None]] | None = None, applied_by: str = "") -> None:
         self.books = books
         self.js = js
         self.durable = durable
@@ -86,16 +110,27 @@ class SettlementConsumer:
         self.ack_wait_s = ack_wait_s
         self.after_commit = after_commit
         """A test hook between commit and acknowledgement (a crash there is what it simulates)."""
+        self.before_apply = before_apply
+        """A test hook once a message may be posted, before its transaction (a slow process)."""
+        self.applied_by = applied_by or f"{socket.gethostname()}:{os.getpid()}"
+        """Written in the inbox row of every message this consumer applies."""
         self.posted = 0
+        self.waited = 0
+        """Messages ``nak``ed because an earlier settlement of their table was not posted yet."""
+        self.floor = 0
+        """Every message of the stream with a sequence up to this one is done (acked or applied)."""
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
 
     async def start(self) -> None:
-        sub = await self.js.pull_subscribe(
-            self.subjects, durable=self.durable, stream=self.stream,
-            config=api.ConsumerConfig(ack_policy=api.AckPolicy.EXPLICIT, ack_wait=self.ack_wait_s,
-                                      max_ack_pending=4096, deliver_policy=api.DeliverPolicy.ALL),
-        )
+        config = api.ConsumerConfig(ack_policy=api.AckPolicy.EXPLICIT, ack_wait=self.ack_wait_s,
+                                    max_ack_pending=4096, deliver_policy=api.DeliverPolicy.ALL)
+        with contextlib.suppress(NotFoundError):
+            info = await self.js.consumer_info(self.stream, self.durable)
+            if info.config.ack_wait is None or abs(info.config.ack_wait - self.ack_wait_s) > 1e-3:
+                # the ack wait is the durable's: the last process started sets it for all
+                await self.js.add_consumer(self.stream, config=info.config.evolve(ack_wait=self.ack_wait_s))
+        sub = await self.js.pull_subscribe(self.subjects, durable=self.durable, stream=self.stream, config=config)
         self._task = asyncio.create_task(self._run(sub), name=f"ledger-consumer-{self.durable}")
 
     async def stop(self) -> None:
@@ -119,22 +154,53 @@ class SettlementConsumer:
                 log.exception("fetch failed; retrying")
                 await asyncio.sleep(0.5)
                 continue
+            msgs.sort(key=_seq)
+            if msgs and _seq(msgs[0]) > self.floor + 1:
+                await self._refresh_floor()
+            waiting: set[str] = set()
             for msg in msgs:
                 try:
-                    await self.handle(msg)
+                    await self.handle(msg, waiting)
                 except asyncio.CancelledError:
                     raise
                 except Exception:
                     log.exception("settlement not applied; it will be redelivered")
 
-    async def handle(self, msg: Any) -> str:
-        """Apply one message exactly once; returns what happened (skip, posted, seen, refused, later)."""
+    async def _refresh_floor(self) -> None:
+        """Raise the floor to the durable's ack floor (every message up to it is acknowledged)."""
+        try:
+            info = await self.js.consumer_info(self.stream, self.durable)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning("consumer info failed; ordering falls back to the table marks")
+            return
+        if info.ack_floor is not None and info.ack_floor.stream_seq:
+            self.floor = max(self.floor, int(info.ack_floor.stream_seq))
+
+    async def handle(self, msg: Any, waiting: set[str] | None = None) -> str:
+        """Apply one message exactly once, in its table's order; returns what happened
+        (skip, posted, seen, refused, later)."""
+        seq = _seq(msg)
+        outcome = await self._handle(msg, seq, set() if waiting is None else waiting)
+        if outcome != "later" and seq == self.floor + 1:
+            self.floor = seq
+        return outcome
+
+    async def _handle(self, msg: Any, seq: int, waiting: set[str]) -> str:
         record = log_pb2.Record.FromString(msg.data)
         settlements = [e.settlement for e in record.events if e.WhichOneof("kind") == "settlement"]
-        if not settlements:
+        if not has_money(record):
             await msg.ack()
             return "skip"
-        seq = int(msg.metadata.sequence.stream)
+        if record.table_id in waiting or (seq > self.floor + 1 and await self._earlier(msg.subject, record.table_id,
+                                                                                       seq)):
+            # an earlier settlement of this table is not posted yet: come back once it is
+            waiting.add(record.table_id)
+            self.waited += 1
+            delivered = int(getattr(msg.metadata, "num_delivered", 1) or 1)
+            await msg.nak(delay=0.05 * min(delivered, 20))
+            return "later"
         try:
             postings = [p for p in (settlement_posting(record.table_id, s) for s in settlements) if p is not None]
             for p in postings:
@@ -142,12 +208,11 @@ class SettlementConsumer:
         except ServiceError as e:
             return await self._refuse(msg, record.table_id, seq, f"{record.table_id}/{settlements[0].hand_no}"
                                       f"/{settlements[0].first_leg}", e)
-        if not postings:
-            await msg.ack()
-            return "skip"
+        if self.before_apply is not None:
+            await self.before_apply(msg)
         for attempt in range(5):
             try:
-                outcome = await self._apply(seq, postings)
+                outcome = await self._apply(seq, record.table_id, postings)
                 break
             except asyncpg.UniqueViolationError:
                 # a concurrent process posted the same settlement: the next try finds it
@@ -155,9 +220,7 @@ class SettlementConsumer:
             except asyncpg.DeadlockDetectedError:
                 await asyncio.sleep(0.01 * (attempt + 1))
             except ServiceError as e:
-                if e.reason == "pot_short":
-                    await msg.nak(delay=0.5)
-                    return "later"
+                # in stream order a pot short of what it pays (pot_short) is a bug upstream, not a race
                 return await self._refuse(msg, record.table_id, seq, postings[0].id, e)
         else:
             raise RuntimeError(f"stream sequence {seq}: could not post after retries")
@@ -166,11 +229,27 @@ class SettlementConsumer:
         await msg.ack()
         return outcome
 
-    async def _apply(self, seq: int, postings: list[Posting]) -> str:
+    async def _earlier(self, subject: str, table_id: str, seq: int) -> bool:
+        """Whether a settlement record of the table comes before ``seq`` in the stream and above its mark
+        (so it may not be posted yet)."""
+        mark = await self.books.pool.fetchval(
+            "SELECT seq FROM ledger_table_marks WHERE stream = $1 AND table_id = $2", self.stream, table_id)
+        at = max(int(mark or 0), self.floor) + 1
+        while at < seq:
+            try:
+                found = await self.js.get_msg(self.stream, seq=at, subject=subject, next=True)
+            except NotFoundError:
+                return False
+            if found.seq is None or found.seq >= seq:
+                return False
+            if found.data and has_money(log_pb2.Record.FromString(found.data)):
+                return True
+            at = found.seq + 1
+        return False
+
+    async def _apply(self, seq: int, table_id: str, postings: list[Posting]) -> str:
         async with self.books.pool.acquire() as conn, conn.transaction():
-            fresh = await conn.fetchval(
-                "INSERT INTO ledger_inbox (stream, seq, posting_id, outcome) VALUES ($1, $2, $3, 'posted')"
-                " ON CONFLICT DO NOTHING RETURNING seq", self.stream, seq, postings[0].id)
+            fresh = await conn.fetchval(_INBOX, self.stream, seq, postings[0].id, "posted", table_id, self.applied_by)
             if fresh is None:
                 return "seen"
             for p in postings:
@@ -181,8 +260,23 @@ class SettlementConsumer:
     async def _refuse(self, msg: Any, table_id: str, seq: int, posting_id: str, e: ServiceError) -> str:
         """A settlement the books refuse (a bug upstream): recorded in the inbox, logged, acknowledged."""
         log.error("settlement refused", table_id=table_id, seq=seq, reason=e.reason, message=e.message)
-        await self.books.pool.execute(
-            "INSERT INTO ledger_inbox (stream, seq, posting_id, outcome) VALUES ($1, $2, $3, $4)"
-            " ON CONFLICT DO NOTHING", self.stream, seq, posting_id, f"refused:{e.reason}")
+        await self.books.pool.fetchval(_INBOX, self.stream, seq, posting_id, f"refused:{e.reason}", table_id,
+                                       self.applied_by)
         await msg.ack()
         return "refused"
+
+
+_INBOX = """
+WITH inbox AS (
+    INSERT INTO ledger_inbox (stream, seq, posting_id, outcome, applied_by) VALUES ($1, $2, $3, $4, $6)
+    ON CONFLICT DO NOTHING RETURNING seq),
+mark AS (
+    INSERT INTO ledger_table_marks (stream, table_id, seq) SELECT $1, $5, seq FROM inbox
+    ON CONFLICT (stream, table_id) DO UPDATE SET seq = greatest(ledger_table_marks.seq, excluded.seq))
+SELECT seq FROM inbox
+"""
+"""The inbox row and the table's mark, raised (its row locked) in one statement; NULL: seen before."""
+
+
+def _seq(msg: Any) -> int:
+    return int(msg.metadata.sequence.stream)

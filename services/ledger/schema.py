@@ -8,6 +8,8 @@
 - ``ledger_inbox``: one row per applied table-log message (stream sequence), written in the same
   transaction as its posting: exactly once from an at-least-once log.
 - ``ledger_outbox``: announcements to other services (信誉度复位, 点歌, membership), same transaction.
+- ``ledger_table_marks``: per table, the last stream sequence whose settlements were posted (or
+  refused): the high-water mark that keeps one table's postings in stream order (V3).
 """
 
 from __future__ import annotations
@@ -95,5 +97,18 @@ V2 = """
 CREATE INDEX ledger_transfers_table ON ledger_transfers (table_id, hand_no, seq);
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2)
+V3 = """
+-- per table, the stream sequence of the last settlement record posted (or refused): locked and
+-- raised in the posting transaction, so one table's settlements are posted in stream order
+CREATE TABLE ledger_table_marks (
+    stream     text        NOT NULL,
+    table_id   text        NOT NULL,
+    seq        bigint      NOT NULL,
+    PRIMARY KEY (stream, table_id)
+);
+-- which ledger process applied a message (host:pid), for operations and the two-process tests
+ALTER TABLE ledger_inbox ADD COLUMN applied_by text NOT NULL DEFAULT '';
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3)
 """Append only: a new script for every change; never edit an applied one."""
