@@ -50,11 +50,23 @@ def test_options_defaults_and_refusals() -> None:
         "DIAN_GONG": "off", "MAI_SAN_MAI_SI": "off", "BIE_SAN": "off", "GE_MING": "off",
     }
     for bad in ({"FIRST_LEADER": "dealer"}, {"NOPE": 1}, {"TURN_TIMEOUT_S": 0},
-                {"GE_MING": "on"}, {"END_EARLY_WHEN_ONE_TEAM_LEFT": "maybe"}):
+                {"GE_MING": "yes"}, {"SHAO_GONG": 1}, {"END_EARLY_WHEN_ONE_TEAM_LEFT": "maybe"}):
         with pytest.raises(BadOptions):
             GAME.parse_options(bad)
-    o = GAME.parse_options({"FIRST_LEADER": "shangban", "BIE_SAN": "on"})
+    o = GAME.parse_options({"FIRST_LEADER": "shangban", "BIE_SAN": "on", "SHAO_GONG": "on",
+                            "MEN_GONG": "on", "GE_MING": "on"})
+    assert o.shao_gong and o.men_gong and o.ge_ming
     assert GAME.parse_options(GAME.option_values(o)) == o
+
+
+@pytest.mark.parametrize(("name", "native"), [("DIAN_GONG", "点贡"), ("MAI_SAN_MAI_SI", "买三")])
+def test_undefined_regional_options_are_refused_with_the_reason(name: str, native: str) -> None:
+    # Given an option the rules file names but does not define; When it is turned on
+    with pytest.raises(BadOptions) as err:
+        GAME.parse_options({name: "on"})
+    # Then the refusal says which rule and why
+    assert native in err.value.message and "not defined by the rules file" in err.value.message
+    assert GAME.parse_options({name: "off"}) == GAME.parse_options({})
 
 
 def test_deal_gives_36_each_from_four_decks() -> None:

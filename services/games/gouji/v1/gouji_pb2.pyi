@@ -106,6 +106,42 @@ class ReturnCards(_message.Message):
 Global___ReturnCards: _TypeAlias = ReturnCards  # noqa: Y015
 
 @_typing.final
+class DeclareRevolution(_message.Message):
+    """Command: 革命, declare revolution and sit out (a seat holding no 2s and no jokers, in the
+    window after the deal; GE_MING on).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeclareRevolution: _TypeAlias = DeclareRevolution  # noqa: Y015
+
+@_typing.final
+class DeclineRevolution(_message.Message):
+    """Command: decline 革命 (the same as letting the window's clock run out)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeclineRevolution: _TypeAlias = DeclineRevolution  # noqa: Y015
+
+@_typing.final
 class SeatCards(_message.Message):
     """One seat's cards, highest first."""
 
@@ -139,8 +175,11 @@ class Dealt(_message.Message):
     HAND_NO_FIELD_NUMBER: _builtins.int
     HANDS_FIELD_NUMBER: _builtins.int
     FIRST_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
     hand_no: _builtins.int
     first: _builtins.int
+    seed: _builtins.str
+    """Hex seed material, kept only with GE_MING on (the source of a redeal); server-side log only."""
     @_builtins.property
     def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatCards]: ...
     def __init__(
@@ -149,18 +188,202 @@ class Dealt(_message.Message):
         hand_no: _builtins.int = ...,
         hands: _abc.Iterable[Global___SeatCards] | None = ...,
         first: _builtins.int = ...,
+        seed: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "hand_no", b"hand_no", "hands", b"hands"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "hand_no", b"hand_no", "hands", b"hands", "seed", b"seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Dealt: _TypeAlias = Dealt  # noqa: Y015
 
 @_typing.final
+class Due(_message.Message):
+    """A tribute to pay once the 革命 window closes; kind: luogong (落贡), shaogong (烧贡), mengong (闷贡)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FROM_SEAT_FIELD_NUMBER: _builtins.int
+    TO_SEAT_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    from_seat: _builtins.int
+    to_seat: _builtins.int
+    count: _builtins.int
+    kind: _builtins.str
+    def __init__(
+        self,
+        *,
+        from_seat: _builtins.int = ...,
+        to_seat: _builtins.int = ...,
+        count: _builtins.int = ...,
+        kind: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "from_seat", b"from_seat", "kind", b"kind", "to_seat", b"to_seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Due: _TypeAlias = Due  # noqa: Y015
+
+@_typing.final
+class RevolutionOpened(_message.Message):
+    """Event: the 革命 window; the eligible seats (no 2s, no jokers) may declare by deadline_ms
+    (timeout = no declaration); dues is the tribute that follows.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ELIGIBLE_FIELD_NUMBER: _builtins.int
+    DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    DUES_FIELD_NUMBER: _builtins.int
+    deadline_ms: _builtins.int
+    @_builtins.property
+    def eligible(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def dues(self) -> _containers.RepeatedCompositeFieldContainer[Global___Due]: ...
+    def __init__(
+        self,
+        *,
+        eligible: _abc.Iterable[_builtins.int] | None = ...,
+        deadline_ms: _builtins.int = ...,
+        dues: _abc.Iterable[Global___Due] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_ms", b"deadline_ms", "dues", b"dues", "eligible", b"eligible"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevolutionOpened: _TypeAlias = RevolutionOpened  # noqa: Y015
+
+@_typing.final
+class RevolutionDeclared(_message.Message):
+    """Event: the seat declared 革命."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevolutionDeclared: _TypeAlias = RevolutionDeclared  # noqa: Y015
+
+@_typing.final
+class RevolutionDeclined(_message.Message):
+    """Event: the seat declined 革命 (auto: its clock ran out)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    AUTO_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    auto: _builtins.bool
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        auto: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto", b"auto", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevolutionDeclined: _TypeAlias = RevolutionDeclined  # noqa: Y015
+
+@_typing.final
+class DealCancelled(_message.Message):
+    """Event: 流局, two or more seats declared 革命; the deal is void."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEATS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def __init__(
+        self,
+        *,
+        seats: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seats", b"seats"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DealCancelled: _TypeAlias = DealCancelled  # noqa: Y015
+
+@_typing.final
+class Redealt(_message.Message):
+    """Event: the deal_no-th redeal from the hand's seed material (label "redeal:<deal_no>")."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEAL_NO_FIELD_NUMBER: _builtins.int
+    HANDS_FIELD_NUMBER: _builtins.int
+    deal_no: _builtins.int
+    @_builtins.property
+    def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatCards]: ...
+    def __init__(
+        self,
+        *,
+        deal_no: _builtins.int = ...,
+        hands: _abc.Iterable[Global___SeatCards] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_no", b"deal_no", "hands", b"hands"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Redealt: _TypeAlias = Redealt  # noqa: Y015
+
+@_typing.final
+class SatOut(_message.Message):
+    """Event: 革命, the only declarer sits this game out, ranked place (4, 四科); dead are his cards."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLACE_FIELD_NUMBER: _builtins.int
+    DEAD_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    place: _builtins.int
+    @_builtins.property
+    def dead(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        place: _builtins.int = ...,
+        dead: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dead", b"dead", "place", b"place", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SatOut: _TypeAlias = SatOut  # noqa: Y015
+
+@_typing.final
 class TributePaid(_message.Message):
-    """Event: 落贡, the 大落 / 二落 gave their best cards to the 头科 / 二科."""
+    """Event: 进贡, the payer gave his best cards; kind luogong (落贡: 大落 → 头科, 二落 → 二科),
+    shaogong (烧贡) or mengong (闷贡), both to the payer's 对门.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -168,10 +391,12 @@ class TributePaid(_message.Message):
     TO_SEAT_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     from_seat: _builtins.int
     to_seat: _builtins.int
     deadline_ms: _builtins.int
     """When the return is due (then the lowest cards go back automatically)."""
+    kind: _builtins.str
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -181,10 +406,11 @@ class TributePaid(_message.Message):
         to_seat: _builtins.int = ...,
         cards: _abc.Iterable[_builtins.str] | None = ...,
         deadline_ms: _builtins.int = ...,
+        kind: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "deadline_ms", b"deadline_ms", "from_seat", b"from_seat", "to_seat", b"to_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "deadline_ms", b"deadline_ms", "from_seat", b"from_seat", "kind", b"kind", "to_seat", b"to_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -490,7 +716,10 @@ Global___TimedOut: _TypeAlias = TimedOut  # noqa: Y015
 
 @_typing.final
 class GameEnded(_message.Message):
-    """Event: the game is over: places per seat, team totals (A, B), each seat's score, 串三户."""
+    """Event: the game is over: places per seat, team totals (A, B), each seat's score, 串三户;
+    shao: seats whose 够级 set a burner burned and went out with (next game's 烧贡); men: seats
+    left holding only 3s (闷, next game's 闷贡).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -499,6 +728,8 @@ class GameEnded(_message.Message):
     SCORES_FIELD_NUMBER: _builtins.int
     DOUBLED_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    SHAO_FIELD_NUMBER: _builtins.int
+    MEN_FIELD_NUMBER: _builtins.int
     doubled: _builtins.bool
     reason: _builtins.str
     @_builtins.property
@@ -507,6 +738,10 @@ class GameEnded(_message.Message):
     def totals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
     def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def shao(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def men(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     def __init__(
         self,
         *,
@@ -515,10 +750,12 @@ class GameEnded(_message.Message):
         scores: _abc.Iterable[_builtins.int] | None = ...,
         doubled: _builtins.bool = ...,
         reason: _builtins.str = ...,
+        shao: _abc.Iterable[_builtins.int] | None = ...,
+        men: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["doubled", b"doubled", "places", b"places", "reason", b"reason", "scores", b"scores", "totals", b"totals"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["doubled", b"doubled", "men", b"men", "places", b"places", "reason", b"reason", "scores", b"scores", "shao", b"shao", "totals", b"totals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -552,6 +789,9 @@ class View(_message.Message):
     WUTOU_FIELD_NUMBER: _builtins.int
     OWE_RETURN_FIELD_NUMBER: _builtins.int
     SCORES_FIELD_NUMBER: _builtins.int
+    REVOLUTION_FIELD_NUMBER: _builtins.int
+    REVOLTED_FIELD_NUMBER: _builtins.int
+    SITTING_OUT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     phase: _builtins.str
     top_owner: _builtins.int
@@ -562,6 +802,7 @@ class View(_message.Message):
     deadline_ms: _builtins.int
     four_way: _builtins.bool
     owe_return: _builtins.int
+    sitting_out: _builtins.int
     @_builtins.property
     def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -582,6 +823,12 @@ class View(_message.Message):
     def wutou(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
     def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def revolution(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """革命 window: seats still deciding; seats that declared; the seat sitting out (-1: none)."""
+
+    @_builtins.property
+    def revolted(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     def __init__(
         self,
         *,
@@ -605,10 +852,13 @@ class View(_message.Message):
         wutou: _abc.Iterable[_builtins.int] | None = ...,
         owe_return: _builtins.int = ...,
         scores: _abc.Iterable[_builtins.int] | None = ...,
+        revolution: _abc.Iterable[_builtins.int] | None = ...,
+        revolted: _abc.Iterable[_builtins.int] | None = ...,
+        sitting_out: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["burning", b"burning", "counts", b"counts", "deadline_ms", b"deadline_ms", "four_way", b"four_way", "hand", b"hand", "kou", b"kou", "leading", b"leading", "may_answer", b"may_answer", "may_burn", b"may_burn", "owe_return", b"owe_return", "passed", b"passed", "phase", b"phase", "places", b"places", "scores", b"scores", "seat", b"seat", "to_act", b"to_act", "top", b"top", "top_gouji", b"top_gouji", "top_owner", b"top_owner", "wutou", b"wutou"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["burning", b"burning", "counts", b"counts", "deadline_ms", b"deadline_ms", "four_way", b"four_way", "hand", b"hand", "kou", b"kou", "leading", b"leading", "may_answer", b"may_answer", "may_burn", b"may_burn", "owe_return", b"owe_return", "passed", b"passed", "phase", b"phase", "places", b"places", "revolted", b"revolted", "revolution", b"revolution", "scores", b"scores", "seat", b"seat", "sitting_out", b"sitting_out", "to_act", b"to_act", "top", b"top", "top_gouji", b"top_gouji", "top_owner", b"top_owner", "wutou", b"wutou"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

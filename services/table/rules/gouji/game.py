@@ -52,7 +52,16 @@ def team(seat: int) -> int:
 
 _REGIONAL = ("SHAO_GONG", "MEN_GONG", "DIAN_GONG", "MAI_SAN_MAI_SI", "BIE_SAN", "GE_MING")
 """Regional options of §2.7 (烧贡, 闷贡, 点贡/开点/宣点, 买三/买四, 憋三, 革命), all off."""
-_IMPLEMENTED_REGIONAL = ("BIE_SAN",)
+_UNDEFINED = {
+    "DIAN_GONG": "点贡/开点/宣点",
+    "MAI_SAN_MAI_SI": "买三/买四",
+}
+"""Regional options the rules file names but does not define ("definitions vary between
+localities", §2.7): refused when ``on``."""
+SIT_OUT_PLACE = 4
+"""革命: the seat that sits out is ranked 四科 (0 place points) and shares its team's total."""
+CARRY_VERSION = 1
+"""First element of ``Outcome.carry``: ``(1, n, *烧贡 payers, m, *闷贡 payers)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +75,12 @@ class Options:
     return_timeout_s: int = 15
     bie_san: bool = False
     """憋三: 3s only in a player's last set; all of one's 4s played together."""
+    shao_gong: bool = False
+    """烧贡: a seat whose 够级 set was burned by a burner who then went out pays one card."""
+    men_gong: bool = False
+    """闷贡: a seat left holding only 3s at the end pays one card."""
+    ge_ming: bool = False
+    """革命: a seat without 2s and jokers may declare and sit out; two or more: redeal."""
 
 
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -99,9 +114,13 @@ def parse_options(raw: Mapping[str, Any]) -> Options:
     for name, allowed in _CHOICES.items():
         if name in raw and raw[name] not in allowed:
             raise BadOptions(f"{name} must be one of {', '.join(allowed)}, not {raw[name]!r}")
-    for name in _REGIONAL:
-        if name in raw and _on_off(name, raw[name]) and name not in _IMPLEMENTED_REGIONAL:
-            raise BadOptions(f"the regional option {name} is not implemented; it must stay 'off'")
+    flags = {name: _on_off(name, raw.get(name, "off")) for name in _REGIONAL}
+    for name, native in _UNDEFINED.items():
+        if flags[name]:
+            raise BadOptions(
+                f"{name} ({native}) is not defined by the rules file (shared/rules/gouji.md "
+                "§2.7: definitions vary between localities), so it cannot be played; "
+                "it must stay 'off'")
     d = Options()
     return Options(
         first_leader=str(raw.get("FIRST_LEADER", d.first_leader)),
@@ -111,12 +130,17 @@ def parse_options(raw: Mapping[str, Any]) -> Options:
         turn_timeout_s=_seconds("TURN_TIMEOUT_S", raw.get("TURN_TIMEOUT_S", d.turn_timeout_s)),
         return_timeout_s=_seconds("TRIBUTE_RETURN_TIMEOUT_S",
                                   raw.get("TRIBUTE_RETURN_TIMEOUT_S", d.return_timeout_s)),
-        bie_san=_on_off("BIE_SAN", raw.get("BIE_SAN", "off")),
+        bie_san=flags["BIE_SAN"],
+        shao_gong=flags["SHAO_GONG"],
+        men_gong=flags["MEN_GONG"],
+        ge_ming=flags["GE_MING"],
     )
 
 
 def option_values(options: Options) -> Mapping[str, Any]:
     """The options under the rules file's names."""
+    on = {"BIE_SAN": options.bie_san, "SHAO_GONG": options.shao_gong,
+          "MEN_GONG": options.men_gong, "GE_MING": options.ge_ming}
     out: dict[str, Any] = {
         "FIRST_LEADER": options.first_leader,
         "TRIBUTE": options.tribute,
@@ -125,8 +149,32 @@ def option_values(options: Options) -> Mapping[str, Any]:
         "TRIBUTE_RETURN_TIMEOUT_S": options.return_timeout_s,
     }
     for name in _REGIONAL:
-        out[name] = "on" if name == "BIE_SAN" and options.bie_san else "off"
+        out[name] = "on" if on.get(name, False) else "off"
     return out
+
+
+def encode_carry(shao: Sequence[int], men: Sequence[int]) -> tuple[int, ...]:
+    """``Outcome.carry`` for the next game: the 烧贡 and 闷贡 payers."""
+    return (CARRY_VERSION, len(shao), *shao, len(men), *men)
+
+
+def decode_carry(carry: Sequence[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The (烧贡, 闷贡) payers from ``Outcome.carry``; ``((), ())`` when absent or unreadable
+    (the table sends ``()`` when the players or seats changed)."""
+    try:
+        if not carry or carry[0] != CARRY_VERSION:
+            return (), ()
+        n = carry[1]
+        shao = tuple(carry[2:2 + n])
+        m = carry[2 + n]
+        men = tuple(carry[3 + n:3 + n + m])
+    except (IndexError, TypeError):
+        return (), ()
+    if len(shao) != n or len(men) != m or len(carry) != 3 + n + m:
+        return (), ()
+    if not all(isinstance(p, int) and 0 <= p < SEATS for p in (*shao, *men)):
+        return (), ()
+    return shao, men
 
 
 # ---------------------------------------------------------------- commands
@@ -159,6 +207,17 @@ class ReturnCards:
     cards: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class DeclareRevolution:
+    """革命: declare revolution and sit out (a seat without 2s and jokers, in the window after
+    the deal)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeclineRevolution:
+    """Keep playing: decline 革命 (the same as letting the window's clock run out)."""
+
+
 # ---------------------------------------------------------------- events
 
 
@@ -172,22 +231,90 @@ class SeatCards:
 
 @dataclass(frozen=True, slots=True)
 class Dealt:
-    """The deal (36 cards each, or a scenario position) and the first leader of the game."""
+    """The deal (36 cards each, or a scenario position) and the first leader of the game.
+
+    ``seed`` (hex seed material) is kept only with 革命 on, for a redeal; the log is
+    server-side and no view shows it."""
 
     hand_no: int
     hands: tuple[SeatCards, ...]
     first: int
+    seed: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    """A tribute to pay once the 革命 window closes: ``count`` best cards from ``from_seat``
+    to ``to_seat``; ``kind`` ``luogong`` (落贡), ``shaogong`` (烧贡) or ``mengong`` (闷贡)."""
+
+    from_seat: int
+    to_seat: int
+    count: int
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class RevolutionOpened:
+    """革命 window: the ``eligible`` seats (no 2s, no jokers) may declare by ``deadline_ms``
+    (the clock running out = no declaration); ``dues`` is the tribute that follows."""
+
+    eligible: tuple[int, ...]
+    deadline_ms: int
+    dues: tuple[Due, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RevolutionDeclared:
+    """``seat`` declared 革命."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class RevolutionDeclined:
+    """``seat`` declined 革命; ``auto`` when its clock ran out."""
+
+    seat: int
+    auto: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DealCancelled:
+    """流局: two or more ``seats`` declared 革命; the deal is void and redealt."""
+
+    seats: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Redealt:
+    """The ``deal_no``-th redeal (36 cards each) from the hand's seed material under the label
+    ``redeal:<deal_no>``; the first leader stays."""
+
+    deal_no: int
+    hands: tuple[SeatCards, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SatOut:
+    """革命: ``seat`` (the only declarer) sits this game out, ranked 四科 (4th, 0 points);
+    ``dead`` are his cards, out of play."""
+
+    seat: int
+    place: int
+    dead: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class TributePaid:
-    """落贡: ``from_seat`` (大落 / 二落) gave his best cards to ``to_seat`` (头科 / 二科)."""
+    """进贡: ``from_seat`` gave his best cards to ``to_seat``. ``kind``: ``luogong`` (落贡,
+    大落 → 头科 / 二落 → 二科), ``shaogong`` (烧贡) or ``mengong`` (闷贡), both to the payer's 对门."""
 
     from_seat: int
     to_seat: int
     cards: tuple[str, ...]
     deadline_ms: int
     """When the return is due (then the lowest cards go back automatically)."""
+    kind: str = "luogong"
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,13 +420,17 @@ class TimedOut:
 @dataclass(frozen=True, slots=True)
 class GameEnded:
     """The game is over: ``places`` per seat, team ``totals`` (A, B) and each seat's score
-    (its team's total); ``doubled`` for 串三户; ``reason``: ``finished`` or ``one_team_left``."""
+    (its team's total); ``doubled`` for 串三户; ``reason``: ``finished`` or ``one_team_left``.
+    ``shao``: seats whose 够级 set was burned by a burner who went out (next game's 烧贡);
+    ``men``: seats left holding only 3s (闷, next game's 闷贡)."""
 
     places: tuple[int, ...]
     totals: tuple[int, ...]
     scores: tuple[int, ...]
     doubled: bool
     reason: str
+    shao: tuple[int, ...] = ()
+    men: tuple[int, ...] = ()
 
 
 # ---------------------------------------------------------------- state
@@ -316,7 +447,8 @@ class Owed:
 
 @dataclass(frozen=True, slots=True)
 class State:
-    """The whole game. ``phase``: ``deal``, ``tribute``, ``play``, ``over``."""
+    """The whole game. ``phase``: ``deal``, ``revolution`` (革命 window), ``tribute``, ``play``,
+    ``over``."""
 
     options: Options
     phase: str = "deal"
@@ -345,6 +477,18 @@ class State:
     """For a burner (捎牌 declarer), the seat whose set he burned; else -1."""
     owed: tuple[Owed, ...] = ()
     end: GameEnded | None = None
+    seed: str = ""
+    """The hand's seed material (hex), with 革命 on: the source of a redeal."""
+    deal_no: int = 0
+    dues: tuple[Due, ...] = ()
+    """Tribute waiting for the 革命 window to close."""
+    eligible: tuple[int, ...] = ()
+    """革命 window: the seats that have not yet decided."""
+    revolted: tuple[int, ...] = ()
+    sitting: int = -1
+    """The seat sitting this game out after 革命 (-1: none)."""
+    shao: tuple[int, ...] = ()
+    """Seats whose 够级 set a burner burned and then went out with (烧贡 payers)."""
 
 
 def _set(t: tuple[Any, ...], i: int, v: Any) -> tuple[Any, ...]:
@@ -362,9 +506,9 @@ def four_way(s: State) -> bool:
 
 
 def wutou(s: State, seat: int) -> bool:
-    """无头: the seat's 对门 is 头科, or left as a failed burner (§2.5)."""
+    """无头: the seat's 对门 is 头科, or left as a failed burner, or sits out (革命) (§2.5)."""
     o = opposite(seat)
-    return s.places[o] == 1 or s.failed[o]
+    return s.places[o] == 1 or s.failed[o] or s.sitting == o
 
 
 def _may_respond(s: State, p: int) -> bool:
@@ -471,6 +615,10 @@ class View:
     wutou: tuple[int, ...]
     owe_return: int
     scores: tuple[int, ...]
+    revolution: tuple[int, ...] = ()
+    """革命 window: the seats still deciding (they hold no 2s and no jokers)."""
+    revolted: tuple[int, ...] = ()
+    sitting_out: int = -1
 
 
 # ---------------------------------------------------------------- the decider
@@ -487,10 +635,12 @@ class Gouji:
     title = "够级"
     min_players = 6
     max_players = 6
-    commands: tuple[type, ...] = (Play, Pass, Burn, ReturnCards)
+    commands: tuple[type, ...] = (Play, Pass, Burn, ReturnCards, DeclareRevolution,
+                                  DeclineRevolution)
     events: tuple[type, ...] = (
         Dealt, TributePaid, TributeReturned, TurnStarted, Played, Burned, Passed, Closed,
-        BurnReleased, BurnFailed, Finished, RoundEnded, TimedOut, GameEnded,
+        BurnReleased, BurnFailed, Finished, RoundEnded, TimedOut, GameEnded, RevolutionOpened,
+        RevolutionDeclared, RevolutionDeclined, DealCancelled, Redealt, SatOut,
     )
     option_type = Options
     view_type = View
@@ -514,19 +664,7 @@ class Gouji:
 
     def start(self, setup: Setup) -> Sequence[Any]:
         o: Options = setup.options
-        order = fair.shuffled(setup.seed, range(sum(DECK)), "deal")
-        hands: list[list[int]] = [[] for _ in range(SEATS)]
-        shangban: int | None = None
-        threes: list[set[int]] = [set() for _ in range(SEATS)]
-        for i, card in enumerate(order):
-            seat = i % SEATS
-            k = card % 54
-            rank = k // 4 if k < 52 else (SJ if k == 52 else BJ)
-            hands[seat].append(rank)
-            if k < 4 and shangban is None:
-                if k in threes[seat]:
-                    shangban = seat
-                threes[seat].add(k)
+        hands, shangban = deal(setup.seed, "deal")
         prev = setup.previous
         if setup.first is not None:
             first = setup.first
@@ -536,20 +674,37 @@ class Gouji:
             first = shangban
         else:
             first = setup.owner
-        events: list[Any] = [
-            Dealt(setup.hand_no, tuple(SeatCards(i, C.names(h)) for i, h in enumerate(hands)),
-                  first)
-        ]
-        if o.tribute == "luogong" and prev is not None and len(prev.ranking) == SEATS:
-            due = setup.now_ms + o.return_timeout_s * 1000
-            r = prev.ranking
-            for giver, taker, n in ((r[5], r[0], 2), (r[4], r[1], 1)):
-                best = sorted(hands[giver], reverse=True)[:n]
-                events.append(TributePaid(giver, taker, C.names(best), due))
-                for card in best:
-                    hands[giver].remove(card)
-            return events
-        events.append(TurnStarted(first, True, False, setup.now_ms + o.turn_timeout_s * 1000))
+        seed = setup.seed.hex() if o.ge_ming else ""
+        return [Dealt(setup.hand_no, _seat_cards(hands), first, seed),
+                *self._after_deal(o, hands, first, dues(o, prev), setup.now_ms)]
+
+    def _after_deal(self, o: Options, hands: Sequence[Counts], first: int,
+                    due: Sequence[Due], now_ms: int) -> list[Any]:
+        """The 革命 window when a seat may declare, else the tribute (or the first lead)."""
+        if o.ge_ming:
+            eligible = tuple(p for p in range(SEATS) if revolution_ok(hands[p]))
+            if eligible:
+                return [RevolutionOpened(eligible, now_ms + o.turn_timeout_s * 1000, tuple(due))]
+        return self._tribute(o, hands, first, due, -1, now_ms)
+
+    @staticmethod
+    def _tribute(o: Options, hands: Sequence[Counts], first: int, due: Sequence[Due],
+                 sitting: int, now_ms: int) -> list[Any]:
+        """进贡 in order (落贡, 烧贡, 闷贡): each payer gives his best cards, which join the
+        receiver's hand; dues touching a seat that sits out are dropped. No dues: first lead."""
+        pay = [d for d in due if sitting not in (d.from_seat, d.to_seat)]
+        if not pay:
+            leader = first if first != sitting else (first + 1) % SEATS
+            return [TurnStarted(leader, True, False, now_ms + o.turn_timeout_s * 1000)]
+        at = now_ms + o.return_timeout_s * 1000
+        held = list(hands)
+        events: list[Any] = []
+        for d in pay:
+            best = C.to_counts(C.from_counts(held[d.from_seat])[: d.count])
+            held[d.from_seat] = C.sub(held[d.from_seat], best)
+            held[d.to_seat] = C.add(held[d.to_seat], best)
+            events.append(TributePaid(d.from_seat, d.to_seat, C.names(C.from_counts(best)), at,
+                                      d.kind))
         return events
 
     def _position(self, options: Options, players: int, spec: Mapping[str, Any],
@@ -571,6 +726,11 @@ class Gouji:
             events.append(Finished(int(seat), i + 1))
         for i, seat in enumerate(spec.get("failed", [])):
             events.append(BurnFailed(int(seat), SEATS - i, "position", C.names(hands[int(seat)])))
+        if options.ge_ming and not spec.get("finished") and not spec.get("failed"):
+            seed = str(spec.get("seed", "00"))
+            events[0] = replace(events[0], seed=seed)
+            counts = [C.to_counts(h) for h in hands]
+            return [*events, *self._after_deal(options, counts, leader, (), now_ms)]
         events.append(TurnStarted(leader, True, False, now_ms + options.turn_timeout_s * 1000))
         return events
 
@@ -582,6 +742,9 @@ class Gouji:
             raise InvalidCommand("bad_seat", f"no seat {seat!r}")
         if isinstance(command, ReturnCards):
             return self._return(s, seat, command, now_ms, auto=False)
+        if isinstance(command, DeclareRevolution | DeclineRevolution):
+            return self._revolution(s, seat, isinstance(command, DeclareRevolution), now_ms,
+                                    auto=False)
         if not isinstance(command, Play | Pass | Burn):
             raise InvalidCommand("unknown_command", f"够级 has no command {type(command).__name__}")
         if s.phase != "play":
@@ -713,6 +876,34 @@ class Gouji:
         return [fail, RoundEnded(None, leader),
                 TurnStarted(leader, True, False, now_ms + s.options.turn_timeout_s * 1000)]
 
+    def _revolution(self, s: State, seat: int, declare: bool, now_ms: int,
+                    auto: bool) -> list[Any]:
+        if s.phase != "revolution":
+            raise _bad("not_revolution", "革命 is declared only in the window after the deal")
+        if seat not in s.eligible:
+            raise _bad("not_eligible", "only a seat holding no 2s and no jokers, that has not "
+                       "yet decided, may declare 革命")
+        ev: Any = RevolutionDeclared(seat) if declare else RevolutionDeclined(seat, auto)
+        after = self.evolve(s, ev)
+        if after.eligible:
+            return [ev]
+        return [ev, *self._close_revolution(after, now_ms)]
+
+    def _close_revolution(self, s: State, now_ms: int) -> list[Any]:
+        """Two or more declarers: 流局 and a redeal; one: he sits out; none: play on."""
+        o = s.options
+        if len(s.revolted) >= 2:
+            n = s.deal_no + 1
+            hands, _ = deal(bytes.fromhex(s.seed), f"redeal:{n}")
+            return [DealCancelled(s.revolted), Redealt(n, _seat_cards(hands)),
+                    *self._after_deal(o, hands, s.first, s.dues, now_ms)]
+        if s.revolted:
+            p = s.revolted[0]
+            return [SatOut(p, SIT_OUT_PLACE, C.names(C.from_counts(s.hands[p]))),
+                    *self._tribute(o, _set(s.hands, p, (0,) * C.NRANKS), s.first, s.dues, p,
+                                   now_ms)]
+        return self._tribute(o, s.hands, s.first, s.dues, -1, now_ms)
+
     def _end(self, s: State) -> GameEnded | None:
         left = [p for p in range(SEATS) if active(s, p)]
         reason = "finished"
@@ -725,8 +916,9 @@ class Gouji:
         for p, place in zip(left, _free_places(s), strict=False):
             places[p] = place
         (a, b), doubled = settle(places)
+        men = tuple(sorted(p for p in left if s.hands[p][0] == sum(s.hands[p])))
         return GameEnded(tuple(places), (a, b), tuple(a if team(i) == 0 else b for i in range(6)),
-                         doubled, reason)
+                         doubled, reason, s.shao, men)
 
     def _return(self, s: State, seat: int, cmd: ReturnCards, now_ms: int,
                 auto: bool) -> list[Any]:
@@ -740,7 +932,8 @@ class Gouji:
             raise _bad("wrong_count", f"return exactly {due.count} card(s)")
         events: list[Any] = [TributeReturned(seat, due.to_seat, C.names(C.from_counts(c)), auto)]
         if len(s.owed) == 1:
-            events.append(TurnStarted(s.first, True, False,
+            leader = s.first if s.first != s.sitting else (s.first + 1) % SEATS
+            events.append(TurnStarted(leader, True, False,
                                       now_ms + s.options.turn_timeout_s * 1000))
         return events
 
@@ -785,8 +978,10 @@ class Gouji:
         if isinstance(event, Closed | RoundEnded | TimedOut):
             return replace(s, to_act=None) if not isinstance(event, TimedOut) else s
         if isinstance(event, Finished):
+            burned = s.burning[event.seat]
+            shao = s.shao if burned < 0 or burned in s.shao else (*s.shao, burned)
             return replace(s, places=_set(s.places, event.seat, event.place),
-                           burning=_set(s.burning, event.seat, -1))
+                           burning=_set(s.burning, event.seat, -1), shao=shao)
         if isinstance(event, BurnReleased):
             return replace(s, burning=_set(s.burning, event.seat, -1))
         if isinstance(event, BurnFailed):
@@ -804,19 +999,46 @@ class Gouji:
             for h in hands:
                 pile = C.sub(pile, h)
             return replace(State(options=s.options), phase="tribute", hand_no=event.hand_no,
-                           first=event.first, hands=hands, pile=pile)
+                           first=event.first, hands=hands, pile=pile, seed=event.seed)
         if isinstance(event, TributePaid):
             c = C.to_counts(C.parse_cards(event.cards))
             hands = _set(s.hands, event.from_seat, C.sub(s.hands[event.from_seat], c))
             hands = _set(hands, event.to_seat, C.add(hands[event.to_seat], c))
-            return replace(s, hands=hands, deadline_ms=event.deadline_ms,
+            return replace(s, phase="tribute", hands=hands, deadline_ms=event.deadline_ms,
                            owed=(*s.owed, Owed(event.to_seat, event.from_seat, len(event.cards))))
         if isinstance(event, TributeReturned):
             c = C.to_counts(C.parse_cards(event.cards))
             hands = _set(s.hands, event.from_seat, C.sub(s.hands[event.from_seat], c))
             hands = _set(hands, event.to_seat, C.add(hands[event.to_seat], c))
-            return replace(s, hands=hands,
-                           owed=tuple(d for d in s.owed if d.seat != event.from_seat))
+            owed = list(s.owed)
+            i = next((i for i, d in enumerate(owed)
+                      if d.seat == event.from_seat and d.to_seat == event.to_seat), None)
+            if i is not None:
+                del owed[i]
+            return replace(s, hands=hands, owed=tuple(owed))
+        if isinstance(event, RevolutionOpened):
+            return replace(s, phase="revolution", eligible=event.eligible, revolted=(),
+                           dues=event.dues, deadline_ms=event.deadline_ms)
+        if isinstance(event, RevolutionDeclared | RevolutionDeclined):
+            revolted = s.revolted
+            if isinstance(event, RevolutionDeclared):
+                revolted = (*revolted, event.seat)
+            return replace(s, eligible=tuple(p for p in s.eligible if p != event.seat),
+                           revolted=revolted)
+        if isinstance(event, DealCancelled):
+            return replace(s, eligible=(), revolted=())
+        if isinstance(event, Redealt):
+            hands = tuple(C.to_counts(C.parse_cards(h.cards)) for h in event.hands)
+            pile = DECK
+            for h in hands:
+                pile = C.sub(pile, h)
+            return replace(s, phase="tribute", hands=hands, pile=pile, deal_no=event.deal_no)
+        if isinstance(event, SatOut):
+            dead = s.hands[event.seat]
+            return replace(s, sitting=event.seat, eligible=(),
+                           places=_set(s.places, event.seat, event.place),
+                           hands=_set(s.hands, event.seat, (0,) * C.NRANKS),
+                           pile=C.add(s.pile, dead))
         if isinstance(event, GameEnded):
             return replace(s, phase="over", places=event.places, end=event, to_act=None,
                            leading=False, kou=False)
@@ -827,7 +1049,7 @@ class Gouji:
     def view(self, state: State, seat: Seat | None) -> View:
         s = state
         me = -1 if seat is None else seat
-        owe = next((d.count for d in s.owed if d.seat == me), 0)
+        owe = sum(d.count for d in s.owed if d.seat == me)
         answer: list[int] = []
         if s.top is not None and s.phase == "play":
             answer = [p for p in range(SEATS) if _may_respond(s, p)]
@@ -842,12 +1064,13 @@ class Gouji:
             top_owner=s.owner, top_gouji=s.top_gouji, may_answer=tuple(sorted(answer)),
             may_burn=tuple(p for p in range(SEATS) if may_burn(s, p)),
             to_act=-1 if s.to_act is None else s.to_act, leading=s.leading, kou=s.kou,
-            deadline_ms=s.deadline_ms if s.to_act is not None or s.owed else 0,
+            deadline_ms=s.deadline_ms if s.to_act is not None or s.owed or s.eligible else 0,
             passed=tuple(p for p in range(SEATS) if s.passed[p]),
             places=s.places, burning=tuple(p for p in range(SEATS) if s.burning[p] >= 0),
             four_way=four_way(s), wutou=tuple(p for p in range(SEATS) if active(s, p)
                                               and wutou(s, p)),
             owe_return=owe, scores=s.end.scores if s.end is not None else (),
+            revolution=s.eligible, revolted=s.revolted, sitting_out=s.sitting,
         )
 
     def legal_sets(self, state: State, seat: Seat) -> list[tuple[str, Counts]]:
@@ -876,6 +1099,8 @@ class Gouji:
 
     def legal(self, state: State, seat: Seat) -> Sequence[Any]:
         s = state
+        if s.phase == "revolution":
+            return [DeclareRevolution(), DeclineRevolution()] if seat in s.eligible else []
         if s.phase == "tribute":
             due = next((d for d in s.owed if d.seat == seat), None)
             if due is None:
@@ -893,16 +1118,23 @@ class Gouji:
 
     def deadlines(self, state: State) -> Sequence[Deadline]:
         s = state
+        if s.phase == "revolution":
+            return tuple(Deadline(p, s.deadline_ms) for p in s.eligible)
         if s.phase == "tribute":
-            return tuple(Deadline(d.seat, s.deadline_ms) for d in s.owed)
+            seats = dict.fromkeys(d.seat for d in s.owed)
+            return tuple(Deadline(p, s.deadline_ms) for p in seats)
         if s.phase == "play" and s.to_act is not None:
             return (Deadline(s.to_act, s.deadline_ms),)
         return ()
 
     def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[Any]:
         """Auto-play: pass (扣 on the 扣牌 decision) when answering, the lowest legal set when
-        leading, the lowest cards when returning tribute."""
+        leading, the lowest cards when returning tribute, no 革命 in its window."""
         s = state
+        if s.phase == "revolution":
+            if seat not in s.eligible:
+                raise _bad("not_your_turn", "no deadline of this seat is running")
+            return [TimedOut(seat), *self._revolution(s, seat, False, now_ms, auto=True)]
         if s.phase == "tribute":
             due = next((d for d in s.owed if d.seat == seat), None)
             if due is None:
@@ -927,7 +1159,53 @@ class Gouji:
             Transfer(p, opposite(p), abs(e.scores[p]), "gouji")
             for p in range(SEATS) if e.scores[p] < 0
         )
-        return Outcome(winner, ranking, e.scores, transfers, e.reason, first=state.first)
+        return Outcome(winner, ranking, e.scores, transfers, e.reason, first=state.first,
+                       carry=encode_carry(e.shao, e.men))
+
+
+def deal(seed: bytes, label: str) -> tuple[list[Counts], int | None]:
+    """36 cards each from the seed material under ``label`` (``deal``, ``redeal:<n>``), and the
+    上班 seat (first seat dealt a second identical 3, by suit; ``None`` if nobody)."""
+    order = fair.shuffled(seed, range(sum(DECK)), label)
+    hands: list[list[int]] = [[] for _ in range(SEATS)]
+    shangban: int | None = None
+    threes: list[set[int]] = [set() for _ in range(SEATS)]
+    for i, card in enumerate(order):
+        seat = i % SEATS
+        k = card % 54
+        rank = k // 4 if k < 52 else (SJ if k == 52 else BJ)
+        hands[seat].append(rank)
+        if k < 4 and shangban is None:
+            if k in threes[seat]:
+                shangban = seat
+            threes[seat].add(k)
+    return [C.to_counts(h) for h in hands], shangban
+
+
+def _seat_cards(hands: Sequence[Counts]) -> tuple[SeatCards, ...]:
+    return tuple(SeatCards(i, C.names(C.from_counts(h))) for i, h in enumerate(hands))
+
+
+def revolution_ok(hand: Counts) -> bool:
+    """革命 eligibility: the highest card is below a 2 (no 2s, no jokers)."""
+    return sum(hand) > 0 and hand[C.TWO] + hand[SJ] + hand[BJ] == 0
+
+
+def dues(o: Options, prev: Outcome | None) -> list[Due]:
+    """This game's tribute from the previous game: 落贡 (大落 two best to 头科, 二落 one to
+    二科), then 烧贡 and 闷贡 (one best card each to the payer's 对门) from ``prev.carry``."""
+    if prev is None or len(prev.ranking) != SEATS:
+        return []
+    r = prev.ranking
+    out: list[Due] = []
+    if o.tribute == "luogong":
+        out += [Due(r[5], r[0], 2, "luogong"), Due(r[4], r[1], 1, "luogong")]
+    shao, men = decode_carry(prev.carry)
+    if o.shao_gong:
+        out += [Due(p, opposite(p), 1, "shaogong") for p in shao]
+    if o.men_gong:
+        out += [Due(p, opposite(p), 1, "mengong") for p in men]
+    return out
 
 
 def _bie_ok(hand: Counts, c: Counts) -> bool:
@@ -991,16 +1269,26 @@ def describe(state: State) -> Mapping[str, Any]:
         "may_burn": [p for p in range(SEATS) if may_burn(s, p)],
         "first": s.first,
         "owed": [{"seat": d.seat, "to": d.to_seat, "count": d.count} for d in s.owed],
+        "eligible": list(s.eligible),
+        "revolted": list(s.revolted),
+        "sitting_out": s.sitting,
+        "deal_no": s.deal_no,
+        "shao": list(s.shao),
     }
 
 
 def parse_command(raw: Any) -> Any:
     """Scenario notation: ``{play: "K K"}``, ``{burn: "A A"}``, ``{pass: true}`` (also 扣),
-    ``{return: "3 4"}``; or a bare string ``"pass"`` / ``"K K"``."""
+    ``{return: "3 4"}``; or a bare string ``"pass"`` / ``"K K"`` / ``"revolt"`` (革命) /
+    ``"decline"``."""
     try:
         if isinstance(raw, str):
-            return Pass() if raw.strip().lower() in ("pass", "kou") else Play(
-                C.names(C.parse_cards(raw)))
+            word = raw.strip().lower()
+            if word in ("revolt", "geming"):
+                return DeclareRevolution()
+            if word == "decline":
+                return DeclineRevolution()
+            return Pass() if word in ("pass", "kou") else Play(C.names(C.parse_cards(raw)))
         if "play" in raw:
             return Play(C.names(C.parse_cards(str(raw["play"]))))
         if "burn" in raw:
