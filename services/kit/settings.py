@@ -39,6 +39,8 @@ class Settings:
     """``CHIEU_MAX_MESSAGE_BYTES``: the largest gRPC request accepted."""
     snapshot_every: int = 100
     """``CHIEU_SNAPSHOT_EVERY``: write a table snapshot every this many records."""
+    table_cache: int = 10000
+    """``CHIEU_TABLE_CACHE``: idle tables a table-service process keeps in memory at most."""
     instance: str = ""
     """``CHIEU_INSTANCE``: a name for this process in logs (default: host and pid)."""
     database_url: str = ""
@@ -75,6 +77,7 @@ _ENV = {
     "shutdown_grace_s": "CHIEU_SHUTDOWN_GRACE_S",
     "max_message_bytes": "CHIEU_MAX_MESSAGE_BYTES",
     "snapshot_every": "CHIEU_SNAPSHOT_EVERY",
+    "table_cache": "CHIEU_TABLE_CACHE",
     "instance": "CHIEU_INSTANCE",
     "database_url": "DATABASE_URL",
     "ledger_addr": "CHIEU_LEDGER_ADDR",

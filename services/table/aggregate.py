@@ -144,6 +144,16 @@ class Table:
     """The game events the decider just built and the game state after them (until applied)."""
     """Views of the current version already built, by viewer (a cache, cleared on every record)."""
 
+    _CACHES = ("views", "base_view", "packed_views", "decided")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A snapshot holds the folded state only, never the view caches."""
+        return {k: v for k, v in self.__dict__.items() if k not in self._CACHES}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.views, self.base_view, self.packed_views, self.decided = {}, None, {}, None
+
     @property
     def game(self) -> Game[Any, Any]:
         return game_of(self.game_key)

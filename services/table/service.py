@@ -2,9 +2,11 @@
 
 Every accepted command is one record on ``chieu.table.<table_id>``, appended with the
 expected last subject sequence (two processes never fork a log: the loser reloads and
-decides again) and ``Nats-Msg-Id`` = ``<table_id>:<command_id>``. A table's cached state
-follows its subject, so records written by another process reach this one's watchers.
-Timeouts are scheduled from the game's deadlines and appended like commands.
+decides again) and ``Nats-Msg-Id`` = ``<table_id>:<actor>/<command_id>``. One follower per
+process folds what other processes append into the cached tables, so their watchers see it.
+Timeouts are scheduled from the game's deadlines and appended like commands. Idle tables
+(no watcher, no hand on the clock) leave the cache, least recently used first, beyond
+``CHIEU_TABLE_CACHE`` tables.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import pickle
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from importlib import metadata
 from typing import Any
@@ -65,7 +68,7 @@ class Tables:
     def __init__(self, store: EventStore, settings: Settings) -> None:
         self.store = store
         self.settings = settings
-        self._live: dict[str, _Live] = {}
+        self._live: OrderedDict[str, _Live] = OrderedDict()
         self._loading: dict[str, asyncio.Lock] = {}
         self._closed = False
         self._follower: asyncio.Task[None] | None = None
@@ -83,10 +86,17 @@ class Tables:
         live = self._live.get(table_id)
         if live is None or live.pending is not None:
             lock = self._loading.setdefault(table_id, asyncio.Lock())
-            async with lock:
-                live = self._live.get(table_id)
-                if live is None:
-                    live = await self._load_live(table_id)
+            try:
+                async with lock:
+                    live = self._live.get(table_id)
+                    if live is None:
+                        live = await self._load_live(table_id)
+                        self._evict()
+            finally:
+                if not lock.locked():
+                    self._loading.pop(table_id, None)
+        else:
+            self._live.move_to_end(table_id)
         if must_exist and not live.table.exists:
             raise not_found("unknown_table", f"no table {table_id!r}")
         return live
@@ -109,6 +119,18 @@ class Tables:
         else:
             self._schedule(live)
         return live
+
+    def _evict(self) -> None:
+        """Drop least recently used idle tables (no watcher, no hand on the clock) over the limit."""
+        excess = len(self._live) - self.settings.table_cache
+        for table_id, live in list(self._live.items()):
+            if excess <= 0:
+                return
+            if live.pending is None and not live.watchers and not live.table.playing and not live.lock.locked():
+                if live.timer is not None:
+                    live.timer.cancel()
+                del self._live[table_id]
+                excess -= 1
 
     async def _load(self, table_id: str) -> Table:
         table = Table(table_id)

@@ -260,3 +260,28 @@ async def test_the_log_holds_one_record_per_command_and_the_settlement(
     # the same create command id names the same table and creates nothing new
     again = await a.create("o_an_quan", {"payout": "perPoint", "maxMoves": 60}, command_id="mk-log-test")
     assert again.table_id == t.table_id and again.version == end.version
+
+
+async def test_idle_tables_leave_the_cache_and_come_back_from_the_log(settings: Settings) -> None:
+    from dataclasses import replace
+
+    from chieu.kit.eventstore import EventStore
+    from chieu.table.app import STREAM, SUBJECT_PREFIX
+    from chieu.table.service import Tables
+
+    store = await EventStore.connect(settings.nats_url, stream=STREAM, prefix=SUBJECT_PREFIX)
+    tables = Tables(store, replace(settings, table_cache=3))
+    ids = [f"evict-{i}-{id(tables)}" for i in range(6)]
+    for tid in ids:
+        await tables.execute(tid, "e1", "c0", lambda t, now: t.create("o_an_quan", {}, "e1"), create=True)
+        await tables.get(tid)
+    busy = ids[0]
+    await tables.execute(busy, "e2", "c1", lambda t, now: t.take_seat("e2", None))
+    await tables.execute(busy, "e1", "c2", lambda t, now: t.start_hand("e1", now))  # a hand on the clock stays
+    for tid in ids[1:]:
+        await tables.get(tid)
+    assert len(tables._live) <= 4 and busy in tables._live
+    again = await tables.get(ids[1])  # evicted: reloaded from the log
+    assert again.table.version == 1 and again.table.host == "e1"  # one record: created, host seated
+    await tables.close()
+    await store.close()
