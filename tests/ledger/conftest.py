@@ -1,16 +1,24 @@
-"""Ledger fixtures: a migrated PostgreSQL pool and the books on it (a real PostgreSQL)."""
+"""Ledger fixtures: a migrated PostgreSQL pool and the books on it (a real PostgreSQL); a test
+JetStream stream of table records (a real nats-server) and helpers to publish settlements."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import asyncpg
+import nats
 import pytest
+from nats.js import api
 
 from chieu.kit import db
 from chieu.ledger.books import Books
+from chieu.ledger.consumer import SettlementConsumer
 from chieu.ledger.schema import MIGRATIONS
+from chieu.table.v1 import log_pb2
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +40,62 @@ def books(pool: asyncpg.Pool) -> Books:
 def uid(prefix: str = "") -> str:
     """A unique name, so tests sharing one database never meet."""
     return f"{prefix}{uuid.uuid4().hex[:10]}"
+
+
+class Log:
+    """A test stream with a 1 s duplicate window, and helpers to publish table records."""
+
+    def __init__(self, js: Any, stream: str, prefix: str) -> None:
+        self.js, self.stream, self.prefix = js, stream, prefix
+
+    async def publish(self, table_id: str, settlements: Sequence[log_pb2.Settlement], msg_id: str = "",
+                      version: int = 1, subject: str = "") -> int:
+        """One table record with these settlements, on ``<prefix>.<table_id>`` (or ``<prefix>.<subject>``)."""
+        rec = log_pb2.Record(table_id=table_id, version=version, command_id=msg_id or uid("c"), actor="system",
+                             game=settlements[0].game if settlements else "phom")
+        for s in settlements:
+            rec.events.add().settlement.CopyFrom(s)
+        ack = await self.js.publish(f"{self.prefix}.{subject or table_id}", rec.SerializeToString(),
+                                    headers={"Nats-Msg-Id": msg_id or rec.command_id})
+        return int(ack.seq)
+
+    def consumer(self, books: Books, durable: str = "", **kw: Any) -> SettlementConsumer:
+        return SettlementConsumer(books, self.js, durable=durable or uid("d"), stream=self.stream,
+                                  subjects=kw.pop("subjects", f"{self.prefix}.>"),
+                                  ack_wait_s=kw.pop("ack_wait_s", 2.0), **kw)
+
+
+@pytest.fixture(scope="module")
+async def tlog(nats_url: str) -> AsyncIterator[Log]:
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    name, prefix = uid("LEDGERTEST_").upper(), uid("lt")
+    await js.add_stream(api.StreamConfig(name=name, subjects=[f"{prefix}.>"], storage=api.StorageType.FILE,
+                                         duplicate_window=1.0))
+    try:
+        yield Log(js, name, prefix)
+    finally:
+        await js.delete_stream(name)
+        await nc.close()
+
+
+def settlement(game: str, players: Sequence[str], transfers: Sequence[Any], *, stake: int, coins: bool,
+               hand_no: int = 1, first_leg: int = 0) -> log_pb2.Settlement:
+    s = log_pb2.Settlement(hand_no=hand_no, first_leg=first_leg, players=list(players), stake=stake, game=game,
+                           currency=log_pb2.CURRENCY_COINS if coins else log_pb2.CURRENCY_POINTS)
+    for t in transfers:
+        x = s.transfers.add(amount=t.amount, reason=t.reason)
+        if t.from_seat is not None:
+            x.from_seat = t.from_seat
+        if t.to_seat is not None:
+            x.to_seat = t.to_seat
+    return s
+
+
+async def until(pred: Any, within: float = 20.0) -> None:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if await pred():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("timed out")

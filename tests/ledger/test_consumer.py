@@ -10,84 +10,24 @@ the duplicate window, two consumers at once.
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import nats
 import pytest
-from nats.js import api
 
 from chieu.ledger import books as b
 from chieu.ledger.books import Books, Leg, Posting
 from chieu.ledger.consumer import SettlementConsumer
 from chieu.table.scenario import Result, _Run, load
-from chieu.table.v1 import log_pb2
 
-from .conftest import uid
+from .conftest import Log, settlement, uid, until
 
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[1] / "scenarios"
-
-
-class Log:
-    """A test stream with a 1 s duplicate window, and helpers to publish table records."""
-
-    def __init__(self, js: Any, stream: str, prefix: str) -> None:
-        self.js, self.stream, self.prefix = js, stream, prefix
-
-    async def publish(self, table_id: str, settlements: Sequence[log_pb2.Settlement], msg_id: str = "",
-                      version: int = 1) -> int:
-        rec = log_pb2.Record(table_id=table_id, version=version, command_id=msg_id or uid("c"), actor="system",
-                             game=settlements[0].game if settlements else "phom")
-        for s in settlements:
-            rec.events.add().settlement.CopyFrom(s)
-        ack = await self.js.publish(f"{self.prefix}.{table_id}", rec.SerializeToString(),
-                                    headers={"Nats-Msg-Id": msg_id or rec.command_id})
-        return int(ack.seq)
-
-    def consumer(self, books: Books, durable: str = "", **kw: Any) -> SettlementConsumer:
-        return SettlementConsumer(books, self.js, durable=durable or uid("d"), stream=self.stream,
-                                  subjects=f"{self.prefix}.>", ack_wait_s=kw.pop("ack_wait_s", 2.0), **kw)
-
-
-@pytest.fixture(scope="module")
-async def tlog(nats_url: str) -> AsyncIterator[Log]:
-    nc = await nats.connect(nats_url)
-    js = nc.jetstream()
-    name, prefix = uid("LEDGERTEST_").upper(), uid("lt")
-    await js.add_stream(api.StreamConfig(name=name, subjects=[f"{prefix}.>"], storage=api.StorageType.FILE,
-                                         duplicate_window=1.0))
-    try:
-        yield Log(js, name, prefix)
-    finally:
-        await js.delete_stream(name)
-        await nc.close()
-
-
-def settlement(game: str, players: Sequence[str], transfers: Sequence[Any], *, stake: int, coins: bool,
-               hand_no: int = 1, first_leg: int = 0) -> log_pb2.Settlement:
-    s = log_pb2.Settlement(hand_no=hand_no, first_leg=first_leg, players=list(players), stake=stake, game=game,
-                           currency=log_pb2.CURRENCY_COINS if coins else log_pb2.CURRENCY_POINTS)
-    for t in transfers:
-        x = s.transfers.add(amount=t.amount, reason=t.reason)
-        if t.from_seat is not None:
-            x.from_seat = t.from_seat
-        if t.to_seat is not None:
-            x.to_seat = t.to_seat
-    return s
-
-
-async def until(pred: Any, within: float = 20.0) -> None:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if await pred():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("timed out")
 
 
 def money_scenarios() -> list[Any]:
