@@ -11,6 +11,8 @@ from chieu.table.rules.gouji.game import (
     GAME,
     Burn,
     Dealt,
+    DeclareRevolution,
+    DeclineRevolution,
     Pass,
     Play,
     ReturnCards,
@@ -22,8 +24,12 @@ from chieu.table.rules.gouji.game import (
 
 def random_game(seed: bytes, options: Any = None, check: Any = None, max_steps: int = 5000,
                 previous: Any = None, timeouts: bool = False,
-                hand_size: int | None = None) -> tuple[State, list[Any]]:
-    """Play one game with random legal commands; ``check(state)`` runs after every step."""
+                hand_size: int | None = None, revolt: str = "random") -> tuple[State, list[Any]]:
+    """Play one game with random legal commands; ``check(state)`` runs after every step.
+
+    With 革命 on and small hands, only seats 0–2 get jokers (so others are often eligible);
+    ``revolt``: ``random`` declarations, or ``one`` (the first eligible seat declares, the
+    others decline: somebody sits out)."""
     opts = options if options is not None else GAME.parse_options({})
     state = GAME.initial(opts, 6)
     log: list[Any] = []
@@ -35,9 +41,16 @@ def random_game(seed: bytes, options: Any = None, check: Any = None, max_steps: 
         plain = [r for r in C.from_counts(C.DECK) if r < C.SJ]
         deck = fair.shuffled(seed, plain, "small-deal")
         jokers = fair.shuffled(seed, [C.SJ] * 4 + [C.BJ] * 4, "jokers")
-        hands = [deck[i * hand_size:(i + 1) * hand_size] + jokers[i::6] for i in range(6)]
-        start = [Dealt(1, tuple(SeatCards(i, C.names(h)) for i, h in enumerate(hands)), 0),
-                 TurnStarted(0, True, False, 15000)]
+        if opts.ge_ming:
+            hands = [deck[i * hand_size:(i + 1) * hand_size] + (jokers[i::3] if i < 3 else [])
+                     for i in range(6)]
+            spec = {"hands": [" ".join(C.names(h)) for h in hands], "leader": 0,
+                    "seed": seed.hex()}
+            start = list(GAME.scenario.position(opts, 6, spec, 0))
+        else:
+            hands = [deck[i * hand_size:(i + 1) * hand_size] + jokers[i::6] for i in range(6)]
+            start = [Dealt(1, tuple(SeatCards(i, C.names(h)) for i, h in enumerate(hands)), 0),
+                     TurnStarted(0, True, False, 15000)]
     for e in start:
         state = GAME.evolve(state, e)
         log.append(e)
@@ -47,7 +60,18 @@ def random_game(seed: bytes, options: Any = None, check: Any = None, max_steps: 
         if state.phase == "over":
             break
         now += 1000
-        if state.phase == "tribute":
+        if state.phase == "revolution":
+            if revolt == "one":
+                seat = state.eligible[0]
+                cmd = DeclareRevolution() if not state.revolted else DeclineRevolution()
+            else:
+                seat = state.eligible[rnd.below(len(state.eligible))]
+                cmd = DeclareRevolution() if rnd.below(3) == 0 else DeclineRevolution()
+            if timeouts and rnd.below(4) == 0:
+                events = GAME.on_timeout(state, seat, now)
+            else:
+                events = GAME.decide(state, seat, cmd, now)
+        elif state.phase == "tribute":
             d = state.owed[0]
             cmd: Any = ReturnCards(GAME.legal(state, d.seat)[0].cards)
             events = GAME.decide(state, d.seat, cmd, now)

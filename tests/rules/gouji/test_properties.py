@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chieu.table.rules.core import replay
+from chieu.table.rules.core import Outcome, replay
 from chieu.table.rules.gouji import cards as C
 from chieu.table.rules.gouji.game import (
     GAME,
@@ -16,9 +16,13 @@ from chieu.table.rules.gouji.game import (
     BurnFailed,
     Dealt,
     Played,
+    Redealt,
+    SatOut,
     State,
     TributePaid,
     TributeReturned,
+    decode_carry,
+    encode_carry,
 )
 from tests.rules.gouji.randgame import random_game
 
@@ -41,8 +45,10 @@ def _cards_from_log(log: list[Any]) -> list[C.Counts]:
     """Each hand rebuilt from the event log alone (an independent ledger of cards)."""
     hands = [(0,) * C.NRANKS] * 6
     for e in log:
-        if isinstance(e, Dealt):
+        if isinstance(e, Dealt | Redealt):
             hands = [C.to_counts(C.parse_cards(h.cards)) for h in e.hands]
+        elif isinstance(e, SatOut):
+            hands[e.seat] = C.sub(hands[e.seat], C.to_counts(C.parse_cards(e.dead)))
         elif isinstance(e, Played | Burned):
             hands[e.seat] = C.sub(hands[e.seat], C.to_counts(C.parse_cards(e.cards)))
         elif isinstance(e, BurnFailed):
@@ -65,6 +71,9 @@ def _check_game(state: State, log: list[Any]) -> None:
     assert replay(GAME, GAME.initial(state.options, 6), log) == state
     assert _cards_from_log(log) == list(state.hands)
     assert C.add(state.pile, tuple(map(sum, zip(*state.hands, strict=True)))) == C.DECK
+    out2 = GAME.outcome(replay(GAME, GAME.initial(state.options, 6), log))
+    assert out2 == out  # replay equals live, down to the settlement and the carry
+    assert decode_carry(out.carry) == (state.end.shao, state.end.men) if state.end else True
 
 
 @SETTINGS
@@ -123,3 +132,48 @@ def test_answers_are_exactly_the_beating_sets(hand: list[int], top: list[int]) -
     assert len(set(fast)) == len(fast)
     for c in fast:  # anything beating a 够级 set is 够级 (§2.3)
         assert not C.is_gouji(t) or C.is_gouji(c)
+
+
+SEATS6 = st.lists(st.integers(0, 5), max_size=3, unique=True)
+
+
+@SETTINGS
+@given(seed=st.binary(min_size=1, max_size=16), shao=SEATS6, men=SEATS6,
+       ge_ming=st.booleans())
+def test_shaogong_and_mengong_conserve_216_cards(seed: bytes, shao: list[int], men: list[int],
+                                                 ge_ming: bool) -> None:
+    opts = GAME.parse_options({"SHAO_GONG": "on", "MEN_GONG": "on",
+                               "GE_MING": "on" if ge_ming else "off"})
+    previous = Outcome(0, (0, 3, 2, 5, 4, 1), (2, -2, 2, -2, 2, -2), (), "finished", first=0,
+                       carry=encode_carry(shao, men))
+
+    def check(s: State) -> None:
+        assert sum(map(sum, s.hands)) + sum(s.pile) == 216
+        assert all(x >= 0 for h in s.hands for x in h)
+
+    state, log = random_game(seed, opts, check=check, previous=previous, timeouts=True)
+    paid = [e for e in log if isinstance(e, TributePaid)]
+    sitting = state.sitting
+    expected = [(p, (p + 3) % 6, k) for k, ps in (("shaogong", shao), ("mengong", men))
+                for p in ps if sitting not in (p, (p + 3) % 6)]
+    assert [(e.from_seat, e.to_seat, e.kind) for e in paid if e.kind != "luogong"] == expected
+    _check_game(state, log)
+
+
+@SETTINGS
+@given(seed=st.binary(min_size=1, max_size=16), size=st.integers(2, 5),
+       timeouts=st.booleans(), revolt=st.sampled_from(["one", "random"]))
+def test_games_with_revolution_end_zero_sum(seed: bytes, size: int, timeouts: bool,
+                                            revolt: str) -> None:
+    opts = GAME.parse_options({"GE_MING": "on"})
+    state, log = random_game(seed, opts, check=_check_views, timeouts=timeouts, hand_size=size,
+                             revolt=revolt)
+    _check_game(state, log)
+    sat = [e for e in log if isinstance(e, SatOut)]
+    assert len(sat) <= 1
+    if sat:
+        out = GAME.outcome(state)
+        assert out is not None and state.places[sat[0].seat] == 4
+        assert out.ranking[3] == sat[0].seat
+        assert out.scores[sat[0].seat] == state.end.totals[sat[0].seat % 2] if state.end else 0
+        assert sum(out.scores) == 0 and sum(out.net(6)) == 0

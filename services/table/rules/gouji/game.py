@@ -90,9 +90,9 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 
 
 def _on_off(name: str, value: Any) -> bool:
-    if value in ("on", True):
+    if value is True or value == "on":
         return True
-    if value in ("off", False):
+    if value is False or value == "off":
         return False
     raise BadOptions(f"{name} must be 'off' or 'on', not {value!r}")
 
