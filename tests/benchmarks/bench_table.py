@@ -1,44 +1,52 @@
 """Table-service benchmarks (issue 4), each beside a floor measured in the same run.
 
-1. Load: 200 concurrent tables with 4 watchers each (Ô ăn quan: the 2 players and 2
-   spectators watch), every table playing as fast as its players can. Reported: accepted
-   commands/s and the move latency (command sent → all 4 watchers have the new view), p50/p99,
-   beside the raw floor at the same concurrency: 200 loops of a bare gRPC round trip plus a
-   bare JetStream publish with an expected sequence. Targets: p99 ≤ 10 ms; throughput ≥ 60% of
-   the floor's.
+1. Load: 200 tables with 4 watchers each (Ô ăn quan: the 2 players and 2 spectators watch).
+   Reported: accepted commands/s and the move latency (command sent → all 4 watchers have the
+   new view), p50/p99, beside two floors measured in the same run at the same concurrency:
+   the bare floor (a gRPC round trip + a JetStream publish with an expected sequence) and the
+   floor of the same shape (floor_server.py: the same unary RPC, the same publish and a push
+   to each of the 4 watch streams, without rules or state). Two phases: saturation (every
+   table moving as fast as it can: throughput) and paced (each table moving once a second:
+   latency at a portal's load). Targets: p99 ≤ 10 ms; throughput ≥ 60% of the floor's.
 2. Recovery of a table with 10,000 events: load from its snapshot + tail (target ≤ 20 ms),
    beside a full replay of the same log without a snapshot.
 3. Memory per idle table: tables loaded and followed by one process, tracemalloc bytes per
    table (target ≤ 50 KB), beside the bytes of the table's state alone.
 
-The service runs as its own process; the load generator and nats-server share this machine.
+Environment: BENCH_TABLES (200), BENCH_SECONDS (15), BENCH_PACE_S (1.0).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import time
 import tracemalloc
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.kit import auth
+from chieu.kit import auth, localnats
 from chieu.kit.eventstore import EventStore
 from chieu.kit.settings import DEV_TOKEN_SECRET, Settings
+from chieu.table import codec
 from chieu.table.aggregate import Table
 from chieu.table.app import STREAM, SUBJECT_PREFIX
 from chieu.table.client import TableClient, game_view
+from chieu.table.rules.o_an_quan.board import Direction
 from chieu.table.rules.o_an_quan.game import Sow
 from chieu.table.service import Tables
 from chieu.table.v1 import log_pb2
+from chieu.table.v1 import table_service_pb2 as pb
 from tests.benchmarks.common import line, median, pct, running_table_service
 
 TABLES = int(os.environ.get("BENCH_TABLES", "200"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "15"))
+PACE_S = float(os.environ.get("BENCH_PACE_S", "1.0"))
 
 
 def token(player: str) -> str:
@@ -77,7 +85,8 @@ async def floor(url: str, addr: str, loops: int, seconds: float) -> tuple[float,
     return rate, lat
 
 
-async def load(addr: str, tables: int, seconds: float) -> tuple[float, list[float]]:
+async def load(addr: str, tables: int, seconds: float, pace_s: float = 0.0) -> tuple[float, list[float]]:
+    """Ô ăn quan at ``tables`` tables, 4 watchers each; ``pace_s``: a move per table at most this often."""
     lat: list[float] = []
     accepted = 0
     stop = time.perf_counter() + seconds
@@ -89,6 +98,7 @@ async def load(addr: str, tables: int, seconds: float) -> tuple[float, list[floa
         s1, s2 = TableClient(addr, token(f"s{i}")), TableClient(addr, token(f"t{i}"))
         channels.extend([a, b, s1, s2])
         players = {f"a{i}": a, f"b{i}": b}
+        await asyncio.sleep(pace_s * i / max(tables, 1))  # spread the paced tables over the period
         while time.perf_counter() < stop:
             t = await a.create("o_an_quan", {"maxMoves": 300})
             await b.sit(t.table_id)
@@ -96,20 +106,18 @@ async def load(addr: str, tables: int, seconds: float) -> tuple[float, list[floa
             streams = [c.watch(t.table_id).__aiter__() for c in (a, b, s1, s2)]
             for s in streams:
                 await s.__anext__()
-
-            async def until(s, version: int) -> None:  # type: ignore[no-untyped-def]
-                while (await s.__anext__()).version < version:
-                    pass
-
             while view.status == 2 and time.perf_counter() < stop:
                 gv = game_view(view)
                 move = gv.legal[0]
                 t0 = time.perf_counter()
                 view = await players[view.hand_players[gv.to_move]].act(
                     t.table_id, "o_an_quan", Sow(move.square, move.direction))
-                await asyncio.gather(*(until(s, view.version) for s in streams))
-                lat.append(time.perf_counter() - t0)
+                await asyncio.gather(*(_until(s, view.version) for s in streams))
+                took = time.perf_counter() - t0
+                lat.append(took)
                 accepted += 1
+                if pace_s:
+                    await asyncio.sleep(max(0.0, pace_s - took))
             for s in streams:
                 await s.aclose()
 
@@ -117,6 +125,46 @@ async def load(addr: str, tables: int, seconds: float) -> tuple[float, list[floa
     await asyncio.gather(*(one(i) for i in range(tables)))
     rate = accepted / (time.perf_counter() - t0)
     for c in channels:
+        await c.close()
+    return rate, lat
+
+
+async def _until(stream: Any, version: int) -> None:
+    while (await stream.__anext__()).version < version:
+        pass
+
+
+async def same_shape_floor(addr: str, tables: int, seconds: float, pace_s: float = 0.0) -> tuple[float, list[float]]:
+    """The floor server (floor_server.py): the same RPC, publish and 4-watcher fan-out, no rules."""
+    import uuid
+
+    lat: list[float] = []
+    stop = time.perf_counter() + seconds
+    clients = [TableClient(addr, token("floor")) for _ in range(4)]
+
+    async def one(i: int) -> None:
+        tid = f"f{i}"
+        streams = [c.watch(tid).__aiter__() for c in clients]
+        for s in streams:
+            await s.__anext__()
+        await asyncio.sleep(pace_s * i / max(tables, 1))
+        while time.perf_counter() < stop:
+            t0 = time.perf_counter()
+            r = await clients[0].stub.Act(pb.ActRequest(table_id=tid, command_id=uuid.uuid4().hex,
+                                                        command=codec.pack(Sow(1, Direction.CW), "o_an_quan")),
+                                          metadata=clients[0].metadata)
+            await asyncio.gather(*(_until(s, r.table.version) for s in streams))
+            took = time.perf_counter() - t0
+            lat.append(took)
+            if pace_s:
+                await asyncio.sleep(max(0.0, pace_s - took))
+        for s in streams:
+            await s.aclose()
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(tables)))
+    rate = len(lat) / (time.perf_counter() - t0)
+    for c in clients:
         await c.close()
     return rate, lat
 
@@ -194,24 +242,45 @@ async def memory(url: str, n: int = 300) -> None:
     await store.close()
 
 
-async def main_async(url: str, addr: str) -> None:
-    floor_rate, floor_lat = await floor(url, addr, TABLES, SECONDS / 2)
+def report(name: str, rate: float, lat: list[float]) -> None:
+    print(f"  {name:<44} {rate:>9.1f} cmd/s   p50 {median(lat) * 1e3:7.2f} ms   p99 {pct(lat, 0.99) * 1e3:7.2f} ms")
+
+
+async def main_async(url: str, addr: str, floor_addr: str) -> None:
+    print(f"load: {TABLES} tables, 4 watchers each, the table service in its own process "
+          f"(2 cores shared with nats-server, the floor server and this load generator)")
+    print(f"saturation ({SECONDS:.0f} s, every table moving as fast as it can):")
+    min_rate, min_lat = await floor(url, addr, TABLES, SECONDS / 2)
+    shape_rate, shape_lat = await same_shape_floor(floor_addr, TABLES, SECONDS / 2)
     rate, lat = await load(addr, TABLES, SECONDS)
-    print(f"load: {TABLES} tables x 4 watchers for {SECONDS:.0f} s (service in its own process)")
-    line("floor: gRPC + JetStream publish, ops/s", floor_rate, "ops/s", "", True,
-         f"(p50 {median(floor_lat) * 1e3:.2f} ms, p99 {pct(floor_lat, 0.99) * 1e3:.2f} ms)")
-    line("accepted commands/s", rate, "cmd/s", ">= 60% floor", rate >= 0.6 * floor_rate,
-         f"(ratio {rate / floor_rate:.2f} of the floor)")
-    line("move latency p50 (all 4 watchers)", median(lat) * 1e3, "ms", "", True)
-    line("move latency p99 (all 4 watchers)", pct(lat, 0.99) * 1e3, "ms", "<= 10 ms", pct(lat, 0.99) <= 0.010,
-         f"(floor p99 {pct(floor_lat, 0.99) * 1e3:.2f} ms)")
+    report("floor: gRPC round trip + JetStream publish", min_rate, min_lat)
+    report("floor of the same shape (+ 4-watcher fan-out)", shape_rate, shape_lat)
+    report("table service (Ô ăn quan, rules and views)", rate, lat)
+    line("throughput vs the same-shape floor", rate / shape_rate, "ratio", ">= 0.60", rate >= 0.6 * shape_rate,
+         f"(vs the bare RPC + publish floor: {rate / min_rate:.2f})")
+    line("saturated p99 (command -> all 4 watchers)", pct(lat, 0.99) * 1e3, "ms", "<= 10 ms", pct(lat, 0.99) <= 0.010,
+         f"(same-shape floor p99 {pct(shape_lat, 0.99) * 1e3:.2f} ms)")
+    print(f"paced ({SECONDS:.0f} s, each table moving once every {PACE_S:.1f} s: {TABLES / PACE_S:.0f} commands/s):")
+    shape_rate, shape_lat = await same_shape_floor(floor_addr, TABLES, SECONDS, PACE_S)
+    rate, lat = await load(addr, TABLES, SECONDS, PACE_S)
+    report("floor of the same shape", shape_rate, shape_lat)
+    report("table service", rate, lat)
+    line("paced p99 (command -> all 4 watchers)", pct(lat, 0.99) * 1e3, "ms", "<= 10 ms", pct(lat, 0.99) <= 0.010,
+         f"(same-shape floor p99 {pct(shape_lat, 0.99) * 1e3:.2f} ms)")
     await recovery(url)
     await memory(url)
 
 
 def main() -> None:
     with running_table_service() as (url, addr):
-        asyncio.run(main_async(url, addr))
+        port = localnats.free_port()
+        floor_proc = subprocess.Popen([sys.executable, str(Path(__file__).parent / "floor_server.py"), str(port), url])
+        try:
+            localnats.wait_for_port(port, 30, floor_proc)
+            asyncio.run(main_async(url, addr, f"127.0.0.1:{port}"))
+        finally:
+            floor_proc.terminate()
+            floor_proc.wait(10)
 
 
 if __name__ == "__main__":
