@@ -33,6 +33,8 @@ from chieu.table.rules.xiangqi.game import (
     TimedOut,
     option_values,
     parse_options,
+    query_chinese,
+    query_is_legal,
 )
 
 MIN = 60_000
@@ -370,3 +372,54 @@ def test_perpetual_chase_loses_under_axf_and_draws_without() -> None:
     assert log[-1] == Ended(1, "perpetual_chase")
     _, log = play(given(fen), cycle * 2)
     assert log[-1] == Ended(None, "repetition")
+
+
+# ---------------------------------------------------------------- notation of like pieces
+
+
+@pytest.mark.parametrize(("fen", "move", "text"), [
+    # Red, one file: 前/中/后 for three, 一…五 from the front for four or five.
+    ("3k5/9/4P4/4P4/4P4/9/9/9/9/4K4 w", "e7e8", "前兵进一"),
+    ("3k5/9/4P4/4P4/4P4/9/9/9/9/4K4 w", "e6d6", "中兵平六"),
+    ("3k5/9/4P4/4P4/4P4/9/9/9/9/4K4 w", "e5f5", "后兵平四"),
+    ("3k5/4P4/4P4/4P4/4P4/9/9/9/9/4K4 w", "e8e9", "一兵进一"),
+    ("3k5/4P4/4P4/4P4/4P4/9/9/9/9/4K4 w", "e5d5", "四兵平六"),
+    ("2P1k4/2P6/2P6/2P6/2P6/9/9/9/9/3K5 w", "c9b9", "一兵平八"),
+    ("2P1k4/2P6/2P6/2P6/2P6/9/9/9/9/3K5 w", "c7b7", "三兵平八"),
+    ("2P1k4/2P6/2P6/2P6/2P6/9/9/9/9/3K5 w", "c5d5", "五兵平六"),
+    # Red, files 四 and 六 doubled (the xqbase example): right to left, then front to rear;
+    # the lone soldier on 九 keeps its file.
+    ("3k5/9/3P1P3/P8/3P1P3/9/9/9/9/4K4 w", "f7e7", "一兵平五"),
+    ("3k5/9/3P1P3/P8/3P1P3/9/9/9/9/4K4 w", "f5e5", "二兵平五"),
+    ("3k5/9/3P1P3/P8/3P1P3/9/9/9/9/4K4 w", "d7e7", "三兵平五"),
+    ("3k5/9/3P1P3/P8/3P1P3/9/9/9/9/4K4 w", "d5e5", "四兵平五"),
+    ("3k5/9/3P1P3/P8/3P1P3/9/9/9/9/4K4 w", "a6a7", "兵九进一"),
+    # Red, three on 五 and two on 三: all five numbered, 三 first.
+    ("3k5/9/4P4/4P1P2/4P1P2/9/9/9/9/5K3 w", "g6g7", "一兵进一"),
+    ("3k5/9/4P4/4P1P2/4P1P2/9/9/9/9/5K3 w", "g5h5", "二兵平二"),
+    ("3k5/9/4P4/4P1P2/4P1P2/9/9/9/9/5K3 w", "e7e8", "三兵进一"),
+    ("3k5/9/4P4/4P1P2/4P1P2/9/9/9/9/5K3 w", "e5d5", "五兵平六"),
+    # Black (files １…９ from Black's right = a…i; front = nearer rank 0); ordinals stay
+    # Chinese numerals: 一卒平２.
+    ("3k5/9/9/9/9/2p6/2p6/2p6/9/4K4 b", "c2c1", "前卒进１"),
+    ("3k5/9/9/9/9/2p6/2p6/2p6/9/4K4 b", "c3d3", "中卒平４"),
+    ("3k5/9/9/9/9/2p6/2p6/2p6/9/4K4 b", "c4b4", "后卒平２"),
+    ("3k5/9/9/9/9/2p6/2p6/2p6/2p6/4K4 b", "c1b1", "一卒平２"),
+    ("3k5/9/9/9/9/2p6/2p6/2p6/2p6/4K4 b", "c4b4", "四卒平２"),
+    ("3k5/9/9/9/9/2p2p3/9/2p2p3/9/4K4 b", "c2b2", "一卒平２"),
+    ("3k5/9/9/9/9/2p2p3/9/2p2p3/9/4K4 b", "c4b4", "二卒平２"),
+    ("3k5/9/9/9/9/2p2p3/9/2p2p3/9/4K4 b", "f2g2", "三卒平７"),
+    ("3k5/9/9/9/9/2p2p3/9/2p2p3/9/4K4 b", "f4e4", "四卒平５"),
+    ("3k5/9/9/9/9/2p2p3/2p6/2p2p3/9/4K4 b", "c3d3", "二卒平４"),
+    ("3k5/9/9/9/9/2p2p3/2p6/2p2p3/9/4K4 b", "f4e4", "五卒平５"),
+    # Other like pieces: 前/后, the file left out; 仕/士 and 相/象 keep the file.
+    ("3k5/9/4n4/4n4/9/9/9/9/9/4K4 b", "e6d4", "前马进４"),
+    ("3k5/9/4n4/4n4/9/9/9/9/9/4K4 b", "e7c8", "后马退３"),
+    ("4k4/9/9/9/9/9/9/4C4/9/3KC4 w", "e2e5", "前炮进三"),
+    ("3k5/9/9/9/9/9/9/3A5/9/3AK4 w", "d0e1", "仕六进五"),
+    ("3k5/9/9/9/9/9/9/3A5/9/3AK4 w", "d2e1", "仕六退五"),
+])
+def test_chinese_notation_of_like_pieces_on_a_file(fen: str, move: str, text: str) -> None:
+    full = fen + " - - 0 1"
+    assert query_is_legal(full, move), "the move must be legal in the position"
+    assert query_chinese(full, move) == text

@@ -136,8 +136,15 @@ def move_name(move: int) -> str:
     return square_name(move >> 7) + square_name(move & 127)
 
 
+_ICCS = {square_name(f) + square_name(t): f << 7 | t for f in range(90) for t in range(90)}
+"""Every canonical ICCS text (``h2e2``) → its move int: the fast path of :func:`parse_move`."""
+
+
 def parse_move(text: str) -> int:
     """ICCS ``h2e2`` (also ``H2-E2``) → move int ``from << 7 | to``."""
+    move = _ICCS.get(text)
+    if move is not None:
+        return move
     t = text.strip().lower().replace("-", "")
     if len(t) != 4:
         raise BadPosition(f"not an ICCS move: {text!r}")
@@ -185,17 +192,40 @@ def parse_fen(fen: str) -> tuple[Board, int]:
 
 _CHARS = {0: "1", **{v: _LETTERS[v].upper() for v in _LETTERS},
           **{-v: _LETTERS[v] for v in _LETTERS}}
-_FEN_ORDER = tuple(rank * 9 + f for rank in range(9, -1, -1) for f in range(9))
 _RUNS = tuple(("1" * n, str(n)) for n in range(9, 1, -1))
+_RANK_TEXT: dict[tuple[int, ...], str] = {}
+"""Memo of one rank's FEN text by its nine points (pure: the text depends on them only)."""
+
+
+def rank_text(board: Board | tuple[int, ...], rank: int) -> str:
+    """One rank of a FEN placement (runs of empty points become their length)."""
+    row = tuple(board[rank * 9 : rank * 9 + 9])
+    text = _RANK_TEXT.get(row)
+    if text is None:
+        text = "".join([_CHARS[v] for v in row])
+        for run, digits in _RUNS:
+            text = text.replace(run, digits)
+        if len(_RANK_TEXT) > 100_000:  # bound the memo; it refills from what is played
+            _RANK_TEXT.clear()
+        _RANK_TEXT[row] = text
+    return text
 
 
 def placement(board: Board | tuple[int, ...]) -> str:
-    """The placement field of a FEN (runs of empty points become their length)."""
-    text = "".join([_CHARS[board[i]] for i in _FEN_ORDER])
-    text = "/".join([text[i : i + 9] for i in range(0, 90, 9)])
-    for run, digits in _RUNS:
-        text = text.replace(run, digits)
-    return text
+    """The placement field of a FEN, ranks 9 → 0."""
+    return "/".join([rank_text(board, r) for r in range(9, -1, -1)])
+
+
+def placement_after(before: str, board: Board, move: int) -> str:
+    """The placement after ``move`` (already played on ``board``), from the one ``before`` it.
+
+    Only the one or two ranks the move touched are written again.
+    """
+    rows = before.split("/")
+    for sq in (move >> 7, move & 127):
+        rank = sq // 9
+        rows[9 - rank] = rank_text(board, rank)
+    return "/".join(rows)
 
 
 def to_fen(board: Board | tuple[int, ...], side: int, quiet: int = 0, fullmove: int = 1) -> str:
@@ -371,11 +401,20 @@ def count_legal(board: Board, side: int) -> int:
     return n
 
 
-def has_legal_move(board: Board, side: int) -> bool:
-    """Does ``side`` have any legal move? (Stops at the first: the mate/stalemate test.)"""
+_SCAN = {RED: tuple(range(90)), BLACK: tuple(range(89, -1, -1))}
+"""Squares in the order :func:`has_legal_move` tries them: each side's own back rank first."""
+
+
+def has_legal_move(board: Board, side: int, check: bool | None = None) -> bool:
+    """Does ``side`` have any legal move? (Stops at the first: the mate/stalemate test.)
+
+    ``check``: whether ``side`` is in check, when the caller already knows.
+    """
     king = board.index(K * side)
-    sens = None if attacked(board, king, side) else _sensitive(board, king, side)
-    for f in range(90):
+    if check is None:
+        check = attacked(board, king, side)
+    sens = None if check else _sensitive(board, king, side)
+    for f in _SCAN[side]:
         if board[f] * side <= 0:
             continue
         for t in _targets(board, side, f):
@@ -510,6 +549,17 @@ def attackers_of(board: Board, sq: int, side: int) -> list[int]:
             and _piece_reaches(board, side, f, sq)]
 
 
+def targets(board: Board, side: int, f: int) -> list[int]:
+    """Where ``side``'s piece on ``f`` may go by its movement rule (no king safety)."""
+    return _targets(board, side, f)
+
+
+def capture_pairs(board: Board, side: int) -> set[tuple[int, int]]:
+    """``(from, to)`` of every capture ``side``'s pieces could make by their movement rules."""
+    return {(f, t) for f in range(90) if board[f] * side > 0
+            for t in _targets(board, side, f) if board[t]}
+
+
 def legal_capture(board: Board, side: int, f: int, t: int) -> bool:
     """Is capturing on ``t`` from ``f`` a legal move of ``side``?"""
     return board[t] * side < 0 and is_legal(board, side, f << 7 | t)
@@ -538,8 +588,14 @@ def _count(n: int, side: int) -> str:
 def chinese(board: Board | tuple[int, ...], move: int) -> str:
     """纵线记谱 (file notation) of a move on ``board`` before it is played: ``炮二平五``.
 
-    进 advance, 退 retreat, 平 sideways. Two like pieces on one file are told apart by 前/后
-    (front/rear); three by 前/中/后; four or five soldiers by 一二三四五 from the front.
+    进 advance, 退 retreat, 平 sideways. Like pieces on one file (仕/士 and 相/象 excepted,
+    whose direction tells them apart) drop the file number and take a position word instead:
+    two 前/后 (front/rear), three 前/中/后, four or five soldiers 一二三四五 from the front.
+    When two or more files each hold two or more of the mover's soldiers, every soldier on
+    those files is numbered 一二三四五 together, files from the mover's right to left and
+    front to rear within a file (``一兵平五``); soldiers alone on a file keep ``兵七``. The
+    ordinals are Chinese numerals for both sides (``二卒平４``). Source: 中国象棋电脑应用规范
+    (二)：着法表示 (xqbase.com), 四、中文纵线格式; see docs/games/xiangqi.md.
     """
     f, t = move >> 7, move & 127
     v = board[f]
@@ -547,17 +603,13 @@ def chinese(board: Board | tuple[int, ...], move: int) -> str:
     p = abs(v)
     ff, fr, tf, tr = f % 9, f // 9, t % 9, t // 9
     name = _NAMES[side][p]
-    same = [r for r in range(10) if board[r * 9 + ff] == v]
-    if len(same) > 1 and p not in (A, B):
-        order = sorted(same, reverse=(side == RED))  # front first
-        i = order.index(fr)
-        if len(order) == 2:
-            head = ("前", "后")[i] + name
-        elif len(order) == 3:
-            head = ("前", "中", "后")[i] + name
-        else:
-            head = "一二三四五"[i] + name
-    else:
+    head = ""
+    if p not in (A, B, K):
+        same = [r for r in range(10) if board[r * 9 + ff] == v]
+        if len(same) > 1:
+            head = (_soldier_head(board, v, f) if p == P else "") or _file_head(same, fr, side)
+            head += name
+    if not head:
         head = name + _file_no(ff, side)
     forward = (tr - fr) * side
     if forward == 0:
@@ -566,6 +618,36 @@ def chinese(board: Board | tuple[int, ...], move: int) -> str:
     if p in (N, A, B):
         return head + action + _file_no(tf, side)
     return head + action + _count(abs(tr - fr), side)
+
+
+_ORDINALS = "一二三四五"
+
+
+def _file_head(ranks: list[int], rank: int, side: int) -> str:
+    """前/后, 前/中/后, or 一…五 for the piece on ``rank`` among ``ranks`` of one file."""
+    order = sorted(ranks, reverse=(side == RED))  # front (nearest the opponent) first
+    i = order.index(rank)
+    if len(order) == 2:
+        return ("前", "后")[i]
+    if len(order) == 3:
+        return ("前", "中", "后")[i]
+    return _ORDINALS[i]
+
+
+def _soldier_head(board: Board | tuple[int, ...], v: int, f: int) -> str:
+    """The ordinal of the soldier on ``f`` (whose file holds two or more) when another file
+    also holds two or more; ``""`` otherwise."""
+    side = RED if v > 0 else BLACK
+    files = range(8, -1, -1) if side == RED else range(9)  # the mover's right to left
+    ranks = range(9, -1, -1) if side == RED else range(10)  # front to rear
+    doubled: list[int] = []
+    files_doubled = 0
+    for g in files:
+        on = [r * 9 + g for r in ranks if board[r * 9 + g] == v]
+        if len(on) > 1:
+            doubled.extend(on)
+            files_doubled += 1
+    return _ORDINALS[doubled.index(f)] if files_doubled > 1 else ""
 
 
 def board_tuple(board: Iterable[int]) -> tuple[int, ...]:

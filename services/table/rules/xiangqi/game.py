@@ -345,28 +345,36 @@ def _set(t: tuple[int, ...], i: int, v: int) -> tuple[int, ...]:
 # ---------------------------------------------------------------- the chase rule (AXF 长捉)
 
 
-def _threats(board: Board, side: int) -> set[tuple[int, int]]:
-    """``(attacker square, target square)`` pairs that count as chases by ``side``.
+_STRONGER = {bd.N: (bd.R,), bd.C: (bd.R,), bd.A: (bd.R, bd.N, bd.C), bd.B: (bd.R, bd.N, bd.C)}
+"""Per attacker, the pieces it chases even when they are protected (a weaker piece attacking
+a stronger one: 马/炮 against 车, 仕/相 against 车/马/炮, as Fairy-Stockfish's ``chased()``)."""
 
-    A chase (捉) threatens a legal capture of a piece other than the king by a piece other than
-    the king or a soldier, where the target is an uncrossed soldier never, a chariot by a
-    horse or cannon always, and anything else only when it is unprotected (the owner could not
-    legally recapture on its square).
+
+def _threats(board: Board, side: int) -> set[tuple[int, int]]:
+    """``(attacker square, target square)`` pairs that count as chases (捉) by ``side``.
+
+    The attacker is neither king nor soldier (帅/将 and 兵/卒 may chase freely) and can capture
+    legally; the target is neither the king (that is check) nor a soldier still on its own half.
+    It counts when the target is stronger than the attacker (:data:`_STRONGER`) or else
+    unprotected (its owner could not legally recapture), except that a piece attacking one of
+    its own kind that could legally take it back offers an exchange (兑), not a chase.
     """
     out: set[tuple[int, int]] = set()
-    for t in range(90):
-        v = board[t] * side
-        if v >= 0 or -v == bd.K:
+    for f in range(90):
+        p = board[f] * side
+        if p <= 0 or p == bd.K or p == bd.P:
             continue
-        target = -v
-        rank = t // 9
-        if target == bd.P and (rank >= 5 if side == RED else rank <= 4):
-            continue  # an uncrossed enemy soldier, still on its own half
-        for f in bd.attackers_of(board, t, side):
-            p = board[f] * side
-            if p in (bd.K, bd.P) or not bd.is_legal(board, side, f << 7 | t):
+        for t in bd.targets(board, side, f):
+            target = -board[t] * side
+            if target <= 0 or target == bd.K:
                 continue
-            if target == bd.R and p in (bd.N, bd.C):
+            if target == bd.P and (t // 9 >= 5 if side == RED else t // 9 <= 4):
+                continue  # an uncrossed enemy soldier, still on its own half
+            if not bd.is_legal(board, side, f << 7 | t):
+                continue
+            if target == p and bd.is_legal(board, -side, t << 7 | f):
+                continue  # the target could take the attacker back: an exchange offer
+            if target in _STRONGER.get(p, ()):
                 out.add((f, t))
                 continue
             q = bd.make(board, f << 7 | t)
@@ -379,9 +387,14 @@ def _threats(board: Board, side: int) -> set[tuple[int, int]]:
 
 
 def _is_chase(before: Board, after: Board, side: int, move: int) -> bool:
-    """Does ``move`` create a chase that did not exist before it (moved piece followed)?"""
+    """Does ``move`` start a chase: a threat (:func:`_threats`) after it that was no capture
+    the same pieces could make before it (the moved piece followed)?
+
+    "Before" is judged by the movement rules alone, not by legality or protection: a side
+    that was in check could capture nothing legally, and getting out of check is no chase.
+    """
     f, t = move >> 7, move & 127
-    old = {(t if a == f else a, b) for a, b in _threats(before, side)}
+    old = {(t if a == f else a, b) for a, b in bd.capture_pairs(before, side)}
     return bool(_threats(after, side) - old)
 
 
@@ -498,26 +511,31 @@ class Xiangqi:
         check = bd.in_check(board, -side)
         chase = (not check and o.chase_rule == "axf" and not facing
                  and _is_chase(before, board, side, move))
-        fen = bd.to_fen(board, -side, 0 if captured else state.quiet + 1,
-                        state.fullmove + (side == BLACK))
+        key = bd.placement_after(state.keys[-1][:-2], board, move) + (" b" if side == RED
+                                                                        else " w")
+        fen = (f"{key} - - {0 if captured else state.quiet + 1} "
+               f"{state.fullmove + (side == BLACK)}")
         moved = Moved(seat, text, chinese, _letter(captured), check, chase, clock, now_ms, fen)
         events: list[Any] = [moved]
-        end = self._end(state, moved, board, facing)
+        end = self._end(state, moved, board, facing, key)
         if end is not None:
             events.append(end)
         return events
 
-    def _end(self, s: State, moved: Moved, board: Board, facing: bool) -> Ended | None:
-        """The game end after ``moved``, in order: §3.2.9, §3.3.1–2, §3.3.4–5, §3.3.6."""
+    def _end(self, s: State, moved: Moved, board: Board, facing: bool,
+             key: str) -> Ended | None:
+        """The game end after ``moved`` (``key``: the position after it), in order: §3.2.9,
+        §3.3.1–2, §3.3.4–5, §3.3.6."""
         mover = moved.seat
         if facing:
             return Ended(1 - mover, "facing_kings")
-        if not bd.has_legal_move(board, -_side(mover)):
+        if not bd.has_legal_move(board, -_side(mover), moved.check):
             return Ended(mover, "checkmate" if moved.check else "stalemate")
-        rep = _repetition(s.options, (*s.keys, _fen_key(moved.fen)),
-                          (*s.plies, Ply(mover, moved.check, moved.chase)))
-        if rep is not None:
-            return rep
+        if s.keys.count(key) >= 2:  # this is its third occurrence: build the history only now
+            rep = _repetition(s.options, (*s.keys, key),
+                              (*s.plies, Ply(mover, moved.check, moved.chase)))
+            if rep is not None:
+                return rep
         m = _set(s.moves_made, mover, s.moves_made[mover] + 1)
         if s.options.move_limit == "120-per-side":
             if m[0] >= 120 and m[1] >= 120:
