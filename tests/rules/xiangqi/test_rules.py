@@ -211,7 +211,32 @@ def test_a_repetition_without_perpetual_check_is_a_draw() -> None:
     assert log[-1] == Ended(None, "repetition")
 
 
-def test_mutual_perpetual_check_is_a_draw() -> None:
+MUTUAL = "4k4/9/9/9/8c/9/3n5/9/3K2N2/4C4 b - - 0 1"
+MUTUAL_CYCLE = ["g1e2", "d3e1", "e2g1", "e1d3"]
+
+
+def test_mutual_perpetual_check_played_through_decide_is_a_draw() -> None:
+    # Each side's horse is the screen of the other side's cannon: the red horse g1 screens
+    # the black cannon i1 against the red king d1 and, on e2, the red cannon e0 against the
+    # black king e9; the black horse on e1 blocks e0's line with e2 and screens i1 again.
+    # Every move uncovers one check and answers the other.
+    state, log = play(given(MUTUAL), ["i5i1"])
+    assert log[0].check
+    state, log = play(state, MUTUAL_CYCLE * 2)
+    assert [e.check for e in log if isinstance(e, Moved)] == [True] * 8
+    assert log[-1] == Ended(None, "mutual_perpetual_check")
+    out = GAME.outcome(state)
+    assert out is not None and out.winner is None and out.scores == (0, 0)
+
+
+def test_perpetual_check_by_black_loses() -> None:
+    cycle = ["h1h0", "e0e1", "h0h1", "e1e0"]
+    state, log = play(given("3k5/9/9/9/9/9/9/9/7r1/4K4 b - - 0 1"), cycle * 2)
+    assert [e.check for e in log if isinstance(e, Moved)] == [True, False] * 4
+    assert log[-1] == Ended(0, "perpetual_check")
+
+
+def test_the_repetition_procedure_on_a_built_history() -> None:
     from chieu.table.rules.xiangqi.game import Ply, _repetition
 
     key, o = "k w", parse_options({})
@@ -423,3 +448,68 @@ def test_chinese_notation_of_like_pieces_on_a_file(fen: str, move: str, text: st
     full = fen + " - - 0 1"
     assert query_is_legal(full, move), "the move must be legal in the position"
     assert query_chinese(full, move) == text
+
+
+def _chases(fen: str, moves: list[str]) -> tuple[list[bool], Any]:
+    _, log = play(given(fen, {"CHASE_RULE": "axf"}), moves)
+    return [e.chase for e in log if isinstance(e, Moved)], log[-1]
+
+
+def test_axf_chasing_an_unprotected_piece_loses() -> None:
+    # The red chariot follows the unprotected black cannon between c7 and c6.
+    chases, end = _chases("4k4/9/R1c6/9/9/9/9/9/9/3K5 b - - 0 1",
+                          ["c7c6", "a7a6", "c6c7", "a6a7"] * 2)
+    assert chases == [False, True] * 4
+    assert end == Ended(1, "perpetual_chase")
+
+
+def test_axf_attacking_a_protected_piece_is_no_chase() -> None:
+    # The same, but the black chariot c9 guards the cannon on both squares: a draw.
+    chases, end = _chases("2r1k4/9/R1c6/9/9/9/9/9/9/3K5 b - - 0 1",
+                          ["c7c6", "a7a6", "c6c7", "a6a7"] * 2)
+    assert chases == [False] * 8
+    assert end == Ended(None, "repetition")
+
+
+def test_axf_a_weaker_piece_chases_a_chariot_even_if_it_is_protected() -> None:
+    # The red horse keeps hitting the black chariot, which the chariot b9 protects.
+    chases, end = _chases("1r2k4/9/9/1r7/9/9/N8/9/9/3K5 w - - 0 1",
+                          ["a3c4", "b6b5", "c4a3", "b5b6"] * 2)
+    assert chases == [True, False] * 4
+    assert end == Ended(1, "perpetual_chase")
+
+
+def test_axf_an_elephant_attacking_a_protected_horse_chases() -> None:
+    fen = "4k1r2/9/9/9/9/6n2/9/9/9/2BK5 w - - 0 1"
+    assert _chases(fen, ["c0e2"])[0] == [True]  # 相 against 马: weaker against stronger
+
+
+def test_axf_offering_an_exchange_is_no_chase() -> None:
+    # The red chariot attacks the unprotected black chariot a4, which could take it back.
+    assert _chases("4k4/9/9/9/9/r8/9/9/9/3K3R1 w - - 0 1", ["h0h4"])[0] == [False]
+
+
+def test_axf_mutual_chase_is_a_draw() -> None:
+    # The red chariot hunts the black cannon; every flight of the cannon hits an unprotected
+    # red horse over a red soldier (g6 over e6, g7 over e7).
+    chases, end = _chases("4k4/9/R1c1P1N2/4P1N2/9/9/9/9/9/3K5 b - - 0 1",
+                          ["c7c6", "a7a6", "c6c7", "a6a7"] * 2)
+    assert chases == [True] * 8
+    assert end == Ended(None, "mutual_perpetual_chase")
+
+
+def test_axf_check_outranks_chase() -> None:
+    # Red checks on every move: the cannon i9 fires over h9 when the cannon f9 steps off the
+    # rank, over f9 when the black chariot has left h9. Black's chariot attacks the
+    # unprotected red cannon (on f8, then f9) on every move. The perpetual checker loses.
+    chases, end = _chases("3k1C1rC/9/1c7/9/9/9/9/4K4/9/C8 w - - 0 1",
+                          ["f9f8", "h9h8", "f8f9", "h8h9"] * 2)
+    assert chases == [False, True] * 4
+    assert end == Ended(1, "perpetual_check")
+
+
+def test_axf_escaping_check_is_no_chase() -> None:
+    # After e8e9 (check) Black's cannon f0 could not capture the red chariot f4 legally;
+    # once the king has stepped out of check it can, but that capture was there before.
+    chases, _ = _chases("3k5/4R2cr/9/9/9/5R3/9/1N3K3/9/5c3 w - - 0 1", ["e8e9", "d9d8"])
+    assert chases == [False, False]
