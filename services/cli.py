@@ -55,7 +55,8 @@ def _verify(args: argparse.Namespace) -> int:
     for v in verdicts:
         state = "OK" if v.ok else ("NOT REVEALED" if not v.revealed else "FAILED")
         print(f"hand {v.hand_no}: {state}  commitment={'ok' if v.commitment_ok else 'BAD'}  "
-              f"deal={'ok' if v.deal_ok else 'BAD'}  {v.detail}")
+              f"deal={'ok' if v.deal_ok else 'BAD'}  moves={v.moves_checked} {'ok' if v.moves_ok else 'BAD'}  "
+              f"{v.detail}")
     if not verdicts:
         print(f"table {args.table}: no hands in the log")
     return 0 if all(v.ok or not v.revealed for v in verdicts) else 1
@@ -84,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--table-port", type=int, default=50051)
     up.set_defaults(func=_up)
 
-    ver = sub.add_parser("verify", help="auditor: re-derive every deal of a table from its log (NATS_URL)")
+    ver = sub.add_parser("verify", help="auditor: re-derive every deal and move of a table from its log (NATS_URL)")
     ver.add_argument("table", help="the table id")
     ver.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
     ver.set_defaults(func=_verify)

@@ -1,20 +1,31 @@
-"""The auditor's check of a table's log: every hand's commitment and deal, re-derived.
+"""The auditor's check of a table's log: every hand's commitment, deal and moves, re-derived.
 
-For each hand: the server seed revealed in ``HandEnded`` must hash to the commitment published
-in ``HandStarted``, and ``start()`` of the rules core on the seed material (the revealed seed
-and the players' client seeds, ``chieu-fair-v1``), the table's options and the previous result
-must give exactly the game events that were logged with ``HandStarted``. The table state the
-set-up needs is folded from the same log, so the check needs only the log and the code.
+For each hand:
+
+* the server seed revealed in ``HandEnded`` must hash to the commitment published in
+  ``HandStarted`` (algorithm ``chieu-fair-v1``);
+* ``start()`` of the rules core on the seed material (the revealed seed and the players' client
+  seeds), the table's options and the previous result must give exactly the game events logged
+  with ``HandStarted`` (the deal);
+* every later record with a cause — a player's command (``game_command``) or a timeout
+  (``timeout_seat``) — is decided again (``decide`` / ``on_timeout`` on the state folded from the
+  log, at the record's server time) and must give exactly its logged game events: the rules'
+  auto-play and every random choice they make from the seed material are checked this way too.
+
+The table state each check needs is folded from the same log, so the check needs only the log
+and the code.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from chieu.table import codec
 from chieu.table.aggregate import Table
 from chieu.table.rules import fair
+from chieu.table.rules.core import RuleViolation
 from chieu.table.v1 import log_pb2
 
 
@@ -27,42 +38,80 @@ class Verdict:
     commitment_ok: bool
     deal_ok: bool
     detail: str = ""
+    moves_checked: int = 0
+    moves_ok: bool = True
 
     @property
     def ok(self) -> bool:
-        return self.revealed and self.commitment_ok and self.deal_ok
+        return self.revealed and self.commitment_ok and self.deal_ok and self.moves_ok
+
+
+@dataclass
+class _Hand:
+    started: log_pb2.HandStarted
+    dealt: list[bytes]
+    at_ms: int
+    before: Table
+    moves: int = 0
+    bad_moves: list[str] = field(default_factory=list)
+
+
+def _game_events(record: log_pb2.Record) -> list[bytes]:
+    return [e.game_event.SerializeToString() for e in record.events if e.WhichOneof("kind") == "game_event"]
+
+
+def _redecide(table: Table, record: log_pb2.Record) -> list[bytes] | str:
+    """The game events the rules give for the record's cause, or why they give none."""
+    game = table.game
+    try:
+        if record.WhichOneof("cause") == "game_command":
+            seat = table.seat_of(record.actor)
+            if seat is None:
+                return f"{record.actor} does not play in this hand"
+            command = codec.unpack(record.game_command, table.game_key, commands_only=True)
+            events = game.decide(table.game_state, seat, command, int(record.server_time_ms))
+        else:
+            events = game.on_timeout(table.game_state, int(record.timeout_seat), int(record.server_time_ms))
+    except RuleViolation as e:
+        return f"the rules refuse it now ({e.code})"
+    return [codec.pack(e, table.game_key).SerializeToString() for e in events]
 
 
 def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]]) -> list[Verdict]:
     """Verdicts for every hand of the log ``records`` (stream sequence, record)."""
     table = Table(table_id)
-    started: dict[int, tuple[log_pb2.HandStarted, list[bytes], int, Table]] = {}
+    hands: dict[int, _Hand] = {}
     ended: dict[int, bytes] = {}
     for seq, record in records:
-        for i, ev in enumerate(record.events):
-            kind = ev.WhichOneof("kind")
-            if kind == "hand_started":
+        for ev in record.events:
+            if ev.WhichOneof("kind") == "hand_started":
                 h = ev.hand_started
-                dealt = [e.game_event.SerializeToString() for e in record.events[i + 1:]
-                         if e.WhichOneof("kind") == "game_event"]
-                snapshot = Table(table_id)
-                snapshot.__dict__.update({k: v for k, v in table.__dict__.items()})
-                started[int(h.hand_no)] = (h, dealt, int(record.server_time_ms), snapshot)
-            elif kind == "hand_ended":
+                hands[int(h.hand_no)] = _Hand(h, _game_events(record), int(record.server_time_ms), copy.deepcopy(table))
+            elif ev.WhichOneof("kind") == "hand_ended":
                 ended[int(ev.hand_ended.hand_no)] = ev.hand_ended.server_seed
+        if record.WhichOneof("cause") is not None and table.playing:
+            hand = hands[table.hand_no]
+            hand.moves += 1
+            derived = _redecide(table, record)
+            if derived != _game_events(record):
+                why = derived if isinstance(derived, str) else "other events"
+                hand.bad_moves.append(f"version {record.version}: {why}")
         table.apply(record, seq)
     out: list[Verdict] = []
-    for hand_no, (h, dealt, at_ms, before) in sorted(started.items()):
+    for hand_no, hand in sorted(hands.items()):
         seed = ended.get(hand_no)
         if seed is None:
-            out.append(Verdict(hand_no, False, False, False, "the hand is not over: its seed is not revealed"))
+            out.append(Verdict(hand_no, False, False, False, "the hand is not over: its seed is not revealed",
+                               hand.moves, not hand.bad_moves))
             continue
+        h = hand.started
         commitment_ok = fair.commitment(seed) == h.seed_commitment and h.algorithm == fair.ALGORITHM
         players = list(h.players)
         material = fair.seed_material(seed, list(h.client_seeds))
-        setup = before.setup(players, material, at_ms, hand_no, int(h.owner_seat))
-        derived = [codec.pack(e, before.game_key).SerializeToString() for e in before.game.start(setup)]
-        deal_ok = derived == dealt
-        detail = "" if deal_ok else f"derived {len(derived)} start events, logged {len(dealt)}; they differ"
-        out.append(Verdict(hand_no, True, commitment_ok, deal_ok, detail))
+        setup = hand.before.setup(players, material, hand.at_ms, hand_no, int(h.owner_seat))
+        derived = [codec.pack(e, hand.before.game_key).SerializeToString() for e in hand.before.game.start(setup)]
+        deal_ok = derived == hand.dealt
+        details = [] if deal_ok else [f"derived {len(derived)} start events, logged {len(hand.dealt)}; they differ"]
+        details += hand.bad_moves[:5]
+        out.append(Verdict(hand_no, True, commitment_ok, deal_ok, "; ".join(details), hand.moves, not hand.bad_moves))
     return out

@@ -191,7 +191,7 @@ class Tables:
     # ------------------------------------------------------------ commands
 
     async def execute(self, table_id: str, actor: str, command_id: str, decide: Decider,
-                      *, create: bool = False) -> Table:
+                      *, create: bool = False, game_command: Any = None, timeout_seat: int | None = None) -> Table:
         """Decide and append one command, retrying on a conflicting writer."""
         command_id = check_command_id(command_id) or f"srv-{uuid.uuid4().hex}"
         live = await self.get(table_id, must_exist=not create)
@@ -213,6 +213,10 @@ class Tables:
                     table_id=table_id, version=table.version + 1, command_id=command_id, actor=actor,
                     server_time_ms=now, game=table.game_key or _game_of(events), events=events,
                 )
+                if game_command is not None:
+                    record.game_command.CopyFrom(game_command)
+                elif timeout_seat is not None:
+                    record.timeout_seat = timeout_seat
                 try:
                     appended = await self.store.append(
                         table_id, record.SerializeToString(), expected_seq=table.last_seq,
@@ -269,7 +273,7 @@ class Tables:
         try:
             if action == "timeout":
                 await self.execute(table_id, "system", f"timeout:{version}:{arg}",
-                                   lambda t, now: t.time_out(arg, now))
+                                   lambda t, now: t.time_out(arg, now), timeout_seat=arg)
             else:
                 await self.execute(table_id, "system", f"disconnect:{version}:{arg}",
                                    lambda t, now: t.disconnect(arg, now))
@@ -487,7 +491,8 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
                                    f"the table is at version {t.version}, not {expected}")
             return t.act(who.player_id, command, now)
 
-        table = await self.tables.execute(table_id, who.player_id, request.command_id, decide)
+        table = await self.tables.execute(table_id, who.player_id, request.command_id, decide,
+                                          game_command=request.command)
         return table_service_pb2.ActResponse(table=table.view(who.player_id))
 
     async def GetTable(self, request: table_service_pb2.GetTableRequest,
@@ -530,6 +535,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         records = [(s.seq, log_pb2.Record.FromString(s.data)) for s in await self.tables.store.read(table_id)]
         return table_service_pb2.VerifyDealsResponse(hands=[
             table_service_pb2.HandVerdict(hand_no=v.hand_no, commitment_ok=v.commitment_ok, deal_ok=v.deal_ok,
-                                          revealed=v.revealed, detail=v.detail)
+                                          revealed=v.revealed, detail=v.detail, moves_checked=v.moves_checked,
+                                          moves_ok=v.moves_ok)
             for v in audit.verify(table_id, records)
         ])

@@ -203,8 +203,9 @@ async def test_auditor_role_and_deal_verification(settings: Settings, table_serv
         grpc.StatusCode.PERMISSION_DENIED, "role_required")
     auditor = client(settings, table_server, "auditor", "auditor")
     verdicts = (await auditor.stub.VerifyDeals(pb.VerifyDealsRequest(table_id=tid), metadata=auditor.metadata)).hands
-    assert [(h.hand_no, h.revealed, h.commitment_ok, h.deal_ok) for h in verdicts] == [
-        (1, True, True, True), (2, False, False, False)]
+    assert [(h.hand_no, h.revealed, h.commitment_ok, h.deal_ok, h.moves_ok) for h in verdicts] == [
+        (1, True, True, True, True), (2, False, False, False, True)]
+    assert verdicts[0].moves_checked > 10  # every draw and discard of hand 1 decided again
     await close_all([*clients, auditor])
 
 

@@ -59,6 +59,8 @@ class Record(_message.Message):
     SERVER_TIME_MS_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
+    GAME_COMMAND_FIELD_NUMBER: _builtins.int
+    TIMEOUT_SEAT_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     version: _builtins.int
     """The table's version after this record: 1 for the record that created the table."""
@@ -70,8 +72,14 @@ class Record(_message.Message):
     """Server time when the command was accepted, ms since the Unix epoch."""
     game: _builtins.str
     """The game key of the table (o_an_quan, phom, ...)."""
+    timeout_seat: _builtins.int
+    """The seat (of the hand) whose deadline passed: the rules' on_timeout played for it."""
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableEvent]: ...
+    @_builtins.property
+    def game_command(self) -> _any_pb2.Any:
+        """The game command a player sent (Act), as sent."""
+
     def __init__(
         self,
         *,
@@ -82,12 +90,16 @@ class Record(_message.Message):
         server_time_ms: _builtins.int = ...,
         game: _builtins.str = ...,
         events: _abc.Iterable[Global___TableEvent] | None = ...,
+        game_command: _any_pb2.Any | None = ...,
+        timeout_seat: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause", "game_command", b"game_command", "timeout_seat", b"timeout_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "command_id", b"command_id", "events", b"events", "game", b"game", "server_time_ms", b"server_time_ms", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "cause", b"cause", "command_id", b"command_id", "events", b"events", "game", b"game", "game_command", b"game_command", "server_time_ms", b"server_time_ms", "table_id", b"table_id", "timeout_seat", b"timeout_seat", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType_cause: _TypeAlias = _typing.Literal["game_command", "timeout_seat"]  # noqa: Y015
+    _WhichOneofArgType_cause: _TypeAlias = _typing.Literal["cause", b"cause"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_cause) -> _WhichOneofReturnType_cause | None: ...
 
 Global___Record: _TypeAlias = Record  # noqa: Y015
 

@@ -543,6 +543,8 @@ class HandVerdict(_message.Message):
     DEAL_OK_FIELD_NUMBER: _builtins.int
     REVEALED_FIELD_NUMBER: _builtins.int
     DETAIL_FIELD_NUMBER: _builtins.int
+    MOVES_CHECKED_FIELD_NUMBER: _builtins.int
+    MOVES_OK_FIELD_NUMBER: _builtins.int
     hand_no: _builtins.int
     commitment_ok: _builtins.bool
     """The revealed seed hashes to the commitment."""
@@ -551,6 +553,10 @@ class HandVerdict(_message.Message):
     revealed: _builtins.bool
     """False while the hand is being played (its seed is not revealed yet)."""
     detail: _builtins.str
+    moves_checked: _builtins.int
+    """Commands and timeouts of the hand decided again from the log."""
+    moves_ok: _builtins.bool
+    """Every one of them gave exactly the logged events."""
     def __init__(
         self,
         *,
@@ -559,10 +565,12 @@ class HandVerdict(_message.Message):
         deal_ok: _builtins.bool = ...,
         revealed: _builtins.bool = ...,
         detail: _builtins.str = ...,
+        moves_checked: _builtins.int = ...,
+        moves_ok: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment_ok", b"commitment_ok", "deal_ok", b"deal_ok", "detail", b"detail", "hand_no", b"hand_no", "revealed", b"revealed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment_ok", b"commitment_ok", "deal_ok", b"deal_ok", "detail", b"detail", "hand_no", b"hand_no", "moves_checked", b"moves_checked", "moves_ok", b"moves_ok", "revealed", b"revealed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
