@@ -240,6 +240,9 @@ class Tables:
         table = live.table
         for who, queue in list(live.watchers):
             queue.put_nowait(table.view(who))
+        for who in [p for p in table.lost if live.present.get(p)]:
+            # lost on another replica, but a stream of this player is open here: still present
+            _spawn(self._presence(table.table_id, who, back=True))
         self._schedule(live)
         live.since_snapshot += 1
         if live.since_snapshot >= self.settings.snapshot_every:

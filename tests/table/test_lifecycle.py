@@ -308,3 +308,36 @@ async def test_only_an_operator_aborts_a_hand(settings: Settings, table_server: 
         grpc.StatusCode.FAILED_PRECONDITION, "no_hand")
     assert (await p1.start(tid)).hand_no == 2  # the table goes on
     await close_all([*clients, operator])
+
+
+async def test_a_stream_open_on_another_replica_keeps_the_player_present(settings: Settings, table_server: str) -> None:
+    from dataclasses import replace
+
+    from chieu.kit import localnats
+    from chieu.table.app import build
+
+    other = replace(settings, table_addr=f"127.0.0.1:{localnats.free_port()}")
+    server = await build(other)
+    await server.start()
+    try:
+        clients, tid = await four(settings, table_server, reconnect_grace_s=1)
+        await clients[0].start(tid)
+        p2_here, p2_there = clients[1], client(settings, other.table_addr, "p2")
+
+        async def watch(c: TableClient) -> None:
+            async for _ in c.watch(tid):
+                pass
+
+        stays = asyncio.create_task(watch(p2_there))
+        brief = asyncio.create_task(watch(p2_here))
+        await asyncio.sleep(0.3)
+        brief.cancel()  # the stream on the first replica closes; the one on the other stays
+        await asyncio.gather(brief, return_exceptions=True)
+        await asyncio.sleep(1.8)  # longer than the grace
+        view = await clients[0].get(tid)
+        assert "p2" not in view.auto_played and "p2" not in view.reconnect_deadlines
+        stays.cancel()
+        await asyncio.gather(stays, return_exceptions=True)
+        await close_all([*clients, p2_there])
+    finally:
+        await server.shutdown()
