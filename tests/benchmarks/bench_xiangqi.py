@@ -4,8 +4,9 @@
    (target ≥ 100,000/s). Baseline: Fairy-Stockfish through its Python binding (``pyffish``),
    perft(3) by the same method (the last ply counted from the legal-move list).
 2. Checking one move's legality (target ≤ 50 µs): ``board.is_legal`` and a whole
-   ``GAME.decide`` (legality, notation, check, mate and repetition tests) on positions from
-   random games; baseline: one ``pyffish.legal_moves`` call on the same positions.
+   ``GAME.decide`` (legality, notation, check, mate and repetition tests, FEN) on positions
+   from random games, and decide + evolve for information; baseline: one
+   ``pyffish.legal_moves`` call on the same positions.
 """
 
 from __future__ import annotations
@@ -92,8 +93,17 @@ def bench_legality() -> None:
             GAME.decide(state, state.to_move, Move(move), 0)
         return (time.perf_counter() - t) / len(samples) * 1e6
 
+    def run_decide_evolve() -> float:
+        t = time.perf_counter()
+        for state, _, move in samples:
+            assert state.to_move is not None
+            for e in GAME.decide(state, state.to_move, Move(move), 0):
+                GAME.evolve(state, e)
+        return (time.perf_counter() - t) / len(samples) * 1e6
+
     legal_us = median([run_is_legal() for _ in range(7)])
     decide_us = median([run_decide() for _ in range(7)])
+    both_us = median([run_decide_evolve() for _ in range(7)])
     extra = extra_d = ""
     if pyffish is not None:
         fens = [bd.to_fen(s.board, 1 if s.to_move == 0 else -1) for s, _, _ in samples]
@@ -110,6 +120,8 @@ def bench_legality() -> None:
         extra_d = f"(ratio to pyffish legal_moves: {base_us / decide_us:.0f}x faster)"
     line("one move's legality (board.is_legal)", legal_us, "µs", "<= 50", legal_us <= 50, extra)
     line("one move through GAME.decide", decide_us, "µs", "<= 50", decide_us <= 50, extra_d)
+    line("one move through decide + evolve", both_us, "µs", "(no target)", True,
+         "(the state the table keeps after the move)")
 
 
 def main() -> None:

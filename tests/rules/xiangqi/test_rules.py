@@ -231,7 +231,7 @@ def test_mutual_perpetual_check_played_through_decide_is_a_draw() -> None:
 
 def test_perpetual_check_by_black_loses() -> None:
     cycle = ["h1h0", "e0e1", "h0h1", "e1e0"]
-    state, log = play(given("3k5/9/9/9/9/9/9/9/7r1/4K4 b - - 0 1"), cycle * 2)
+    _, log = play(given("3k5/9/9/9/9/9/9/9/7r1/4K4 b - - 0 1"), cycle * 2)
     assert [e.check for e in log if isinstance(e, Moved)] == [True, False] * 4
     assert log[-1] == Ended(0, "perpetual_check")
 

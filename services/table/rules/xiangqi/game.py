@@ -504,7 +504,7 @@ class Xiangqi:
             if o.period_moves and (made == o.main_moves or (
                     made > o.main_moves and (made - o.main_moves) % o.period_moves == 0)):
                 clock = o.period_minutes * 60_000 + (clock if o.carry_over else 0)
-        text = bd.move_name(move)
+        text = command.move if len(command.move) == 4 else bd.move_name(move)
         chinese = bd.chinese(board, move)
         before = board[:] if o.chase_rule == "axf" else board
         captured = bd.make(board, move)
@@ -531,7 +531,8 @@ class Xiangqi:
             return Ended(1 - mover, "facing_kings")
         if not bd.has_legal_move(board, -_side(mover), moved.check):
             return Ended(mover, "checkmate" if moved.check else "stalemate")
-        if s.keys.count(key) >= 2:  # this is its third occurrence: build the history only now
+        # Only positions since the last capture, with the same side to move, can equal it.
+        if s.keys[-2 : -s.quiet - 3 : -2].count(key) >= 2:  # its third occurrence
             rep = _repetition(s.options, (*s.keys, key),
                               (*s.plies, Ply(mover, moved.check, moved.chase)))
             if rep is not None:
