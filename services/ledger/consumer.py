@@ -157,14 +157,38 @@ class SettlementConsumer:
             msgs.sort(key=_seq)
             if msgs and _seq(msgs[0]) > self.floor + 1:
                 await self._refresh_floor()
+            await self._batch(msgs)
+
+    async def _batch(self, msgs: list[Any]) -> None:
+        """Handle a batch in stream order. A message that must wait for an earlier settlement of its
+        table is kept and tried again after the rest (the other consumer is usually about to post
+        it), for a short while; what still waits then is ``nak``ed with a delay."""
+        pending = msgs
+        waited_s, budget_s = 0.0, min(1.0, self.ack_wait_s / 4)
+        while pending:
+            later: list[Any] = []
             waiting: set[str] = set()
-            for msg in msgs:
+            for msg in pending:
                 try:
-                    await self.handle(msg, waiting)
+                    if await self.handle(msg, waiting, keep=True) == "later":
+                        later.append(msg)
                 except asyncio.CancelledError:
                     raise
                 except Exception:
                     log.exception("settlement not applied; it will be redelivered")
+            pending = later
+            if not pending:
+                return
+            if waited_s >= budget_s or self._stopping:
+                break
+            pause = min(0.025 * 2 ** int(waited_s / 0.025).bit_length(), budget_s - waited_s, 0.2)
+            await asyncio.sleep(pause)
+            waited_s += pause
+            await self._refresh_floor()  # what the other consumers finished meanwhile
+        for msg in pending:
+            delivered = int(getattr(msg.metadata, "num_delivered", 1) or 1)
+            with contextlib.suppress(Exception):
+                await msg.nak(delay=0.05 * min(delivered, 20))
 
     async def _refresh_floor(self) -> None:
         """Raise the floor to the durable's ack floor (every message up to it is acknowledged)."""
@@ -178,16 +202,17 @@ class SettlementConsumer:
         if info.ack_floor is not None and info.ack_floor.stream_seq:
             self.floor = max(self.floor, int(info.ack_floor.stream_seq))
 
-    async def handle(self, msg: Any, waiting: set[str] | None = None) -> str:
+    async def handle(self, msg: Any, waiting: set[str] | None = None, *, keep: bool = False) -> str:
         """Apply one message exactly once, in its table's order; returns what happened
-        (skip, posted, seen, refused, later)."""
+        (skip, posted, seen, refused, later). ``later``: an earlier settlement of the table is not
+        posted yet; the message is ``nak``ed with a short delay (``keep``: left to the caller)."""
         seq = _seq(msg)
-        outcome = await self._handle(msg, seq, set() if waiting is None else waiting)
+        outcome = await self._handle(msg, seq, set() if waiting is None else waiting, keep)
         if outcome != "later" and seq == self.floor + 1:
             self.floor = seq
         return outcome
 
-    async def _handle(self, msg: Any, seq: int, waiting: set[str]) -> str:
+    async def _handle(self, msg: Any, seq: int, waiting: set[str], keep: bool) -> str:
         record = log_pb2.Record.FromString(msg.data)
         settlements = [e.settlement for e in record.events if e.WhichOneof("kind") == "settlement"]
         if not has_money(record):
@@ -198,8 +223,9 @@ class SettlementConsumer:
             # an earlier settlement of this table is not posted yet: come back once it is
             waiting.add(record.table_id)
             self.waited += 1
-            delivered = int(getattr(msg.metadata, "num_delivered", 1) or 1)
-            await msg.nak(delay=0.05 * min(delivered, 20))
+            if not keep:
+                delivered = int(getattr(msg.metadata, "num_delivered", 1) or 1)
+                await msg.nak(delay=0.05 * min(delivered, 20))
             return "later"
         try:
             postings = [p for p in (settlement_posting(record.table_id, s) for s in settlements) if p is not None]
