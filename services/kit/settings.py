@@ -47,6 +47,10 @@ class Settings:
     """``DATABASE_URL``: the PostgreSQL of the ledger (``postgresql://...``; ``?host=/dir`` for a socket)."""
     ledger_addr: str = "127.0.0.1:50052"
     """``CHIEU_LEDGER_ADDR``: where the ledger service listens (host:port)."""
+    ledger_ack_wait_s: float = 30.0
+    """``CHIEU_LEDGER_ACK_WAIT_S``: how long the ledger's durable waits for an ack before it
+    redelivers (a process died holding the message); the durable's setting: give every ledger
+    process the same, the last one started sets it."""
     welcome_coins: int = 200
     """``CHIEU_WELCOME_COINS``: 金币 given once per player while the campaign is on."""
     welcome_campaign: int = 1
@@ -81,6 +85,7 @@ _ENV = {
     "instance": "CHIEU_INSTANCE",
     "database_url": "DATABASE_URL",
     "ledger_addr": "CHIEU_LEDGER_ADDR",
+    "ledger_ack_wait_s": "CHIEU_LEDGER_ACK_WAIT_S",
     "welcome_coins": "CHIEU_WELCOME_COINS",
     "welcome_campaign": "CHIEU_WELCOME_CAMPAIGN",
     "coin_table_minimum": "CHIEU_COIN_TABLE_MINIMUM",
@@ -111,6 +116,8 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         except ValueError:
             raise SettingsError(f"{name}={raw!r} is not a {f.type}") from None
     s = Settings(**values)  # type: ignore[arg-type]
+    if not s.ledger_ack_wait_s > 0:
+        raise SettingsError(f"CHIEU_LEDGER_ACK_WAIT_S must be positive, not {s.ledger_ack_wait_s}")
     if s.env not in ("dev", "prod"):
         raise SettingsError(f"CHIEU_ENV must be dev or prod, not {s.env!r}")
     if s.env == "prod" and s.token_secret == DEV_TOKEN_SECRET:

@@ -4,7 +4,6 @@ consumer, the outbox relay and the gRPC server."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -38,7 +37,7 @@ async def build(settings: Settings) -> Server:
     nc = await nats.connect(settings.nats_url, name=f"chieu-ledger {settings.instance}".strip(),
                             max_reconnect_attempts=-1)
     books = Books(pool)
-    consumer = SettlementConsumer(books, nc.jetstream(), ack_wait_s=ack_wait_s())
+    consumer = SettlementConsumer(books, nc.jetstream(), ack_wait_s=settings.ledger_ack_wait_s)
     relay = OutboxRelay(pool, nc.jetstream(), replicas=settings.stream_replicas)
     servicer = LedgerService(books, settings)
     name = ledger_service_pb2.DESCRIPTOR.services_by_name["LedgerService"].full_name
@@ -48,17 +47,6 @@ async def build(settings: Settings) -> Server:
         on_shutdown=[consumer.stop, relay.stop, nc.close, store.close, pool.close],
         background=[consumer.start, relay.start],
     )
-
-
-def ack_wait_s(environ: dict[str, str] | None = None) -> float:
-    """``CHIEU_LEDGER_ACK_WAIT_S`` (default 30): how long the durable waits for an ack before it
-    redelivers a message (after a ledger process died holding it). It is the durable's setting:
-    every ledger process should have the same; the last one started sets it."""
-    raw = (os.environ if environ is None else environ).get("CHIEU_LEDGER_ACK_WAIT_S", "")
-    value = float(raw) if raw.strip() else 30.0
-    if not value > 0:
-        raise RuntimeError(f"CHIEU_LEDGER_ACK_WAIT_S must be positive, not {raw!r}")
-    return value
 
 
 class LedgerServer(Server):
