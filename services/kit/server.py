@@ -4,6 +4,7 @@ and the graceful shutdown order (health NOT_SERVING → stop with grace → clos
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -18,6 +19,22 @@ from chieu.kit.settings import Settings
 log = logs.get("chieu.server")
 
 Register = Callable[[grpc.aio.Server], None]
+
+
+GC_THRESHOLDS = (10_000, 20, 100)
+"""Young collections every 10,000 allocations (not 700) and fewer old ones: short, rare pauses."""
+
+
+def tune_gc() -> None:
+    """Keep what start-up built out of every collection, and collect less often.
+
+    A service's start-up objects (modules, descriptors, the registry) live as long as the process:
+    ``gc.freeze()`` moves them to the permanent generation, so collections no longer walk them;
+    larger thresholds make the pauses rarer. Measured on the table service under 200 tables
+    (tests/benchmarks/bench_table.py): the paced p99 fell from about 19 ms to about 11 ms.
+    """
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 class Server:
@@ -50,6 +67,7 @@ class Server:
         self._stopped = False
 
     async def start(self) -> None:
+        tune_gc()
         await self.server.start()
         for name in (*self.services, ""):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
