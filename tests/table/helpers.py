@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import Any
+
 import grpc
+import pytest
 from google.rpc import error_details_pb2, status_pb2
 
 from chieu.kit import auth
@@ -26,6 +30,14 @@ def reason_of(err: grpc.aio.AioRpcError) -> str:
                 if detail.Unpack(info):
                     return info.reason
     raise AssertionError(f"no ErrorInfo in {err!r}")
+
+
+async def refused(call: Awaitable[Any]) -> tuple[grpc.StatusCode, str]:
+    """The status and the stable reason of a refused call (never a stack trace to the client)."""
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await call
+    assert "Traceback" not in (err.value.details() or "")
+    return err.value.code(), reason_of(err.value)
 
 
 async def play_to_end(view: pb.TableView, players: dict[str, TableClient], limit: int = 400) -> pb.TableView:

@@ -13,18 +13,12 @@ from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
 from chieu.table.rules.phom.model import Phase
 from chieu.table.v1 import table_service_pb2 as pb
-from tests.table.helpers import client, reason_of
+from tests.table.helpers import client, refused
 from tests.table.phom_bot import play_turn
 
 pytestmark = pytest.mark.integration
 
 FAST = {"uWindowSeconds": 0, "turnSeconds": 30}
-
-
-async def refused(call: Any) -> tuple[grpc.StatusCode, str]:
-    with pytest.raises(grpc.aio.AioRpcError) as err:
-        await call
-    return err.value.code(), reason_of(err.value)
 
 
 async def four(settings: Settings, addr: str, options: dict[str, Any] | None = None,

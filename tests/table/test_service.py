@@ -16,7 +16,7 @@ from chieu.table.rules.o_an_quan.board import Direction
 from chieu.table.rules.o_an_quan.game import Sow
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu.table.v1 import table_service_pb2_grpc as pb_grpc
-from tests.table.helpers import client, play_to_end, reason_of
+from tests.table.helpers import client, play_to_end, reason_of, refused
 
 pytestmark = pytest.mark.integration
 
@@ -33,13 +33,6 @@ async def started(a: TableClient, b: TableClient, options: dict[str, Any] | None
     t = await a.create("o_an_quan", options or {})
     await b.sit(t.table_id)
     return await a.start(t.table_id)
-
-
-async def refused(call: Awaitable[Any]) -> tuple[grpc.StatusCode, str]:
-    with pytest.raises(grpc.aio.AioRpcError) as err:
-        await call
-    assert "Traceback" not in (err.value.details() or "")
-    return err.value.code(), reason_of(err.value)
 
 
 async def test_a_whole_game_is_played_and_settled(pair: tuple[TableClient, TableClient]) -> None:
