@@ -16,6 +16,9 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from chieu.kit import logs
+
+# The rules core's violations are the common language of refusals (pure classes, no I/O): the
+# one interceptor maps them, so no servicer translates errors by hand.
 from chieu.table.rules.core import BadOptions, IllegalMove, InvalidCommand, RuleViolation
 
 log = logs.get("chieu.rpc")
