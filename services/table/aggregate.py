@@ -474,8 +474,9 @@ class Table:
         reason = reason.strip()
         if not reason or len(reason) > 200:
             raise invalid("bad_reason", "an abort needs a reason of 1-200 characters")
+        # the gà pot keeps what the settlements put in it: the next hand starts with it
         outcome = Outcome(winner=None, ranking=(), scores=(0,) * len(self.hand_players), transfers=(),
-                          reason=f"aborted: {reason}")
+                          reason=f"aborted: {reason}", pot_balance=self.pot)
         return [_ev(hand_ended=log_pb2.HandEnded(hand_no=self.hand_no, outcome=codec.outcome_message(outcome),
                                                   server_seed=self.server_seed, players=self.hand_players))]
 

@@ -283,7 +283,7 @@ async def test_the_stake_changes_only_when_the_ledger_can_vouch_for_the_pot(sett
 
 
 async def test_only_an_operator_aborts_a_hand(settings: Settings, table_server: str) -> None:
-    clients, tid = await four(settings, table_server)
+    clients, tid = await four(settings, table_server, {"ga": True})
     p1 = clients[0]
     view = await p1.start(tid)
     req = pb.AbortHandRequest(table_id=tid, reason="stuck client build 1.2.3")
@@ -300,7 +300,8 @@ async def test_only_an_operator_aborts_a_hand(settings: Settings, table_server: 
     assert hashlib.sha256(after.last_server_seed).hexdigest() == view.seed_commitment
     assert await refused(operator.stub.AbortHand(req, metadata=operator.metadata)) == (
         grpc.StatusCode.FAILED_PRECONDITION, "no_hand")
-    assert (await p1.start(tid)).hand_no == 2  # the table goes on
+    nxt = await p1.start(tid)  # the table goes on, and the gà pot with it: 4 fed before the abort, 4 now
+    assert nxt.hand_no == 2 and nxt.pot == 8 and game_view(nxt).pot == 8
     await close_all([*clients, operator])
 
 
