@@ -178,47 +178,41 @@ class EventStore:
             await sub.unsubscribe()
         return out
 
-    async def follow(self, key: str, after: int) -> AsyncIterator[Stored]:
-        """Every message of the subject with sequence > ``after``, as it arrives (until cancelled)."""
-        sub = await self.js.subscribe(
-            self.subject(key), ordered_consumer=True,
-            config=api.ConsumerConfig(deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
-                                      opt_start_seq=after + 1),
-            idle_heartbeat=5.0,
-        )
+    async def _live(self, subject: str, config: api.ConsumerConfig,
+                    ready: asyncio.Event | None = None) -> AsyncIterator[Any]:
+        """Messages of an ordered consumer on ``subject`` as they arrive (until cancelled);
+        ``ready`` is set once the consumer exists."""
+        sub = await self.js.subscribe(subject, ordered_consumer=True, config=config, idle_heartbeat=5.0,
+                                      pending_msgs_limit=-1, pending_bytes_limit=-1)
+        if ready is not None:
+            ready.set()
         try:
             while True:
                 try:
-                    msg = await sub.next_msg(timeout=None)
+                    yield await sub.next_msg(timeout=None)
                 except nats.errors.TimeoutError:
                     continue
-                yield Stored(msg.metadata.sequence.stream, msg.data)
         finally:
             with contextlib.suppress(Exception):  # the connection may be closing
                 await asyncio.shield(sub.unsubscribe())
 
-    async def follow_all(self) -> AsyncIterator[tuple[str, Stored]]:
+    async def follow(self, key: str, after: int) -> AsyncIterator[Stored]:
+        """Every message of the subject with sequence > ``after``, as it arrives (until cancelled)."""
+        config = api.ConsumerConfig(deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after + 1)
+        async for msg in self._live(self.subject(key), config):
+            yield Stored(msg.metadata.sequence.stream, msg.data)
+
+    async def follow_all(self, ready: asyncio.Event | None = None) -> AsyncIterator[tuple[str, Stored]]:
         """Every message appended to any subject from now on, as ``(key, stored)`` (until cancelled).
 
         One ordered consumer for the whole stream: a process follows all the aggregates it
-        caches with one subscription, however many they are.
+        caches with one subscription, however many they are. ``ready`` is set once the consumer
+        exists: everything appended after that is delivered.
         """
-        sub = await self.js.subscribe(
-            f"{self.prefix}.>", ordered_consumer=True,
-            config=api.ConsumerConfig(deliver_policy=api.DeliverPolicy.NEW), idle_heartbeat=5.0,
-            pending_msgs_limit=-1, pending_bytes_limit=-1,
-        )
         cut = len(self.prefix) + 1
-        try:
-            while True:
-                try:
-                    msg = await sub.next_msg(timeout=None)
-                except nats.errors.TimeoutError:
-                    continue
-                yield msg.subject[cut:], Stored(msg.metadata.sequence.stream, msg.data)
-        finally:
-            with contextlib.suppress(Exception):  # the connection may be closing
-                await asyncio.shield(sub.unsubscribe())
+        new = api.ConsumerConfig(deliver_policy=api.DeliverPolicy.NEW)
+        async for msg in self._live(f"{self.prefix}.>", new, ready):
+            yield msg.subject[cut:], Stored(msg.metadata.sequence.stream, msg.data)
 
     async def save_snapshot(self, key: str, snap: Snapshot) -> None:
         """Save a snapshot (a cache: losing it only costs replay time)."""

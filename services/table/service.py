@@ -151,22 +151,31 @@ class Tables:
 
     async def _follow(self, ready: asyncio.Event) -> None:
         """Fold the records other processes append into the cached tables; wake the watchers."""
+        subscribed, restart = ready, False
         while not self._closed:
+            if restart:  # what was appended while nobody followed: read it from the store
+                _spawn(self._resync(subscribed))
             try:
-                stream = self.store.follow_all()
-                first = asyncio.ensure_future(stream.__anext__())
-                await asyncio.sleep(0)  # the subscription is set up by the first step
-                ready.set()
-                item = await first
-                while True:
-                    await self._fold(*item)
-                    item = await stream.__anext__()
+                async for table_id, stored in self.store.follow_all(subscribed):
+                    await self._fold(table_id, stored)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # the tables catch up on their next command; follow again
+            except Exception:
                 log.exception("follower stopped; following again")
                 ready.set()
+                subscribed, restart = asyncio.Event(), True
                 await asyncio.sleep(1)
+
+    async def _resync(self, subscribed: asyncio.Event) -> None:
+        """After the follower restarts: every cached table catches up from the store."""
+        await subscribed.wait()
+        for live in list(self._live.values()):
+            if live.pending is None:
+                async with live.lock:
+                    version = live.table.version
+                    await self._catch_up(live.table)
+                    if live.table.version != version:
+                        self._after_apply(live)
 
     async def _fold(self, table_id: str, stored: Stored) -> None:
         live = self._live.get(table_id)
