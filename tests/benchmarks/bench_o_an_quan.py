@@ -73,55 +73,56 @@ def bench_replay() -> None:
          f"(ratio to a bare per-event call: {floor / rate:.1f}x slower; to target {rate / 100_000:.2f}x)")
 
 
-async def bench_stack(url: str, addr: str, rounds: int = 300) -> None:
+async def bench_stack(url: str, addr: str, rounds: int = 500) -> None:
+    """Floor samples and move samples taken in turn, so both see the same machine conditions."""
     import grpc
     import nats
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     from chieu.table.client import TableClient, game_view
 
-    # -- the floor: a bare gRPC round trip + a bare JetStream publish with expected sequence
     channel = grpc.aio.insecure_channel(addr)
     health = health_pb2_grpc.HealthStub(channel)
-    for _ in range(50):
-        await health.Check(health_pb2.HealthCheckRequest())
-    rtt = []
-    for _ in range(rounds):
-        t = time.perf_counter()
-        await health.Check(health_pb2.HealthCheckRequest())
-        rtt.append(time.perf_counter() - t)
     nc = await nats.connect(url)
     js = nc.jetstream()
     await js.add_stream(name="BENCH_FLOOR", subjects=["bench.floor.>"], storage="file")
-    seq, pub = 0, []
-    for i in range(rounds + 50):
+    seq = 0
+    rtt: list[float] = []
+    pub: list[float] = []
+
+    async def floor_sample(i: int) -> None:
+        """The floor: a bare gRPC round trip + a bare JetStream publish with an expected sequence."""
+        nonlocal seq
+        t = time.perf_counter()
+        await health.Check(health_pb2.HealthCheckRequest())
+        rtt.append(time.perf_counter() - t)
         t = time.perf_counter()
         ack = await js.publish("bench.floor.t", b"x" * 200,
                                headers={"Nats-Expected-Last-Subject-Sequence": str(seq), "Nats-Msg-Id": f"m{i}"})
-        if i >= 50:
-            pub.append(time.perf_counter() - t)
+        pub.append(time.perf_counter() - t)
         seq = ack.seq
-    await nc.close()
-    await channel.close()
+
     # -- the whole move: A acts, B's watch stream has the new view
     a = TableClient(addr, auth.sign(DEV_TOKEN_SECRET, "a"))
     b = TableClient(addr, auth.sign(DEV_TOKEN_SECRET, "b"))
     players = {"a": a, "b": b}
     lat: list[float] = []
-    while len(lat) < rounds:
+    warm = 30
+    while len(lat) < rounds + warm:
         t0 = await a.create("o_an_quan", {"maxMoves": 300})
         await b.sit(t0.table_id)
         view = await a.start(t0.table_id)
         streams = {p: c.watch(t0.table_id).__aiter__() for p, c in players.items()}
         for s in streams.values():
             await s.__anext__()  # the full view first
-        while view.status == 2 and len(lat) < rounds:
+        while view.status == 2 and len(lat) < rounds + warm:
+            await floor_sample(len(lat))
             gv = game_view(view)
             mover = view.hand_players[gv.to_move]
             other = "b" if mover == "a" else "a"
             move = gv.legal[0]
-            t = time.perf_counter()
             cmd = Sow(move.square, move.direction)
+            t = time.perf_counter()
             act = asyncio.create_task(players[mover].act(t0.table_id, "o_an_quan", cmd))
             seen = await streams[other].__anext__()
             lat.append(time.perf_counter() - t)
@@ -130,9 +131,12 @@ async def bench_stack(url: str, addr: str, rounds: int = 300) -> None:
             assert seen.version == view.version
     await a.close()
     await b.close()
+    await nc.close()
+    await channel.close()
+    rtt, pub, lat = rtt[warm:], pub[warm:], lat[warm:]
     floor = median(rtt) + median(pub)
     p50 = median(lat)
-    print(f"whole move through the stack: {len(lat)} moves")
+    print(f"whole move through the stack: {len(lat)} moves, each beside one floor sample")
     line("floor: gRPC round trip p50", median(rtt) * 1e3, "ms", "", True)
     line("floor: JetStream publish (expected seq) p50", median(pub) * 1e3, "ms", "", True)
     line("move: Act -> opponent's watch p50", p50 * 1e3, "ms", "<= 2x floor", p50 <= 2 * floor,
