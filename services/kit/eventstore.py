@@ -232,7 +232,12 @@ class EventStore:
         seq, _, tag = head.decode().partition(":")
         return Snapshot(int(seq), tag, data)
 
-    async def close(self) -> None:
-        """Drain the connection: in-flight messages are delivered, then it closes."""
-        if not self.nc.is_closed:
-            await self.nc.drain()
+    async def close(self, timeout_s: float = 5.0) -> None:
+        """Drain the connection (in-flight messages are delivered, then it closes); a drain that
+        does not finish in ``timeout_s`` closes it at once."""
+        if self.nc.is_closed:
+            return
+        try:
+            await asyncio.wait_for(self.nc.drain(), timeout_s)
+        except (TimeoutError, nats.errors.Error):
+            await self.nc.close()

@@ -72,6 +72,14 @@ class Tables:
         self._loading: dict[str, asyncio.Lock] = {}
         self._closed = False
         self._follower: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        """Background work of this instance (timers' commands, presence, bookkeeping)."""
+
+    def _spawn(self, coro: Any) -> None:
+        """Run ``coro`` in the background, keeping a reference until it is done."""
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def start(self) -> None:
         """Start following the stream (before any table is loaded)."""
@@ -154,7 +162,7 @@ class Tables:
         subscribed, restart = ready, False
         while not self._closed:
             if restart:  # what was appended while nobody followed: read it from the store
-                _spawn(self._resync(subscribed))
+                self._spawn(self._resync(subscribed))
             try:
                 async for table_id, stored in self.store.follow_all(subscribed):
                     await self._fold(table_id, stored)
@@ -241,7 +249,7 @@ class Tables:
                 table.apply(record, appended.seq, decided=True)
                 self._after_apply(live)
                 if table.playing != was_playing:
-                    _spawn(self.store.mark_active(table_id, table.playing))
+                    self._spawn(self.store.mark_active(table_id, table.playing))
                 return table
         raise ServiceError(grpc.StatusCode.ABORTED, "busy", "the table is too busy; try again")
 
@@ -251,7 +259,7 @@ class Tables:
             queue.put_nowait(table.view(who))
         for who in [p for p in table.lost if live.present.get(p)]:
             # lost on another replica, but a stream of this player is open here: still present
-            _spawn(self._presence(table.table_id, who, back=True))
+            self._spawn(self._presence(table.table_id, who, back=True))
         self._schedule(live)
         live.since_snapshot += 1
         if live.since_snapshot >= self.settings.snapshot_every:
@@ -277,7 +285,7 @@ class Tables:
         version = table.version
         loop = asyncio.get_running_loop()
         live.timer = loop.call_later(
-            delay, lambda: _spawn(self._fire(table.table_id, action, arg, version))
+            delay, lambda: self._spawn(self._fire(table.table_id, action, arg, version))
         )
 
     async def _fire(self, table_id: str, action: str, arg: Any, version: int) -> None:
@@ -313,7 +321,7 @@ class Tables:
         if who is not None:
             live.present[who] = live.present.get(who, 0) + 1
             if live.present[who] == 1 and who in live.table.lost:
-                _spawn(self._presence(table_id, who, back=True))
+                self._spawn(self._presence(table_id, who, back=True))
         try:
             if first.version != from_version:
                 yield first
@@ -328,9 +336,11 @@ class Tables:
                 live.present[who] -= 1
                 if live.present[who] == 0 and not self._closed:
                     del live.present[who]
-                    _spawn(self._presence(table_id, who, back=False))
+                    self._spawn(self._presence(table_id, who, back=False))
 
     async def _presence(self, table_id: str, who: str, *, back: bool) -> None:
+        if self._closed:
+            return
         try:
             if back:
                 await self.execute(table_id, who, f"back:{uuid.uuid4().hex}", lambda t, now: t.reconnected(who))
@@ -362,6 +372,11 @@ class Tables:
         if self._follower is not None:
             self._follower.cancel()
             await asyncio.gather(self._follower, return_exceptions=True)
+        # presence and bookkeeping tasks still running would race the connection's drain
+        pending = list(self._tasks)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
         self._live.clear()
 
 
@@ -370,16 +385,6 @@ def _game_of(events: list[log_pb2.TableEvent]) -> str:
         if e.WhichOneof("kind") == "table_created":
             return e.table_created.game
     return ""
-
-
-_background: set[asyncio.Task[Any]] = set()
-
-
-def _spawn(coro: Any) -> None:
-    """Run ``coro`` in the background, keeping a reference until it is done."""
-    task = asyncio.ensure_future(coro)
-    _background.add(task)
-    task.add_done_callback(_background.discard)
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:
