@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -179,7 +179,7 @@ class EventStore:
         return out
 
     async def _live(self, subject: str, config: api.ConsumerConfig,
-                    ready: asyncio.Event | None = None) -> AsyncIterator[Any]:
+                    ready: asyncio.Event | None = None) -> AsyncGenerator[Any, None]:
         """Messages of an ordered consumer on ``subject`` as they arrive (until cancelled);
         ``ready`` is set once the consumer exists."""
         sub = await self.js.subscribe(subject, ordered_consumer=True, config=config, idle_heartbeat=5.0,
@@ -196,13 +196,14 @@ class EventStore:
             with contextlib.suppress(Exception):  # the connection may be closing
                 await asyncio.shield(sub.unsubscribe())
 
-    async def follow(self, key: str, after: int) -> AsyncIterator[Stored]:
+    async def follow(self, key: str, after: int) -> AsyncGenerator[Stored, None]:
         """Every message of the subject with sequence > ``after``, as it arrives (until cancelled)."""
         config = api.ConsumerConfig(deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after + 1)
-        async for msg in self._live(self.subject(key), config):
-            yield Stored(msg.metadata.sequence.stream, msg.data)
+        async with contextlib.aclosing(self._live(self.subject(key), config)) as messages:
+            async for msg in messages:
+                yield Stored(msg.metadata.sequence.stream, msg.data)
 
-    async def follow_all(self, ready: asyncio.Event | None = None) -> AsyncIterator[tuple[str, Stored]]:
+    async def follow_all(self, ready: asyncio.Event | None = None) -> AsyncGenerator[tuple[str, Stored], None]:
         """Every message appended to any subject from now on, as ``(key, stored)`` (until cancelled).
 
         One ordered consumer for the whole stream: a process follows all the aggregates it
@@ -211,8 +212,10 @@ class EventStore:
         """
         cut = len(self.prefix) + 1
         new = api.ConsumerConfig(deliver_policy=api.DeliverPolicy.NEW)
-        async for msg in self._live(f"{self.prefix}.>", new, ready):
-            yield msg.subject[cut:], Stored(msg.metadata.sequence.stream, msg.data)
+        # closed at once when the caller stops (the subscription must not outlive it)
+        async with contextlib.aclosing(self._live(f"{self.prefix}.>", new, ready)) as messages:
+            async for msg in messages:
+                yield msg.subject[cut:], Stored(msg.metadata.sequence.stream, msg.data)
 
     async def save_snapshot(self, key: str, snap: Snapshot) -> None:
         """Save a snapshot (a cache: losing it only costs replay time)."""

@@ -12,6 +12,7 @@ Timeouts are scheduled from the game's deadlines and appended like commands. Idl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import pickle
 import time
 import uuid
@@ -164,8 +165,9 @@ class Tables:
             if restart:  # what was appended while nobody followed: read it from the store
                 self._spawn(self._resync(subscribed))
             try:
-                async for table_id, stored in self.store.follow_all(subscribed):
-                    await self._fold(table_id, stored)
+                async with contextlib.aclosing(self.store.follow_all(subscribed)) as records:
+                    async for table_id, stored in records:
+                        await self._fold(table_id, stored)
             except asyncio.CancelledError:
                 raise
             except Exception:
