@@ -136,6 +136,8 @@ class Table:
     commands: OrderedDict[str, int] = field(default_factory=OrderedDict)
     """Recent ``actor/command_id`` keys and the version they produced."""
     views: dict[str | None, table_service_pb2.TableView] = field(default_factory=dict, repr=False, compare=False)
+    wires: dict[str | None, bytes] = field(default_factory=dict, repr=False, compare=False)
+    """Serialized ``WatchResponse`` messages of the current version, by viewer (a cache)."""
     base_view: table_service_pb2.TableView | None = field(default=None, repr=False, compare=False)
     """The part of this version's view every viewer shares (a cache, cleared on every record)."""
     packed_views: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -144,7 +146,7 @@ class Table:
     """The game events the decider just built and the game state after them (until applied)."""
     """Views of the current version already built, by viewer (a cache, cleared on every record)."""
 
-    _CACHES = ("views", "base_view", "packed_views", "decided")
+    _CACHES = ("views", "base_view", "packed_views", "decided", "wires")
 
     def __getstate__(self) -> dict[str, Any]:
         """A snapshot holds the folded state only, never the view caches."""
@@ -152,7 +154,7 @@ class Table:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.views, self.base_view, self.packed_views, self.decided = {}, None, {}, None
+        self.views, self.base_view, self.packed_views, self.decided, self.wires = {}, None, {}, None, {}
 
     @property
     def game(self) -> Game[Any, Any]:
@@ -184,6 +186,7 @@ class Table:
         self.views = {}
         self.packed_views = {}
         self.base_view = None
+        self.wires = {}
         after = self.decided[1] if decided and self.decided is not None else None
         self.decided = None
         for ev in record.events:
@@ -521,6 +524,15 @@ class Table:
         cached = self.views.get(player)
         if cached is None:
             cached = self.views[player] = self._view(player)
+        return cached
+
+    def wire(self, player: str | None) -> bytes:
+        """The serialized ``WatchResponse`` of ``player``'s view, encoded once per version."""
+        if player is not None and player not in self.seats and player not in self.hand_players:
+            player = None
+        cached = self.wires.get(player)
+        if cached is None:
+            cached = self.wires[player] = table_service_pb2.WatchResponse(table=self.view(player)).SerializeToString()
         return cached
 
     def _base_view(self) -> table_service_pb2.TableView:

@@ -10,8 +10,8 @@ from chieu.kit.server import Server
 from chieu.kit.settings import Settings, from_env
 from chieu.table import codec
 from chieu.table.rules import registry
-from chieu.table.service import Tables, TableService
-from chieu.table.v1 import table_service_pb2, table_service_pb2_grpc
+from chieu.table.service import Tables, TableService, register
+from chieu.table.v1 import table_service_pb2
 
 STREAM = "CHIEU_TABLES"
 SUBJECT_PREFIX = "chieu.table"
@@ -32,7 +32,7 @@ async def build(settings: Settings) -> Server:
     name = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
     return Server(
         settings, addr=settings.table_addr, services=[name],
-        register=[lambda s: table_service_pb2_grpc.add_TableServiceServicer_to_server(servicer, s)],
+        register=[lambda s: register(servicer, s)],
         on_shutdown=[tables.close, servicer.close, store.close],
     )
 

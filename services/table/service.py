@@ -53,7 +53,8 @@ class _Live:
     def __init__(self, table: Table) -> None:
         self.table = table
         self.lock = asyncio.Lock()
-        self.watchers: set[tuple[str | None, asyncio.Queue[table_service_pb2.TableView | None]]] = set()
+        self.watchers: set[tuple[str | None, asyncio.Queue[bytes | None]]] = set()
+        """Each watch stream: its viewer and the queue of its serialized ``WatchResponse`` messages."""
         self.present: dict[str, int] = {}
         """Player → open watch streams on this process."""
         self.timer: asyncio.TimerHandle | None = None
@@ -258,7 +259,7 @@ class Tables:
     def _after_apply(self, live: _Live) -> None:
         table = live.table
         for who, queue in list(live.watchers):
-            queue.put_nowait(table.view(who))
+            queue.put_nowait(table.wire(who))
         for who in [p for p in table.lost if live.present.get(p)]:
             # lost on another replica, but a stream of this player is open here: still present
             self._spawn(self._presence(table.table_id, who, back=True))
@@ -311,21 +312,20 @@ class Tables:
 
     # ------------------------------------------------------------ watching
 
-    async def watch(self, table_id: str, who: str | None,
-                    from_version: int = 0) -> AsyncIterator[table_service_pb2.TableView]:
+    async def watch(self, table_id: str, who: str | None, from_version: int = 0) -> AsyncIterator[bytes]:
         """The caller's views; the stream is the caller's presence at the table."""
         live = await self.get(table_id)
-        queue: asyncio.Queue[table_service_pb2.TableView | None] = asyncio.Queue()
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         entry = (who, queue)
         async with live.lock:
             live.watchers.add(entry)
-            first = live.table.view(who)
+            first, version = live.table.wire(who), live.table.version
         if who is not None:
             live.present[who] = live.present.get(who, 0) + 1
             if live.present[who] == 1 and who in live.table.lost:
                 self._spawn(self._presence(table_id, who, back=True))
         try:
-            if first.version != from_version:
+            if version != from_version:
                 yield first
             while True:
                 view = await queue.get()
@@ -520,12 +520,14 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         live = await self.tables.get(check_table_id(request.table_id))
         return table_service_pb2.GetTableResponse(table=live.table.view(who.player_id))
 
-    async def Watch(self, request: table_service_pb2.WatchRequest,
-                    context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[table_service_pb2.WatchResponse]:
+    async def Watch(self, request: table_service_pb2.WatchRequest,  # type: ignore[override]
+                    context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
+        """Serialized ``WatchResponse`` messages: each viewer's view is encoded once per version,
+        however many streams carry it (registered with no serializer, see :func:`register`)."""
         who = self._who(context)
-        async for view in self.tables.watch(check_table_id(request.table_id), who.player_id,
+        async for wire in self.tables.watch(check_table_id(request.table_id), who.player_id,
                                             int(request.from_version)):
-            yield table_service_pb2.WatchResponse(table=view)
+            yield wire
 
     async def AbortHand(self, request: table_service_pb2.AbortHandRequest,
                         context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.AbortHandResponse:
@@ -558,3 +560,28 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
                                           moves_ok=v.moves_ok)
             for v in audit.verify(table_id, records)
         ])
+
+
+class _Capture:
+    """Collects the method handlers the generated registration would add to a server."""
+
+    handlers: dict[str, Any]
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        pass
+
+    def add_registered_method_handlers(self, name: str, handlers: dict[str, Any]) -> None:
+        self.handlers = dict(handlers)
+
+
+def register(servicer: TableService, server: grpc.aio.Server) -> None:
+    """Add the servicer to ``server`` as the generated code does, but with ``Watch`` sending the
+    pre-serialized messages as they are."""
+    name = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
+    capture = _Capture()
+    table_service_pb2_grpc.add_TableServiceServicer_to_server(servicer, capture)  # type: ignore[arg-type]
+    handlers = capture.handlers
+    handlers["Watch"] = grpc.unary_stream_rpc_method_handler(
+        servicer.Watch, request_deserializer=table_service_pb2.WatchRequest.FromString, response_serializer=None)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+    server.add_registered_method_handlers(name, handlers)
