@@ -517,10 +517,15 @@ class Table:
 
     # ------------------------------------------------------------ views
 
+    def _viewer(self, player: str | None) -> str | None:
+        """The cache key of ``player``'s view: every spectator sees the same one (``None``)."""
+        if player is not None and player not in self.seats and player not in self.hand_players:
+            return None
+        return player
+
     def view(self, player: str | None) -> table_service_pb2.TableView:
         """The table as ``player`` may see it (``None``: a spectator)."""
-        if player is not None and player not in self.seats and player not in self.hand_players:
-            player = None  # every spectator sees the same view
+        player = self._viewer(player)
         cached = self.views.get(player)
         if cached is None:
             cached = self.views[player] = self._view(player)
@@ -528,8 +533,7 @@ class Table:
 
     def wire(self, player: str | None) -> bytes:
         """The serialized ``WatchResponse`` of ``player``'s view, encoded once per version."""
-        if player is not None and player not in self.seats and player not in self.hand_players:
-            player = None
+        player = self._viewer(player)
         cached = self.wires.get(player)
         if cached is None:
             cached = self.wires[player] = table_service_pb2.WatchResponse(table=self.view(player)).SerializeToString()
