@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import json
 import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -54,8 +55,35 @@ def _unauthenticated(message: str) -> ServiceError:
     return ServiceError(grpc.StatusCode.UNAUTHENTICATED, "unauthenticated", message)
 
 
+VERIFIED_CACHE = 65_536
+"""How many verified tokens a process remembers (a session's token is checked once, not per call)."""
+
+_verified: OrderedDict[tuple[str, str], tuple[Principal, int]] = OrderedDict()
+
+
 def verify(secret: str, token: str, now: float | None = None) -> Principal:
-    """The principal of a valid token; otherwise an UNAUTHENTICATED ServiceError."""
+    """The principal of a valid token; otherwise an UNAUTHENTICATED ServiceError.
+
+    A token already verified with the same secret is not checked again, only its expiry.
+    """
+    t = now or time.time()
+    hit = _verified.get((secret, token))
+    if hit is not None:
+        if hit[1] < t:
+            del _verified[(secret, token)]
+            raise _unauthenticated("token expired")
+        return hit[0]
+    who, exp = _check(secret, token)
+    if exp < t:
+        raise _unauthenticated("token expired")
+    _verified[(secret, token)] = (who, exp)
+    if len(_verified) > VERIFIED_CACHE:
+        _verified.popitem(last=False)
+    return who
+
+
+def _check(secret: str, token: str) -> tuple[Principal, int]:
+    """The signed principal and expiry of ``token``; UNAUTHENTICATED if it is not ours."""
     parts = token.split(".")
     if len(parts) != 3 or parts[0] != "v1":
         raise _unauthenticated("malformed token")
@@ -67,9 +95,7 @@ def verify(secret: str, token: str, now: float | None = None) -> Principal:
         player, roles, exp = str(payload["sub"]), frozenset(payload["roles"]), int(payload["exp"])
     except (ValueError, KeyError, TypeError):
         raise _unauthenticated("malformed token payload") from None
-    if exp < (now or time.time()):
-        raise _unauthenticated("token expired")
-    return Principal(player, roles)
+    return Principal(player, roles), exp
 
 
 def principal(context: grpc.aio.ServicerContext[object, object], secret: str) -> Principal:

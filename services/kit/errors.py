@@ -1,5 +1,5 @@
-"""Service errors with stable reason codes, and the one interceptor that turns every failure
-into a gRPC status.
+"""Service errors with stable reason codes, and the one guard that turns every failure into a
+gRPC status.
 
 A client always gets: the status code, details ``"<reason>: <message>"``, the trailing
 metadata ``chieu-reason: <reason>``, and a ``google.rpc.Status`` with an ``ErrorInfo``
@@ -8,7 +8,7 @@ metadata ``chieu-reason: <reason>``, and a ``google.rpc.Status`` with an ``Error
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -18,7 +18,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from chieu.kit import logs
 
 # The rules core's violations are the common language of refusals (pure classes, no I/O): the
-# one interceptor maps them, so no servicer translates errors by hand.
+# one guard maps them, so no servicer translates errors by hand.
 from chieu.table.rules.core import BadOptions, IllegalMove, InvalidCommand, RuleViolation
 
 log = logs.get("chieu.rpc")
@@ -80,47 +80,61 @@ async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException
     await context.abort(err.status, f"{err.reason}: {err.message}")
 
 
-class ErrorInterceptor(grpc.aio.ServerInterceptor):
-    """Maps rule violations, validation errors and anything unexpected to gRPC statuses."""
+def guard(method: str, handler: Any) -> Any:
+    """``handler`` with every failure turned into a status (wrapped once, at registration).
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Any]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Any:
-        handler: Any = await continuation(handler_call_details)
-        if handler is None:
-            return handler
-        method = handler_call_details.method
-        if handler.unary_unary is not None:
-            inner = handler.unary_unary
+    A per-call interceptor would build this wrapper again for every RPC; wrapping the method
+    handlers when they are registered costs nothing per call.
+    """
+    if handler.unary_unary is not None:
+        inner = handler.unary_unary
 
-            async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-                try:
-                    return await inner(request, context)
-                except grpc.aio.AbortError:
-                    raise
-                except Exception as exc:
-                    await _abort(context, exc, method)
+        async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            try:
+                return await inner(request, context)
+            except grpc.aio.AbortError:
+                raise
+            except Exception as exc:
+                await _abort(context, exc, method)
 
-            return grpc.unary_unary_rpc_method_handler(
-                unary, request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        if handler.unary_stream is not None:
-            inner_stream = handler.unary_stream
+        return grpc.unary_unary_rpc_method_handler(
+            unary, request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    if handler.unary_stream is not None:
+        inner_stream = handler.unary_stream
 
-            async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
-                try:
-                    async for item in inner_stream(request, context):
-                        yield item
-                except grpc.aio.AbortError:
-                    raise
-                except Exception as exc:
-                    await _abort(context, exc, method)
+        async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+            try:
+                async for item in inner_stream(request, context):
+                    yield item
+            except grpc.aio.AbortError:
+                raise
+            except Exception as exc:
+                await _abort(context, exc, method)
 
-            return grpc.unary_stream_rpc_method_handler(
-                stream, request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
-            )
-        return handler
+        return grpc.unary_stream_rpc_method_handler(
+            stream, request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+    raise TypeError(f"{method}: only unary-unary and unary-stream methods are guarded")
+
+
+class GuardedServer:
+    """What a service's registration sees instead of the ``grpc.aio.Server``: every method
+    handler it adds is wrapped by :func:`guard` before it reaches the server.
+
+    The generated ``add_*Servicer_to_server`` adds the same handlers twice, as a generic handler
+    and as registered methods; both reach the server from :meth:`add_registered_method_handlers`.
+    """
+
+    def __init__(self, server: grpc.aio.Server) -> None:
+        self.server = server
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        """Ignored: the same handlers come to :meth:`add_registered_method_handlers`."""
+
+    def add_registered_method_handlers(self, name: str, handlers: dict[str, Any]) -> None:
+        guarded = {m: guard(f"/{name}/{m}", h) for m, h in handlers.items()}
+        self.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, guarded),))
+        self.server.add_registered_method_handlers(name, guarded)

@@ -1,4 +1,4 @@
-"""The gRPC server bootstrap every service uses: interceptors, limits, health, reflection,
+"""The gRPC server bootstrap every service uses: the error guard, limits, health, reflection,
 and the graceful shutdown order (health NOT_SERVING → stop with grace → close resources)."""
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from chieu.kit import logs
-from chieu.kit.errors import ErrorInterceptor
+from chieu.kit.errors import GuardedServer
 from chieu.kit.settings import Settings
 
 log = logs.get("chieu.server")
 
-Register = Callable[[grpc.aio.Server], None]
+Register = Callable[[GuardedServer], None]
+"""Adds a service: the generated ``add_*Servicer_to_server(servicer, server)`` fits."""
 
 
 GC_THRESHOLDS = (10_000, 20, 100)
@@ -47,14 +48,14 @@ class Server:
         self.addr = addr
         self.services = tuple(services)
         self.server = grpc.aio.server(
-            interceptors=[ErrorInterceptor()],
             options=[
                 ("grpc.max_receive_message_length", settings.max_message_bytes),
                 ("grpc.so_reuseport", 0),
             ],
         )
+        guarded = GuardedServer(self.server)
         for r in register:
-            r(self.server)
+            r(guarded)
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(

@@ -29,6 +29,8 @@ MAX_STAKE = 1_000_000_000
 MAX_CLIENT_SEED = 64
 DEFAULT_GRACE_S = 30
 REMEMBERED_COMMANDS = 1000
+_TABLE_FIELD = b"\x0a"
+"""The key of field 1 (``table``), length-delimited: the start of a ``WatchResponse`` / ``ActResponse``."""
 """How many recent command ids a table remembers for idempotency (beyond JetStream's window)."""
 POT_OPTIONS: dict[str, tuple[str, ...]] = {"phom": ("ga",)}
 
@@ -60,10 +62,37 @@ def game_of(key: str) -> Game[Any, Any]:
         raise not_found("unknown_game", f"no game {key!r}; games: {', '.join(registry.keys())}") from None
 
 
+def _whole(value: Any) -> Any:
+    """JSON numbers travel as doubles in a ``Struct``: whole ones come back as ``int``."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    return value
+
+
+def options_dict(options: struct_pb2.Struct) -> dict[str, Any]:
+    """Game options as the rules core reads them: ``15``, not ``15.0``, for a whole number."""
+    out: dict[str, Any] = _whole(json_format.MessageToDict(options))
+    return out
+
+
 def options_struct(values: dict[str, Any]) -> struct_pb2.Struct:
     s = struct_pb2.Struct()
     s.update(values)
     return s
+
+
+def _varint(n: int) -> bytes:
+    """``n`` (≥ 0) as a protobuf varint."""
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
 
 
 def _ev(**kind: Any) -> log_pb2.TableEvent:
@@ -136,17 +165,19 @@ class Table:
     commands: OrderedDict[str, int] = field(default_factory=OrderedDict)
     """Recent ``actor/command_id`` keys and the version they produced."""
     views: dict[str | None, table_service_pb2.TableView] = field(default_factory=dict, repr=False, compare=False)
+    """Views of the current version already built, by viewer (a cache, cleared on every record)."""
     wires: dict[str | None, bytes] = field(default_factory=dict, repr=False, compare=False)
     """Serialized ``WatchResponse`` messages of the current version, by viewer (a cache)."""
     base_view: table_service_pb2.TableView | None = field(default=None, repr=False, compare=False)
     """The part of this version's view every viewer shares (a cache, cleared on every record)."""
+    base_bytes: bytes | None = field(default=None, repr=False, compare=False)
+    """``base_view`` serialized (a cache, cleared on every record)."""
     packed_views: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
     """Game views of the current version already packed (a cache, cleared on every record)."""
     decided: tuple[list[log_pb2.TableEvent], Any] | None = field(default=None, repr=False, compare=False)
     """The game events the decider just built and the game state after them (until applied)."""
-    """Views of the current version already built, by viewer (a cache, cleared on every record)."""
 
-    _CACHES = ("views", "base_view", "packed_views", "decided", "wires")
+    _CACHES = ("views", "base_view", "base_bytes", "packed_views", "decided", "wires")
 
     def __getstate__(self) -> dict[str, Any]:
         """A snapshot holds the folded state only, never the view caches."""
@@ -154,7 +185,8 @@ class Table:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.views, self.base_view, self.packed_views, self.decided, self.wires = {}, None, {}, None, {}
+        self.views, self.packed_views, self.decided, self.wires = {}, {}, None, {}
+        self.base_view = self.base_bytes = None
 
     @property
     def game(self) -> Game[Any, Any]:
@@ -185,7 +217,7 @@ class Table:
         version = int(record.version)
         self.views = {}
         self.packed_views = {}
-        self.base_view = None
+        self.base_view = self.base_bytes = None
         self.wires = {}
         after = self.decided[1] if decided and self.decided is not None else None
         self.decided = None
@@ -207,7 +239,7 @@ class Table:
 
     def _on_table_created(self, c: log_pb2.TableCreated, version: int) -> None:
         self.game_key = c.game
-        self.option_values = json_format.MessageToDict(c.options)
+        self.option_values = options_dict(c.options)
         self.options = self.game.parse_options(self.option_values)
         self.options_msg = struct_pb2.Struct()
         self.options_msg.CopyFrom(c.options)
@@ -244,7 +276,7 @@ class Table:
         self.host = e.host
 
     def _on_settings_changed(self, e: log_pb2.SettingsChanged, version: int) -> None:
-        self.option_values = json_format.MessageToDict(e.options)
+        self.option_values = options_dict(e.options)
         self.options = self.game.parse_options(self.option_values)
         self.options_msg = struct_pb2.Struct()
         self.options_msg.CopyFrom(e.options)
@@ -528,15 +560,24 @@ class Table:
         player = self._viewer(player)
         cached = self.views.get(player)
         if cached is None:
-            cached = self.views[player] = self._view(player)
+            cached = self.views[player] = table_service_pb2.TableView()
+            cached.CopyFrom(self._base_view())
+            cached.MergeFrom(self._personal(player))
         return cached
 
     def wire(self, player: str | None) -> bytes:
-        """The serialized ``WatchResponse`` of ``player``'s view, encoded once per version."""
+        """The serialized ``WatchResponse`` of ``player``'s view, encoded once per version.
+
+        Built by concatenation, which protobuf parsers read as a merge: the shared part of the
+        view is serialized once per version, and only each viewer's own fields once per viewer.
+        """
         player = self._viewer(player)
         cached = self.wires.get(player)
         if cached is None:
-            cached = self.wires[player] = table_service_pb2.WatchResponse(table=self.view(player)).SerializeToString()
+            if self.base_bytes is None:
+                self.base_bytes = self._base_view().SerializeToString()
+            body = self.base_bytes + self._personal(player).SerializeToString()
+            cached = self.wires[player] = _TABLE_FIELD + _varint(len(body)) + body
         return cached
 
     def _base_view(self) -> table_service_pb2.TableView:
@@ -559,10 +600,10 @@ class Table:
                 base.last_outcome.CopyFrom(codec.outcome_message(self.last_outcome))
         return base
 
-    def _view(self, player: str | None) -> table_service_pb2.TableView:
+    def _personal(self, player: str | None) -> table_service_pb2.TableView:
+        """What only ``player`` sees: their seats and their game view (the rest is the base)."""
         seat = self.hand_players.index(player) if player in self.hand_players else None
         out = table_service_pb2.TableView()
-        out.CopyFrom(self._base_view())
         ts = self.table_seat_of(player) if player is not None else None
         if ts is not None:
             out.your_seat = ts

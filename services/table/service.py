@@ -22,14 +22,13 @@ from importlib import metadata
 from typing import Any
 
 import grpc
-from google.protobuf import json_format
 
 from chieu.kit import auth, logs
-from chieu.kit.errors import ServiceError, not_found
+from chieu.kit.errors import GuardedServer, ServiceError, not_found
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot, Stored
 from chieu.kit.settings import Settings
 from chieu.table import audit, codec
-from chieu.table.aggregate import Table, check_command_id, check_table_id
+from chieu.table.aggregate import Table, check_command_id, check_table_id, options_dict
 from chieu.table.v1 import log_pb2, table_service_pb2, table_service_pb2_grpc
 
 log = logs.get("chieu.table")
@@ -430,7 +429,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
     async def CreateTable(self, request: table_service_pb2.CreateTableRequest,
                           context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.CreateTableResponse:
         who = self._who(context)
-        raw = json_format.MessageToDict(request.options)
+        raw = options_dict(request.options)
         command_id = check_command_id(request.command_id)
         # a repeated create with the same command id names the same table
         seed = f"{who.player_id}/{command_id}"
@@ -474,7 +473,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
     async def ChangeSettings(self, request: table_service_pb2.ChangeSettingsRequest,
                              context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.ChangeSettingsResponse:
         who = self._who(context)
-        patch = json_format.MessageToDict(request.options)
+        patch = options_dict(request.options)
         stake = request.stake if request.HasField("stake") else None
         ready = request.require_ready if request.HasField("require_ready") else None
         grace = request.reconnect_grace_s if request.HasField("reconnect_grace_s") else None
@@ -496,8 +495,10 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
                                           lambda t, now: t.start_hand(who.player_id, now))
         return table_service_pb2.StartHandResponse(table=table.view(who.player_id))
 
-    async def Act(self, request: table_service_pb2.ActRequest,
-                  context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.ActResponse:
+    async def Act(self, request: table_service_pb2.ActRequest,  # type: ignore[override]
+                  context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+        """A serialized ``ActResponse``: the actor's view as its watch streams carry it (the two
+        messages are the same on the wire, ``TableView table = 1``), encoded once per version."""
         who = self._who(context)
         table_id = check_table_id(request.table_id)
         live = await self.tables.get(table_id)
@@ -512,7 +513,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
 
         table = await self.tables.execute(table_id, who.player_id, request.command_id, decide,
                                           game_command=request.command)
-        return table_service_pb2.ActResponse(table=table.view(who.player_id))
+        return table.wire(who.player_id)
 
     async def GetTable(self, request: table_service_pb2.GetTableRequest,
                        context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.GetTableResponse:
@@ -574,14 +575,15 @@ class _Capture:
         self.handlers = dict(handlers)
 
 
-def register(servicer: TableService, server: grpc.aio.Server) -> None:
-    """Add the servicer to ``server`` as the generated code does, but with ``Watch`` sending the
-    pre-serialized messages as they are."""
+def register(servicer: TableService, server: GuardedServer) -> None:
+    """Add the servicer to ``server`` as the generated code does, but with ``Act`` and ``Watch``
+    sending pre-serialized messages as they are (see :meth:`Table.wire`)."""
     name = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
     capture = _Capture()
     table_service_pb2_grpc.add_TableServiceServicer_to_server(servicer, capture)  # type: ignore[arg-type]
     handlers = capture.handlers
+    handlers["Act"] = grpc.unary_unary_rpc_method_handler(
+        servicer.Act, request_deserializer=table_service_pb2.ActRequest.FromString, response_serializer=None)
     handlers["Watch"] = grpc.unary_stream_rpc_method_handler(
         servicer.Watch, request_deserializer=table_service_pb2.WatchRequest.FromString, response_serializer=None)
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
     server.add_registered_method_handlers(name, handlers)

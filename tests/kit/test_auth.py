@@ -38,6 +38,27 @@ def test_another_secret_or_an_expired_token_is_refused() -> None:
     assert "expired" in err.value.message
 
 
+def test_a_remembered_token_still_expires_and_binds_to_its_secret() -> None:
+    token = auth.sign("s3cret", "carol", ttl_s=10, now=2000)
+    assert auth.verify("s3cret", token, now=2001).player_id == "carol"  # verified and remembered
+    assert auth.verify("s3cret", token, now=2002).player_id == "carol"  # from memory
+    with pytest.raises(ServiceError):
+        auth.verify("other", token, now=2003)  # remembered under its own secret only
+    with pytest.raises(ServiceError) as err:
+        auth.verify("s3cret", token, now=2011)
+    assert "expired" in err.value.message
+    assert ("s3cret", token) not in auth._verified  # forgotten once expired
+
+
+def test_the_memory_of_verified_tokens_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(auth, "VERIFIED_CACHE", 3)
+    tokens = [auth.sign("s3cret", f"p{i}", now=3000) for i in range(5)]
+    for t in tokens:
+        auth.verify("s3cret", t, now=3001)
+    assert len(auth._verified) <= 3
+    assert auth.verify("s3cret", tokens[0], now=3001).player_id == "p0"  # forgotten, verified again
+
+
 def test_unknown_roles_cannot_be_signed() -> None:
     with pytest.raises(ValueError):
         auth.sign("s", "alice", ["god"])
