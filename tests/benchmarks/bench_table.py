@@ -88,13 +88,16 @@ async def floor(url: str, addr: str, loops: int, seconds: float) -> tuple[float,
 
 async def load(addr: str, tables: int, seconds: float, pace_s: float = 0.0,
                warmup_s: float = 0.0) -> tuple[float, list[float]]:
-    """Ô ăn quan at ``tables`` tables, 4 watchers each; ``pace_s``: a move per table at most this
-    often; latencies of the first ``warmup_s`` (while the tables are being set up) are left out."""
+    """Ô ăn quan at ``tables`` tables, 4 watchers each. Paced (``pace_s`` > 0): the tables are set
+    up during ``warmup_s``, then table ``i`` moves at ``begin + i * pace_s / tables + k * pace_s``,
+    the same arrivals as :func:`same_shape_floor`'s; saturated: every table moves as fast as it
+    can, and latencies of the first ``warmup_s`` are left out."""
     lat: list[float] = []
     accepted = 0
-    measure_from = time.perf_counter() + warmup_s
+    begin = time.perf_counter() + warmup_s
     stop = time.perf_counter() + seconds
-    channels: list[TableClient] = []
+    operator = TableClient(addr, auth.sign(DEV_TOKEN_SECRET, "bench-operator", ["operator"]))
+    channels: list[TableClient] = [operator]
 
     async def one(i: int) -> None:
         nonlocal accepted
@@ -102,7 +105,7 @@ async def load(addr: str, tables: int, seconds: float, pace_s: float = 0.0,
         s1, s2 = TableClient(addr, token(f"s{i}")), TableClient(addr, token(f"t{i}"))
         channels.extend([a, b, s1, s2])
         players = {f"a{i}": a, f"b{i}": b}
-        await asyncio.sleep(pace_s * i / max(tables, 1))  # spread the paced tables over the period
+        tick = _Ticks(begin, i, tables, pace_s)
         while time.perf_counter() < stop:
             t = await a.create("o_an_quan", {"maxMoves": 300})
             await b.sit(t.table_id)
@@ -110,28 +113,47 @@ async def load(addr: str, tables: int, seconds: float, pace_s: float = 0.0,
             streams = [c.watch(t.table_id).__aiter__() for c in (a, b, s1, s2)]
             for s in streams:
                 await s.__anext__()
-            while view.status == 2 and time.perf_counter() < stop:
+            while view.status == 2 and await tick.wait() < stop:
                 gv = game_view(view)
                 move = gv.legal[0]
                 t0 = time.perf_counter()
                 view = await players[view.hand_players[gv.to_move]].act(
                     t.table_id, "o_an_quan", Sow(move.square, move.direction))
                 await asyncio.gather(*(_until(s, view.version) for s in streams))
-                took = time.perf_counter() - t0
-                if t0 >= measure_from:
-                    lat.append(took)
+                if t0 >= begin:
+                    lat.append(time.perf_counter() - t0)
                 accepted += 1
-                if pace_s:
-                    await asyncio.sleep(max(0.0, pace_s - took))
+            if view.status == 2:  # left unfinished: end it, so no auto-play runs into the next phase
+                await operator.stub.AbortHand(pb.AbortHandRequest(
+                    table_id=t.table_id, reason="benchmark phase over", command_id="end"), metadata=operator.metadata)
             for s in streams:
                 await s.aclose()
 
     t0 = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(tables)))
-    rate = accepted / (time.perf_counter() - t0)
+    rate = accepted / (min(time.perf_counter(), stop) - max(t0, begin))
     for c in channels:
         await c.close()
     return rate, lat
+
+
+class _Ticks:
+    """When table ``i`` of ``n`` moves: paced, at ``begin + i * pace / n + k * pace`` (a tick
+    missed is skipped, never made up in a burst); unpaced, at once."""
+
+    def __init__(self, begin: float, i: int, n: int, pace_s: float) -> None:
+        self.next = begin + pace_s * i / max(n, 1)
+        self.pace_s = pace_s
+
+    async def wait(self) -> float:
+        """Sleep until the next tick; the time it is."""
+        if self.pace_s:
+            now = time.perf_counter()
+            while self.next < now:
+                self.next += self.pace_s
+            await asyncio.sleep(self.next - now)
+            self.next += self.pace_s
+        return time.perf_counter()
 
 
 async def _until(stream: Any, version: int) -> None:
@@ -141,41 +163,41 @@ async def _until(stream: Any, version: int) -> None:
 
 async def same_shape_floor(addr: str, tables: int, seconds: float, pace_s: float = 0.0,
                            warmup_s: float = 0.0) -> tuple[float, list[float]]:
-    """The floor server (floor_server.py): the same RPC, publish and 4-watcher fan-out, no rules."""
+    """The floor server (floor_server.py): the same RPC, publish and 4-watcher fan-out, no rules;
+    the same arrivals as :func:`load`."""
     import uuid
 
     lat: list[float] = []
     done = 0
-    measure_from = time.perf_counter() + warmup_s
+    begin = time.perf_counter() + warmup_s
     stop = time.perf_counter() + seconds
-    clients = [TableClient(addr, token("floor")) for _ in range(4)]
+    channels: list[TableClient] = []
 
     async def one(i: int) -> None:
         nonlocal done
         tid = f"f{i}"
+        clients = [TableClient(addr, token(f"{who}{i}")) for who in "abst"]  # a connection each, as in load()
+        channels.extend(clients)
         streams = [c.watch(tid).__aiter__() for c in clients]
         for s in streams:
             await s.__anext__()
-        await asyncio.sleep(pace_s * i / max(tables, 1))
-        while time.perf_counter() < stop:
+        tick = _Ticks(begin, i, tables, pace_s)
+        while await tick.wait() < stop:
             t0 = time.perf_counter()
             r = await clients[0].stub.Act(pb.ActRequest(table_id=tid, command_id=uuid.uuid4().hex,
                                                         command=codec.pack(Sow(1, Direction.CW), "o_an_quan")),
                                           metadata=clients[0].metadata)
             await asyncio.gather(*(_until(s, r.table.version) for s in streams))
-            took = time.perf_counter() - t0
             done += 1
-            if t0 >= measure_from:
-                lat.append(took)
-            if pace_s:
-                await asyncio.sleep(max(0.0, pace_s - took))
+            if t0 >= begin:
+                lat.append(time.perf_counter() - t0)
         for s in streams:
             await s.aclose()
 
     t0 = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(tables)))
-    rate = done / (time.perf_counter() - t0)
-    for c in clients:
+    rate = done / (min(time.perf_counter(), stop) - max(t0, begin))
+    for c in channels:
         await c.close()
     return rate, lat
 
@@ -261,8 +283,8 @@ async def main_async(url: str, addr: str, floor_addr: str) -> None:
     print(f"load: {TABLES} tables, 4 watchers each, the table service in its own process "
           f"(2 cores shared with nats-server, the floor server and this load generator)")
     warm = 5.0
-    print(f"paced ({SECONDS + warm:.0f} s, each table moving once every {PACE_S:.1f} s: {TABLES / PACE_S:.0f} "
-          f"commands/s; the first {warm:.0f} s, while the tables are set up, are not measured):")
+    print(f"paced ({SECONDS:.0f} s, each table moving once every {PACE_S:.1f} s at its own phase, spread evenly: "
+          f"{TABLES / PACE_S:.0f} commands/s; the tables are set up in the {warm:.0f} s before):")
     shape_rate, shape_lat = await same_shape_floor(floor_addr, TABLES, SECONDS + warm, PACE_S, warm)
     rate, lat = await load(addr, TABLES, SECONDS + warm, PACE_S, warm)
     report("floor of the same shape", shape_rate, shape_lat)
