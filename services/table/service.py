@@ -521,14 +521,16 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         live = await self.tables.get(check_table_id(request.table_id))
         return table_service_pb2.GetTableResponse(table=live.table.view(who.player_id))
 
-    async def Watch(self, request: table_service_pb2.WatchRequest,  # type: ignore[override]
-                    context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
+    def Watch(self, request: table_service_pb2.WatchRequest,  # type: ignore[override]
+              context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
         """Serialized ``WatchResponse`` messages: each viewer's view is encoded once per version,
-        however many streams carry it (registered with no serializer, see :func:`register`)."""
+        however many streams carry it (registered with no serializer, see :func:`register`).
+
+        Returns the stream itself rather than re-yielding it (one generator less per message);
+        the error guard that :func:`register`'s server applies iterates it.
+        """
         who = self._who(context)
-        async for wire in self.tables.watch(check_table_id(request.table_id), who.player_id,
-                                            int(request.from_version)):
-            yield wire
+        return self.tables.watch(check_table_id(request.table_id), who.player_id, int(request.from_version))
 
     async def AbortHand(self, request: table_service_pb2.AbortHandRequest,
                         context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.AbortHandResponse:
