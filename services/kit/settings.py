@@ -41,6 +41,8 @@ class Settings:
     """``CHIEU_SNAPSHOT_EVERY``: write a table snapshot every this many records."""
     table_cache: int = 10000
     """``CHIEU_TABLE_CACHE``: idle tables a table-service process keeps in memory at most."""
+    event_loop: str = "uvloop"
+    """``CHIEU_EVENT_LOOP``: ``uvloop`` (where installed: Linux and macOS) or ``asyncio``."""
     instance: str = ""
     """``CHIEU_INSTANCE``: a name for this process in logs (default: host and pid)."""
     database_url: str = ""
@@ -82,6 +84,7 @@ _ENV = {
     "max_message_bytes": "CHIEU_MAX_MESSAGE_BYTES",
     "snapshot_every": "CHIEU_SNAPSHOT_EVERY",
     "table_cache": "CHIEU_TABLE_CACHE",
+    "event_loop": "CHIEU_EVENT_LOOP",
     "instance": "CHIEU_INSTANCE",
     "database_url": "DATABASE_URL",
     "ledger_addr": "CHIEU_LEDGER_ADDR",
@@ -122,6 +125,8 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError(f"CHIEU_ENV must be dev or prod, not {s.env!r}")
     if s.env == "prod" and s.token_secret == DEV_TOKEN_SECRET:
         raise SettingsError("CHIEU_TOKEN_SECRET must be set in production")
+    if s.event_loop not in ("uvloop", "asyncio"):
+        raise SettingsError(f"CHIEU_EVENT_LOOP must be uvloop or asyncio, not {s.event_loop!r}")
     if s.log_format not in ("console", "json"):
         raise SettingsError(f"CHIEU_LOG_FORMAT must be console or json, not {s.log_format!r}")
     return s

@@ -3,7 +3,6 @@ consumer, the outbox relay and the gRPC server."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -11,7 +10,7 @@ import nats
 
 from chieu.kit import db, logs
 from chieu.kit.eventstore import EventStore
-from chieu.kit.server import Server
+from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, from_env
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import STREAM, SettlementConsumer
@@ -70,4 +69,4 @@ async def serve(settings: Settings) -> None:
 def main() -> None:
     settings = from_env()
     logs.configure(settings, "ledger")
-    asyncio.run(serve(settings))
+    run(settings, serve(settings))

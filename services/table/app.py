@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from chieu.kit import logs
 from chieu.kit.eventstore import EventStore
-from chieu.kit.server import Server
+from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, from_env
 from chieu.table import codec
 from chieu.table.rules import registry
@@ -45,4 +43,4 @@ async def serve(settings: Settings) -> None:
 def main() -> None:
     settings = from_env()
     logs.configure(settings, "table")
-    asyncio.run(serve(settings))
+    run(settings, serve(settings))

@@ -16,6 +16,8 @@ from typing import Any
 import grpc
 import nats
 
+from chieu.kit.server import run
+from chieu.kit.settings import from_env
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu.table.v1 import table_service_pb2_grpc as pb_grpc
 
@@ -70,4 +72,4 @@ async def main(port: int, url: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]), sys.argv[2]))
+    run(from_env(), main(int(sys.argv[1]), sys.argv[2]))  # the service's own event loop
