@@ -69,6 +69,9 @@ def _status_details(err: ServiceError) -> bytes:
 
 
 async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException, method: str) -> None:
+    """End the call with the status of ``exc`` (an abort already under way goes on as it is)."""
+    if isinstance(exc, grpc.aio.AbortError):
+        raise exc
     err = from_exception(exc)
     if err.status is grpc.StatusCode.INTERNAL:
         log.error("unhandled error", method=method, exc_info=exc)
@@ -92,8 +95,6 @@ def guard(method: str, handler: Any) -> Any:
         async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             try:
                 return await inner(request, context)
-            except grpc.aio.AbortError:
-                raise
             except Exception as exc:
                 await _abort(context, exc, method)
 
@@ -108,8 +109,6 @@ def guard(method: str, handler: Any) -> Any:
             try:
                 async for item in inner_stream(request, context):
                     yield item
-            except grpc.aio.AbortError:
-                raise
             except Exception as exc:
                 await _abort(context, exc, method)
 
