@@ -77,7 +77,7 @@ def verify(secret: str, token: str, now: float | None = None) -> Principal:
     if exp < t:
         raise _unauthenticated("token expired")
     _verified[(secret, token)] = (who, exp)
-    if len(_verified) > VERIFIED_CACHE:
+    while len(_verified) > VERIFIED_CACHE:
         _verified.popitem(last=False)
     return who
 
