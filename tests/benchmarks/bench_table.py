@@ -6,8 +6,10 @@
    the bare floor (a gRPC round trip + a JetStream publish with an expected sequence) and the
    floor of the same shape (floor_server.py: the same unary RPC, the same publish and a push
    to each of the 4 watch streams, without rules or state). Two phases: saturation (every
-   table moving as fast as it can: throughput) and paced (each table moving once a second:
-   latency at a portal's load). Targets: p99 ≤ 10 ms; throughput ≥ 60% of the floor's.
+   table moving as fast as it can: throughput) and paced (each table moving once a second,
+   at evenly spread phases: latency at a portal's load). Targets: p99 ≤ 10 ms (paced: a
+   saturated closed loop's latency is only tables / throughput); throughput ≥ 60% of the
+   floor's (both floors are printed; see the README on which one a fan-out can reach).
 2. Recovery of a table with 10,000 events: load from its snapshot + tail (target ≤ 20 ms),
    beside a full replay of the same log without a snapshot.
 3. Memory per idle table: tables loaded and followed by one process, tracemalloc bytes per
@@ -300,9 +302,10 @@ async def main_async(url: str, addr: str, floor_addr: str) -> None:
     report("floor of the same shape (+ 4-watcher fan-out)", shape_rate, shape_lat)
     report("table service (Ô ăn quan, rules and views)", rate, lat)
     line("throughput vs the same-shape floor", rate / shape_rate, "ratio", ">= 0.60", rate >= 0.6 * shape_rate,
-         f"(vs the bare RPC + publish floor: {rate / min_rate:.2f})")
-    line("saturated p99 (command -> all 4 watchers)", pct(lat, 0.99) * 1e3, "ms", "<= 10 ms", pct(lat, 0.99) <= 0.010,
-         f"(same-shape floor p99 {pct(shape_lat, 0.99) * 1e3:.2f} ms)")
+         f"(vs the bare RPC + publish floor: {rate / min_rate:.2f}, where the same-shape floor "
+         f"itself reaches {shape_rate / min_rate:.2f})")
+    print(f"  saturated latency is {TABLES} commands in flight / throughput (Little's law), for the floors too: "
+          f"the p99 target is the paced one")
     await recovery(url)
     await memory(url)
 
