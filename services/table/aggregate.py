@@ -29,9 +29,9 @@ MAX_STAKE = 1_000_000_000
 MAX_CLIENT_SEED = 64
 DEFAULT_GRACE_S = 30
 REMEMBERED_COMMANDS = 1000
+"""How many recent command ids a table remembers for idempotency (beyond JetStream's window)."""
 _TABLE_FIELD = b"\x0a"
 """The key of field 1 (``table``), length-delimited: the start of a ``WatchResponse`` / ``ActResponse``."""
-"""How many recent command ids a table remembers for idempotency (beyond JetStream's window)."""
 POT_OPTIONS: dict[str, tuple[str, ...]] = {"phom": ("ga",)}
 
 """Options that change the gà pot's rules: like the stake, changed only while the pot is 0."""
