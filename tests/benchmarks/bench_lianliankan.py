@@ -14,18 +14,14 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.kit import auth, localnats
+from chieu.kit import auth
 from chieu.kit.settings import DEV_TOKEN_SECRET
 from chieu.table.rules.fair import Stream
 from chieu.table.rules.lianliankan.board import (
@@ -36,7 +32,7 @@ from chieu.table.rules.lianliankan.board import (
     tile_set,
 )
 from chieu.table.rules.lianliankan.game import Cell, Remove
-from tests.benchmarks.common import line, median, pct
+from tests.benchmarks.common import line, median, pct, running_table_service
 
 ROWS, COLS = 8, 18
 
@@ -113,20 +109,8 @@ def bench_generation() -> None:
 
 def bench_table() -> None:
     """Start a real nats-server (JetStream) and the table service, then measure."""
-    data = Path(tempfile.mkdtemp(prefix="chieu-bench-lk-"))
-    nats_proc, url = localnats.start(data / "nats", quiet=True)
-    port = localnats.free_port()
-    env = {**os.environ, "NATS_URL": url, "CHIEU_TABLE_ADDR": f"127.0.0.1:{port}",
-           "CHIEU_LOG_LEVEL": "warning"}
-    svc = subprocess.Popen([sys.executable, "-m", "chieu.table"], env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        localnats.wait_for_port(port, 30, svc)
-        asyncio.run(_table_load(f"127.0.0.1:{port}", url))
-    finally:
-        svc.send_signal(signal.SIGTERM)
-        svc.wait(15)
-        localnats.stop(nats_proc)
+    with running_table_service() as (url, addr):
+        asyncio.run(_table_load(addr, url))
 
 
 async def _table_load(addr: str, url: str, rounds: int = 3, moves_each: int = 60,

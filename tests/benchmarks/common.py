@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -44,3 +45,4 @@ def running_table_service() -> Iterator[tuple[str, str]]:
         svc.send_signal(signal.SIGTERM)
         svc.wait(20)
         localnats.stop(nats_proc)
+        shutil.rmtree(data, ignore_errors=True)

@@ -6,9 +6,32 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+
+def _written_sectors() -> int | None:
+    """Sectors written to every disk so far (Linux), or None where it cannot be read."""
+    try:
+        lines = Path("/proc/diskstats").read_text().splitlines()
+    except OSError:
+        return None
+    return sum(int(f[9]) for f in (line.split() for line in lines) if len(f) > 9)
+
+
+def settle(timeout_s: float = 60.0) -> None:
+    """Wait until the disks are quiet: what one benchmark wrote (the ledger's million-row
+    database and its deletion, say) must not be written back during the next one's fsyncs."""
+    os.sync()
+    before, quiet, give_up = _written_sectors(), 0, time.monotonic() + timeout_s
+    while before is not None and quiet < 2 and time.monotonic() < give_up:
+        time.sleep(0.5)
+        now = _written_sectors()
+        quiet = quiet + 1 if now is not None and now - before < 2048 else 0  # < 1 MB per half second
+        before = now
 
 
 def main() -> int:
@@ -19,6 +42,7 @@ def main() -> int:
     for f in files:
         print(f"\n##### {f.stem}", flush=True)
         failed += subprocess.call([sys.executable, str(f)]) != 0
+        settle()
     return 1 if failed else 0
 
 
