@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from chieu.ladder.rules import DELTA, Params, Result, Standing, game_results, may_sit, record
 
-SCENARIOS = yaml.safe_load((Path(__file__).parents[1] / "scenarios" / "ladder" / "ladder.yaml").read_text())
+SCENARIOS = yaml.safe_load((Path(__file__).parent / "scenarios.yaml").read_text())
 
 
 @pytest.mark.parametrize("case", SCENARIOS, ids=[c["id"] for c in SCENARIOS])
