@@ -15,17 +15,21 @@
 3. Memory per idle table: tables loaded and followed by one process, tracemalloc bytes per
    table (target ≤ 50 KB), beside the bytes of the table's state alone.
 
-Environment: BENCH_TABLES (200), BENCH_SECONDS (15), BENCH_PACE_S (1.0).
+Environment: BENCH_TABLES (200), BENCH_SECONDS (15), BENCH_PACE_S (1.0), BENCH_REPLICAS (2: the
+saturated load again on that many table-service processes following the same stream, each table
+routed to one of them; 1 skips it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
 import time
 import tracemalloc
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -45,11 +49,12 @@ from chieu.table.rules.o_an_quan.game import Sow
 from chieu.table.service import Tables
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
-from tests.benchmarks.common import line, median, pct, running_table_service
+from tests.benchmarks.common import another_table_service, line, median, pct, running_table_service
 
 TABLES = int(os.environ.get("BENCH_TABLES", "200"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "15"))
 PACE_S = float(os.environ.get("BENCH_PACE_S", "1.0"))
+REPLICAS = int(os.environ.get("BENCH_REPLICAS", "2"))
 
 
 def token(player: str) -> str:
@@ -89,10 +94,12 @@ async def floor(url: str, addr: str, loops: int, seconds: float) -> tuple[float,
 
 
 async def load(addr: str, tables: int, seconds: float, pace_s: float = 0.0,
-               warmup_s: float = 0.0) -> tuple[float, list[float]]:
+               warmup_s: float = 0.0, replicas: Sequence[str] = ()) -> tuple[float, list[float]]:
     """Ô ăn quan at ``tables`` tables, 4 watchers each, set up during ``warmup_s``; from then on
     table ``i`` moves at ``begin + i * pace_s / tables + k * pace_s`` (paced) or as fast as it can
-    (``pace_s`` 0), with the same arrivals as :func:`same_shape_floor`'s."""
+    (``pace_s`` 0), with the same arrivals as :func:`same_shape_floor`'s. With ``replicas`` (more
+    table-service addresses), table ``i`` and its watchers use one of them, by ``i``, as a
+    load balancer hashing the table id would route them."""
     lat: list[float] = []
     accepted = 0
     hands: list[int] = []
@@ -103,8 +110,9 @@ async def load(addr: str, tables: int, seconds: float, pace_s: float = 0.0,
 
     async def one(i: int) -> None:
         nonlocal accepted
-        a, b = TableClient(addr, token(f"a{i}")), TableClient(addr, token(f"b{i}"))
-        s1, s2 = TableClient(addr, token(f"s{i}")), TableClient(addr, token(f"t{i}"))
+        at = [addr, *replicas][i % (1 + len(replicas))]
+        a, b = TableClient(at, token(f"a{i}")), TableClient(at, token(f"b{i}"))
+        s1, s2 = TableClient(at, token(f"s{i}")), TableClient(at, token(f"t{i}"))
         channels.extend([a, b, s1, s2])
         players = {f"a{i}": a, f"b{i}": b}
         tick = _Ticks(begin, i, tables, pace_s)
@@ -306,6 +314,13 @@ async def main_async(url: str, addr: str, floor_addr: str) -> None:
          f"itself reaches {shape_rate / min_rate:.2f})")
     print(f"  saturated latency is {TABLES} commands in flight / throughput (Little's law), for the floors too: "
           f"the p99 target is the paced one")
+    if REPLICAS > 1:
+        with contextlib.ExitStack() as more:
+            others = [more.enter_context(another_table_service(url)) for _ in range(REPLICAS - 1)]
+            scaled, scaled_lat = await load(addr, TABLES, SECONDS + warm, 0, warm, others)
+        report(f"table service, {REPLICAS} replicas (tables spread by id)", scaled, scaled_lat)
+        print(f"  {REPLICAS} replicas: {scaled / rate:.2f}x one replica's throughput, {scaled / shape_rate:.2f} of the "
+              f"same-shape floor, {scaled / min_rate:.2f} of the bare floor (on this machine's cores)")
     await recovery(url)
     await memory(url)
 

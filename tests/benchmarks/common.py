@@ -35,14 +35,23 @@ def running_table_service() -> Iterator[tuple[str, str]]:
     """A nats-server and a table-service process on loopback: yields (nats url, table address)."""
     data = Path(tempfile.mkdtemp(prefix="chieu-bench-"))
     nats_proc, url = localnats.start(data / "nats", quiet=True)
+    try:
+        with another_table_service(url) as addr:
+            yield url, addr
+    finally:
+        localnats.stop(nats_proc)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def another_table_service(url: str) -> Iterator[str]:
+    """A table-service process on the nats-server at ``url``: yields its address."""
     port = localnats.free_port()
     env = {**os.environ, "NATS_URL": url, "CHIEU_TABLE_ADDR": f"127.0.0.1:{port}", "CHIEU_LOG_LEVEL": "warning"}
     svc = subprocess.Popen([sys.executable, "-m", "chieu.table"], env=env)
     try:
         localnats.wait_for_port(port, 30, svc)
-        yield url, f"127.0.0.1:{port}"
+        yield f"127.0.0.1:{port}"
     finally:
         svc.send_signal(signal.SIGTERM)
         svc.wait(20)
-        localnats.stop(nats_proc)
-        shutil.rmtree(data, ignore_errors=True)
