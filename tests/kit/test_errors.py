@@ -1,0 +1,93 @@
+"""The error guard, over a real gRPC server: every failure becomes a status with a stable
+reason, never a stack trace; an abort a handler makes itself passes through unchanged."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+
+from chieu.kit.errors import GuardedServer, ServiceError, invalid
+from chieu.kit.localnats import free_port
+from chieu.table.rules.core import IllegalMove
+from tests.table.helpers import reason_of
+
+
+async def _boom(request: bytes, context: Any) -> bytes:
+    raise RuntimeError("secret detail of the server")
+
+
+async def _refuse(request: bytes, context: Any) -> bytes:
+    raise invalid("bad_thing", "that thing is bad")
+
+
+async def _illegal(request: bytes, context: Any) -> bytes:
+    raise IllegalMove("not_your_turn", "wait for your turn")
+
+
+async def _abort(request: bytes, context: Any) -> bytes:
+    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "slow down")
+    return b""
+
+
+async def _stream(request: bytes, context: Any) -> AsyncIterator[bytes]:
+    yield b"first"
+    raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "gone", "the table went away")
+
+
+@pytest.fixture
+async def channel() -> AsyncIterator[grpc.aio.Channel]:
+    server = grpc.aio.server()
+    GuardedServer(server).add_registered_method_handlers("test.Guarded", {
+        "Boom": grpc.unary_unary_rpc_method_handler(_boom),
+        "Refuse": grpc.unary_unary_rpc_method_handler(_refuse),
+        "Illegal": grpc.unary_unary_rpc_method_handler(_illegal),
+        "Abort": grpc.unary_unary_rpc_method_handler(_abort),
+        "Stream": grpc.unary_stream_rpc_method_handler(_stream),
+    })
+    port = server.add_insecure_port(f"127.0.0.1:{free_port()}")
+    await server.start()
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+        yield ch
+    await server.stop(None)
+
+
+async def _fail(channel: grpc.aio.Channel, method: str) -> grpc.aio.AioRpcError:
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await channel.unary_unary(f"/test.Guarded/{method}")(b"x")
+    return err.value
+
+
+async def test_an_unexpected_failure_is_internal_and_tells_nothing(channel: grpc.aio.Channel) -> None:
+    err = await _fail(channel, "Boom")
+    assert err.code() == grpc.StatusCode.INTERNAL and reason_of(err) == "internal"
+    assert "secret" not in (err.details() or "") and "Traceback" not in (err.details() or "")
+
+
+@pytest.mark.parametrize(("method", "code", "reason"), [
+    ("Refuse", grpc.StatusCode.INVALID_ARGUMENT, "bad_thing"),
+    ("Illegal", grpc.StatusCode.FAILED_PRECONDITION, "not_your_turn"),
+])
+async def test_refusals_keep_their_status_and_reason(channel: grpc.aio.Channel, method: str,
+                                                     code: grpc.StatusCode, reason: str) -> None:
+    err = await _fail(channel, method)
+    assert err.code() == code and reason_of(err) == reason
+    assert (err.details() or "").startswith(f"{reason}: ")
+    assert dict(err.trailing_metadata() or ())["chieu-reason"] == reason
+
+
+async def test_an_abort_of_the_handler_passes_through(channel: grpc.aio.Channel) -> None:
+    err = await _fail(channel, "Abort")
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and err.details() == "slow down"
+
+
+async def test_a_stream_delivers_what_it_sent_then_the_status(channel: grpc.aio.Channel) -> None:
+    call = channel.unary_stream("/test.Guarded/Stream")(b"x")
+    got = []
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        async for item in call:
+            got.append(item)
+    assert got == [b"first"]
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION and reason_of(err.value) == "gone"
