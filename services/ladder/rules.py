@@ -1,7 +1,7 @@
 """过关斩将 (the level ladder): what one finished game does to a player's level, best level and
 level points (关积分), and who may sit at a ladder table. Pure: no I/O, no clock.
 
-Follows shared/rules/ladder.md §5; its worked scenarios LV-1..LV-12 are tests
+Follows shared/rules/ladder.md §5; its worked scenarios (LV-1..6, 8, 11, 12) are tests
 (tests/ladder/test_rules.py). Names: ``level`` 当前关, ``best`` 最高关, ``lp`` 关积分,
 强退 a forced quit, 断线不重连 a disconnect without reconnecting.
 """
