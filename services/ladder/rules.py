@@ -9,7 +9,7 @@ Follows shared/rules/ladder.md §5; its worked scenarios (LV-1..6, 8, 11, 12) ar
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 
@@ -95,8 +95,7 @@ def record(standing: Standing, result: Result, table_level: int, params: Params 
             level, lp = level - 1, 0
         else:
             lp = max(lp, params.floor)
-    after = replace(standing, level=level, best=best, lp=lp)
-    return Change(after, best > standing.best)
+    return Change(Standing(level, best, lp), best > standing.best)
 
 
 def _below_own(standing: Standing, table_level: int, params: Params, opponent_levels: Sequence[int]) -> bool:

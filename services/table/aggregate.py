@@ -559,10 +559,8 @@ class Table:
         """The table as ``player`` may see it (``None``: a spectator)."""
         player = self._viewer(player)
         cached = self.views.get(player)
-        if cached is None:
-            cached = self.views[player] = table_service_pb2.TableView()
-            cached.CopyFrom(self._base_view())
-            cached.MergeFrom(self._personal(player))
+        if cached is None:  # decoded from the encoding watchers get: one derivation, not two
+            cached = self.views[player] = table_service_pb2.WatchResponse.FromString(self.wire(player)).table
         return cached
 
     def wire(self, player: str | None) -> bytes:
