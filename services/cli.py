@@ -23,28 +23,24 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _token(args: argparse.Namespace) -> int:
-    import os
-
     from chieu.kit import auth
-    from chieu.kit.settings import DEV_TOKEN_SECRET
+    from chieu.kit.settings import from_env
 
-    secret = os.environ.get("CHIEU_TOKEN_SECRET", DEV_TOKEN_SECRET)
-    print(auth.sign(secret, args.player, args.role or ["player"], args.ttl))
+    print(auth.sign(from_env().token_secret, args.player, args.role or ["player"], args.ttl))
     return 0
 
 
 def _verify(args: argparse.Namespace) -> int:
     import asyncio
-    import os
 
     from chieu.kit.eventstore import EventStore
+    from chieu.kit.names import TABLES
+    from chieu.kit.settings import from_env
     from chieu.table import audit
-    from chieu.table.app import STREAM, SUBJECT_PREFIX
     from chieu.table.v1 import log_pb2
 
     async def run() -> list[audit.Verdict]:
-        store = await EventStore.connect(args.nats or os.environ.get("NATS_URL", "nats://127.0.0.1:4222"),
-                                         stream=STREAM, prefix=SUBJECT_PREFIX)
+        store = await EventStore.connect(args.nats or from_env().nats_url, stream=TABLES)
         try:
             stored = await store.read(args.table)
         finally:

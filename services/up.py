@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from chieu.kit import localnats, localpg
-from chieu.kit.settings import DEV_TOKEN_SECRET
+from chieu.kit.settings import from_env
 
 SERVICES = {"table": "chieu.table", "ledger": "chieu.ledger"}
 
@@ -25,19 +25,20 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
     print(f"chieu up: data in {data_dir}", file=sys.stderr)
     nats, url = localnats.start(data_dir / "nats", nats_port)
     print(f"chieu up: nats-server (JetStream, sync_interval always) on {url}", file=sys.stderr)
+    settings = from_env()
     pg = None
-    database_url = os.environ.get("DATABASE_URL", "")
+    database_url = settings.database_url
     if not database_url:
         pg, database_url = localpg.start(data_dir / "postgres")
         print(f"chieu up: PostgreSQL (embedded) in {data_dir / 'postgres'}", file=sys.stderr)
-    ledger_port = ledger_port or int(os.environ.get("CHIEU_LEDGER_ADDR", "127.0.0.1:50052").rsplit(":", 1)[1])
+    ledger_port = ledger_port or int(settings.ledger_addr.rsplit(":", 1)[1])
     env = {
         **os.environ,
         "NATS_URL": url,
         "CHIEU_TABLE_ADDR": f"127.0.0.1:{table_port}",
         "CHIEU_LEDGER_ADDR": f"127.0.0.1:{ledger_port}",
         "DATABASE_URL": database_url,
-        "CHIEU_TOKEN_SECRET": os.environ.get("CHIEU_TOKEN_SECRET", DEV_TOKEN_SECRET),
+        "CHIEU_TOKEN_SECRET": settings.token_secret,
     }
     procs: dict[str, subprocess.Popen[bytes]] = {}
     stopping = False

@@ -9,7 +9,7 @@ metadata ``chieu-reason: <reason>``, and a ``google.rpc.Status`` with an ``Error
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import grpc
 from google.protobuf import any_pb2
@@ -17,11 +17,19 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from chieu.kit import logs
 
-# The rules core's violations are the common language of refusals (pure classes, no I/O): the
-# one guard maps them, so no servicer translates errors by hand.
-from chieu.table.rules.core import BadOptions, IllegalMove, InvalidCommand, RuleViolation
-
 log = logs.get("chieu.rpc")
+
+
+@runtime_checkable
+class Refusal(Protocol):
+    """A refusal raised by pure code that knows nothing of gRPC (the rules core's
+    ``RuleViolation``): a stable ``code``, a readable ``message`` and the name of the gRPC status
+    it means (``INVALID_ARGUMENT``, ``FAILED_PRECONDITION``). The one guard maps it, so no
+    servicer translates errors by hand and the kit imports no service."""
+
+    code: str
+    message: str
+    status: str
 
 
 class ServiceError(Exception):
@@ -50,10 +58,9 @@ def from_exception(exc: BaseException) -> ServiceError:
     """The status a client gets for ``exc``."""
     if isinstance(exc, ServiceError):
         return exc
-    if isinstance(exc, InvalidCommand | BadOptions):
-        return ServiceError(grpc.StatusCode.INVALID_ARGUMENT, exc.code, exc.message)
-    if isinstance(exc, IllegalMove | RuleViolation):
-        return ServiceError(grpc.StatusCode.FAILED_PRECONDITION, exc.code, exc.message)
+    if isinstance(exc, Exception) and isinstance(exc, Refusal):
+        status = getattr(grpc.StatusCode, exc.status, grpc.StatusCode.FAILED_PRECONDITION)
+        return ServiceError(status, exc.code, exc.message)
     return ServiceError(grpc.StatusCode.INTERNAL, "internal", "an internal error occurred; it has been logged")
 
 

@@ -1,4 +1,4 @@
-"""The JetStream event store: one stream, one subject per aggregate (``chieu.table.<id>``).
+"""The JetStream event store: one stream, one subject per aggregate (``<prefix>.<key>``).
 
 * ``append`` publishes one message with ``Nats-Expected-Last-Subject-Sequence`` (optimistic
   concurrency: a racing writer gets :class:`Conflict`) and ``Nats-Msg-Id`` (a repeated command
@@ -22,6 +22,8 @@ import nats
 from nats.aio.client import Client
 from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, NoKeysError, NotFoundError
+
+from chieu.kit.names import Stream
 
 WRONG_LAST_SEQUENCE = 10071
 
@@ -58,12 +60,12 @@ class Snapshot:
 class EventStore:
     """Append-only logs on one JetStream stream, with snapshots in a KV bucket."""
 
-    def __init__(self, nc: Client, *, stream: str, prefix: str, replicas: int = 1,
-                 duplicate_window_s: int = 120) -> None:
+    def __init__(self, nc: Client, *, stream: Stream, replicas: int = 1, duplicate_window_s: int = 120) -> None:
         self.nc = nc
         self.js: JetStreamContext = nc.jetstream()
-        self.stream = stream
-        self.prefix = prefix
+        self.names = stream
+        self.stream = stream.name
+        self.prefix = stream.prefix
         self.replicas = replicas
         self.duplicate_window_s = duplicate_window_s
         self._kv: Any = None
@@ -78,13 +80,13 @@ class EventStore:
         return store
 
     def subject(self, key: str) -> str:
-        return f"{self.prefix}.{key}"
+        return self.names.subject(key)
 
     async def ensure(self) -> None:
         """Create the stream and the snapshot bucket if missing (safe from many processes)."""
         config = api.StreamConfig(
             name=self.stream,
-            subjects=[f"{self.prefix}.>"],
+            subjects=[self.names.subjects],
             storage=api.StorageType.FILE,
             retention=api.RetentionPolicy.LIMITS,
             num_replicas=self.replicas,
@@ -100,8 +102,8 @@ class EventStore:
                 await self.js.add_stream(config)
             except APIError:
                 await self.js.stream_info(self.stream)  # created by a racing process
-        self._kv = await self._bucket(f"{self.stream}_snapshots")
-        self._active = await self._bucket(f"{self.stream}_active")
+        self._kv = await self._bucket(self.names.snapshots)
+        self._active = await self._bucket(self.names.active)
 
     async def _bucket(self, bucket: str) -> Any:
         try:
@@ -213,7 +215,7 @@ class EventStore:
         cut = len(self.prefix) + 1
         new = api.ConsumerConfig(deliver_policy=api.DeliverPolicy.NEW)
         # closed at once when the caller stops (the subscription must not outlive it)
-        async with contextlib.aclosing(self._live(f"{self.prefix}.>", new, ready)) as messages:
+        async with contextlib.aclosing(self._live(self.names.subjects, new, ready)) as messages:
             async for msg in messages:
                 yield msg.subject[cut:], Stored(msg.metadata.sequence.stream, msg.data)
 

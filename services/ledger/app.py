@@ -9,17 +9,14 @@ from typing import Any
 import nats
 
 from chieu.kit import db, logs
-from chieu.kit.eventstore import EventStore
 from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, from_env
 from chieu.ledger.books import Books
-from chieu.ledger.consumer import STREAM, SettlementConsumer
+from chieu.ledger.consumer import SettlementConsumer
 from chieu.ledger.outbox import OutboxRelay
 from chieu.ledger.schema import MIGRATIONS
 from chieu.ledger.service import LedgerService
 from chieu.ledger.v1 import ledger_service_pb2, ledger_service_pb2_grpc
-
-SUBJECT_PREFIX = "chieu.table"
 
 
 async def build(settings: Settings) -> Server:
@@ -29,10 +26,6 @@ async def build(settings: Settings) -> Server:
     pool = await db.create_pool(settings.database_url, max_size=10)
     async with pool.acquire() as conn:
         await db.migrate(conn, "ledger", MIGRATIONS)
-    # the table stream may not exist yet: make sure it does (same config as the table service)
-    store = await EventStore.connect(
-        settings.nats_url, name=f"chieu-ledger {settings.instance}".strip(), stream=STREAM,
-        prefix=SUBJECT_PREFIX, replicas=settings.stream_replicas, duplicate_window_s=settings.duplicate_window_s)
     nc = await nats.connect(settings.nats_url, name=f"chieu-ledger {settings.instance}".strip(),
                             max_reconnect_attempts=-1)
     books = Books(pool)
@@ -43,7 +36,7 @@ async def build(settings: Settings) -> Server:
     return LedgerServer(
         settings, addr=settings.ledger_addr, services=[name],
         register=[lambda s: ledger_service_pb2_grpc.add_LedgerServiceServicer_to_server(servicer, s)],
-        on_shutdown=[consumer.stop, relay.stop, nc.close, store.close, pool.close],
+        on_shutdown=[consumer.stop, relay.stop, nc.close, pool.close],
         background=[consumer.start, relay.start],
     )
 

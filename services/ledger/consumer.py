@@ -40,7 +40,7 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 from nats.js.errors import FetchTimeoutError, NotFoundError
 
-from chieu.kit import logs
+from chieu.kit import logs, names
 from chieu.kit.errors import ServiceError, invalid
 from chieu.ledger import books as b
 from chieu.ledger.books import Books, Leg, Posting
@@ -48,9 +48,12 @@ from chieu.table.v1 import log_pb2
 
 log = logs.get("chieu.ledger.consumer")
 
-STREAM = "CHIEU_TABLES"
-SUBJECTS = "chieu.table.>"
-DURABLE = "ledger"
+STREAM = names.TABLES.name
+SUBJECTS = names.TABLES.subjects
+DURABLE = names.LEDGER_DURABLE
+STREAM_WAIT_S = 0.5
+"""How often the consumer looks again for a table stream that does not exist yet (the table
+service, its owner, creates it; the ledger never does)."""
 
 
 def has_money(record: log_pb2.Record) -> bool:
@@ -123,6 +126,23 @@ class SettlementConsumer:
         self._stopping = False
 
     async def start(self) -> None:
+        """Start consuming in the background, once the table stream exists."""
+        self._task = asyncio.create_task(self._subscribe_and_run(), name=f"ledger-consumer-{self.durable}")
+
+    async def _wait_for_stream(self) -> None:
+        said = False
+        while True:
+            try:
+                await self.js.stream_info(self.stream)
+                return
+            except NotFoundError:
+                if not said:
+                    log.info("waiting for the table stream", stream=self.stream)
+                    said = True
+            await asyncio.sleep(STREAM_WAIT_S)
+
+    async def _subscribe_and_run(self) -> None:
+        await self._wait_for_stream()
         config = api.ConsumerConfig(ack_policy=api.AckPolicy.EXPLICIT, ack_wait=self.ack_wait_s,
                                     max_ack_pending=4096, deliver_policy=api.DeliverPolicy.ALL)
         with contextlib.suppress(NotFoundError):
@@ -131,7 +151,7 @@ class SettlementConsumer:
                 # the ack wait is the durable's: the last process started sets it for all
                 await self.js.add_consumer(self.stream, config=info.config.evolve(ack_wait=self.ack_wait_s))
         sub = await self.js.pull_subscribe(self.subjects, durable=self.durable, stream=self.stream, config=config)
-        self._task = asyncio.create_task(self._run(sub), name=f"ledger-consumer-{self.durable}")
+        await self._run(sub)
 
     async def stop(self) -> None:
         """Idempotent: stop fetching; a message in flight is either committed or redelivered."""

@@ -12,12 +12,11 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from chieu.kit import logs
+from chieu.kit import logs, names
 
 log = logs.get("chieu.ledger.outbox")
 
-STREAM = "CHIEU_LEDGER"
-PREFIX = "chieu.ledger"
+STREAM = names.LEDGER.name
 
 
 class OutboxRelay:
@@ -36,7 +35,7 @@ class OutboxRelay:
         except NotFoundError:
             with contextlib.suppress(Exception):
                 await self.js.add_stream(api.StreamConfig(
-                    name=STREAM, subjects=[f"{PREFIX}.>"], storage=api.StorageType.FILE,
+                    name=STREAM, subjects=[names.LEDGER.subjects], storage=api.StorageType.FILE,
                     num_replicas=self.replicas))
 
     async def start(self) -> None:
@@ -57,7 +56,7 @@ class OutboxRelay:
                 "SELECT id, topic, payload FROM ledger_outbox WHERE published_at IS NULL ORDER BY id"
                 " LIMIT $1 FOR UPDATE SKIP LOCKED", limit)
             for r in rows:
-                await self.js.publish(f"{PREFIX}.{r['topic']}", str(r["payload"]).encode(),
+                await self.js.publish(names.LEDGER.subject(str(r["topic"])), str(r["payload"]).encode(),
                                       headers={"Nats-Msg-Id": f"ledger-outbox-{r['id']}"})
             if rows:
                 await conn.execute("UPDATE ledger_outbox SET published_at = now() WHERE id = ANY($1::bigint[])",

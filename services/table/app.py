@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chieu.kit import logs
+from chieu.kit import logs, names
 from chieu.kit.eventstore import EventStore
 from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, from_env
@@ -11,15 +11,12 @@ from chieu.table.rules import registry
 from chieu.table.service import Tables, TableService, register
 from chieu.table.v1 import table_service_pb2
 
-STREAM = "CHIEU_TABLES"
-SUBJECT_PREFIX = "chieu.table"
-
 
 async def build(settings: Settings) -> Server:
     """A ready (not yet started) table server connected to its event store."""
     store = await EventStore.connect(
-        settings.nats_url, name=f"chieu-table {settings.instance}".strip(), stream=STREAM,
-        prefix=SUBJECT_PREFIX, replicas=settings.stream_replicas,
+        settings.nats_url, name=f"chieu-table {settings.instance}".strip(), stream=names.TABLES,
+        replicas=settings.stream_replicas,
         duplicate_window_s=settings.duplicate_window_s,
     )
     for key in registry.GAME_MODULES:  # every game's messages in the descriptor pool, for reflection clients

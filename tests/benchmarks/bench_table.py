@@ -36,13 +36,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.kit import auth, localnats
+from chieu.kit import auth, localnats, names
 from chieu.kit.eventstore import EventStore
 from chieu.kit.server import tune_gc
 from chieu.kit.settings import DEV_TOKEN_SECRET, Settings
 from chieu.table import codec
 from chieu.table.aggregate import Table
-from chieu.table.app import STREAM, SUBJECT_PREFIX
 from chieu.table.client import TableClient, game_view
 from chieu.table.rules.o_an_quan.board import Direction
 from chieu.table.rules.o_an_quan.game import Sow
@@ -215,7 +214,7 @@ async def same_shape_floor(addr: str, tables: int, seconds: float, pace_s: float
 
 async def recovery(url: str) -> None:
     settings = replace(Settings(), nats_url=url, snapshot_every=100)
-    store = await EventStore.connect(url, stream=STREAM, prefix=SUBJECT_PREFIX)
+    store = await EventStore.connect(url, stream=names.TABLES)
     tables = Tables(store, settings)
     table_id = f"recovery-{os.getpid()}"
     events = 0
@@ -257,7 +256,7 @@ async def recovery(url: str) -> None:
 
 async def memory(url: str, n: int = 300) -> None:
     settings = replace(Settings(), nats_url=url, snapshot_every=1000)
-    store = await EventStore.connect(url, stream=STREAM, prefix=SUBJECT_PREFIX)
+    store = await EventStore.connect(url, stream=names.TABLES)
     writer = Tables(store, settings)
     ids = [f"idle-{os.getpid()}-{i}" for i in range(n)]
     for tid in ids:

@@ -9,8 +9,8 @@ import signal
 import pytest
 
 from chieu.kit.eventstore import EventStore
+from chieu.kit.names import TABLES
 from chieu.kit.settings import Settings
-from chieu.table.app import STREAM, SUBJECT_PREFIX
 from chieu.table.client import game_view
 from tests.e2e.test_o_an_quan_e2e import start_service
 from tests.table.helpers import client
@@ -24,7 +24,7 @@ async def test_sigkill_mid_hand_then_the_clock_resumes_alone(nats_url: str, sett
     addr = f"127.0.0.1:{port}"
     names = ["k1", "k2", "k3", "k4"]
     clients = {n: client(settings, addr, n) for n in names}
-    store = await EventStore.connect(nats_url, stream=STREAM, prefix=SUBJECT_PREFIX)
+    store = await EventStore.connect(nats_url, stream=TABLES)
     try:
         t = await clients["k1"].create("phom", {"uWindowSeconds": 0, "turnSeconds": 2})
         for n in names[1:]:

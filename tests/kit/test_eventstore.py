@@ -9,13 +9,14 @@ from collections.abc import AsyncIterator
 import pytest
 
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot
+from chieu.kit.names import Stream
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
 async def store(nats_url: str) -> AsyncIterator[EventStore]:
-    s = await EventStore.connect(nats_url, stream="TEST_STORE", prefix="test.store")
+    s = await EventStore.connect(nats_url, stream=Stream("TEST_STORE", "test.store"))
     yield s
     await s.close()
 

@@ -21,9 +21,9 @@ from pathlib import Path
 import nats
 import pytest
 
-from chieu.kit import localnats
+from chieu.kit import localnats, names
+from chieu.kit.eventstore import EventStore
 from chieu.ledger.books import Books
-from chieu.ledger.consumer import STREAM
 
 from .conftest import until
 from .script import Script, fund_postings, table_script
@@ -50,6 +50,8 @@ async def test_second_ledger_process_killed_midway(ledger_server: str, nats_url:
     scripts += [table_script(rng, coins=False, hands=HANDS, prefix="xq") for _ in range(POINT_TABLES)]
     for p in fund_postings(scripts):
         await books.post(p)
+    owner = await EventStore.connect(nats_url, stream=names.TABLES)  # the table stream, as its owner creates it
+    await owner.close()
     log = tmp_path / "ledger-2.log"
     proc = start_ledger(nats_url, database_url, log)
     second = f"{socket.gethostname()}:{proc.pid}"
@@ -64,17 +66,17 @@ async def test_second_ledger_process_killed_midway(ledger_server: str, nats_url:
                 rec = log_pb2.Record(table_id=s.table_id, version=i + 1, command_id=f"{s.table_id}-{i}",
                                      actor="system", game="phom")
                 rec.events.add().settlement.CopyFrom(s.settlements[i])
-                ack = await js.publish(f"chieu.table.{s.table_id}", rec.SerializeToString(),
+                ack = await js.publish(names.TABLES.subject(s.table_id), rec.SerializeToString(),
                                        headers={"Nats-Msg-Id": rec.command_id})
                 seqs.append(int(ack.seq))
 
         async def applied(by: str | None = None) -> int:
             if by is None:
                 n = await books.pool.fetchval("SELECT count(*) FROM ledger_inbox WHERE stream = $1 AND seq = ANY($2)",
-                                              STREAM, seqs)
+                                              names.TABLES.name, seqs)
             else:
                 n = await books.pool.fetchval("SELECT count(*) FROM ledger_inbox WHERE stream = $1 AND seq = ANY($2)"
-                                              " AND applied_by = $3", STREAM, seqs, by)
+                                              " AND applied_by = $3", names.TABLES.name, seqs, by)
             return int(n)
 
         async def second_at_work() -> bool:
@@ -97,11 +99,11 @@ async def test_second_ledger_process_killed_midway(ledger_server: str, nats_url:
             proc.wait(10)
         await nc.close()
     by = dict(await books.pool.fetch("SELECT applied_by, count(*) FROM ledger_inbox WHERE stream = $1"
-                                     " AND seq = ANY($2) GROUP BY applied_by", STREAM, seqs))
+                                     " AND seq = ANY($2) GROUP BY applied_by", names.TABLES.name, seqs))
     print(f"applied by {by}; {done_at_kill}/{len(seqs)} done at the kill, the rest in {took:.1f} s")
     assert by.get(second, 0) >= 10 and by.get(f"{socket.gethostname()}:{os.getpid()}", 0) > 0
     outcomes = await books.pool.fetch("SELECT outcome, count(*) FROM ledger_inbox WHERE stream = $1"
-                                      " AND seq = ANY($2) GROUP BY outcome", STREAM, seqs)
+                                      " AND seq = ANY($2) GROUP BY outcome", names.TABLES.name, seqs)
     assert dict(outcomes) == {"posted": len(seqs)}
     tables = [s.table_id for s in scripts]
     postings = {r["id"] for r in await books.pool.fetch("SELECT id FROM ledger_postings WHERE table_id = ANY($1)",

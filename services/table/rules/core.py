@@ -35,8 +35,11 @@ O = TypeVar("O")  # noqa: E741 - the game's options type
 class RuleViolation(ValueError):
     """A command the rules refuse. ``code`` is stable (``not_your_turn``); ``message`` is for people.
 
-    Raising it means nothing happened: the decider changed no state.
+    Raising it means nothing happened: the decider changed no state. ``status`` names the gRPC
+    status a service answers with (a name, so the core imports nothing of gRPC).
     """
+
+    status = "FAILED_PRECONDITION"
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{code}: {message}")
@@ -47,6 +50,8 @@ class RuleViolation(ValueError):
 class InvalidCommand(RuleViolation):
     """The command is malformed (unknown square, bad direction, wrong type)."""
 
+    status = "INVALID_ARGUMENT"
+
 
 class IllegalMove(RuleViolation):
     """The command is well formed but not allowed in this position (out of turn, empty square)."""
@@ -54,6 +59,8 @@ class IllegalMove(RuleViolation):
 
 class BadOptions(RuleViolation):
     """Table options that the game's schema refuses."""
+
+    status = "INVALID_ARGUMENT"
 
     def __init__(self, message: str) -> None:
         super().__init__("bad_options", message)

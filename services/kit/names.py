@@ -1,0 +1,47 @@
+"""The JetStream names every service agrees on, written once: streams, their subjects, the
+key-value buckets beside them and the durable consumers that read them.
+
+A service imports the names it needs from here and nowhere else; the table log's name is a
+contract between the table service (its only writer) and its readers (ledger, ladder, lobby).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """A JetStream stream of one aggregate kind: one subject per aggregate, ``<prefix>.<key>``."""
+
+    name: str
+    prefix: str
+
+    @property
+    def subjects(self) -> str:
+        """The wildcard of every aggregate's subject (the stream's subjects, a consumer's filter)."""
+        return f"{self.prefix}.>"
+
+    def subject(self, key: str) -> str:
+        """The subject of one aggregate's log."""
+        return f"{self.prefix}.{key}"
+
+    @property
+    def snapshots(self) -> str:
+        """The KV bucket of snapshots of this stream's aggregates (written by the stream's owner)."""
+        return f"{self.name}_snapshots"
+
+    @property
+    def active(self) -> str:
+        """The KV bucket of aggregates with work on a clock (written by the stream's owner)."""
+        return f"{self.name}_active"
+
+
+TABLES = Stream("CHIEU_TABLES", "chieu.table")
+"""The table log: one subject per table, written by the table service only."""
+
+LEDGER = Stream("CHIEU_LEDGER", "chieu.ledger")
+"""The ledger's outbox: announcements of posted paid services (e.g. 信誉度复位)."""
+
+LEDGER_DURABLE = "ledger"
+"""The ledger's durable consumer of the table log."""
