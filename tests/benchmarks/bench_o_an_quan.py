@@ -22,7 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from chieu.kit import auth
 from chieu.kit.settings import DEV_TOKEN_SECRET
 from chieu.table.rules.core import Setup, replay
-from chieu.table.rules.o_an_quan.game import GAME, Sow, parse_options
+from chieu.table.rules.o_an_quan import GAME
+from chieu.table.rules.o_an_quan.model import Sow
+from chieu.table.rules.o_an_quan.options import parse_options
 from tests.benchmarks.common import line, median, pct, running_table_service
 
 

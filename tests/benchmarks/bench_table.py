@@ -44,7 +44,7 @@ from chieu.table import codec
 from chieu.table.aggregate import Table
 from chieu.table.client import TableClient, game_view
 from chieu.table.rules.o_an_quan.board import Direction
-from chieu.table.rules.o_an_quan.game import Sow
+from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.service import Tables
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb

@@ -15,7 +15,7 @@ import pytest
 from chieu.kit import localnats
 from chieu.kit.settings import Settings
 from chieu.table.client import game_view
-from chieu.table.rules.o_an_quan.game import Sow
+from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.v1 import table_service_pb2 as pb
 from tests.table.helpers import client, play_to_end
 

@@ -12,7 +12,7 @@ from google.rpc import error_details_pb2, status_pb2
 from chieu.kit import auth
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
-from chieu.table.rules.o_an_quan.game import Sow
+from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.v1 import table_service_pb2 as pb
 
 

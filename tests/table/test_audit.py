@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from chieu.table import audit, codec
 from chieu.table.aggregate import Table
-from chieu.table.rules.o_an_quan.game import GAME, Started
+from chieu.table.rules.o_an_quan import GAME
+from chieu.table.rules.o_an_quan.model import Started
 from chieu.table.v1 import log_pb2
 
 

@@ -13,7 +13,7 @@ from google.protobuf import any_pb2, struct_pb2
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
 from chieu.table.rules.o_an_quan.board import Direction
-from chieu.table.rules.o_an_quan.game import Sow
+from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu.table.v1 import table_service_pb2_grpc as pb_grpc
 from tests.table.helpers import client, play_to_end, reason_of, refused

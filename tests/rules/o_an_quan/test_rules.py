@@ -6,23 +6,13 @@ from typing import Any
 
 import pytest
 
+from chieu.table.rules.common import TimedOut, TurnPassed
 from chieu.table.rules.core import BadOptions, IllegalMove, InvalidCommand, Setup, replay
+from chieu.table.rules.o_an_quan import GAME
 from chieu.table.rules.o_an_quan.board import Direction
-from chieu.table.rules.o_an_quan.game import (
-    GAME,
-    Captured,
-    Ended,
-    Refilled,
-    Sow,
-    Sowed,
-    Started,
-    State,
-    TimedOut,
-    TurnPassed,
-    parse_options,
-    scores,
-)
+from chieu.table.rules.o_an_quan.model import Captured, Ended, Refilled, Sow, Sowed, Started, State, scores
 from chieu.table.rules.o_an_quan.notation import format_position, parse_position
+from chieu.table.rules.o_an_quan.options import parse_options
 
 CW, CCW = Direction.CW, Direction.CCW
 
@@ -107,6 +97,27 @@ def test_refill_with_a_full_store_borrows_nothing() -> None:
     events, after = when(state, 0, 1, CW)
     assert events[0] == Refilled(0, 5, 0)
     assert after.borrowed == (0, 0)
+
+
+OQ09_AFTER = {"position": "[0 | 1 1 0 2 0 | Q+3 | 0 4 5 4 3]", "to_move": "B", "stores": [0, 27],
+              "quans": [1, 0], "borrowed": [3, 0]}
+
+
+def test_a_scenario_position_states_the_debt_and_scoring_pays_it_back() -> None:
+    o = parse_options({})
+    state = replay(GAME, GAME.initial(o, 2), GAME.scenario.position(o, 2, OQ09_AFTER, 0))
+    assert state.borrowed == (3, 0) and state.to_move == 1
+    events, after = when(state, 1, 11, CW)
+    assert events[-1] == Ended("quans_gone", (1, 16))
+    assert scores(after) == (0 + 10 + 1 - 3, 33 + 10 + 16 + 3)
+
+
+@pytest.mark.parametrize("bad", [{"borrowed": [3]}, {"borrowed": [-1, 0]}, {"borrowed": "3 0"},
+                                 {"stores": [0, 26]}, {"to_move": "C"}])
+def test_a_scenario_position_refuses_what_does_not_add_up(bad: dict[str, Any]) -> None:
+    o = parse_options({})
+    with pytest.raises(ValueError):
+        GAME.scenario.position(o, 2, {**OQ09_AFTER, **bad}, 0)
 
 
 def test_the_game_ends_when_both_quans_are_gone_and_sides_are_swept() -> None:

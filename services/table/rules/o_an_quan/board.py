@@ -11,6 +11,10 @@ from enum import Enum
 
 QUAN_SQUARES = (0, 6)
 SIDES: tuple[tuple[int, ...], tuple[int, ...]] = ((1, 2, 3, 4, 5), (7, 8, 9, 10, 11))
+START: tuple[int, ...] = (0,) + (5,) * 5 + (0,) + (5,) * 5
+"""OQ-R1: 5 dân on each dân square, none on the quan squares (their pieces are kept apart)."""
+DAN_TOTAL = 50
+"""The dân in play: on the board, in the stores, or swept home at the end."""
 MAX_DROPS = 10_000
 """Safety bound on stones dropped in one turn; relay sowing that reaches it ends the turn."""
 
