@@ -19,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from chieu.table.rules.core import Setup
 from chieu.table.rules.dominoes import GAME
-from chieu.table.rules.dominoes.game import Options, State
+from chieu.table.rules.dominoes.model import State
+from chieu.table.rules.dominoes.options import Options
 from chieu.table.rules.dominoes.tiles import dead, find_assistant, find_blocker
 from tests.benchmarks.common import line, median, pct
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from chieu.table.rules.core import Setup
 from chieu.table.rules.dominoes import GAME
-from chieu.table.rules.dominoes.game import Options, State
+from chieu.table.rules.dominoes.model import State
+from chieu.table.rules.dominoes.options import Options
 from chieu.table.rules.dominoes.tiles import ALL_TILES, Tile
 
 

@@ -10,18 +10,9 @@ import pytest
 
 from chieu.table.rules.core import BadOptions, IllegalMove, InvalidCommand, Outcome, Setup
 from chieu.table.rules.dominoes import GAME
-from chieu.table.rules.dominoes.game import (
-    Dealt,
-    Draw,
-    Ended,
-    Hand,
-    Options,
-    Pass,
-    Play,
-    State,
-    forced_block_winner,
-    settle_blocker,
-)
+from chieu.table.rules.dominoes.model import Dealt, Draw, Ended, Hand, Pass, Play, State
+from chieu.table.rules.dominoes.options import Options
+from chieu.table.rules.dominoes.scoring import forced_block_winner, settle_blocker
 from chieu.table.rules.dominoes.tiles import End, Option, Tile, Turn, find_assistant, parse_tiles
 
 DM04 = [

@@ -8,7 +8,7 @@ import pytest
 
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
-from chieu.table.rules.dominoes.game import Draw, Pass
+from chieu.table.rules.dominoes.model import Draw, Pass
 from chieu.table.v1 import table_service_pb2 as pb
 from tests.table.helpers import client
 

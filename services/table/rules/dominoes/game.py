@@ -5,343 +5,70 @@ play a matching tile if he holds one, must bốc (draw) from the boneyard one ti
 while he holds none, and passes only when the boneyard is empty. The hand ends when a player
 goes out (hết bài) or the game is *triệt* (blocked); a blocked game is *triệt buộc* (forced)
 or has a *người triệt* (blocker), possibly helped by a *gài triệt* (assistant), which decides
-who pays whom (§B4).
+who pays whom (§B4, :mod:`scoring`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from chieu.table.rules import fair
+from chieu.table.rules.common import TimedOut, TurnPassed, put
 from chieu.table.rules.core import (
     BadOptions,
     Deadline,
     IllegalMove,
     InvalidCommand,
     Outcome,
-    ScenarioHooks,
     Seat,
     Setup,
-    Transfer,
+)
+from chieu.table.rules.dominoes.model import (
+    Dealt,
+    Draw,
+    Drew,
+    Ended,
+    Hand,
+    LineTile,
+    OpenEnds,
+    Pass,
+    Passed,
+    Play,
+    Played,
+    State,
+    View,
+)
+from chieu.table.rules.dominoes.options import Options, option_values, parse_options
+from chieu.table.rules.dominoes.scenario import HOOKS
+from chieu.table.rules.dominoes.scoring import (
+    forced_block_winner,
+    settle_blocker,
+    settle_forced_block,
+    settle_out,
+    unique_min,
 )
 from chieu.table.rules.dominoes.tiles import (
     ALL_TILES,
+    HAND_SIZE,
     End,
-    Ends,
     Option,
     Tile,
     Turn,
     dead,
     find_assistant,
     find_blocker,
-    format_tiles,
     options,
-    parse_tile,
-    parse_tiles,
+    pip_count,
     place,
     playable,
 )
-
-HAND_SIZE = 7
-
-# ---------------------------------------------------------------- options
-
-BLOCK_TIES = ("noWinner", "fewerTiles", "afterLastMover")
-
-
-@dataclass(frozen=True, slots=True)
-class Options:
-    """Table options of §B5 (rules-file names in ``option_values``)."""
-
-    pip_stake: int = 1
-    block_tie: str = "noWinner"
-    blocker_tie_counts_as_loss: bool = True
-    assistant_same_tile_counts: bool = False
-    turn_seconds: int = 20
-
-
-_OPTION_NAMES = {
-    "pipStake": "pip_stake",
-    "blockTie": "block_tie",
-    "blockerTieCountsAsLoss": "blocker_tie_counts_as_loss",
-    "assistantSameTileCounts": "assistant_same_tile_counts",
-    "turnSeconds": "turn_seconds",
-}
-_BOOLS = ("blocker_tie_counts_as_loss", "assistant_same_tile_counts")
-_INTS = ("pip_stake", "turn_seconds")
-
-
-def parse_options(raw: Mapping[str, Any]) -> Options:
-    """Validate the options of §B5; unknown names and out-of-range values are refused."""
-    unknown = sorted(set(raw) - set(_OPTION_NAMES))
-    if unknown:
-        known = ", ".join(_OPTION_NAMES)
-        raise BadOptions(f"unknown option(s) {', '.join(unknown)}; known: {known}")
-    values: dict[str, Any] = {}
-    for name, value in raw.items():
-        attr = _OPTION_NAMES[name]
-        if attr in _BOOLS:
-            if not isinstance(value, bool):
-                raise BadOptions(f"{name} must be true or false, not {value!r}")
-        elif attr in _INTS:
-            if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
-                raise BadOptions(f"{name} must be a whole number, not {value!r}")
-            value = int(value)
-        values[attr] = value
-    o = replace(Options(), **values)
-    if o.pip_stake < 1:
-        raise BadOptions(f"pipStake must be at least 1, not {o.pip_stake}")
-    if o.block_tie not in BLOCK_TIES:
-        raise BadOptions(f"blockTie must be one of {', '.join(BLOCK_TIES)}, not {o.block_tie!r}")
-    if not 0 < o.turn_seconds <= 3600:
-        raise BadOptions(f"turnSeconds must be in 1..3600, not {o.turn_seconds}")
-    return o
-
-
-def option_values(options: Options) -> Mapping[str, Any]:
-    """The options under the rules file's names."""
-    return {name: getattr(options, attr) for name, attr in _OPTION_NAMES.items()}
-
-
-# ---------------------------------------------------------------- commands
-
-
-@dataclass(frozen=True, slots=True)
-class Play:
-    """Put ``tile`` against the ``end`` of the line (any end for the lead)."""
-
-    tile: Tile
-    end: End
-
-
-@dataclass(frozen=True, slots=True)
-class Draw:
-    """Bốc: take the boneyard's next tile (only while holding nothing playable)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Pass:
-    """Bỏ lượt: lose the turn (only with nothing playable and an empty boneyard)."""
-
-
-# ---------------------------------------------------------------- events
-
-
-@dataclass(frozen=True, slots=True)
-class Hand:
-    """One seat's tiles."""
-
-    tiles: tuple[Tile, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Dealt:
-    """A hand is dealt: every seat's tiles, the boneyard (top first) and the leader's deadline."""
-
-    leader: int
-    hands: tuple[Hand, ...]
-    boneyard: tuple[Tile, ...]
-    deadline_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class Drew:
-    """``seat`` drew ``tile`` from the boneyard."""
-
-    seat: int
-    tile: Tile
-
-
-@dataclass(frozen=True, slots=True)
-class Played:
-    """``seat`` put ``tile`` on ``end``; the open ends are now (``left``, ``right``)."""
-
-    seat: int
-    tile: Tile
-    end: End
-    left: int
-    right: int
-
-
-@dataclass(frozen=True, slots=True)
-class Passed:
-    """``seat`` passed (nothing playable, boneyard empty)."""
-
-    seat: int
-
-
-@dataclass(frozen=True, slots=True)
-class TimedOut:
-    """``seat``'s turn timer ran out; the server plays for it (DM-R10)."""
-
-    seat: int
-
-
-@dataclass(frozen=True, slots=True)
-class TurnPassed:
-    """It is ``seat``'s turn until ``deadline_ms``."""
-
-    seat: int
-    deadline_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class Ended:
-    """The hand is over.
-
-    ``reason``: ``out`` (a player placed his last tile), ``triet_buoc`` (forced block),
-    ``triet_win`` / ``triet_loss`` (a blocker who wins / loses). ``pips`` are the pips left per
-    seat; ``transfers`` the whole settlement (§B4); ``next_leader`` leads the next hand, or is
-    ``None`` for a random leader.
-    """
-
-    reason: str
-    winner: int | None
-    blocker: int | None
-    assistant: int | None
-    pips: tuple[int, ...]
-    transfers: tuple[Transfer, ...]
-    next_leader: int | None
-
-
-# ---------------------------------------------------------------- state and view
-
-
-@dataclass(frozen=True, slots=True)
-class State:
-    """The whole hand: hands, boneyard (top first), the line left to right, the turn record."""
-
-    options: Options
-    players: int
-    hands: tuple[tuple[Tile, ...], ...] = ()
-    boneyard: tuple[Tile, ...] = ()
-    line: tuple[tuple[int, int], ...] = ()
-    ends: Ends | None = None
-    leader: int = 0
-    to_move: int | None = None
-    deadline_ms: int = 0
-    turns: tuple[Turn, ...] = ()
-    last_mover: int | None = None
-    ended: Ended | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LineTile:
-    """A tile as it lies in the line: ``left`` half then ``right`` half."""
-
-    left: int
-    right: int
-
-
-@dataclass(frozen=True, slots=True)
-class OpenEnds:
-    """The two open ends of the line."""
-
-    left: int
-    right: int
-
-
-@dataclass(frozen=True, slots=True)
-class View:
-    """What ``seat`` sees: his own tiles, the line, the others' tile counts, the boneyard size.
-
-    ``seat`` is -1 for a spectator (``hand`` empty); ``to_move`` is -1 when nobody is to act.
-    ``revealed`` (every hand) and ``pips`` appear only once the hand is over.
-    """
-
-    seat: int
-    hand: tuple[Tile, ...]
-    line: tuple[LineTile, ...]
-    ends: OpenEnds | None
-    counts: tuple[int, ...]
-    boneyard: int
-    to_move: int
-    deadline_ms: int
-    legal: tuple[Play, ...]
-    must_draw: bool
-    must_pass: bool
-    finished: bool
-    result: Ended | None
-    revealed: tuple[Hand, ...]
-
-
-def _pips(hand: Sequence[Tile]) -> int:
-    return sum(t.pips for t in hand)
 
 
 def _remove(hand: tuple[Tile, ...], t: Tile) -> tuple[Tile, ...]:
     i = hand.index(t)
     return hand[:i] + hand[i + 1 :]
-
-
-def _set_hand(hands: tuple[tuple[Tile, ...], ...], seat: int, hand: tuple[Tile, ...]) -> tuple[
-    tuple[Tile, ...], ...
-]:
-    return (*hands[:seat], hand, *hands[seat + 1:])
-
-
-# ---------------------------------------------------------------- settlement (§B4)
-
-
-def _unique_min(pips: Sequence[int], among: Sequence[int]) -> int | None:
-    low = min(pips[i] for i in among)
-    best = [i for i in among if pips[i] == low]
-    return best[0] if len(best) == 1 else None
-
-
-def settle_out(winner: int, pips: Sequence[int], u: int) -> tuple[Transfer, ...]:
-    """Out: every other player pays the winner u·p_i."""
-    return tuple(
-        Transfer(i, winner, u * p, "out") for i, p in enumerate(pips) if i != winner and p
-    )
-
-
-def forced_block_winner(
-    pips: Sequence[int], o: Options, last_mover: int, hands: Sequence[int]
-) -> int | None:
-    """Triệt buộc: the unique lowest-pip player, else the ``blockTie`` option decides."""
-    n = len(pips)
-    low = min(pips)
-    tied = [i for i in range(n) if pips[i] == low]
-    if len(tied) == 1:
-        return tied[0]
-    if o.block_tie == "fewerTiles":
-        fewest = min(hands[i] for i in tied)
-        best = [i for i in tied if hands[i] == fewest]
-        return best[0] if len(best) == 1 else None
-    if o.block_tie == "afterLastMover":
-        for k in range(1, n + 1):
-            s = (last_mover + k) % n
-            if s in tied:
-                return s
-    return None
-
-
-def settle_blocker(
-    blocker: int, assistant: int | None, pips: Sequence[int], o: Options
-) -> tuple[bool, tuple[Transfer, ...]]:
-    """The four payment formulas of §B4 for a blocker; returns (blocker wins, transfers)."""
-    u = o.pip_stake
-    others = [i for i in range(len(pips)) if i != blocker]
-    low = min(pips[i] for i in others)
-    wins = pips[blocker] < low or (pips[blocker] == low and not o.blocker_tie_counts_as_loss)
-    total = sum(pips[i] for i in others)
-    if wins and assistant is None:
-        return True, tuple(
-            Transfer(i, blocker, 2 * u * pips[i], "triet") for i in others if pips[i]
-        )
-    if wins and assistant is not None:
-        return True, (Transfer(assistant, blocker, 2 * u * total, "gai_triet"),)
-    if assistant is None:
-        return False, tuple(
-            Transfer(blocker, i, u * pips[i], "triet_loss") for i in others if pips[i]
-        )
-    return False, (Transfer(blocker, assistant, u * total, "triet_loss_gai"),)
-
-
-# ---------------------------------------------------------------- the decider
 
 
 class Dominoes:
@@ -355,17 +82,11 @@ class Dominoes:
     events: tuple[type, ...] = (Dealt, Drew, Played, Passed, TimedOut, TurnPassed, Ended)
     option_type = Options
     view_type = View
+    pot_options: tuple[str, ...] = ()
+    """The options that change the gà pot's rules: Đô Mi Nô has no pot."""
 
     def __init__(self) -> None:
-        self.scenario = ScenarioHooks(
-            position=self._position,
-            describe=describe,
-            queries={
-                "set_pips": lambda: sum(t.pips for t in ALL_TILES),
-                "set_size": lambda: len(ALL_TILES),
-            },
-            command=parse_command,
-        )
+        self.scenario = HOOKS
 
     parse_options = staticmethod(parse_options)
     option_values = staticmethod(option_values)
@@ -389,24 +110,10 @@ class Dominoes:
         if prev is not None:
             nxt: int | None = prev.winner
             if nxt is None and prev.reason == "triet_loss" and len(prev.scores) == setup.players:
-                nxt = _unique_min(prev.scores, range(len(prev.scores)))
+                nxt = unique_min(prev.scores, range(len(prev.scores)))
             if nxt is not None and 0 <= nxt < setup.players:
                 return nxt
         return fair.choice(setup.seed, tuple(range(setup.players)), "leader")
-
-    def _position(
-        self, options: Options, players: int, spec: Mapping[str, Any], now_ms: int
-    ) -> Sequence[Any]:
-        """A scenario deal: ``{hands: ["[5|6] [1|3] ...", ...], boneyard: "...", leader: 0}``."""
-        hands = tuple(Hand(parse_tiles(str(h))) for h in spec["hands"])
-        boneyard = parse_tiles(str(spec.get("boneyard", "")))
-        if len(hands) != players or any(len(h.tiles) != HAND_SIZE for h in hands):
-            raise ValueError(f"a deal gives {HAND_SIZE} tiles to each of {players} players")
-        every = [t for h in hands for t in h.tiles] + list(boneyard)
-        if sorted(every) != sorted(ALL_TILES):
-            raise ValueError("hands and boneyard must hold the 28 tiles of the set exactly once")
-        leader = int(spec.get("leader", 0))
-        return [Dealt(leader, hands, boneyard, now_ms + options.turn_seconds * 1000)]
 
     # -- decide
 
@@ -456,40 +163,32 @@ class Dominoes:
         s = self.evolve(state, move)
         seat = move.seat
         if isinstance(move, Played) and not s.hands[seat]:
-            return [move, self._ended(s, "out", seat)]
+            return [move, self._out(s, seat)]
         if dead(s.hands, len(s.boneyard), s.ends):
             return [move, self._blocked(s)]
         nxt = (seat + 1) % s.players
         return [move, TurnPassed(nxt, now_ms + s.options.turn_seconds * 1000)]
 
-    def _ended(self, s: State, reason: str, winner: int | None, blocker: int | None = None,
-               assistant: int | None = None, transfers: tuple[Transfer, ...] | None = None,
-               next_leader: int | None = None) -> Ended:
-        pips = tuple(_pips(h) for h in s.hands)
-        if transfers is None:
-            assert winner is not None
-            transfers = settle_out(winner, pips, s.options.pip_stake)
-            next_leader = winner
-        return Ended(reason, winner, blocker, assistant, pips, transfers, next_leader)
+    def _out(self, s: State, winner: int) -> Ended:
+        """Hết bài: ``winner`` placed his last tile; everyone pays him his pips, he leads next."""
+        pips = tuple(pip_count(h) for h in s.hands)
+        transfers = settle_out(winner, pips, s.options.pip_stake)
+        return Ended("out", winner, None, None, pips, transfers, winner)
 
     def _blocked(self, s: State) -> Ended:
         """Triệt (§B3–B4): find the blocker and the assistant, then settle."""
         o = s.options
-        pips = tuple(_pips(h) for h in s.hands)
+        pips = tuple(pip_count(h) for h in s.hands)
         idx, blocker = find_blocker(s.turns)
         if blocker is None or idx is None:
             last = s.last_mover if s.last_mover is not None else 0
             w = forced_block_winner(pips, o, last, [len(h) for h in s.hands])
-            transfers = () if w is None else tuple(
-                Transfer(i, w, o.pip_stake * p, "triet_buoc")
-                for i, p in enumerate(pips) if i != w and p
-            )
-            return Ended("triet_buoc", w, None, None, pips, transfers, w)
+            return Ended("triet_buoc", w, None, None, pips, settle_forced_block(w, pips, o.pip_stake), w)
         assistant = find_assistant(s.turns, idx, blocker, o.assistant_same_tile_counts)
         wins, transfers = settle_blocker(blocker, assistant, pips, o)
         if wins:
             return Ended("triet_win", blocker, blocker, assistant, pips, transfers, blocker)
-        nxt = _unique_min(pips, range(len(pips)))
+        nxt = unique_min(pips, range(len(pips)))
         return Ended("triet_loss", None, blocker, assistant, pips, transfers, nxt)
 
     # -- evolve
@@ -498,7 +197,7 @@ class Dominoes:
         s = state
         if isinstance(event, Drew):
             hand = s.hands[event.seat] + (event.tile,)
-            return replace(s, hands=_set_hand(s.hands, event.seat, hand), boneyard=s.boneyard[1:])
+            return replace(s, hands=put(s.hands, event.seat, hand), boneyard=s.boneyard[1:])
         if isinstance(event, Played):
             t = event.tile
             ends = (event.left, event.right)
@@ -511,7 +210,7 @@ class Dominoes:
             else:
                 line = (*s.line, (s.ends[1], event.right))
             return replace(
-                s, hands=_set_hand(s.hands, event.seat, _remove(s.hands[event.seat], t)),
+                s, hands=put(s.hands, event.seat, _remove(s.hands[event.seat], t)),
                 ends=ends, line=line, turns=(*s.turns, turn), last_mover=event.seat,
             )
         if isinstance(event, Passed):
@@ -605,55 +304,6 @@ class Dominoes:
             winner=e.winner, ranking=tuple(order), scores=e.pips, transfers=e.transfers,
             reason=e.reason, first=state.leader,
         )
-
-
-def _name(seat: int | None) -> str | None:
-    return None if seat is None else f"P{seat + 1}"
-
-
-def describe(state: State) -> Mapping[str, Any]:
-    """What scenarios assert; seats are named P1, P2, ... as in the rules file."""
-    out: dict[str, Any] = {
-        "to_move": _name(state.to_move),
-        "ends": None if state.ends is None else list(state.ends),
-        "hands": [format_tiles(h) for h in state.hands],
-        "hand_sizes": [len(h) for h in state.hands],
-        "pips": [_pips(h) for h in state.hands],
-        "boneyard": len(state.boneyard),
-        "total_pips": sum(_pips(h) for h in state.hands) + _pips(state.boneyard)
-        + sum(a + b for a, b in state.line),
-        "tiles": sum(len(h) for h in state.hands) + len(state.boneyard) + len(state.line),
-        "ended": None if state.ended is None else state.ended.reason,
-    }
-    if state.ended is not None:
-        out["blocker"] = _name(state.ended.blocker)
-        out["assistant"] = _name(state.ended.assistant)
-        out["next_leader"] = _name(state.ended.next_leader)
-    return out
-
-
-def parse_command(raw: Any) -> Play | Draw | Pass:
-    """Scenario notation: ``draw``, ``pass``, ``"[4|5] L"`` / ``"[4|5] R"`` (the lead: ``"[5|6]"``),
-    or ``{play: "[4|5]", end: L}``."""
-    try:
-        if isinstance(raw, Mapping):
-            if "play" in raw:
-                return Play(parse_tile(str(raw["play"])), End(str(raw.get("end", "L")).upper()))
-            if raw.get("draw"):
-                return Draw()
-            if raw.get("pass"):
-                return Pass()
-            raise ValueError("expected play, draw or pass")
-        text = str(raw).strip()
-        if text.lower() == "draw":
-            return Draw()
-        if text.lower() == "pass":
-            return Pass()
-        parts = text.replace("on ", "").split()
-        end = End(parts[1].upper()) if len(parts) > 1 else End.LEFT
-        return Play(parse_tile(parts[0]), end)
-    except (KeyError, ValueError, IndexError) as e:
-        raise InvalidCommand("bad_command", f"cannot read {raw!r}: {e}") from None
 
 
 GAME = Dominoes()

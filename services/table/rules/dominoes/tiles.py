@@ -36,6 +36,8 @@ class Tile:
 
 ALL_TILES: tuple[Tile, ...] = tuple(Tile(a, b) for a in range(7) for b in range(a, 7))
 """The double-six set (DM-R1): 28 tiles, 168 pips."""
+HAND_SIZE = 7
+"""Tiles dealt to each player (DM-R2); the rest is the boneyard."""
 
 Ends = tuple[int, int]
 _TILE = re.compile(r"\[?\s*(\d)\s*\|\s*(\d)\s*\]?")
@@ -63,7 +65,13 @@ def parse_tiles(text: str) -> tuple[Tile, ...]:
 
 
 def format_tiles(tiles: Sequence[Tile]) -> str:
+    """The tiles written ``[a|b] [c|d] ...``."""
     return " ".join(str(t) for t in tiles)
+
+
+def pip_count(tiles: Sequence[Tile]) -> int:
+    """The pips of ``tiles`` together (a hand's pips left, lower is better)."""
+    return sum(t.pips for t in tiles)
 
 
 def place(ends: Ends | None, t: Tile, end: End) -> Ends | None:
