@@ -19,7 +19,7 @@ async def build(settings: Settings) -> Server:
         replicas=settings.stream_replicas,
         duplicate_window_s=settings.duplicate_window_s,
     )
-    for key in registry.GAME_MODULES:  # every game's messages in the descriptor pool, for reflection clients
+    for key in registry.KEYS:  # every game's messages in the descriptor pool, for reflection clients
         codec.game_module(key)
     tables = Tables(store, settings)
     await tables.resume()

@@ -22,10 +22,10 @@ import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from chieu.table import codec
-from chieu.table.aggregate import Table
+from chieu.table import codec, decide
 from chieu.table.rules import fair
 from chieu.table.rules.core import RuleViolation
+from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 
 
@@ -108,7 +108,7 @@ def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]]) -> list
         commitment_ok = fair.commitment(seed) == h.seed_commitment and h.algorithm == fair.ALGORITHM
         players = list(h.players)
         material = fair.seed_material(seed, list(h.client_seeds))
-        setup = hand.before.setup(players, material, hand.at_ms, hand_no, int(h.owner_seat))
+        setup = decide.setup(hand.before, players, material, hand.at_ms, hand_no, int(h.owner_seat))
         derived = [codec.pack(e, hand.before.game_key).SerializeToString() for e in hand.before.game.start(setup)]
         deal_ok = derived == hand.dealt
         details = [] if deal_ok else [f"derived {len(derived)} start events, logged {len(hand.dealt)}; they differ"]

@@ -17,7 +17,8 @@ A scenario file (YAML or JSON) holds one scenario, or a list of them under ``sce
         command: {square: S1, direction: CW}   # game notation or {type: Sow, ...}
         at_ms: 1000                # optional server time of the command
         reject: not_your_turn      # expected rule-violation code (state must not change)
-        events: [{type: Sowed, relays: [7]}, ...]   # expected events, in order, each a subset
+        events: [{type: Sowed, relays: [7]}, ...]   # exactly these events, in order, each a subset
+        # or events: {contains: [...]}: these in this order, other events may come between them
         state: {to_move: B}        # subset of the game's describe(state) after the step
         view: {seat: B, expect: {...}}   # subset of the seat's view (seat: null = spectator)
       - timeout: A                 # on_timeout for that seat
@@ -156,9 +157,26 @@ class _Run:
             return
         self.apply(events)
         if "events" in st:
-            for m in mismatches(list(st["events"]), to_plain(events), "events"):
-                self.fail(where, m)
+            self.check_events(where, st["events"], to_plain(events))
         self.check_after(where, st)
+
+    def check_events(self, where: str, want: Any, got: list[Any]) -> None:
+        """``want``: a list (exactly these events) or ``{contains: [...]}`` (these, in order, among others)."""
+        if isinstance(want, Mapping):
+            unknown = set(want) - {"contains", "exactly"}
+            if unknown or len(want) != 1:
+                raise ValueError(f"events takes a list, {{contains: [...]}} or {{exactly: [...]}}, not {dict(want)!r}")
+            if "exactly" in want:
+                self.check_events(where, list(want["exactly"]), got)
+                return
+            rest = iter(got)
+            for i, item in enumerate(want["contains"]):
+                if not any(not mismatches(item, e) for e in rest):
+                    self.fail(where, f"events[contains {i}]: no {item!r} after the ones before it in {got!r}")
+                    return
+            return
+        for m in mismatches(list(want), got, "events"):
+            self.fail(where, m)
 
     def check_legal(self, where: str, spec: Mapping[str, Any]) -> None:
         seat = self.seat(spec.get("seat"))

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import pickle
+import secrets
 import time
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
-from importlib import metadata
 from typing import Any
 
 import grpc
@@ -27,14 +26,14 @@ from chieu.kit import auth, logs
 from chieu.kit.errors import GuardedServer, ServiceError, not_found
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot, Stored
 from chieu.kit.settings import Settings
-from chieu.table import audit, codec
-from chieu.table.aggregate import Table, check_command_id, check_table_id, options_dict
+from chieu.table import audit, codec, decide, snapshot
+from chieu.table.decide import check_command_id, check_table_id
+from chieu.table.state import Table, options_dict
 from chieu.table.v1 import log_pb2, table_service_pb2, table_service_pb2_grpc
+from chieu.table.views import Views
 
 log = logs.get("chieu.table")
 
-SNAPSHOT_TAG = f"table-v1-{metadata.version('chieu')}"
-"""Snapshots of another code version are ignored (a snapshot is a cache of the log)."""
 CONFLICT_DEADLINE_S = 10.0
 """How long a command keeps retrying against racing writers before it is ABORTED."""
 
@@ -51,6 +50,8 @@ class _Live:
 
     def __init__(self, table: Table) -> None:
         self.table = table
+        self.views = Views()
+        """The views of the table's current version, encoded once per viewer."""
         self.lock = asyncio.Lock()
         self.watchers: set[tuple[str | None, asyncio.Queue[bytes | None]]] = set()
         """Each watch stream: its viewer and the queue of its serialized ``WatchResponse`` messages."""
@@ -144,13 +145,13 @@ class Tables:
     async def _load(self, table_id: str) -> Table:
         table = Table(table_id)
         snap = await self.store.load_snapshot(table_id)
-        if snap is not None and snap.tag == SNAPSHOT_TAG:
+        if snap is not None and snap.tag == snapshot.TAG:
             try:
-                loaded = pickle.loads(snap.data)  # our own snapshot bucket, written by this code
-                if isinstance(loaded, Table) and loaded.last_seq == snap.seq:
+                loaded = snapshot.decode(snap.data)
+                if loaded.table_id == table_id and loaded.last_seq == snap.seq:
                     table = loaded
-            except Exception:  # a snapshot is a cache: replay the log instead
-                log.warning("unreadable snapshot, replaying", table_id=table_id)
+            except snapshot.Unusable as e:  # a snapshot is a cache: replay the log instead
+                log.warning("unusable snapshot, replaying", table_id=table_id, reason=str(e))
         await self._catch_up(table)
         return table
 
@@ -209,7 +210,7 @@ class Tables:
 
     # ------------------------------------------------------------ commands
 
-    async def execute(self, table_id: str, actor: str, command_id: str, decide: Decider,
+    async def execute(self, table_id: str, actor: str, command_id: str, decider: Decider,
                       *, create: bool = False, game_command: Any = None, timeout_seat: int | None = None) -> Table:
         """Decide and append one command, retrying on a conflicting writer."""
         command_id = check_command_id(command_id) or f"srv-{uuid.uuid4().hex}"
@@ -224,8 +225,7 @@ class Tables:
                 if f"{actor}/{command_id}" in table.commands:
                     return table
                 now = now_ms()
-                table.decided = None
-                events = decide(table, now)
+                events = decider(table, now)
                 if not events:
                     return table
                 record = log_pb2.Record(
@@ -248,17 +248,29 @@ class Tables:
                     await self._catch_up(table)
                     return table
                 was_playing = table.playing
-                table.apply(record, appended.seq, decided=True)
+                table.apply(record, appended.seq)
                 self._after_apply(live)
                 if table.playing != was_playing:
                     self._spawn(self.store.mark_active(table_id, table.playing))
                 return table
         raise ServiceError(grpc.StatusCode.ABORTED, "busy", "the table is too busy; try again")
 
+    def _views(self, table: Table) -> Views:
+        live = self._live.get(table.table_id)
+        return live.views if live is not None and live.table is table else Views()
+
+    def view(self, table: Table, who: str | None) -> table_service_pb2.TableView:
+        """``who``'s view of a table this process serves (built once per version and viewer)."""
+        return self._views(table).view(table, who)
+
+    def wire(self, table: Table, who: str | None) -> bytes:
+        """``who``'s view of a table this process serves, as a serialized ``WatchResponse``."""
+        return self._views(table).wire(table, who)
+
     def _after_apply(self, live: _Live) -> None:
         table = live.table
         for who, queue in list(live.watchers):
-            queue.put_nowait(table.wire(who))
+            queue.put_nowait(live.views.wire(table, who))
         for who in [p for p in table.lost if live.present.get(p)]:
             # lost on another replica, but a stream of this player is open here: still present
             self._spawn(self._presence(table.table_id, who, back=True))
@@ -266,9 +278,8 @@ class Tables:
         live.since_snapshot += 1
         if live.since_snapshot >= self.settings.snapshot_every:
             live.since_snapshot = 0
-            data = pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL)
             task = asyncio.create_task(self.store.save_snapshot(
-                table.table_id, Snapshot(table.last_seq, SNAPSHOT_TAG, data)))
+                table.table_id, Snapshot(table.last_seq, snapshot.TAG, snapshot.encode(table))))
             task.add_done_callback(_log_failure)
 
     # ------------------------------------------------------------ clocks
@@ -295,10 +306,10 @@ class Tables:
         try:
             if action == "timeout":
                 await self.execute(table_id, "system", f"timeout:{version}:{arg}",
-                                   lambda t, now: t.time_out(arg, now), timeout_seat=arg)
+                                   lambda t, now: decide.time_out(t, arg, now), timeout_seat=arg)
             else:
                 await self.execute(table_id, "system", f"disconnect:{version}:{arg}",
-                                   lambda t, now: t.disconnect(arg, now))
+                                   lambda t, now: decide.disconnect(t, arg, now))
         except Exception as exc:
             log.info("timer not applied", table_id=table_id, action=action, arg=str(arg), reason=str(exc))
             return
@@ -318,7 +329,7 @@ class Tables:
         entry = (who, queue)
         async with live.lock:
             live.watchers.add(entry)
-            first, version = live.table.wire(who), live.table.version
+            first, version = live.views.wire(live.table, who), live.table.version
         if who is not None:
             live.present[who] = live.present.get(who, 0) + 1
             if live.present[who] == 1 and who in live.table.lost:
@@ -344,12 +355,13 @@ class Tables:
             return
         try:
             if back:
-                await self.execute(table_id, who, f"back:{uuid.uuid4().hex}", lambda t, now: t.reconnected(who))
+                await self.execute(table_id, who, f"back:{uuid.uuid4().hex}", lambda t, now: decide.reconnected(t, who))
             else:
                 live = self._live.get(table_id)
                 if live is not None and live.table.seat_of(who) is not None:
-                    await self.execute(table_id, who, f"lost:{uuid.uuid4().hex}",
-                                       lambda t, now: [] if who in live.present else t.connection_lost(who, now))
+                    await self.execute(
+                        table_id, who, f"lost:{uuid.uuid4().hex}",
+                        lambda t, now: [] if who in live.present else decide.connection_lost(t, who, now))
         except Exception as exc:
             log.info("presence not recorded", table_id=table_id, player=who, reason=str(exc))
 
@@ -436,14 +448,14 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         table_id = uuid.uuid5(uuid.NAMESPACE_URL, seed).hex if command_id else uuid.uuid4().hex
         table = await self.tables.execute(
             table_id, who.player_id, command_id or f"create-{table_id}",
-            lambda t, now: t.create(request.game, raw, who.player_id, request.stake or 1,
+            lambda t, now: decide.create(t, request.game, raw, who.player_id, request.stake or 1,
                                request.currency or log_pb2.CURRENCY_POINTS,
                                require_ready=request.require_ready,
                                reconnect_grace_s=request.reconnect_grace_s,
                                client_seed=request.client_seed),
             create=True,
         )
-        return table_service_pb2.CreateTableResponse(table=table.view(who.player_id))
+        return table_service_pb2.CreateTableResponse(table=self.tables.view(table, who.player_id))
 
     async def TakeSeat(self, request: table_service_pb2.TakeSeatRequest,
                        context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.TakeSeatResponse:
@@ -451,24 +463,25 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         table_id = check_table_id(request.table_id)
         seat = request.seat if request.HasField("seat") else None
         table = await self.tables.execute(table_id, who.player_id, request.command_id,
-                                          lambda t, now: t.take_seat(who.player_id, seat, request.client_seed))
+                                          lambda t, now: decide.take_seat(t, who.player_id, seat, request.client_seed))
         your = table.table_seat_of(who.player_id)
-        return table_service_pb2.TakeSeatResponse(seat=-1 if your is None else your, table=table.view(who.player_id))
+        return table_service_pb2.TakeSeatResponse(seat=-1 if your is None else your,
+                                                  table=self.tables.view(table, who.player_id))
 
     async def StandUp(self, request: table_service_pb2.StandUpRequest,
                       context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.StandUpResponse:
         who = self._who(context)
         table = await self.tables.execute(check_table_id(request.table_id), who.player_id, request.command_id,
-                                          lambda t, now: t.stand_up(who.player_id))
-        return table_service_pb2.StandUpResponse(table=table.view(who.player_id))
+                                          lambda t, now: decide.stand_up(t, who.player_id))
+        return table_service_pb2.StandUpResponse(table=self.tables.view(table, who.player_id))
 
     async def SetReady(self, request: table_service_pb2.SetReadyRequest,
                        context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.SetReadyResponse:
         who = self._who(context)
         table = await self.tables.execute(
             check_table_id(request.table_id), who.player_id, request.command_id,
-            lambda t, now: t.set_ready(who.player_id, request.ready, request.client_seed))
-        return table_service_pb2.SetReadyResponse(table=table.view(who.player_id))
+            lambda t, now: decide.set_ready(t, who.player_id, request.ready, request.client_seed))
+        return table_service_pb2.SetReadyResponse(table=self.tables.view(table, who.player_id))
 
     async def ChangeSettings(self, request: table_service_pb2.ChangeSettingsRequest,
                              context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.ChangeSettingsResponse:
@@ -480,20 +493,21 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         table_id = check_table_id(request.table_id)
         live = await self.tables.get(table_id)
         # refusals that need no money (not the host, a hand running, bad options) come first
-        live.table.change_settings(who.player_id, patch, stake, ready, grace)
-        pot = await self.ledger_pot(table_id) if live.table.touches_pot(patch, stake) else 0
+        decide.change_settings(live.table, who.player_id, patch, stake, ready, grace)
+        pot = await self.ledger_pot(table_id) if decide.touches_pot(live.table, patch, stake) else 0
         table = await self.tables.execute(
             table_id, who.player_id, request.command_id,
-            lambda t, now: t.change_settings(who.player_id, patch, stake, ready, grace, ledger_pot=pot))
-        return table_service_pb2.ChangeSettingsResponse(table=table.view(who.player_id))
+            lambda t, now: decide.change_settings(t, who.player_id, patch, stake, ready, grace, ledger_pot=pot))
+        return table_service_pb2.ChangeSettingsResponse(table=self.tables.view(table, who.player_id))
 
     async def StartHand(self, request: table_service_pb2.StartHandRequest,
                         context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.StartHandResponse:
         who = self._who(context)
         table_id = check_table_id(request.table_id)
-        table = await self.tables.execute(table_id, who.player_id, request.command_id,
-                                          lambda t, now: t.start_hand(who.player_id, now))
-        return table_service_pb2.StartHandResponse(table=table.view(who.player_id))
+        table = await self.tables.execute(
+            table_id, who.player_id, request.command_id,
+            lambda t, now: decide.start_hand(t, who.player_id, now, secrets.token_bytes(32)))
+        return table_service_pb2.StartHandResponse(table=self.tables.view(table, who.player_id))
 
     async def Act(self, request: table_service_pb2.ActRequest,  # type: ignore[override]
                   context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
@@ -505,21 +519,21 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         command = codec.unpack(request.command, live.table.game_key, commands_only=True)
         expected = request.expected_version if request.HasField("expected_version") else None
 
-        def decide(t: Table, now: int) -> list[log_pb2.TableEvent]:
+        def act(t: Table, now: int) -> list[log_pb2.TableEvent]:
             if expected is not None and expected != t.version:
                 raise ServiceError(grpc.StatusCode.ABORTED, "stale_version",
                                    f"the table is at version {t.version}, not {expected}")
-            return t.act(who.player_id, command, now)
+            return decide.act(t, who.player_id, command, now)
 
-        table = await self.tables.execute(table_id, who.player_id, request.command_id, decide,
+        table = await self.tables.execute(table_id, who.player_id, request.command_id, act,
                                           game_command=request.command)
-        return table.wire(who.player_id)
+        return self.tables.wire(table, who.player_id)
 
     async def GetTable(self, request: table_service_pb2.GetTableRequest,
                        context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.GetTableResponse:
         who = self._who(context)
         live = await self.tables.get(check_table_id(request.table_id))
-        return table_service_pb2.GetTableResponse(table=live.table.view(who.player_id))
+        return table_service_pb2.GetTableResponse(table=live.views.view(live.table, who.player_id))
 
     def Watch(self, request: table_service_pb2.WatchRequest,  # type: ignore[override]
               context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
@@ -537,8 +551,8 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         who = self._who(context)
         auth.require_role(who, "operator")
         table = await self.tables.execute(check_table_id(request.table_id), who.player_id, request.command_id,
-                                          lambda t, now: t.abort_hand(request.reason))
-        return table_service_pb2.AbortHandResponse(table=table.view(who.player_id))
+                                          lambda t, now: decide.abort_hand(t, request.reason))
+        return table_service_pb2.AbortHandResponse(table=self.tables.view(table, who.player_id))
 
     async def AuditLog(
         self, request: table_service_pb2.AuditLogRequest, context: grpc.aio.ServicerContext[Any, Any],
@@ -579,7 +593,7 @@ class _Capture:
 
 def register(servicer: TableService, server: GuardedServer) -> None:
     """Add the servicer to ``server`` as the generated code does, but with ``Act`` and ``Watch``
-    sending pre-serialized messages as they are (see :meth:`Table.wire`)."""
+    sending pre-serialized messages as they are (see :meth:`Views.wire`)."""
     name = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
     capture = _Capture()
     table_service_pb2_grpc.add_TableServiceServicer_to_server(servicer, capture)  # type: ignore[arg-type]

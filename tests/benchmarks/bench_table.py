@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -40,12 +41,12 @@ from chieu.kit import auth, localnats, names
 from chieu.kit.eventstore import EventStore
 from chieu.kit.server import tune_gc
 from chieu.kit.settings import DEV_TOKEN_SECRET, Settings
-from chieu.table import codec
-from chieu.table.aggregate import Table
+from chieu.table import codec, decide
 from chieu.table.client import TableClient, game_view
 from chieu.table.rules.o_an_quan.board import Direction
 from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.service import Tables
+from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
 from tests.benchmarks.common import another_table_service, line, median, pct, running_table_service
@@ -221,17 +222,18 @@ async def recovery(url: str) -> None:
     hand = 0
     from chieu.table.rules.o_an_quan.game import GAME
 
-    await tables.execute(table_id, "r1", "c0", lambda t, now: t.create("o_an_quan", {}, "r1"), create=True)
-    await tables.execute(table_id, "r2", "c1", lambda t, now: t.take_seat("r2", None))
+    await tables.execute(table_id, "r1", "c0", lambda t, now: decide.create(t, "o_an_quan", {}, "r1"), create=True)
+    await tables.execute(table_id, "r2", "c1", lambda t, now: decide.take_seat(t, "r2", None))
     while events < 10_000:
         hand += 1
-        table = await tables.execute(table_id, "r1", f"h{hand}", lambda t, now: t.start_hand("r1", now))
+        table = await tables.execute(table_id, "r1", f"h{hand}",
+                                     lambda t, now: decide.start_hand(t, "r1", now, secrets.token_bytes(32)))
         while table.playing:
             seat = table.game_state.to_move
             move = GAME.legal(table.game_state, seat)[0]
             player = table.hand_players[seat]
             table = await tables.execute(table_id, player, f"m{table.version}",
-                                         lambda t, now, p=player, m=move: t.act(p, m, now))
+                                         lambda t, now, p=player, m=move: decide.act(t, p, m, now))
         events = sum(len(log_pb2.Record.FromString(s.data).events) for s in await store.read(table_id))
     await tables.close()
     await asyncio.sleep(0.5)  # the last snapshot write
@@ -260,9 +262,9 @@ async def memory(url: str, n: int = 300) -> None:
     writer = Tables(store, settings)
     ids = [f"idle-{os.getpid()}-{i}" for i in range(n)]
     for tid in ids:
-        await writer.execute(tid, "m1", "c0", lambda t, now: t.create("o_an_quan", {}, "m1"), create=True)
-        await writer.execute(tid, "m2", "c1", lambda t, now: t.take_seat("m2", None))
-        await writer.execute(tid, "m1", "c2", lambda t, now: t.start_hand("m1", now))
+        await writer.execute(tid, "m1", "c0", lambda t, now: decide.create(t, "o_an_quan", {}, "m1"), create=True)
+        await writer.execute(tid, "m2", "c1", lambda t, now: decide.take_seat(t, "m2", None))
+        await writer.execute(tid, "m1", "c2", lambda t, now: decide.start_hand(t, "m1", now, secrets.token_bytes(32)))
     await writer.close()
     reader = Tables(store, replace(settings, snapshot_every=10_000))
     await reader.get(ids[0])  # warm imports and caches

@@ -30,7 +30,7 @@ async def reflection_knows_every_game(addr: str) -> None:
     from chieu.table.rules import registry
 
     async def ask() -> AsyncIterator[reflection_pb2.ServerReflectionRequest]:
-        for key in registry.GAME_MODULES:
+        for key in registry.KEYS:
             yield reflection_pb2.ServerReflectionRequest(file_containing_symbol=f"chieu.games.{key}.v1.View")
 
     async with grpc.aio.insecure_channel(addr) as channel:

@@ -1,11 +1,13 @@
-"""The auditor's deal verification on logs built by the table aggregate (no server needed)."""
+"""The auditor's deal verification on logs built by the table's deciders (no server needed)."""
 
 from __future__ import annotations
 
-from chieu.table import audit, codec
-from chieu.table.aggregate import Table
+import secrets
+
+from chieu.table import audit, codec, decide
 from chieu.table.rules.o_an_quan import GAME
 from chieu.table.rules.o_an_quan.model import Started
+from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 
 
@@ -21,20 +23,21 @@ def build_log(hands: int) -> list[tuple[int, log_pb2.Record]]:
         table.apply(rec, len(records) + 1)
         records.append((len(records) + 1, rec))
 
-    run("a", table.create("o_an_quan", {}, "a"))
-    run("b", table.take_seat("b", None, b"bob's seed"))
+    run("a", decide.create(table, "o_an_quan", {}, "a"))
+    run("b", decide.take_seat(table, "b", None, b"bob's seed"))
     for h in range(hands):
-        run("a", table.start_hand("a", 5000 + h), now=5000 + h)
+        run("a", decide.start_hand(table, "a", 5000 + h, secrets.token_bytes(32)), now=5000 + h)
         while table.playing:
             seat = table.game_state.to_move
             move = GAME.legal(table.game_state, seat)[0]
             if len(records) % 7 == 0:  # now and then the clock plays instead of the player
-                rec_events = table.time_out(seat, 40_000)
+                rec_events = decide.time_out(table, seat, 40_000)
                 records_before = len(records)
                 run("system", rec_events, now=40_000)
                 records[records_before][1].timeout_seat = seat
             else:
-                run(table.hand_players[seat], table.act(table.hand_players[seat], move, 6000), now=6000, command=move)
+                player = table.hand_players[seat]
+                run(player, decide.act(table, player, move, 6000), now=6000, command=move)
     return records
 
 

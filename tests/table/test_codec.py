@@ -33,7 +33,7 @@ def _types(key: str) -> list[type]:
     return seen
 
 
-CASES = [(key, cls) for key in registry.GAME_MODULES for cls in _types(key)]
+CASES = [(key, cls) for key in registry.KEYS for cls in _types(key)]
 
 
 @pytest.mark.parametrize(("key", "cls"), CASES, ids=[f"{k}.{c.__name__}" for k, c in CASES])

@@ -11,7 +11,7 @@ import pytest
 from google.protobuf import struct_pb2
 
 from chieu.kit.settings import Settings
-from chieu.table.aggregate import Table
+from chieu.table.state import Table
 from chieu.table.client import TableClient
 from chieu.table.rules import registry
 from chieu.table.v1 import table_service_pb2 as pb
@@ -34,7 +34,7 @@ async def _mirror(auditor: TableClient, table_id: str) -> Table:
     return t
 
 
-@pytest.mark.parametrize("key", sorted(registry.GAME_MODULES))
+@pytest.mark.parametrize("key", sorted(registry.KEYS))
 async def test_each_game_is_created_changed_and_played(settings: Settings, table_server: str, key: str) -> None:
     game = registry.get(key)
     defaults = dict(game.option_values(game.parse_options({})))

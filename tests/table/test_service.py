@@ -11,9 +11,11 @@ import pytest
 from google.protobuf import any_pb2, struct_pb2
 
 from chieu.kit.settings import Settings
+from chieu.table import decide, views
 from chieu.table.client import TableClient, game_view
 from chieu.table.rules.o_an_quan.board import Direction
 from chieu.table.rules.o_an_quan.model import Sow
+from chieu.table.state import Table
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu.table.v1 import table_service_pb2_grpc as pb_grpc
 from tests.table.helpers import client, play_to_end, reason_of, refused
@@ -232,15 +234,13 @@ async def test_the_log_holds_one_record_per_command_and_the_settlement(
     await store.close()
     assert [r.version for r in records] == list(range(1, end.version + 1))
     # replaying the log gives what the live service shows (its folding shortcuts change nothing)
-    from chieu.table.aggregate import Table
-
     replayed = Table(t.table_id)
     for seq, r in enumerate(records, 1):
         replayed.apply(r, seq)
     for who, c in (("alice", a), ("bob", b)):
         live = await c.get(t.table_id)
-        assert replayed.view(who).game_view == live.game_view
-        assert replayed.view(who).last_outcome == live.last_outcome
+        assert views.view(replayed, who).game_view == live.game_view
+        assert views.view(replayed, who).last_outcome == live.last_outcome
     kinds = [e.WhichOneof("kind") for r in records for e in r.events]
     assert kinds[:2] == ["table_created", "player_seated"] and kinds.count("hand_ended") == 1
     settlements = [e.settlement for r in records for e in r.events if e.WhichOneof("kind") == "settlement"]
@@ -266,11 +266,12 @@ async def test_idle_tables_leave_the_cache_and_come_back_from_the_log(settings: 
     tables = Tables(store, replace(settings, table_cache=3))
     ids = [f"evict-{i}-{id(tables)}" for i in range(6)]
     for tid in ids:
-        await tables.execute(tid, "e1", "c0", lambda t, now: t.create("o_an_quan", {}, "e1"), create=True)
+        await tables.execute(tid, "e1", "c0", lambda t, now: decide.create(t, "o_an_quan", {}, "e1"), create=True)
         await tables.get(tid)
     busy = ids[0]
-    await tables.execute(busy, "e2", "c1", lambda t, now: t.take_seat("e2", None))
-    await tables.execute(busy, "e1", "c2", lambda t, now: t.start_hand("e1", now))  # a hand on the clock stays
+    await tables.execute(busy, "e2", "c1", lambda t, now: decide.take_seat(t, "e2", None))
+    # a hand on the clock stays
+    await tables.execute(busy, "e1", "c2", lambda t, now: decide.start_hand(t, "e1", now, bytes(32)))
     for tid in ids[1:]:
         await tables.get(tid)
     assert len(tables._live) <= 4 and busy in tables._live

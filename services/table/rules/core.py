@@ -177,6 +177,9 @@ class Game(Protocol, Generic[S, O]):
     option_type: type
     view_type: type
     scenario: ScenarioHooks
+    pot_options: tuple[str, ...]
+    """Option names that change the gà pot's rules: like the stake, the table changes them only
+    while its pot is 0 (Phỏm's ``ga``); ``()`` for a game without a pot."""
 
     def parse_options(self, raw: Mapping[str, Any]) -> O:
         """Validate table options by the game's schema (missing keys take their defaults)."""

@@ -1,8 +1,11 @@
-"""Plain-data conversion of rules-core values (dataclasses, enums, tuples) for scenarios and JSON."""
+"""Plain-data conversion of rules-core values (dataclasses, enums, tuples) for scenarios and JSON,
+and the plain encoding of a game's state that table snapshots carry (:func:`encode_state`)."""
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import types
 import typing
 from enum import Enum
@@ -66,7 +69,15 @@ def _build(tp: Any, data: Any) -> Any:
         present = [a for a in typing.get_args(tp) if a is not type(None)]
         if data is None:
             return None
-        return _build(present[0], data)
+        if len(present) > 1 and isinstance(data, dict) and "type" in data:
+            named = [a for a in present if getattr(a, "__name__", None) == data["type"]]
+            present = named or present
+        for alternative in present[:-1]:
+            try:
+                return _build(alternative, data)
+            except (ValueError, TypeError):
+                continue
+        return _build(present[-1], data)
     if origin is tuple:
         args = typing.get_args(tp)
         if not isinstance(data, list | tuple):
@@ -104,4 +115,41 @@ def _build(tp: Any, data: Any) -> Any:
         return data
     if tp is bytes:
         return bytes.fromhex(data) if isinstance(data, str) else bytes(data)
+    if tp is float and isinstance(data, int | float) and not isinstance(data, bool):
+        return float(data)
     return data
+
+
+def shape(tp: Any) -> str:
+    """A digest of a type's shape: dataclass and field names, field types, enum members,
+    recursively. Two types of the same shape encode alike (:func:`encode_state`)."""
+    return hashlib.sha256(_describe(tp, set()).encode()).hexdigest()[:16]
+
+
+def _describe(tp: Any, seen: set[Any]) -> str:
+    origin = typing.get_origin(tp)
+    if origin is not None:
+        args = ",".join(_describe(a, seen) if a is not Ellipsis else "..." for a in typing.get_args(tp))
+        return f"{getattr(origin, '__name__', str(origin))}[{args}]"
+    if isinstance(tp, types.UnionType):
+        return "|".join(_describe(a, seen) for a in typing.get_args(tp))
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return f"{tp.__name__}{{{','.join(f'{m.name}={m.value}' for m in tp)}}}"
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        if tp in seen:
+            return tp.__name__
+        seen.add(tp)
+        hints = typing.get_type_hints(tp)
+        inner = ",".join(f"{f.name}:{_describe(hints[f.name], seen)}" for f in dataclasses.fields(tp))
+        return f"{tp.__name__}({inner})"
+    return getattr(tp, "__name__", str(tp))
+
+
+def encode_state(state: Any) -> bytes:
+    """A game state as UTF-8 JSON of its plain form (read back by :func:`decode_state`)."""
+    return json.dumps(to_plain(state), ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def decode_state(cls: type[Any], data: bytes) -> Any:
+    """The state of type ``cls`` that :func:`encode_state` wrote (``ValueError`` if it does not fit)."""
+    return from_plain(cls, json.loads(data))

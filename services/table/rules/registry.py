@@ -1,6 +1,8 @@
 """The registry of games by their stable keys (``o_an_quan``, ``phom``, ...).
 
-A game module exports ``GAME``; adding one here is all the table service needs.
+The game with key ``k`` is the package ``chieu.table.rules.<k>``, which exports ``GAME``; its
+contract is the proto package ``chieu.games.<k>.v1``. Adding the key to :data:`KEYS` is all the
+table service, the scenario runner and the auditor need.
 """
 
 from __future__ import annotations
@@ -11,15 +13,8 @@ from typing import Any
 
 from chieu.table.rules.core import Game
 
-GAME_MODULES: dict[str, str] = {
-    "o_an_quan": "chieu.table.rules.o_an_quan",
-    "mahjong": "chieu.table.rules.mahjong",
-    "xiangqi": "chieu.table.rules.xiangqi",
-    "phom": "chieu.table.rules.phom",
-    "gouji": "chieu.table.rules.gouji",
-    "dominoes": "chieu.table.rules.dominoes",
-    "lianliankan": "chieu.table.rules.lianliankan",
-}
+KEYS: tuple[str, ...] = ("o_an_quan", "mahjong", "xiangqi", "phom", "gouji", "dominoes", "lianliankan")
+"""Every registered game key, in the order they were added."""
 
 
 class UnknownGame(KeyError):
@@ -29,13 +24,12 @@ class UnknownGame(KeyError):
 @cache
 def get(key: str) -> Game[Any, Any]:
     """The game registered under ``key``."""
-    module = GAME_MODULES.get(key)
-    if module is None:
+    if key not in KEYS:
         raise UnknownGame(key)
-    game: Game[Any, Any] = importlib.import_module(module).GAME
+    game: Game[Any, Any] = importlib.import_module(f"chieu.table.rules.{key}").GAME
     return game
 
 
 def keys() -> tuple[str, ...]:
     """Every registered game key."""
-    return tuple(GAME_MODULES)
+    return KEYS

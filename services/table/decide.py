@@ -1,0 +1,271 @@
+"""The deciders of a table's own commands: create, sit, stand up, ready, settings, start a
+hand, act, time out, abort, presence.
+
+Each is a pure function of the table (and the command's arguments and server time) that returns
+the events of one record, or raises a refusal; none changes the table. The service appends the
+record and folds it (:meth:`chieu.table.state.Table.apply`). The game itself is decided by the
+rules core through the registry; what a game command pays goes in a ``Settlement`` and the
+hand's end in ``HandEnded``, both in the same record.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import grpc
+
+from chieu.kit.errors import ServiceError, invalid, precondition
+from chieu.table import codec
+from chieu.table.rules import fair
+from chieu.table.rules.core import Game, Outcome, Seat, Setup, Transfer
+from chieu.table.state import DEFAULT_GRACE_S, Table, game_of, options_struct, remap
+from chieu.table.v1 import log_pb2
+
+TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+COMMAND_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
+MAX_STAKE = 1_000_000_000
+MAX_CLIENT_SEED = 64
+
+
+def check_table_id(table_id: str) -> str:
+    if not TABLE_ID.match(table_id or ""):
+        raise invalid("bad_table_id", "a table id is 1-64 characters of A-Z a-z 0-9 _ -")
+    return table_id
+
+
+def check_command_id(command_id: str) -> str:
+    if command_id and not COMMAND_ID.match(command_id):
+        raise invalid("bad_command_id", "a command id is 1-128 printable ASCII characters")
+    return command_id
+
+
+def check_client_seed(seed: bytes) -> bytes:
+    if len(seed) > MAX_CLIENT_SEED:
+        raise invalid("bad_client_seed", f"a client seed has at most {MAX_CLIENT_SEED} bytes")
+    return seed
+
+
+def _ev(**kind: Any) -> log_pb2.TableEvent:
+    return log_pb2.TableEvent(**kind)
+
+
+def _denied(reason: str, message: str) -> ServiceError:
+    return ServiceError(grpc.StatusCode.PERMISSION_DENIED, reason, message)
+
+
+
+
+def create(t: Table, game_key: str, raw_options: dict[str, Any], host: str, stake: int = 1,
+           currency: log_pb2.Currency.ValueType = log_pb2.CURRENCY_POINTS, *, require_ready: bool = False,
+           reconnect_grace_s: int = 0, client_seed: bytes = b"") -> list[log_pb2.TableEvent]:
+    if t.exists:
+        raise ServiceError(grpc.StatusCode.ALREADY_EXISTS, "table_exists", "that table exists")
+    game = game_of(game_key)
+    values = dict(game.option_values(game.parse_options(raw_options)))
+    _check_money(stake, currency)
+    grace = _check_grace(reconnect_grace_s)
+    return [
+        _ev(table_created=log_pb2.TableCreated(
+            table_id=t.table_id, game=game_key, options=options_struct(values), host=host,
+            seats=game.max_players, stake=stake, currency=currency, require_ready=require_ready,
+            reconnect_grace_s=grace)),
+        _ev(player_seated=log_pb2.PlayerSeated(player_id=host, seat=0,
+                                               client_seed=check_client_seed(client_seed))),
+    ]
+
+
+def _check_money(stake: int, currency: log_pb2.Currency.ValueType) -> None:
+    if not 1 <= stake <= MAX_STAKE:
+        raise invalid("bad_stake", f"the stake must be 1..{MAX_STAKE}")
+    if currency not in (log_pb2.CURRENCY_POINTS, log_pb2.CURRENCY_COINS):
+        raise invalid("bad_currency", "the currency must be POINTS or COINS")
+
+
+def _check_grace(seconds: int) -> int:
+    grace = seconds or DEFAULT_GRACE_S
+    if not 1 <= grace <= 600:
+        raise invalid("bad_reconnect_grace", "the reconnect grace is 1..600 seconds")
+    return grace
+
+
+def take_seat(t: Table, player: str, seat: int | None, client_seed: bytes = b"") -> list[log_pb2.TableEvent]:
+    if player in t.seats:
+        raise precondition("already_seated", f"you already sit in seat {t.seats.index(player)}")
+    if seat is None:
+        free = [i for i, p in enumerate(t.seats) if p is None]
+        if not free:
+            raise precondition("table_full", "every seat is taken")
+        seat = free[0]
+    if not 0 <= seat < t.max_seats:
+        raise invalid("bad_seat", f"seats are 0..{t.max_seats - 1}")
+    if t.seats[seat] is not None:
+        raise precondition("seat_taken", f"seat {seat} is taken")
+    events = [_ev(player_seated=log_pb2.PlayerSeated(player_id=player, seat=seat,
+                                                     client_seed=check_client_seed(client_seed)))]
+    if not t.host:
+        events.append(_ev(host_changed=log_pb2.HostChanged(host=player)))
+    return events
+
+
+def stand_up(t: Table, player: str) -> list[log_pb2.TableEvent]:
+    seat = t.table_seat_of(player)
+    if seat is None:
+        raise precondition("not_seated", "you have no seat at this table")
+    events = [_ev(player_left=log_pb2.PlayerLeft(player_id=player, seat=seat))]
+    hand_seat = t.seat_of(player)
+    if hand_seat is not None and player not in t.auto:
+        events.append(_ev(forced_quit=log_pb2.ForcedQuit(player_id=player, hand_no=t.hand_no, seat=hand_seat)))
+    if player == t.host:
+        others = sorted((v, p) for p, v in t.seated_since.items() if p != player)
+        events.append(_ev(host_changed=log_pb2.HostChanged(host=others[0][1] if others else "")))
+    return events
+
+
+def set_ready(t: Table, player: str, ready: bool, client_seed: bytes = b"") -> list[log_pb2.TableEvent]:
+    if player not in t.seats:
+        raise precondition("not_seated", "only a seated player can be ready")
+    if t.playing and player in t.hand_players:
+        raise precondition("hand_in_progress", "a hand is being played")
+    return [_ev(player_ready=log_pb2.PlayerReady(player_id=player, ready=ready,
+                                                 client_seed=check_client_seed(client_seed)))]
+
+
+def touches_pot(t: Table, patch: dict[str, Any], stake: int | None) -> bool:
+    """Whether a settings change needs the gà pot to be empty (the stake or a gà option)."""
+    return (stake is not None and stake != t.stake) or any(
+        k in patch and patch[k] != t.option_values.get(k) for k in t.game.pot_options)
+
+
+def change_settings(t: Table, player: str, patch: dict[str, Any], stake: int | None,
+                    require_ready: bool | None, grace: int | None,
+                    ledger_pot: int = 0) -> list[log_pb2.TableEvent]:
+    """``ledger_pot``: the pot's balance as the ledger has it (the ledger is the authority on
+    money; the table's own count from its settlements must agree, and both must be 0)."""
+    if player != t.host:
+        raise _denied("not_host", "only the host (chủ bàn) changes the settings")
+    if t.playing:
+        raise precondition("hand_in_progress", "settings change only between hands")
+    game = t.game
+    values = dict(game.option_values(game.parse_options({**t.option_values, **patch})))
+    new_stake = t.stake if stake is None else stake
+    _check_money(new_stake, t.currency)
+    pot_changes = [k for k in t.game.pot_options if values.get(k) != t.option_values.get(k)]
+    pot = t.pot or ledger_pot
+    if pot != 0 and (new_stake != t.stake or pot_changes):
+        raise precondition("pot_not_empty",
+                           f"the stake and the gà option change only while the gà pot is 0 (it holds {pot})")
+    return [_ev(settings_changed=log_pb2.SettingsChanged(
+        options=options_struct(values), stake=new_stake,
+        require_ready=t.require_ready if require_ready is None else require_ready,
+        reconnect_grace_s=_check_grace(t.reconnect_grace_s if grace is None else grace)))]
+
+
+def setup(t: Table, players: list[str], material: bytes, now_ms: int, hand_no: int, owner_seat: int) -> Setup:
+    """The rules core's set-up of a hand at this table (used by the auditor too)."""
+    return Setup(options=t.options, players=len(players), seed=material, now_ms=now_ms,
+                 hand_no=hand_no, previous=remap(t.last_outcome, t.last_hand_players, players),
+                 owner=max(owner_seat, 0))
+
+
+def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes) -> list[log_pb2.TableEvent]:
+    """Deal a hand; ``server_seed`` is 32 bytes from a CSPRNG (the caller draws it: deciders are pure)."""
+    if player != t.host:
+        raise _denied("not_host", "only the host (chủ bàn) starts a hand")
+    if t.playing:
+        raise precondition("hand_in_progress", "a hand is being played")
+    players = [p for p in t.seats if p is not None]
+    game = t.game
+    if len(players) < game.min_players:
+        raise precondition("not_enough_players", f"{game.title} needs {game.min_players} players seated")
+    waiting = [p for p in players if p != t.host and p not in t.ready]
+    if t.require_ready and waiting:
+        raise precondition("players_not_ready", f"waiting for {', '.join(waiting)} to be ready")
+    seed = server_seed
+    client_seeds = [t.client_seeds.get(p, b"") for p in players]
+    owner_seat = players.index(t.host) if t.host in players else -1
+    hand_no = t.hand_no + 1
+    hand = setup(t, players, fair.seed_material(seed, client_seeds), now_ms, hand_no, owner_seat)
+    events = [_ev(hand_started=log_pb2.HandStarted(
+        hand_no=hand_no, algorithm=fair.ALGORITHM, seed_commitment=fair.commitment(seed),
+        server_seed=seed, players=players, client_seeds=client_seeds, owner_seat=owner_seat))]
+    state = game.initial(t.options, len(players))
+    return events + _game_events(t, game, state, list(game.start(hand)), seed, players, hand_no, fresh=True)
+
+
+def _game_events(t: Table, game: Game[Any, Any], state: Any, game_events: list[Any], seed: bytes,
+                 players: list[str], hand_no: int, *, fresh: bool = False) -> list[log_pb2.TableEvent]:
+    out = [_ev(game_event=codec.pack(e, t.game_key)) for e in game_events]
+    for e in game_events:
+        state = game.evolve(state, e)
+    settled = 0 if fresh else t.settled_legs
+    paid: list[Transfer] = [x for e in game_events for x in getattr(e, "transfers", ())]
+    outcome = game.outcome(state)
+    if outcome is not None:
+        paid = list(outcome.transfers[settled:])
+    if paid:
+        out.append(_ev(settlement=log_pb2.Settlement(
+            hand_no=hand_no, first_leg=settled, players=players, stake=t.stake,
+            currency=t.currency, game=t.game_key,
+            transfers=[codec.transfer_message(x) for x in paid])))
+    if outcome is not None:
+        out.append(_ev(hand_ended=log_pb2.HandEnded(
+            hand_no=hand_no, outcome=codec.outcome_message(outcome), server_seed=seed, players=players)))
+    return out
+
+
+def act(t: Table, player: str, command: Any, now_ms: int) -> list[log_pb2.TableEvent]:
+    if not t.playing:
+        raise precondition("no_hand", "no hand is being played at this table")
+    seat = t.seat_of(player)
+    if seat is None:
+        raise _denied("not_seated", "you are not playing in this hand")
+    if player in t.auto:
+        raise precondition("auto_played", "your seat is auto-played for the rest of this hand")
+    game = t.game
+    events = list(game.decide(t.game_state, seat, command, now_ms))
+    return _game_events(t, game, t.game_state, events, t.server_seed, t.hand_players, t.hand_no)
+
+
+def time_out(t: Table, seat: Seat, now_ms: int) -> list[log_pb2.TableEvent]:
+    if not t.playing:
+        raise precondition("no_hand", "no hand is being played at this table")
+    game = t.game
+    events = list(game.on_timeout(t.game_state, seat, now_ms))
+    return _game_events(t, game, t.game_state, events, t.server_seed, t.hand_players, t.hand_no)
+
+
+def abort_hand(t: Table, reason: str) -> list[log_pb2.TableEvent]:
+    """An operator ends the running hand: no winner, no further settlement, the seed revealed.
+    Payments already made during the hand (already in a Settlement) stand."""
+    if not t.playing:
+        raise precondition("no_hand", "no hand is being played at this table")
+    reason = reason.strip()
+    if not reason or len(reason) > 200:
+        raise invalid("bad_reason", "an abort needs a reason of 1-200 characters")
+    # the gà pot keeps what the settlements put in it: the next hand starts with it
+    outcome = Outcome(winner=None, ranking=(), scores=(0,) * len(t.hand_players), transfers=(),
+                      reason=f"aborted: {reason}", pot_balance=t.pot)
+    return [_ev(hand_ended=log_pb2.HandEnded(hand_no=t.hand_no, outcome=codec.outcome_message(outcome),
+                                              server_seed=t.server_seed, players=t.hand_players))]
+
+
+def connection_lost(t: Table, player: str, now_ms: int) -> list[log_pb2.TableEvent]:
+    if t.seat_of(player) is None or player in t.auto or player in t.lost:
+        return []
+    deadline = now_ms + t.reconnect_grace_s * 1000
+    return [_ev(connection_lost=log_pb2.ConnectionLost(player_id=player, deadline_ms=deadline))]
+
+
+def reconnected(t: Table, player: str) -> list[log_pb2.TableEvent]:
+    if player not in t.lost:
+        return []
+    return [_ev(reconnected=log_pb2.Reconnected(player_id=player))]
+
+
+def disconnect(t: Table, player: str, now_ms: int) -> list[log_pb2.TableEvent]:
+    deadline = t.lost.get(player)
+    seat = t.seat_of(player)
+    if deadline is None or deadline > now_ms or seat is None:
+        return []
+    return [_ev(disconnected=log_pb2.Disconnected(player_id=player, hand_no=t.hand_no, seat=seat))]

@@ -1,0 +1,256 @@
+"""A table's state, folded from its log: :class:`Table` and its :meth:`Table.apply`.
+
+The fold is the only code that changes a table. The deciders of the table's commands
+(``chieu.table.decide``) read a table and return events; the views (``chieu.table.views``)
+read it and encode what each viewer may see; snapshots (``chieu.table.snapshot``) save it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from google.protobuf import json_format, struct_pb2
+
+from chieu.kit.errors import not_found
+from chieu.table import codec
+from chieu.table.rules import registry
+from chieu.table.rules.core import Game, Outcome, Seat
+from chieu.table.v1 import log_pb2
+
+DEFAULT_GRACE_S = 30
+REMEMBERED_COMMANDS = 1000
+"""How many recent command ids a table remembers for idempotency (beyond JetStream's window)."""
+
+
+def game_of(key: str) -> Game[Any, Any]:
+    """The game registered under ``key`` (``NOT_FOUND`` / ``unknown_game`` for another)."""
+    try:
+        return registry.get(key)
+    except registry.UnknownGame:
+        raise not_found("unknown_game", f"no game {key!r}; games: {', '.join(registry.keys())}") from None
+
+
+def _whole(value: Any) -> Any:
+    """JSON numbers travel as doubles in a ``Struct``: whole ones come back as ``int``."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    return value
+
+
+def options_dict(options: struct_pb2.Struct) -> dict[str, Any]:
+    """Game options as the rules core reads them: ``15``, not ``15.0``, for a whole number."""
+    out: dict[str, Any] = _whole(json_format.MessageToDict(options))
+    return out
+
+
+def options_struct(values: dict[str, Any]) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    s.update(values)
+    return s
+
+
+def remap(outcome: Outcome | None, before: list[str], now: list[str]) -> Outcome | None:
+    """The previous hand's outcome with its seats renumbered for the new hand's players
+    (a seat whose player is gone becomes ``None``), for dealer rotation and carry-overs."""
+    if outcome is None:
+        return None
+
+    def seat(s: int | None) -> int | None:
+        if s is None or not 0 <= s < len(before) or before[s] not in now:
+            return None
+        return now.index(before[s])
+
+    same = before == now
+    return replace(outcome, winner=seat(outcome.winner), first=seat(outcome.first),
+                   carry=outcome.carry if same else ())
+
+
+@dataclass
+class Table:
+    """The state of one table, folded from its log."""
+
+    table_id: str
+    game_key: str = ""
+    options: Any = None
+    option_values: dict[str, Any] = field(default_factory=dict)
+    options_msg: struct_pb2.Struct = field(default_factory=struct_pb2.Struct)
+    """The options as logged (the views' copy)."""
+    host: str = ""
+    max_seats: int = 0
+    seats: list[str | None] = field(default_factory=list)
+    seated_since: dict[str, int] = field(default_factory=dict)
+    """Player → the version they sat down at (the longest seated hosts next)."""
+    client_seeds: dict[str, bytes] = field(default_factory=dict)
+    ready: set[str] = field(default_factory=set)
+    require_ready: bool = False
+    reconnect_grace_s: int = DEFAULT_GRACE_S
+    stake: int = 1
+    currency: log_pb2.Currency.ValueType = log_pb2.CURRENCY_POINTS
+    pot: int = 0
+    """The gà pot in stake units, from this table's settlements."""
+    version: int = 0
+    """Records folded so far (the client-visible table version)."""
+    last_seq: int = 0
+    """The stream sequence of the last folded record (for optimistic appends)."""
+    hand_no: int = 0
+    playing: bool = False
+    hand_players: list[str] = field(default_factory=list)
+    owner_seat: int = -1
+    game_state: Any = None
+    server_seed: bytes = b""
+    commitment: str = ""
+    settled_legs: int = 0
+    """Transfers of the current hand already put in a Settlement."""
+    auto: set[str] = field(default_factory=set)
+    """Players of the hand whose seat is auto-played (disconnected, or quit)."""
+    lost: dict[str, int] = field(default_factory=dict)
+    """Players of the hand whose connection is lost → the end of their reconnect grace."""
+    last_outcome: Outcome | None = None
+    last_hand_players: list[str] = field(default_factory=list)
+    last_server_seed: bytes = b""
+    commands: OrderedDict[str, int] = field(default_factory=OrderedDict)
+    """Recent ``actor/command_id`` keys and the version they produced."""
+    @property
+    def game(self) -> Game[Any, Any]:
+        return game_of(self.game_key)
+
+    @property
+    def exists(self) -> bool:
+        return self.version > 0
+
+    def seat_of(self, player: str) -> Seat | None:
+        """The player's seat in the current hand (turn order), if playing in it."""
+        if self.playing and player in self.hand_players:
+            return self.hand_players.index(player)
+        return None
+
+    def table_seat_of(self, player: str) -> int | None:
+        return self.seats.index(player) if player in self.seats else None
+
+    # ------------------------------------------------------------ folding
+
+    def apply(self, record: log_pb2.Record, seq: int) -> None:
+        """Fold one record (never fails on a logged record of a known game)."""
+        version = int(record.version)
+        for ev in record.events:
+            kind = ev.WhichOneof("kind")
+            if kind == "game_event":
+                self.game_state = self.game.evolve(self.game_state, codec.unpack(ev.game_event, self.game_key))
+            elif kind is not None:
+                getattr(self, f"_on_{kind}")(getattr(ev, kind), version)
+        self.version = version
+        self.last_seq = seq
+        if record.command_id:
+            self.commands[f"{record.actor}/{record.command_id}"] = self.version
+            while len(self.commands) > REMEMBERED_COMMANDS:
+                self.commands.popitem(last=False)
+
+    def due(self) -> list[tuple[int, str, Any]]:
+        """What the clock must do and when: ``(at_ms, "timeout", seat)`` for the game's
+        deadlines (at once for an auto-played seat) and ``(at_ms, "disconnect", player)``."""
+        if not self.playing:
+            return []
+        out: list[tuple[int, str, Any]] = []
+        for d in self.game.deadlines(self.game_state):
+            auto = 0 <= d.seat < len(self.hand_players) and self.hand_players[d.seat] in self.auto
+            out.append((0 if auto else d.at_ms, "timeout", d.seat))
+        out.extend((at, "disconnect", p) for p, at in self.lost.items())
+        return out
+
+    def _on_table_created(self, c: log_pb2.TableCreated, version: int) -> None:
+        self.game_key = c.game
+        self.option_values = options_dict(c.options)
+        self.options = self.game.parse_options(self.option_values)
+        self.options_msg = struct_pb2.Struct()
+        self.options_msg.CopyFrom(c.options)
+        self.host = c.host
+        self.max_seats = int(c.seats)
+        self.seats = [None] * self.max_seats
+        self.stake = int(c.stake) or 1
+        self.currency = c.currency or log_pb2.CURRENCY_POINTS
+        self.require_ready = c.require_ready
+        self.reconnect_grace_s = int(c.reconnect_grace_s) or DEFAULT_GRACE_S
+
+    def _on_player_seated(self, e: log_pb2.PlayerSeated, version: int) -> None:
+        self.seats[e.seat] = e.player_id
+        self.seated_since[e.player_id] = version
+        if e.client_seed:
+            self.client_seeds[e.player_id] = e.client_seed
+
+    def _on_player_ready(self, e: log_pb2.PlayerReady, version: int) -> None:
+        if e.ready:
+            self.ready.add(e.player_id)
+        else:
+            self.ready.discard(e.player_id)
+        if e.client_seed:
+            self.client_seeds[e.player_id] = e.client_seed
+
+    def _on_player_left(self, e: log_pb2.PlayerLeft, version: int) -> None:
+        if 0 <= e.seat < len(self.seats) and self.seats[e.seat] == e.player_id:
+            self.seats[e.seat] = None
+        self.seated_since.pop(e.player_id, None)
+        self.ready.discard(e.player_id)
+        self.client_seeds.pop(e.player_id, None)
+
+    def _on_host_changed(self, e: log_pb2.HostChanged, version: int) -> None:
+        self.host = e.host
+
+    def _on_settings_changed(self, e: log_pb2.SettingsChanged, version: int) -> None:
+        self.option_values = options_dict(e.options)
+        self.options = self.game.parse_options(self.option_values)
+        self.options_msg = struct_pb2.Struct()
+        self.options_msg.CopyFrom(e.options)
+        self.stake = int(e.stake) or 1
+        self.require_ready = e.require_ready
+        self.reconnect_grace_s = int(e.reconnect_grace_s) or DEFAULT_GRACE_S
+
+    def _on_hand_started(self, h: log_pb2.HandStarted, version: int) -> None:
+        self.hand_no = int(h.hand_no)
+        self.playing = True
+        self.hand_players = list(h.players)
+        self.owner_seat = int(h.owner_seat)
+        self.server_seed = h.server_seed
+        self.commitment = h.seed_commitment
+        self.game_state = self.game.initial(self.options, len(self.hand_players))
+        self.settled_legs = 0
+        self.auto = set()
+        self.lost = {}
+        self.ready = set()
+        self.client_seeds = {}
+
+    def _on_settlement(self, s: log_pb2.Settlement, version: int) -> None:
+        self.settled_legs += len(s.transfers)
+        for t in s.transfers:
+            if not t.HasField("from_seat"):
+                self.pot -= t.amount
+            if not t.HasField("to_seat"):
+                self.pot += t.amount
+
+    def _on_hand_ended(self, e: log_pb2.HandEnded, version: int) -> None:
+        self.playing = False
+        self.last_outcome = codec.outcome_from_message(e.outcome)
+        self.last_hand_players = list(e.players)
+        self.last_server_seed = e.server_seed
+        self.server_seed = b""
+        self.auto = set()
+        self.lost = {}
+
+    def _on_connection_lost(self, e: log_pb2.ConnectionLost, version: int) -> None:
+        self.lost[e.player_id] = int(e.deadline_ms)
+
+    def _on_reconnected(self, e: log_pb2.Reconnected, version: int) -> None:
+        self.lost.pop(e.player_id, None)
+
+    def _on_disconnected(self, e: log_pb2.Disconnected, version: int) -> None:
+        self.lost.pop(e.player_id, None)
+        self.auto.add(e.player_id)
+
+    def _on_forced_quit(self, e: log_pb2.ForcedQuit, version: int) -> None:
+        self.lost.pop(e.player_id, None)
+        self.auto.add(e.player_id)

@@ -1,0 +1,123 @@
+"""What each viewer of a table may see, and its encoding on the wire.
+
+:class:`Views` builds a viewer's ``TableView`` from the folded :class:`~chieu.table.state.Table`
+and keeps the encodings of the table's current version (one per viewer; spectators share one),
+so however many watch streams carry a view it is encoded once. A new version clears them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chieu.table import codec
+from chieu.table.state import Table
+from chieu.table.v1 import table_service_pb2
+
+_TABLE_FIELD = b"\x0a"
+"""The key of field 1 (``table``), length-delimited: the start of a ``WatchResponse`` / ``ActResponse``."""
+
+
+def _varint(n: int) -> bytes:
+    """``n`` (≥ 0) as a protobuf varint."""
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def viewer(table: Table, player: str | None) -> str | None:
+    """Whose view ``player`` sees: their own if seated or playing, else a spectator's (``None``)."""
+    if player is not None and player not in table.seats and player not in table.hand_players:
+        return None
+    return player
+
+
+class Views:
+    """The views of one table's current version, by viewer, built and encoded once each."""
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.views: dict[str | None, table_service_pb2.TableView] = {}
+        self.wires: dict[str | None, bytes] = {}
+        self.base_bytes: bytes | None = None
+        """The serialized part of the view every viewer of this version shares."""
+        self.packed: dict[Any, Any] = {}
+        """Game views of this version already packed (seats that see the same share one)."""
+
+    def _current(self, table: Table) -> None:
+        if table.version != self.version:
+            self.version = table.version
+            self.views, self.wires, self.packed = {}, {}, {}
+            self.base_bytes = None
+
+    def view(self, table: Table, player: str | None) -> table_service_pb2.TableView:
+        """The table as ``player`` may see it (``None``: a spectator)."""
+        self._current(table)
+        who = viewer(table, player)
+        cached = self.views.get(who)
+        if cached is None:  # decoded from the encoding watchers get: one derivation, not two
+            cached = self.views[who] = table_service_pb2.WatchResponse.FromString(self.wire(table, who)).table
+        return cached
+
+    def wire(self, table: Table, player: str | None) -> bytes:
+        """The serialized ``WatchResponse`` of ``player``'s view.
+
+        Built by concatenation, which protobuf parsers read as a merge: the shared part of the
+        view is serialized once per version, and only each viewer's own fields once per viewer.
+        """
+        self._current(table)
+        who = viewer(table, player)
+        cached = self.wires.get(who)
+        if cached is None:
+            if self.base_bytes is None:
+                self.base_bytes = base_view(table).SerializeToString()
+            body = self.base_bytes + self._personal(table, who).SerializeToString()
+            cached = self.wires[who] = _TABLE_FIELD + _varint(len(body)) + body
+        return cached
+
+    def _personal(self, table: Table, player: str | None) -> table_service_pb2.TableView:
+        """What only ``player`` sees: their seats and their game view (the rest is the base)."""
+        seat = table.hand_players.index(player) if player in table.hand_players else None
+        out = table_service_pb2.TableView()
+        ts = table.table_seat_of(player) if player is not None else None
+        if ts is not None:
+            out.your_seat = ts
+        if seat is not None:
+            out.hand_seat = seat
+        if table.game_state is not None:
+            game_view = table.game.view(table.game_state, seat)
+            try:  # seats that see the same game view share one encoding of it
+                packed = self.packed.get(game_view)
+                if packed is None:
+                    packed = self.packed[game_view] = codec.pack(game_view, table.game_key)
+            except TypeError:  # a view that cannot be hashed is packed every time
+                packed = codec.pack(game_view, table.game_key)
+            out.game_view.CopyFrom(packed)
+        return out
+
+
+def base_view(table: Table) -> table_service_pb2.TableView:
+    """What every viewer of the table's current version sees alike."""
+    status = table_service_pb2.TABLE_STATUS_PLAYING if table.playing else table_service_pb2.TABLE_STATUS_WAITING
+    base = table_service_pb2.TableView(
+        table_id=table.table_id, game=table.game_key, version=table.version, host=table.host, status=status,
+        options=table.options_msg,
+        seats=[table_service_pb2.SeatInfo(seat=i, player_id=p) for i, p in enumerate(table.seats) if p],
+        max_seats=table.max_seats, hand_no=table.hand_no, seed_commitment=table.commitment,
+        last_server_seed=table.last_server_seed, hand_players=table.hand_players,
+        stake=table.stake, currency=table.currency,
+        ready=sorted(table.ready), require_ready=table.require_ready,
+        reconnect_grace_s=table.reconnect_grace_s, auto_played=sorted(table.auto),
+        reconnect_deadlines=table.lost, pot=table.pot,
+    )
+    if table.last_outcome is not None:
+        base.last_outcome.CopyFrom(codec.outcome_message(table.last_outcome))
+    return base
+
+
+def view(table: Table, player: str | None) -> table_service_pb2.TableView:
+    """``player``'s view of the table, built afresh (for a one-off read; a served table keeps
+    its :class:`Views`)."""
+    return Views().view(table, player)
