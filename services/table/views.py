@@ -35,30 +35,43 @@ def viewer(table: Table, player: str | None) -> str | None:
 
 
 class Views:
-    """The views of one table's current version, by viewer, built and encoded once each."""
+    """The views of one table's current version, by viewer, each built once: the part every
+    viewer shares, and each viewer's own part (seats and game view). A ``TableView`` is the two
+    merged; its wire encoding is their two serializations concatenated."""
 
     def __init__(self) -> None:
         self.version = -1
+        self.base: table_service_pb2.TableView | None = None
+        self.base_bytes = b""
+        self.personal: dict[str | None, table_service_pb2.TableView] = {}
         self.views: dict[str | None, table_service_pb2.TableView] = {}
         self.wires: dict[str | None, bytes] = {}
-        self.base_bytes: bytes | None = None
-        """The serialized part of the view every viewer of this version shares."""
         self.packed: dict[Any, Any] = {}
         """Game views of this version already packed (seats that see the same share one)."""
 
-    def _current(self, table: Table) -> None:
-        if table.version != self.version:
+    def _shared(self, table: Table) -> table_service_pb2.TableView:
+        if table.version != self.version or self.base is None:
             self.version = table.version
-            self.views, self.wires, self.packed = {}, {}, {}
-            self.base_bytes = None
+            self.personal, self.views, self.wires, self.packed = {}, {}, {}, {}
+            self.base = base_view(table)
+            self.base_bytes = self.base.SerializeToString()
+        return self.base
+
+    def _own(self, table: Table, who: str | None) -> table_service_pb2.TableView:
+        own = self.personal.get(who)
+        if own is None:
+            own = self.personal[who] = self._personal(table, who)
+        return own
 
     def view(self, table: Table, player: str | None) -> table_service_pb2.TableView:
         """The table as ``player`` may see it (``None``: a spectator)."""
-        self._current(table)
+        base = self._shared(table)
         who = viewer(table, player)
         cached = self.views.get(who)
-        if cached is None:  # decoded from the encoding watchers get: one derivation, not two
-            cached = self.views[who] = table_service_pb2.WatchResponse.FromString(self.wire(table, who)).table
+        if cached is None:
+            cached = self.views[who] = table_service_pb2.TableView()
+            cached.CopyFrom(base)
+            cached.MergeFrom(self._own(table, who))
         return cached
 
     def wire(self, table: Table, player: str | None) -> bytes:
@@ -67,13 +80,11 @@ class Views:
         Built by concatenation, which protobuf parsers read as a merge: the shared part of the
         view is serialized once per version, and only each viewer's own fields once per viewer.
         """
-        self._current(table)
+        self._shared(table)
         who = viewer(table, player)
         cached = self.wires.get(who)
         if cached is None:
-            if self.base_bytes is None:
-                self.base_bytes = base_view(table).SerializeToString()
-            body = self.base_bytes + self._personal(table, who).SerializeToString()
+            body = self.base_bytes + self._own(table, who).SerializeToString()
             cached = self.wires[who] = _TABLE_FIELD + _varint(len(body)) + body
         return cached
 
