@@ -8,7 +8,8 @@ from typing import Any
 from chieu.table.rules import fair
 from chieu.table.rules.core import Setup
 from chieu.table.rules.phom.game import GAME
-from chieu.table.rules.phom.model import Accuse, Options, Phase, State
+from chieu.table.rules.phom.model import Accuse, Phase, State
+from chieu.table.rules.phom.options import Options
 
 
 def random_game(

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from chieu.table.rules.core import RuleViolation, replay
 from chieu.table.rules.phom import cards as C
-from chieu.table.rules.phom.game import GAME, balances
+from chieu.table.rules.phom.game import GAME
 from chieu.table.rules.phom.model import Phase, State
+from chieu.table.rules.phom.scoring import balances
 from chieu.table.rules.plain import to_plain
 from tests.rules.phom.randgame import random_game
 

@@ -8,7 +8,7 @@ import pytest
 
 from chieu.table.rules.core import BadOptions, Deadline, Outcome, RuleViolation, Setup, replay
 from chieu.table.rules.phom import cards as C
-from chieu.table.rules.phom.game import GAME, balances
+from chieu.table.rules.phom.game import GAME
 from chieu.table.rules.phom.model import (
     Accuse,
     Ate,
@@ -24,7 +24,8 @@ from chieu.table.rules.phom.model import (
     WinKind,
     WonU,
 )
-from chieu.table.rules.phom.notation import parse_command, position
+from chieu.table.rules.phom.scenario import parse_command, position
+from chieu.table.rules.phom.scoring import balances
 
 PH07 = ["3♠ 4♠ 5♠ 9♦ 9♣ 9♥ K♣ Q♦ 2♥ 7♣", "6♥ 7♥ 8♥ J♠ J♦ A♣ 4♦ 10♣ K♦"]
 PH07_STOCK = "5♦ 2♣ J♥ 8♠ 10♠ 6♣ 10♦"

@@ -3,7 +3,8 @@
 Seats are in turn order (P1 = seat 0); the dealer (người cầm cái) may be any seat. Money is
 settlement data: every payment of §A4.5 is a :class:`Transfer` emitted in the event where it
 happens (the gà deal in ``Dealt``, eats in ``Ate``, the end in ``WonU`` / ``BaoCaught`` /
-``ULao`` / ``Scored``), the gà pot being the party ``None``.
+``ULao`` / ``Scored``), the gà pot being the party ``None``; the amounts are :mod:`scoring`'s,
+the deal :mod:`deal`'s, the card tests (phỏm, cạ, cover, Ù) :mod:`cards`'.
 """
 
 from __future__ import annotations
@@ -13,18 +14,19 @@ from dataclasses import replace
 from typing import Any
 
 from chieu.table.rules import fair
+from chieu.table.rules.common import TimedOut, TurnPassed, put
 from chieu.table.rules.core import (
     Deadline,
     IllegalMove,
     InvalidCommand,
     Outcome,
     RuleViolation,
-    ScenarioHooks,
     Seat,
     Setup,
-    Transfer,
 )
 from chieu.table.rules.phom import cards as C
+from chieu.table.rules.phom import scoring
+from chieu.table.rules.phom.deal import deal, deal_events, next_dealer
 from chieu.table.rules.phom.model import (
     Accuse,
     AccusedWrongly,
@@ -37,12 +39,10 @@ from chieu.table.rules.phom.model import (
     Draw,
     Drew,
     Eat,
-    Hand,
     HandSorted,
     Laid,
     Lay,
     Meld,
-    Options,
     Phase,
     Scored,
     SeatInfo,
@@ -50,9 +50,7 @@ from chieu.table.rules.phom.model import (
     Sent,
     Sort,
     State,
-    TimedOut,
     TurnKind,
-    TurnPassed,
     UClaimed,
     ULao,
     View,
@@ -60,10 +58,11 @@ from chieu.table.rules.phom.model import (
     WinKind,
     WonU,
 )
-from chieu.table.rules.phom.options import option_values, parse_options
+from chieu.table.rules.phom.options import Options, option_values, parse_options
+from chieu.table.rules.phom.scenario import HOOKS
 
-_U_REASON = {WinKind.THUONG: "u", WinKind.TRON: "u_tron", WinKind.KHAN: "u_khan"}
 _ACTING = (TurnKind.LAYDOWN, TurnKind.TAI)
+"""The turns in which a player lays and sends: his lay-down turn (vòng hạ) and a tái."""
 
 
 def _card(text: object) -> int:
@@ -75,51 +74,11 @@ def _card(text: object) -> int:
         raise InvalidCommand("bad_card", f"not a card: {text!r}") from None
 
 
-def _set(t: tuple[Any, ...], i: int, v: Any) -> tuple[Any, ...]:
-    return (*t[:i], v, *t[i + 1 :])
-
-
 def _drop_last(row: tuple[int, ...], card: int) -> tuple[int, ...]:
     for i in range(len(row) - 1, -1, -1):
         if row[i] == card:
             return row[:i] + row[i + 1 :]
     return row
-
-
-def _amount(o: Options, kind: WinKind) -> int:
-    a = o.amounts
-    return {WinKind.THUONG: a.u_thuong, WinKind.TRON: a.u_tron, WinKind.KHAN: a.u_khan}[kind]
-
-
-def balances(state: State) -> tuple[int, ...]:
-    """Each seat's net money over this hand's transfers so far."""
-    out = [0] * state.players
-    for t in state.transfers:
-        if t.from_seat is not None:
-            out[t.from_seat] -= t.amount
-        if t.to_seat is not None:
-            out[t.to_seat] += t.amount
-    return tuple(out)
-
-
-def next_dealer(previous_winner: int | None, owner: int, players: int, left: Sequence[int] = ()) -> int:
-    """PH-R5: the previous winner deals, unless there was none or he left; then the owner."""
-    if previous_winner is None or previous_winner < 0 or previous_winner >= players:
-        return owner
-    if previous_winner in left:
-        return owner
-    return previous_winner
-
-
-def settings_change(actor: int, owner: int, in_game: bool, pot: int, changes: Sequence[str]) -> str:
-    """§A4.6: ``"ok"`` or the refusal code for a settings change by ``actor``."""
-    if actor != owner:
-        return "not_owner"
-    if in_game:
-        return "game_running"
-    if pot != 0 and any(c in ("ga", "stake") for c in changes):
-        return "pot_not_empty"
-    return "ok"
 
 
 class Phom:
@@ -136,16 +95,12 @@ class Phom:
     )
     option_type = Options
     view_type = View
+    pot_options: tuple[str, ...] = ("ga",)
+    """The options that change the gà pot's rules (nuôi gà on or off): changeable only while the
+    pot is 0 (§A4.6)."""
 
     def __init__(self) -> None:
-        from chieu.table.rules.phom import notation
-
-        self.scenario = ScenarioHooks(
-            position=notation.position,
-            describe=notation.describe,
-            queries=notation.QUERIES,
-            command=notation.parse_command,
-        )
+        self.scenario = HOOKS
 
     parse_options = staticmethod(parse_options)
     option_values = staticmethod(option_values)
@@ -165,40 +120,11 @@ class Phom:
             dealer = setup.first
         else:
             dealer = next_dealer(prev.winner if prev else None, setup.owner, n)
-        deck = fair.shuffled(setup.seed, C.DECK, "deal")
-        hands: list[list[int]] = [[] for _ in range(n)]
-        pos = 0
-        for _ in range(9):
-            for i in range(n):
-                hands[(setup.owner + i) % n].append(deck[pos])
-                pos += 1
-        hands[dealer].append(deck[pos])
-        pos += 1
-        usable = 4 * n - 1
-        stock = deck[pos : pos + usable]
-        unused = deck[pos + usable :]
-        return self.deal_events(
+        hands, stock, unused = deal(setup.seed, n, setup.owner, dealer)
+        return deal_events(
             setup.options, n, dealer, setup.owner, hands, stock, unused,
             prev.pot_balance if prev else 0, setup.now_ms, setup.seed, window=True,
         )
-
-    def deal_events(
-        self, o: Options, n: int, dealer: int, owner: int, hands: Sequence[Sequence[int]],
-        stock: Sequence[int], unused: Sequence[int], pot: int, now_ms: int, seed: bytes,
-        window: bool,
-    ) -> list[Any]:
-        """The ``Dealt`` event (and the dealer's first turn when there is no Ù window)."""
-        transfers = tuple(Transfer(s, None, 1, "ga_deal") for s in range(n)) if o.ga else ()
-        window_ms = now_ms + o.u_window_seconds * 1000 if window and o.u_window_seconds > 0 else 0
-        events: list[Any] = [
-            Dealt(
-                dealer, owner, tuple(Hand(s, C.names(h)) for s, h in enumerate(hands)),
-                C.names(stock), C.names(unused), pot, transfers, window_ms, seed.hex(),
-            )
-        ]
-        if not window_ms:
-            events.append(TurnPassed(dealer, now_ms + o.turn_seconds * 1000))
-        return events
 
     # ------------------------------------------------------------ decide
 
@@ -250,7 +176,7 @@ class Phom:
         if kind is None:
             raise IllegalMove("not_u", "Bạn chưa ù được (no ù khan, no natural Ù)")
         if seat == s.dealer:
-            return [self._won(s, seat, kind, -1)]
+            return [scoring.won(s, seat, kind, -1)]
         return [UClaimed(seat, kind)]
 
     def close_window(self, s: State, now_ms: int) -> list[Any]:
@@ -259,7 +185,7 @@ class Phom:
         if s.claims:
             n = s.players
             seat, kind = min(s.claims, key=lambda c: (c[0] - s.dealer) % n)
-            events.append(self._won(s, seat, kind, -1))
+            events.append(scoring.won(s, seat, kind, -1))
         else:
             events.append(TurnPassed(s.dealer, now_ms + s.options.turn_seconds * 1000))
         return events
@@ -269,32 +195,10 @@ class Phom:
             raise IllegalMove("must_take_first", "Ù is pressed after eating or drawing")
         k = C.u_kind(s.hands[seat], s.eaten[seat])
         if k is not None:
-            return [self._won(s, seat, WinKind(k), -1)]
+            return [scoring.won(s, seat, WinKind(k), -1)]
         if s.options.allow_u_lao:
-            return [self._u_lao(s, seat)]
+            return [scoring.u_lao(s, seat)]
         raise IllegalMove("not_u", "Bạn chưa ù được (your hand is not Ù)")
-
-    def _won(self, s: State, seat: int, kind: WinKind, victim: int) -> WonU:
-        o, n = s.options, s.players
-        amount = _amount(o, kind)
-        out: list[Transfer] = []
-        if victim >= 0:
-            out.append(Transfer(victim, seat, (n - 1) * amount, "u_den"))
-        else:
-            out.extend(Transfer((seat + i) % n, seat, amount, _U_REASON[kind]) for i in range(1, n))
-        if o.ga and kind is not WinKind.KHAN and s.pot > 0:
-            out.append(Transfer(None, seat, s.pot, "ga_win"))
-        return WonU(seat, kind, victim, C.names(s.hands[seat]), tuple(out))
-
-    def _u_lao(self, s: State, seat: int) -> ULao:
-        n, amt = s.players, s.options.amounts.u_lao
-        out = tuple(Transfer(seat, (seat + i) % n, amt, "u_lao") for i in range(1, n))
-        return ULao(seat, C.names(s.hands[seat]), out)
-
-    def _caught(self, s: State, seat: int, accuser: int) -> BaoCaught:
-        n, amt = s.players, s.options.amounts.bao
-        out = tuple(Transfer(seat, (seat + i) % n, amt, "bao") for i in range(1, n))
-        return BaoCaught(seat, accuser, C.names(s.hands[seat]), out)
 
     # -- bắt báo
 
@@ -305,10 +209,8 @@ class Phom:
         if t == seat:
             raise IllegalMove("self_accusation", "you cannot accuse yourself")
         if C.is_bao(s.hands[t], s.eaten[t]):
-            return [self._caught(s, t, seat)]
-        amt = s.options.amounts.wrong_accusation
-        to = None if s.options.ga else t
-        return [AccusedWrongly(seat, t, (Transfer(seat, to, amt, "wrong_accusation"),))]
+            return [scoring.caught(s, t, seat)]
+        return [AccusedWrongly(seat, t, scoring.wrong_accusation(s.options, seat, t))]
 
     # -- take: eat or draw
 
@@ -323,21 +225,21 @@ class Phom:
             ev: Any = Drew(seat, C.NAMES[s.stock[0]])
             after = self.evolve(s, ev)
             if s.turn_kind is TurnKind.LAYDOWN and C.is_bao(after.hands[seat], after.eaten[seat]):
-                return [ev, self._caught(after, seat, -1)]
+                return [ev, scoring.caught(after, seat, -1)]
             return [ev]
         ate = self._ate(s, seat, eat)
         after = self.evolve(s, ate)
         hand, eaten = after.hands[seat], after.eaten[seat]
         if ate.eats >= 3:
             if C.is_bao(hand, eaten):
-                return [ate, self._caught(after, seat, -1)]
+                return [ate, scoring.caught(after, seat, -1)]
             kind = WinKind.TRON if C.is_tron(hand, eaten) else WinKind.THUONG
             victim = ate.victim if s.options.u_den else -1
-            return [ate, self._won(after, seat, kind, victim)]
+            return [ate, scoring.won(after, seat, kind, victim)]
         if s.turn_kind is TurnKind.TAI and C.is_tron(hand, eaten):
-            return [ate, self._won(after, seat, WinKind.TRON, -1)]
+            return [ate, scoring.won(after, seat, WinKind.TRON, -1)]
         if s.turn_kind is TurnKind.LAYDOWN and C.is_bao(hand, eaten):
-            return [ate, self._caught(after, seat, -1)]
+            return [ate, scoring.caught(after, seat, -1)]
         return [ate]
 
     def _ate(self, s: State, seat: int, eat: Eat) -> Ate:
@@ -357,14 +259,7 @@ class Phom:
             raise IllegalMove("illegal_eat", f"{C.NAMES[card]} makes no phỏm with two of your cards")
         k = s.eats[seat] + 1
         chot = s.d[seat] >= 3 and (o.chot_in_tai or s.laid_down[seat] < 0)
-        a = o.amounts
-        if chot:
-            pay: tuple[Transfer, ...] = (Transfer(victim, seat, a.chot, "chot"),)
-        elif k <= 2:
-            amt = a.eat1 if k == 1 else a.eat2
-            pay = (Transfer(victim, None if o.ga else seat, amt, f"eat_{k}"),)
-        else:
-            pay = ()
+        pay = scoring.eat_payment(o, victim, seat, k, chot)
         f = s.order[0]
         mover, moved = -1, ""
         if f != victim:
@@ -396,7 +291,7 @@ class Phom:
             raise IllegalMove("two_eaten", "a phỏm may hold only one eaten card")
         ev = Laid(seat, C.names(m), C.NAMES[e.bit_length() - 1] if e else "")
         if not s.hands[seat] & ~m:
-            return [ev, self._won(self.evolve(s, ev), seat, WinKind.TRON, -1)]
+            return [ev, scoring.won(self.evolve(s, ev), seat, WinKind.TRON, -1)]
         return [ev]
 
     def _send(self, s: State, seat: int, cmd: Send) -> list[Any]:
@@ -418,7 +313,7 @@ class Phom:
             raise IllegalMove("illegal_send", f"{cmd.card} does not extend that phỏm")
         ev = Sent(seat, C.NAMES[card], idx, s.melds[idx][0])
         if not s.hands[seat] & ~bit:
-            return [ev, self._won(self.evolve(s, ev), seat, WinKind.TRON, -1)]
+            return [ev, scoring.won(self.evolve(s, ev), seat, WinKind.TRON, -1)]
         return [ev]
 
     # -- discard and the end checks
@@ -435,39 +330,16 @@ class Phom:
         ev = Discarded(seat, C.NAMES[card])
         after = self.evolve(s, ev)
         if s.turn_kind in _ACTING and after.eaten[seat]:
-            return [ev, self._caught(after, seat, -1)]
+            return [ev, scoring.caught(after, seat, -1)]
         if not after.hands[seat]:
-            return [ev, self._won(after, seat, WinKind.THUONG, -1)]
+            return [ev, scoring.won(after, seat, WinKind.THUONG, -1)]
         o = s.options
         if (o.tai_gui and not after.stock) or (
             not o.tai_gui and all(x >= 0 for x in after.laid_down)
         ):
-            return [ev, self._scored(after)]
+            return [ev, scoring.scored(after)]
         nxt = (seat + 1) % s.players
         return [ev, TurnPassed(nxt, now_ms + o.turn_seconds * 1000)]
-
-    def _scored(self, s: State) -> Scored:
-        """§A4.4: points, ranking (non-móm by points then lay-down index, then móm), payments."""
-        n, a = s.players, s.options.amounts
-        pts = tuple(C.points(h) for h in s.hands)
-
-        def lay_key(p: int) -> tuple[int, int]:
-            i = s.laid_down[p]
-            return (i if i >= 0 else n, (p - s.dealer) % n)
-
-        mom = tuple(s.own_melds[p] == 0 for p in range(n))
-        ranked = sorted((p for p in range(n) if not mom[p]), key=lambda p: (pts[p], *lay_key(p)))
-        ranked += sorted((p for p in range(n) if mom[p]), key=lay_key)
-        first = ranked[0]
-        out: list[Transfer] = []
-        for r, p in enumerate(ranked[1:], 1):
-            if mom[p]:
-                out.append(Transfer(p, first, a.mom, "mom"))
-            else:
-                amt = a.rank[min(r, len(a.rank)) - 1] if a.rank else r
-                if amt:
-                    out.append(Transfer(p, first, amt, "rank"))
-        return Scored(pts, tuple(ranked), mom, tuple(out))
 
     # ------------------------------------------------------------ evolve
 
@@ -491,17 +363,17 @@ class Phom:
         if t is Drew:
             c = C.INDEX[event.card]
             return replace(
-                s, hands=_set(s.hands, event.seat, s.hands[event.seat] | 1 << c),
+                s, hands=put(s.hands, event.seat, s.hands[event.seat] | 1 << c),
                 stock=s.stock[1:], taken=True, eatable=-1,
             )
         if t is Discarded:
             seat, c = event.seat, C.INDEX[event.card]
             laid = s.laid_down
             if s.turn_kind is TurnKind.LAYDOWN:
-                laid = _set(laid, seat, sum(1 for x in laid if x >= 0))
+                laid = put(laid, seat, sum(1 for x in laid if x >= 0))
             return replace(
-                s, hands=_set(s.hands, seat, s.hands[seat] & ~(1 << c)),
-                rows=_set(s.rows, seat, (*s.rows[seat], c)), d=_set(s.d, seat, s.d[seat] + 1),
+                s, hands=put(s.hands, seat, s.hands[seat] & ~(1 << c)),
+                rows=put(s.rows, seat, (*s.rows[seat], c)), d=put(s.d, seat, s.d[seat] + 1),
                 eatable=c, laid_down=laid, discards_made=s.discards_made + 1,
             )
         if t is Ate:
@@ -511,17 +383,17 @@ class Phom:
             seat = event.seat
             e = C.INDEX[event.eaten] if event.eaten else -1
             return replace(
-                s, hands=_set(s.hands, seat, s.hands[seat] & ~m),
-                eaten=_set(s.eaten, seat, s.eaten[seat] & ~m),
+                s, hands=put(s.hands, seat, s.hands[seat] & ~m),
+                eaten=put(s.eaten, seat, s.eaten[seat] & ~m),
                 melds=(*s.melds, (seat, m, e)),
-                own_melds=_set(s.own_melds, seat, s.own_melds[seat] + 1),
+                own_melds=put(s.own_melds, seat, s.own_melds[seat] + 1),
             )
         if t is Sent:
             c = C.INDEX[event.card]
             owner, m, e = s.melds[event.meld]
             return replace(
-                s, hands=_set(s.hands, event.seat, s.hands[event.seat] & ~(1 << c)),
-                melds=_set(s.melds, event.meld, (owner, m | 1 << c, e)),
+                s, hands=put(s.hands, event.seat, s.hands[event.seat] & ~(1 << c)),
+                melds=put(s.melds, event.meld, (owner, m | 1 << c, e)),
             )
         if t is Dealt:
             return self._evolve_dealt(s, event)
@@ -530,39 +402,30 @@ class Phom:
         if t is WindowClosed:
             return replace(s, phase=Phase.PLAY, deadline_ms=0)
         if t is HandSorted:
-            return replace(s, sorted_view=_set(s.sorted_view, event.seat, True))
+            return replace(s, sorted_view=put(s.sorted_view, event.seat, True))
         if t is TimedOut:
             return replace(s, timeouts=s.timeouts + 1)
         if t is AccusedWrongly:
-            return self._pay(s, event.transfers)
+            return scoring.settle(s, event.transfers)
         if t is WonU:
-            s = self._pay(s, event.transfers)
+            s = scoring.settle(s, event.transfers)
             return replace(
-                s, phase=Phase.OVER, end="u_den" if event.victim >= 0 else _U_REASON[event.kind],
+                s, phase=Phase.OVER, end="u_den" if event.victim >= 0 else scoring.U_REASON[event.kind],
                 winner=event.seat, turn=-1, deadline_ms=0,
             )
         if t is BaoCaught:
-            s = self._pay(s, event.transfers)
+            s = scoring.settle(s, event.transfers)
             return replace(s, phase=Phase.OVER, end="bao", winner=-1, turn=-1, deadline_ms=0)
         if t is ULao:
-            s = self._pay(s, event.transfers)
+            s = scoring.settle(s, event.transfers)
             return replace(s, phase=Phase.OVER, end="u_lao", winner=-1, turn=-1, deadline_ms=0)
         if t is Scored:
-            s = self._pay(s, event.transfers)
+            s = scoring.settle(s, event.transfers)
             return replace(
                 s, phase=Phase.OVER, end="scored", winner=event.ranking[0], turn=-1,
                 deadline_ms=0, ranking=event.ranking, points=event.points,
             )
         raise TypeError(f"not a Phỏm event: {event!r}")
-
-    def _pay(self, s: State, transfers: tuple[Transfer, ...]) -> State:
-        pot = s.pot
-        for t in transfers:
-            if t.to_seat is None:
-                pot += t.amount
-            if t.from_seat is None:
-                pot -= t.amount
-        return replace(s, pot=pot, transfers=s.transfers + transfers)
 
     def _evolve_dealt(self, s: State, e: Dealt) -> State:
         n = len(e.hands)
@@ -578,7 +441,7 @@ class Phom:
             unused=tuple(C.INDEX[c] for c in e.unused), deadline_ms=e.window_ms,
             pot_start=e.pot, pot=e.pot, sorted_view=(False,) * n, transfers=(),
         )
-        return self._pay(s, e.transfers)
+        return scoring.settle(s, e.transfers)
 
     def _evolve_ate(self, s: State, e: Ate) -> State:
         seat, v, c = e.seat, e.victim, C.INDEX[e.card]
@@ -595,12 +458,12 @@ class Phom:
                 rows[f] = _drop_last(rows[f], mc)
                 rows[v] = (*rows[v], mc)
         s = replace(
-            s, hands=_set(s.hands, seat, s.hands[seat] | 1 << c),
-            eaten=_set(s.eaten, seat, s.eaten[seat] | 1 << c),
-            eats=_set(s.eats, seat, e.eats), rows=tuple(rows), d=tuple(d),
+            s, hands=put(s.hands, seat, s.hands[seat] | 1 << c),
+            eaten=put(s.eaten, seat, s.eaten[seat] | 1 << c),
+            eats=put(s.eats, seat, e.eats), rows=tuple(rows), d=tuple(d),
             order=(*s.order[1:], s.order[0]), taken=True, eatable=-1,
         )
-        return self._pay(s, e.transfers) if e.transfers else s
+        return scoring.settle(s, e.transfers) if e.transfers else s
 
     # ------------------------------------------------------------ view, legal, time, outcome
 
@@ -616,7 +479,7 @@ class Phom:
                 is_sorted = True
             else:
                 hand = C.names(s.hands[me])
-        bal = balances(s) if s.phase is not Phase.NEW else (0,) * n
+        bal = scoring.balances(s) if s.phase is not Phase.NEW else (0,) * n
         seats = tuple(
             SeatInfo(
                 p, s.hands[p].bit_count(), C.names(s.rows[p]), C.names(s.eaten[p]),

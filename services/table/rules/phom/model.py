@@ -1,48 +1,17 @@
-"""Phỏm options, commands, events, state and view: frozen, slotted dataclasses."""
+"""Phỏm's data: commands, events, the state and the views, as frozen, slotted dataclasses.
+
+The turn events are :mod:`chieu.table.rules.common`'s: ``TurnPassed(seat, deadline_ms)`` (it
+is ``seat``'s turn) and ``TimedOut(seat)`` (its turn timer ran out, or it left; the server
+plays for it, PH-R28).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 
 from chieu.table.rules.core import Transfer
-
-# ---------------------------------------------------------------- options
-
-
-@dataclass(frozen=True, slots=True)
-class Amounts:
-    """Every amount of §A4, in stake units (cược)."""
-
-    u_thuong: int = 5
-    u_tron: int = 10
-    u_khan: int = 5
-    bao: int = 5
-    u_lao: int = 5
-    mom: int = 4
-    chot: int = 4
-    eat1: int = 1
-    eat2: int = 2
-    rank: tuple[int, ...] = (1, 2, 3)
-    """What the nhì, ba and bét (ranks 2, 3, 4) pay the nhất."""
-    wrong_accusation: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class Options:
-    """Table options of §A5 (the rules file's names are in ``option_values``)."""
-
-    stake: int = 1
-    ga: bool = False
-    tai_gui: bool = True
-    chuyen_bai: bool = True
-    allow_u_lao: bool = False
-    u_den: bool = True
-    u_window_seconds: int = 5
-    turn_seconds: int = 20
-    chot_in_tai: bool = True
-    amounts: Amounts = field(default_factory=Amounts)
-
+from chieu.table.rules.phom.options import Options
 
 # ---------------------------------------------------------------- enums
 
@@ -172,14 +141,6 @@ class WindowClosed:
 
 
 @dataclass(frozen=True, slots=True)
-class TurnPassed:
-    """It is ``seat``'s turn until ``deadline_ms``."""
-
-    seat: int
-    deadline_ms: int
-
-
-@dataclass(frozen=True, slots=True)
 class Drew:
     """``seat`` drew (bốc) ``card`` from the stock."""
 
@@ -247,13 +208,6 @@ class AccusedWrongly:
     accuser: int
     target: int
     transfers: tuple[Transfer, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class TimedOut:
-    """``seat``'s turn timer ran out (or it left); the server plays for it (PH-R28)."""
-
-    seat: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,52 @@
-"""Table options of §A5 under the rules file's names (``ga``, ``taiGui``, ``amounts``, ...)."""
+"""Phỏm table options of §A5 under the rules file's names (``ga``, ``taiGui``, ``amounts``, ...),
+the amounts of §A4 and who may change them when (§A4.6)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import fields, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from chieu.table.rules.common import check_names, choice, flag, whole
 from chieu.table.rules.core import BadOptions
-from chieu.table.rules.phom.model import Amounts, Options
+
+
+@dataclass(frozen=True, slots=True)
+class Amounts:
+    """Every amount of §A4, in stake units (cược)."""
+
+    u_thuong: int = 5
+    u_tron: int = 10
+    u_khan: int = 5
+    bao: int = 5
+    u_lao: int = 5
+    mom: int = 4
+    chot: int = 4
+    eat1: int = 1
+    eat2: int = 2
+    rank: tuple[int, ...] = (1, 2, 3)
+    """What the nhì, ba and bét (ranks 2, 3, 4) pay the nhất."""
+    wrong_accusation: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Table options of §A5 (the rules file's names are in :func:`option_values`)."""
+
+    stake: int = 1
+    ga: bool = False
+    """Nuôi gà: the gà pot is fed by the deal and the eats, and the Ù takes it."""
+    tai_gui: bool = True
+    """Tái gửi: sending (gửi) and tái turns until the stock is used up."""
+    chuyen_bai: bool = True
+    """Chuyển bài: an eat visibly moves a discard to the victim's row (PH-R16)."""
+    allow_u_lao: bool = False
+    u_den: bool = True
+    u_window_seconds: int = 5
+    turn_seconds: int = 20
+    chot_in_tai: bool = True
+    amounts: Amounts = field(default_factory=Amounts)
+
 
 _FLAGS = {
     "ga": "ga",
@@ -17,7 +56,9 @@ _FLAGS = {
     "uDen": "u_den",
     "chotInTai": "chot_in_tai",
 }
-_INTS = {"stake": "stake", "uWindowSeconds": "u_window_seconds", "turnSeconds": "turn_seconds"}
+_INTS = {"stake": ("stake", 1, None), "uWindowSeconds": ("u_window_seconds", 0, 600),
+         "turnSeconds": ("turn_seconds", 1, 3600)}
+"""Whole-number options: name → (field, lowest, highest)."""
 _AMOUNTS = {
     "uThuong": "u_thuong",
     "uTron": "u_tron",
@@ -34,53 +75,32 @@ _AMOUNTS = {
 _NAMES = (*_FLAGS, *_INTS, "players", "uTronPays", "amounts")
 
 
-def _bool(name: str, v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    raise BadOptions(f"{name} must be true or false, not {v!r}")
-
-
-def _int(name: str, v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, int | float) or int(v) != v:
-        raise BadOptions(f"{name} must be a whole number, not {v!r}")
-    return int(v)
-
-
 def parse_options(raw: Mapping[str, Any]) -> Options:
     """Validate Phỏm options; missing names take the defaults of §A5.
 
-    ``amounts`` is a mapping of any of ``uThuong uTron uKhan bao uLao mom chot eat1 eat2 rank
-    wrongAccusation`` (``rank``: what ranks 2, 3, 4 pay the nhất). ``uTronPays`` (10 or 5) is
-    the rules file's switch for the ù tròn amount. ``players`` (2–4) is checked if given.
+    Switches are ``true`` / ``false``. ``amounts`` is a mapping of any of ``uThuong uTron uKhan
+    bao uLao mom chot eat1 eat2 rank wrongAccusation`` (``rank``: what ranks 2, 3, 4 pay the
+    nhất). ``uTronPays`` (10 or 5) is the rules file's switch for the ù tròn amount.
+    ``players`` (2–4) is checked if given.
     """
-    unknown = sorted(set(raw) - set(_NAMES))
-    if unknown:
-        raise BadOptions(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(_NAMES)}")
-    values: dict[str, Any] = {}
-    for name, attr in _FLAGS.items():
+    check_names(raw, _NAMES)
+    values: dict[str, Any] = {attr: flag(name, raw[name]) for name, attr in _FLAGS.items() if name in raw}
+    for name, (attr, lo, hi) in _INTS.items():
         if name in raw:
-            values[attr] = _bool(name, raw[name])
-    for name, attr in _INTS.items():
-        if name in raw:
-            values[attr] = _int(name, raw[name])
-    o = replace(Options(), **values)
-    if o.stake <= 0:
-        raise BadOptions("stake must be positive")
-    if o.u_window_seconds < 0 or o.u_window_seconds > 600:
-        raise BadOptions("uWindowSeconds must be in 0..600")
-    if not 0 < o.turn_seconds <= 3600:
-        raise BadOptions("turnSeconds must be in 1..3600")
-    if "players" in raw and raw["players"] is not None:
-        p = _int("players", raw["players"])
-        if not 2 <= p <= 4:
-            raise BadOptions("players must be 2 to 4")
+            values[attr] = whole(name, raw[name], lo, hi)
+    if raw.get("players") is not None:
+        whole("players", raw["players"], 2, 4)
+    return Options(**values, amounts=_amounts(raw))
+
+
+def _amounts(raw: Mapping[str, Any]) -> Amounts:
     amounts = raw.get("amounts") or {}
     if not isinstance(amounts, Mapping):
         raise BadOptions("amounts must be a mapping")
     bad = sorted(set(amounts) - set(_AMOUNTS))
     if bad:
         raise BadOptions(f"unknown amount(s) {', '.join(bad)}; known: {', '.join(_AMOUNTS)}")
-    av: dict[str, Any] = {}
+    values: dict[str, Any] = {}
     for name, attr in _AMOUNTS.items():
         if name not in amounts:
             continue
@@ -88,27 +108,21 @@ def parse_options(raw: Mapping[str, Any]) -> Options:
         if attr == "rank":
             if not isinstance(v, list | tuple) or len(v) != 3:
                 raise BadOptions("amounts.rank lists what ranks 2, 3 and 4 pay: three numbers")
-            av[attr] = tuple(_int("amounts.rank", x) for x in v)
-            if any(x < 0 for x in av[attr]):
-                raise BadOptions("amounts.rank must not be negative")
+            values[attr] = tuple(whole("amounts.rank", x, 0) for x in v)
         else:
-            av[attr] = _int(f"amounts.{name}", v)
-            if av[attr] < 0:
-                raise BadOptions(f"amounts.{name} must not be negative")
+            values[attr] = whole(f"amounts.{name}", v, 0)
     if "uTronPays" in raw:
-        v = _int("uTronPays", raw["uTronPays"])
-        if v not in (10, 5):
-            raise BadOptions("uTronPays must be 10 or 5")
-        if "u_tron" in av and av["u_tron"] != v:
+        v = choice("uTronPays", whole("uTronPays", raw["uTronPays"]), (10, 5))
+        if "u_tron" in values and values["u_tron"] != v:
             raise BadOptions("uTronPays and amounts.uTron disagree")
-        av["u_tron"] = v
-    return replace(o, amounts=replace(Amounts(), **av))
+        values["u_tron"] = v
+    return Amounts(**values)
 
 
 def option_values(options: Options) -> Mapping[str, Any]:
     """The options under the rules file's names (the inverse of :func:`parse_options`)."""
     out: dict[str, Any] = {name: getattr(options, attr) for name, attr in _FLAGS.items()}
-    out.update({name: getattr(options, attr) for name, attr in _INTS.items()})
+    out.update({name: getattr(options, attr) for name, (attr, _, _) in _INTS.items()})
     a = options.amounts
     amounts = {name: getattr(a, attr) for name, attr in _AMOUNTS.items()}
     amounts["rank"] = list(a.rank)
@@ -117,3 +131,15 @@ def option_values(options: Options) -> Mapping[str, Any]:
         out["uTronPays"] = a.u_tron
     assert {f.name for f in fields(Amounts)} == set(_AMOUNTS.values())
     return out
+
+
+def settings_change(actor: int, owner: int, in_game: bool, pot: int, changes: Sequence[str]) -> str:
+    """§A4.6: ``"ok"`` or the refusal code for a settings change by ``actor``: only the owner
+    (chủ bàn), only between games, and gà or the stake only while the gà pot is 0."""
+    if actor != owner:
+        return "not_owner"
+    if in_game:
+        return "game_running"
+    if pot != 0 and any(c in ("ga", "stake") for c in changes):
+        return "pot_not_empty"
+    return "ok"

@@ -1,4 +1,4 @@
-"""Scenario notation for Phỏm: exact deals, plain-text commands, ``describe`` and static queries.
+"""Phỏm scenario hooks: exact deals, plain-text commands, ``describe`` and static queries.
 
 A position::
 
@@ -22,20 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from chieu.table.rules.core import InvalidCommand
+from chieu.table.rules.core import InvalidCommand, ScenarioHooks
 from chieu.table.rules.phom import cards as C
-from chieu.table.rules.phom.model import (
-    Accuse,
-    ClaimU,
-    Discard,
-    Draw,
-    Eat,
-    Lay,
-    Options,
-    Send,
-    Sort,
-    State,
-)
+from chieu.table.rules.phom.deal import deal_events, next_dealer
+from chieu.table.rules.phom.model import Accuse, ClaimU, Discard, Draw, Eat, Lay, Send, Sort, State
+from chieu.table.rules.phom.options import Options, settings_change
+from chieu.table.rules.phom.scoring import balances
 
 
 def _seat(v: Any, n: int) -> int:
@@ -53,8 +45,6 @@ def _seat_name(s: int) -> str | None:
 
 def position(options: Options, players: int, spec: Mapping[str, Any], now_ms: int) -> Sequence[Any]:
     """The ``Dealt`` event (and the dealer's first turn) of an exact deal."""
-    from chieu.table.rules.phom.game import GAME
-
     raw = spec["hands"]
     if isinstance(raw, Mapping):
         raw = [raw[f"P{i + 1}"] for i in range(players)]
@@ -79,7 +69,7 @@ def position(options: Options, players: int, spec: Mapping[str, Any], now_ms: in
         raise ValueError(f"the usable stock is {usable} cards not in any hand")
     used |= C.mask_of(stock)
     unused = [c for c in C.DECK if not used >> c & 1]
-    return GAME.deal_events(
+    return deal_events(
         options, players, dealer, owner, hands, stock, unused, int(spec.get("pot", 0)), now_ms,
         bytes.fromhex(str(spec.get("seed", "00"))), window=bool(spec.get("window", False)),
     )
@@ -129,7 +119,6 @@ def describe(state: State) -> Mapping[str, Any]:
     n = s.players
     if not s.hands:
         return {"phase": s.phase.value}
-    from chieu.table.rules.phom.game import balances
 
     def hand(p: int) -> str:
         return " ".join(
@@ -215,8 +204,6 @@ def q_auto_lay(cards: str) -> list[str]:
 
 def q_next_dealer(previous_winner: str | None, owner: str, players: int, left: Sequence[str] = ()) -> str:
     """PH-30: the next dealer (PH-R5)."""
-    from chieu.table.rules.phom.game import next_dealer
-
     pw = None if previous_winner is None else _seat(previous_winner, players)
     d = next_dealer(pw, _seat(owner, players), players, [_seat(x, players) for x in left])
     return f"P{d + 1}"
@@ -224,8 +211,6 @@ def q_next_dealer(previous_winner: str | None, owner: str, players: int, left: S
 
 def q_settings_change(actor: str, owner: str, in_game: bool, pot: int, changes: Sequence[str]) -> str:
     """PH-30: ``ok`` or the refusal code of a settings change (§A4.6)."""
-    from chieu.table.rules.phom.game import settings_change
-
     return settings_change(_seat(actor, 4), _seat(owner, 4), in_game, pot, changes)
 
 
@@ -241,3 +226,6 @@ QUERIES: dict[str, Callable[..., Any]] = {
     "next_dealer": q_next_dealer,
     "settings_change": q_settings_change,
 }
+
+
+HOOKS = ScenarioHooks(position=position, describe=describe, queries=QUERIES, command=parse_command)
