@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from chieu.table.rules import fair
 from chieu.table.rules.core import Setup, replay
 from chieu.table.rules.gouji import cards as C
-from chieu.table.rules.gouji.game import GAME, Play, State
+from chieu.table.rules.gouji.game import GAME
+from chieu.table.rules.gouji.model import Play, State
 from tests.benchmarks.common import line, median
 from tests.rules.gouji.randgame import random_game
 

@@ -7,8 +7,8 @@ from typing import Any
 from chieu.table.rules import fair
 from chieu.table.rules.core import Setup
 from chieu.table.rules.gouji import cards as C
-from chieu.table.rules.gouji.game import (
-    GAME,
+from chieu.table.rules.gouji.game import GAME
+from chieu.table.rules.gouji.model import (
     Burn,
     Dealt,
     DeclareRevolution,

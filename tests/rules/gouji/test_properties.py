@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from chieu.table.rules.core import Outcome, replay
 from chieu.table.rules.gouji import cards as C
-from chieu.table.rules.gouji.game import (
-    GAME,
+from chieu.table.rules.gouji.game import GAME
+from chieu.table.rules.gouji.model import (
     REPORT_AT,
     Burned,
     BurnFailed,
@@ -21,9 +21,8 @@ from chieu.table.rules.gouji.game import (
     State,
     TributePaid,
     TributeReturned,
-    decode_carry,
-    encode_carry,
 )
+from chieu.table.rules.gouji.tribute import decode_carry, encode_carry
 from tests.rules.gouji.randgame import random_game
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -7,10 +7,12 @@ from typing import Any
 import pytest
 
 from chieu.table.rules import fair
+from chieu.table.rules.common import TimedOut
 from chieu.table.rules.core import IllegalMove, Outcome, Setup, replay
 from chieu.table.rules.gouji import cards as C
-from chieu.table.rules.gouji.game import (
-    GAME,
+from chieu.table.rules.gouji.game import GAME
+from chieu.table.rules.gouji.model import (
+    SEATS,
     DealCancelled,
     Dealt,
     DeclareRevolution,
@@ -20,14 +22,10 @@ from chieu.table.rules.gouji.game import (
     RevolutionOpened,
     SatOut,
     State,
-    TimedOut,
     TributePaid,
     TurnStarted,
-    deal,
-    decode_carry,
-    encode_carry,
-    revolution_ok,
 )
+from chieu.table.rules.gouji.tribute import decode_carry, encode_carry
 
 GE_MING = {"GE_MING": "on"}
 ONE_ELIGIBLE = bytes.fromhex("000f")  # seat 1 alone holds no 2s and no jokers
@@ -107,9 +105,9 @@ def test_no_carry_no_shaogong() -> None:
 
 
 def test_revolution_eligibility_is_no_twos_and_no_jokers() -> None:
-    assert revolution_ok(C.to_counts(C.parse_cards("A A K 3")))
+    assert C.revolution_ok(C.to_counts(C.parse_cards("A A K 3")))
     for hand in ("A 2", "3 SJ", "BJ", ""):
-        assert not revolution_ok(C.to_counts(C.parse_cards(hand)))
+        assert not C.revolution_ok(C.to_counts(C.parse_cards(hand)))
 
 
 def test_revolution_window_waits_for_the_eligible_seat_only() -> None:
@@ -152,7 +150,7 @@ def test_two_declarations_cancel_the_deal_and_redeal_from_the_seed() -> None:
     assert isinstance(events[1], DealCancelled) and events[1].seats == (3, 0)
     red = events[2]
     assert isinstance(red, Redealt) and red.deal_no == 1
-    hands, _ = deal(TWO_ELIGIBLE, "redeal:1")
+    hands, _ = C.deal(TWO_ELIGIBLE, "redeal:1", SEATS)
     assert [C.to_counts(C.parse_cards(h.cards)) for h in red.hands] == hands
     assert fair.shuffled(TWO_ELIGIBLE, range(216), "redeal:1") != fair.shuffled(
         TWO_ELIGIBLE, range(216), "deal")

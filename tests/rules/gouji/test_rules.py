@@ -8,8 +8,8 @@ import pytest
 
 from chieu.table.rules.core import BadOptions, IllegalMove, InvalidCommand, Outcome, Setup
 from chieu.table.rules.gouji import cards as C
-from chieu.table.rules.gouji.game import (
-    GAME,
+from chieu.table.rules.gouji.game import GAME
+from chieu.table.rules.gouji.model import (
     Burn,
     Dealt,
     Pass,
@@ -194,3 +194,32 @@ def test_view_of_spectator_and_finished_game() -> None:
     assert GAME.deadlines(s) == ()
     with pytest.raises(IllegalMove):
         GAME.decide(s, 5, play("4"), 0)
+
+
+@pytest.mark.parametrize("options", [{}, {"SHAO_GONG": "on", "MEN_GONG": "on"}, {"GE_MING": "on"}])
+def test_a_tribute_position_is_what_start_gives_for_the_same_hands(options: dict[str, Any]) -> None:
+    # Given a seeded start of game 2 (落贡, and 烧贡 / 闷贡 from the carry)
+    opts = GAME.parse_options(options)
+    prev = Outcome(0, (0, 3, 2, 5, 4, 1), (2, -2, 2, -2, 2, -2), (), "finished", first=2,
+                   carry=(1, 1, 2, 1, 5))
+    started = list(GAME.start(Setup(opts, 6, bytes.fromhex("0911"), 0, hand_no=2, previous=prev)))
+    dealt = started[0]
+    assert isinstance(dealt, Dealt)
+    # When the same hands and previous game are written as a position
+    spec = {"hands": [" ".join(h.cards) for h in dealt.hands], "seed": "0911",
+            "previous": {"places": [1, 6, 3, 2, 5, 4], "first": 2, "shao": [2], "men": [5]}}
+    # Then the position's events are start()'s
+    assert list(GAME.scenario.position(opts, 6, spec, 0)) == started
+    raw = {**spec, "previous": {"ranking": [0, 3, 2, 5, 4, 1], "first": 2, "carry": [1, 1, 2, 1, 5]}}
+    assert list(GAME.scenario.position(opts, 6, raw, 0)) == started
+
+
+def test_a_tribute_position_refuses_what_cannot_be() -> None:
+    opts = GAME.parse_options({})
+    hands = ["3", "4", "5", "6", "7", "8"]
+    for bad in ({"hands": hands, "previous": {"ranking": [0, 3, 2, 5, 4, 1]}, "finished": [0]},
+                {"hands": hands, "previous": {"ranking": [0, 3, 2, 5, 4, 4]}},
+                {"hands": hands, "previous": {"places": [1, 2, 3, 4, 5, 5]}},
+                {"hands": hands, "previous": {"first": 2}}):
+        with pytest.raises(ValueError):
+            GAME.scenario.position(opts, 6, bad, 0)

@@ -3,12 +3,14 @@
 Suits never matter after the deal, so a hand is a tuple of 15 counts indexed by rank:
 ``3 4 5 6 7 8 9 10 J Q K A`` (0–11), ``2`` (12), ``SJ`` 小王 (13), ``BJ`` 大王 (14). A set is
 written as a tuple of card names (``("10", "10", "2")``); 贴钱 (2s) count as the base rank,
-挂花 (jokers) keep their own rank.
+挂花 (jokers) keep their own rank. Also the deal from seed material (suits decide 上班 only).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+
+from chieu.table.rules import fair
 
 NAMES = ("3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2", "SJ", "BJ")
 RANK = {n: i for i, n in enumerate(NAMES)}
@@ -141,6 +143,31 @@ def burn_ok(rest: Counts) -> bool:
     if r == 0 and rest[TWO]:
         r = 1
     return rest[SJ] + rest[BJ] >= r - 1
+
+
+def revolution_ok(hand: Counts) -> bool:
+    """革命 eligibility: the highest card is below a 2 (no 2s, no jokers)."""
+    return sum(hand) > 0 and hand[TWO] + hand[SJ] + hand[BJ] == 0
+
+
+def deal(seed: bytes, label: str, seats: int) -> tuple[list[Counts], int | None]:
+    """The four decks dealt round to ``seats`` seats (six: 36 cards each) from the seed material
+    under ``label`` (``deal``, ``redeal:<n>``), and the 上班 seat (first seat dealt a second
+    identical 3, by suit; ``None`` if nobody)."""
+    order = fair.shuffled(seed, range(sum(DECK)), label)
+    hands: list[list[int]] = [[] for _ in range(seats)]
+    shangban: int | None = None
+    threes: list[set[int]] = [set() for _ in range(seats)]
+    for i, card in enumerate(order):
+        seat = i % seats
+        k = card % 54
+        rank = k // 4 if k < 52 else (SJ if k == 52 else BJ)
+        hands[seat].append(rank)
+        if k < 4 and shangban is None:
+            if k in threes[seat]:
+                shangban = seat
+            threes[seat].add(k)
+    return [to_counts(h) for h in hands], shangban
 
 
 def _make(base: int, n: int, twos: int, sj: int, bj: int) -> Counts:
