@@ -31,7 +31,7 @@ from chieu.table.rules.lianliankan.board import (
     generate,
     tile_set,
 )
-from chieu.table.rules.lianliankan.game import Cell, Remove
+from chieu.table.rules.lianliankan.model import Cell, Remove
 from tests.benchmarks.common import line, median, pct, running_table_service
 
 ROWS, COLS = 8, 18

@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 from chieu.table.rules.core import BadOptions, IllegalMove, Setup
 from chieu.table.rules.lianliankan import GAME
 from chieu.table.rules.lianliankan.board import greedy_remaining
-from chieu.table.rules.lianliankan.game import (
+from chieu.table.rules.lianliankan.model import (
     Cell,
     Leave,
-    Options,
     Remove,
     Started,
     State,
 )
+from chieu.table.rules.lianliankan.options import Options
 
 
 def started(players: int, seed: bytes = b"seed", options: dict[str, Any] | None = None,

@@ -11,7 +11,7 @@ import pytest
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
 from chieu.table.rules.lianliankan.board import Board, find_pair
-from chieu.table.rules.lianliankan.game import Cell, Remove
+from chieu.table.rules.lianliankan.model import Cell, Remove
 from chieu.table.v1 import table_service_pb2 as pb
 from tests.table.helpers import client
 
