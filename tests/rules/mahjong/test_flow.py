@@ -9,7 +9,7 @@ import pytest
 
 from chieu.table.rules.core import BadOptions, IllegalMove, Setup, Transfer
 from chieu.table.rules.mahjong import GAME
-from chieu.table.rules.mahjong.game import (
+from chieu.table.rules.mahjong.model import (
     ChoosePair,
     ClaimAnswered,
     ClaimOpened,
@@ -24,7 +24,7 @@ from chieu.table.rules.mahjong.game import (
     TurnStarted,
     Won,
 )
-from chieu.table.rules.mahjong.notation import describe, parse_command, position
+from chieu.table.rules.mahjong.scenario import describe, parse_command, position
 
 
 def given(spec: Mapping[str, Any], options: Mapping[str, Any] | None = None, players: int = 4) -> State:
@@ -362,6 +362,27 @@ def test_replay_of_the_logged_events_gives_the_live_state() -> None:
     assert replayed == s
     assert any(isinstance(e, Ganged) for e in log) and any(isinstance(e, Discarded) for e in log)
     assert not any(isinstance(e, (Penged, ClaimAnswered)) for e in log)
+
+
+def test_position_melds_count_as_played_and_impossible_ones_are_refused() -> None:
+    s = given({"melds": {"B": ["碰 5m from A", "暗杠 9m"], "C": ["bu_gang E"]}},
+              {"LAIZI_MODE": "对王大将报"})
+    assert describe(s)["melds"] == [[], ["peng 5m", "an_gang 9m"], ["bu_gang E"], []]
+    assert describe(s)["locked_suit"] == [-1, 0, -1, -1]
+    assert [len(p.hand) for p in s.seats] == [14, 7, 10, 13] and describe(s)["tiles"] == 136
+    assert s.gangs == 2 and s.gang_log == ((1, MeldType.AN_GANG), (2, MeldType.BU_GANG))
+    assert s.seats[1].melds[0][2] == 0 and s.seats[2].melds[0][2] == 1
+    for spec, options in [
+        ({"melds": {"B": ["peng 5m", "peng 3p"]}}, {"LAIZI_MODE": "对王大将报"}),
+        ({"melds": {"B": ["peng 5m"]}}, {"MIANPENG": "on"}),
+        ({"melds": {"B": ["an_gang 5m"]}, "gangs": 0}, {}),
+        ({"melds": {"B": ["peng 王"]}}, {"LAIZI_MODE": "一支王"}),
+        ({"melds": {"B": ["peng 5m from B"]}}, {}),
+        ({"melds": {"B": ["chi 5m"]}}, {}),
+    ]:
+        with pytest.raises(ValueError):
+            given(spec, options)
+    assert given({"melds": {"B": ["an_gang 5m"]}}, {"MIANPENG": "on", "MIANPENG_ALLOWS_ANGANG": "on"}).gangs == 1
 
 
 def test_the_suit_lock_reaches_sepai_only_with_its_option() -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from chieu.table.rules.mahjong.notation import _score
+from chieu.table.rules.mahjong.scenario import score
 
 P = {"LAIZI_MODE": "普通"}
 LOULOU = "中 发 白 中 发 白 1m 2m 3m 4m 5m 6m 9m 9m"
@@ -35,23 +35,23 @@ QUAD_QIDUI = "1m 1m 1m 1m 2m 2m 5m 5m 7m 7m E E 中 中"
 def test_scoring_items_and_options(
     options: dict[str, Any], hand: str, win: str, ying_kou: bool, items: dict[str, int]
 ) -> None:
-    got = _score(options, "5s", hand, win, ying_kou=ying_kou)
+    got = score(options, "5s", hand, win, ying_kou=ying_kou)
     assert got["win"] and got["items"] == items and got["total"] == sum(items.values())
 
 
 def test_quads_are_not_two_pairs_when_the_option_is_off() -> None:
-    assert not _score({**P, "QIDUI_QUAD_AS_TWO_PAIRS": "off"}, "5s", QUAD_QIDUI, "中")["win"]
+    assert not score({**P, "QIDUI_QUAD_AS_TWO_PAIRS": "off"}, "5s", QUAD_QIDUI, "中")["win"]
 
 
 def test_qidui_is_refused_in_yizhiwang_and_after_ying_kou() -> None:
-    assert not _score({"LAIZI_MODE": "一支王"}, "王", "王 1m 1m 2m 2m 5m 5m 7m 7m E E 中 中 9m", "9m")["win"]
+    assert not score({"LAIZI_MODE": "一支王"}, "王", "王 1m 1m 2m 2m 5m 5m 7m 7m E E 中 中 9m", "9m")["win"]
     qidui = "1m 1m 2m 2m 5m 5m 7m 7m E E 中 中 白 白"
-    assert _score(P, "5s", qidui, "白")["win"]
-    assert not _score(P, "5s", qidui, "白", ying_kou=True)["win"]
+    assert score(P, "5s", qidui, "白")["win"]
+    assert not score(P, "5s", qidui, "白", ying_kou=True)["win"]
 
 
 def test_a_meld_of_another_suit_breaks_the_lack_suit_rule() -> None:
     hand = "1m 2m 3m 4m 5m 6m 7m 8m 9m 2p 2p"
-    assert _score(P, "5s", hand, "2p", melds=["peng E"])["win"]
-    assert not _score(P, "5s", hand, "2p", melds=["peng 3s"])["win"]
-    assert not _score({"LAIZI_MODE": "色牌"}, "5s", hand, "2p", melds=["peng E"])["win"]
+    assert score(P, "5s", hand, "2p", melds=["peng E"])["win"]
+    assert not score(P, "5s", hand, "2p", melds=["peng 3s"])["win"]
+    assert not score({"LAIZI_MODE": "色牌"}, "5s", hand, "2p", melds=["peng E"])["win"]

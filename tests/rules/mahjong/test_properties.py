@@ -15,8 +15,10 @@ from chieu.table.rules.core import Setup
 from chieu.table.rules.mahjong import GAME
 from chieu.table.rules.mahjong import hand as H
 from chieu.table.rules.mahjong import tiles as T
-from chieu.table.rules.mahjong.game import Mode, State, Win, hand_rules
-from chieu.table.rules.mahjong.notation import describe
+from chieu.table.rules.mahjong.model import State, Win
+from chieu.table.rules.mahjong.options import Mode
+from chieu.table.rules.mahjong.scenario import describe
+from chieu.table.rules.mahjong.scoring import hand_rules
 
 MODES = [m.value for m in Mode]
 

@@ -1,55 +1,25 @@
-"""Scenario notation for 洪洞王牌麻将: positions, commands, ``describe`` and static queries.
+"""Scenario notation of 洪洞王牌麻将 beyond single tiles (those are in
+:mod:`~chieu.table.rules.mahjong.tiles`): seats and melds.
 
-A position (``position:`` in a scenario file)::
-
-    dealer: 0                  # seat index or letter A-D (default 0)
-    indicator: 4s              # 普通/色牌: the face-up indicator (kept as the wall's last tile)
-    hands: {0: "1m 2m ...", 1: "..."}        # unlisted seats get 13 tiles from the rest
-    melds: {0: ["peng E from 3", "an_gang 5m"]}
-    discards: {1: "9p 9p"}
-    laizi: {0: 7p}             # 小手王 / 大将王黑风报 / 对王大将报 per-seat laizi
-    declared: {0: ting}        # ting | ying_kou
-    wall: "2p 3s ..."          # the next tiles drawn, in order; the rest follows in kind order
-    wall_count: 40             # tiles left in the wall (the surplus becomes discards)
-    gangs: 0                   # gangs already made (raises the reserve)
-    draw: 0                    # this seat draws next; without it the dealer acts with 14 tiles
-
-Commands: ``discard 5s`` · ``ting 5s`` (discard + 报听) · ``yingkou 5s`` (discard + 硬扣) ·
-``peng`` · ``gang E`` · ``pass`` · ``win`` · ``pair 3m``, or mappings such as ``{discard: 5s,
-declare: ting}``, ``{gang: E}``, ``{win: true}``.
+Seats: an index (``0``), a letter ``A``–``D`` or ``P1``–``P4``. A meld is written
+``<type> <tile> [from <seat>]``: ``peng E``, ``peng E from C``, ``ming_gang 9p from B``,
+``bu_gang 5m``, ``an_gang 9p``; the type also reads in Chinese (碰 明杠 补杠 暗杠). A 碰, 明杠 or
+补杠 (whose 碰 was claimed) comes by default from the previous seat (上家); an 暗杠 from nobody.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from chieu.table.rules.core import InvalidCommand
-from chieu.table.rules.mahjong import game as G
-from chieu.table.rules.mahjong import hand as H
 from chieu.table.rules.mahjong import tiles as T
-from chieu.table.rules.mahjong.game import (
-    ChoosePair,
-    Declare,
-    Discard,
-    Gang,
-    Meld,
-    MeldType,
-    Mode,
-    Options,
-    Pass,
-    Peng,
-    State,
-    Win,
-    _Flow,
-    hand_rules,
-    parse_options,
-    remaining,
-    reserve,
-)
+from chieu.table.rules.mahjong.model import Meld, MeldType
+
+_MELD_WORDS = {"碰": MeldType.PENG, "明杠": MeldType.MING_GANG, "补杠": MeldType.BU_GANG,
+               "暗杠": MeldType.AN_GANG} | {t.value: t for t in MeldType}
 
 
-def _seat(v: Any) -> int:
+def seat(v: Any) -> int:
+    """A seat index from ``0``, ``"A"`` or ``"P1"``."""
     if isinstance(v, int):
         return v
     t = str(v).strip().upper()
@@ -60,188 +30,30 @@ def _seat(v: Any) -> int:
     return int(t)
 
 
-def _by_seat(raw: Any, n: int) -> dict[int, Any]:
+def by_seat(raw: Any) -> dict[int, Any]:
+    """A per-seat mapping (``{A: ..., 2: ...}``) or list (in seat order) keyed by seat index."""
     if raw is None:
         return {}
     if isinstance(raw, list):
         return {i: v for i, v in enumerate(raw) if v is not None}
-    return {_seat(k): v for k, v in dict(raw).items()}
+    return {seat(k): v for k, v in dict(raw).items()}
 
 
-def _meld(seat: int, text: str, n: int) -> Meld:
+def meld(owner: int, text: str, players: int) -> Meld:
+    """The meld written ``text`` (see the module docstring) of seat ``owner``."""
     parts = text.split()
-    t = MeldType(parts[0])
-    frm = seat if t in (MeldType.AN_GANG, MeldType.BU_GANG) else (seat - 1) % n
-    if len(parts) >= 4 and parts[2] == "from":
-        frm = _seat(parts[3])
-    return Meld(seat, t, T.name(T.kind(parts[1])), frm)
+    if len(parts) not in (2, 4) or parts[0] not in _MELD_WORDS or (len(parts) == 4 and parts[2] != "from"):
+        raise ValueError(f"not a meld: {text!r} (write e.g. 'peng E', 'peng E from C', 'an_gang 9p')")
+    t = _MELD_WORDS[parts[0]]
+    k = T.kind(parts[1])
+    frm = owner if t is MeldType.AN_GANG else (owner - 1) % players
+    if len(parts) == 4:
+        frm = seat(parts[3])
+        if (frm == owner) != (t is MeldType.AN_GANG) or not 0 <= frm < players:
+            raise ValueError(f"{text!r}: a 碰/明杠/补杠 comes from another seat, an 暗杠 from none")
+    return Meld(owner, t, T.name(k), frm)
 
 
-def _take(pool: list[int], kinds: Sequence[int], what: str) -> None:
-    for k in kinds:
-        if k not in pool:
-            raise ValueError(f"no {T.name(k)} left for {what}")
-        pool.remove(k)
-
-
-def position(options: Options, players: int, spec: Mapping[str, Any], now_ms: int) -> list[Any]:
-    """The events that set up an exact position (see the module docstring)."""
-    n = players
-    dealer = _seat(spec.get("dealer", 0))
-    pool = T.full_set()
-    hands_raw = _by_seat(spec.get("hands"), n)
-    melds_raw = _by_seat(spec.get("melds"), n)
-    melds = [_meld(i, str(m), n) for i, ms in melds_raw.items() for m in ms]
-    hands: list[list[int]] = [[] for _ in range(n)]
-    for i, h in hands_raw.items():
-        hands[i] = [k for k in T.parse(str(h))]
-        _take(pool, [k for k in hands[i] if k != T.WANG], f"seat {i}'s hand")
-    for m in melds:
-        _take(pool, [T.kind(m.tile)] * (3 if m.meld_type is MeldType.PENG else 4), "a meld")
-    discards: list[list[int]] = [[] for _ in range(n)]
-    for i, d in _by_seat(spec.get("discards"), n).items():
-        discards[i] = T.parse(str(d))
-        _take(pool, discards[i], "discards")
-    indicator = T.kind(str(spec["indicator"])) if "indicator" in spec else None
-    if indicator is not None:
-        _take(pool, [indicator], "the indicator")
-    head = T.parse(str(spec.get("wall", "")))
-    _take(pool, head, "the wall")
-    set_aside: list[int] = []
-    if options.laizi_mode is Mode.YIZHIWANG:
-        set_aside, pool = pool[len(pool) - n :], pool[: len(pool) - n]
-    # unlisted seats: spread the rest so that filler hands hold few pairs
-    seen: dict[int, int] = {}
-    ranked = []
-    for k in pool:
-        seen[k] = seen.get(k, 0) + 1
-        ranked.append((seen[k], k))
-    spread = [k for _, k in sorted(ranked)]
-    draw = spec.get("draw")
-    for i in range(n):
-        if i in hands_raw:
-            continue
-        size = (13 if i != dealer or draw is not None else 14) - 3 * len([m for m in melds if m.seat == i])
-        if options.laizi_mode is Mode.YIZHIWANG:
-            hands[i] = [T.WANG]
-            size -= 1
-        hands[i] += spread[:size]
-        for k in spread[:size]:
-            pool.remove(k)
-        spread = spread[size:]
-    rest = sorted(pool)
-    if "wall_count" in spec:
-        keep = int(spec["wall_count"]) - len(head) - (1 if indicator is not None else 0)
-        extra, rest = rest[keep:], rest[:keep]
-        for j, k in enumerate(extra):
-            discards[j % n].append(k)
-    wall = head + rest + ([indicator] if indicator is not None else [])
-    declared = [Declare.NONE] * n
-    for i, d in _by_seat(spec.get("declared"), n).items():
-        declared[i] = Declare(str(d))
-    laizi_raw = _by_seat(spec.get("laizi"), n)
-    laizi = None
-    if laizi_raw or (options.laizi_mode is Mode.DUIWANG and "laizi" in spec):
-        laizi = [T.kind(str(laizi_raw[i])) if i in laizi_raw else -1 for i in range(n)]
-    events = G.GAME.deal_events(
-        options, n, dealer, hands, wall, set_aside, bytes.fromhex(str(spec.get("seed", "00"))),
-        now_ms, melds, declared if any(d is not Declare.NONE for d in declared) else (),
-        laizi, int(spec.get("gangs", 0)), discards if any(discards) else (),
-    )
-    if draw is not None:
-        f = _Flow(G.GAME, G.GAME.initial(options, n), now_ms)
-        for e in events:
-            f.emit(e)
-        f.events = []
-        G.GAME._draw(f, _seat(draw), bool(spec.get("replacement", False)))
-        events += f.events
-    return events
-
-
-_WORDS: dict[str, Callable[[str], Any]] = {
-    "discard": lambda t: Discard(t),
-    "ting": lambda t: Discard(t, Declare.TING),
-    "yingkou": lambda t: Discard(t, Declare.YING_KOU),
-    "ying_kou": lambda t: Discard(t, Declare.YING_KOU),
-    "gang": lambda t: Gang(t),
-    "pair": lambda t: ChoosePair(t),
-}
-
-
-def parse_command(raw: Any) -> Any:
-    """A scenario command in the notation of the module docstring."""
-    try:
-        if isinstance(raw, str):
-            parts = raw.split()
-            word = parts[0].lower()
-            if word in ("peng", "pass", "win"):
-                return {"peng": Peng, "pass": Pass, "win": Win}[word]()
-            return _WORDS[word](T.name(T.kind(parts[1])))
-        m = dict(raw)
-        if "discard" in m:
-            return Discard(T.name(T.kind(str(m["discard"]))), Declare(str(m.get("declare", "none"))))
-        for word in ("peng", "pass", "win"):
-            if word in m:
-                return parse_command(word)
-        for word in ("gang", "pair"):
-            if word in m:
-                return parse_command(f"{word} {m[word]}")
-    except (KeyError, IndexError, ValueError) as e:
-        raise InvalidCommand("bad_command", f"cannot read {raw!r}: {e}") from None
-    raise InvalidCommand("bad_command", f"cannot read {raw!r}")
-
-
-def describe(state: State) -> Mapping[str, Any]:
-    """What scenarios assert: hands, melds, laizi, declarations, wall counts, the result."""
-    s = state
-    out: dict[str, Any] = {
-        "phase": s.phase.value,
-        "dealer": s.dealer,
-        "turn": s.turn,
-        "drawn": T.name(s.drawn) if s.drawn >= 0 else None,
-        "hands": [" ".join(T.names(p.hand)) for p in s.seats],
-        "melds": [[f"{t.value} {T.name(k)}" for t, k, _ in p.melds] for p in s.seats],
-        "discards": [" ".join(T.names(p.discards)) for p in s.seats],
-        "laizi": [T.name(p.laizi) if p.laizi >= 0 else None for p in s.seats],
-        "declared": [p.declared.value for p in s.seats],
-        "waits": [" ".join(T.names(p.waits)) for p in s.seats],
-        "locked_suit": [p.locked_suit for p in s.seats],
-        "indicator": T.name(s.indicator) if s.indicator >= 0 else None,
-        "wall": remaining(s),
-        "reserve": reserve(s),
-        "live": max(0, remaining(s) - reserve(s)),
-        "gangs": s.gangs,
-        "claim": {"tile": T.name(s.claim_tile), "from": s.claim_from, "seats": list(s.claim_seats)}
-        if s.claim_seats else None,
-        "tiles": sum(len(p.hand) + len(p.discards) for p in s.seats)
-        + sum(3 if t.value == "peng" else 4 for p in s.seats for t, _, _ in p.melds)
-        + remaining(s),
-    }
-    if s.result is not None:
-        out["winner"] = s.result.seat
-        out["total"] = s.result.total
-        out["items"] = {i.code: i.points for i in s.result.items}
-    if s.drawn_hand is not None:
-        out["next_dealer"] = s.drawn_hand.next_dealer
-    return out
-
-
-def _score(options: Mapping[str, Any], laizi: str, concealed: str, win: str,
-           melds: Sequence[str] = (), ying_kou: bool = False) -> Any:
-    o = parse_options(options)
-    lz = T.kind(laizi) if laizi else -1
-    mk = [T.kind(m.split()[-1]) for m in melds]
-    sizes = [3 if m.split()[0] == "peng" else 4 for m in melds]
-    sc = H.score(T.parse(concealed), mk, lz, T.kind(win), hand_rules(o, ying_kou), ying_kou, sizes)
-    if sc is None:
-        return {"win": False}
-    return {"win": True, "total": sc.total, "items": dict(sc.items), "qidui": sc.qidui}
-
-
-def _successor(indicator: str) -> str:
-    return T.name(T.successor(T.kind(indicator)))
-
-
-def queries() -> Mapping[str, Callable[..., Any]]:
-    """Static checks: ``score(options, laizi, concealed, win, melds, ying_kou)``, ``successor``."""
-    return {"score": _score, "successor": _successor}
+def meld_text(t: MeldType, k: int) -> str:
+    """``peng E``: a meld as ``describe`` shows it."""
+    return f"{t.value} {T.name(k)}"

@@ -39,6 +39,16 @@ def kind(text: str) -> int:
     return _BY_NAME[t]
 
 
+def maybe_name(kind: int) -> str:
+    """The notation of a kind, ``""`` for none (-1): a laizi or indicator that may be absent."""
+    return "" if kind < 0 else _NAMES[kind]
+
+
+def maybe_kind(text: str) -> int:
+    """The kind written ``text``, -1 for ``""``."""
+    return kind(text) if text else -1
+
+
 def parse(text: str | Sequence[str]) -> list[int]:
     """Kinds of ``"1m 2m 中 5s(L)"`` (or a list of names)."""
     items = text.split() if isinstance(text, str) else list(text)
@@ -82,3 +92,16 @@ def counts(kinds: Iterable[int]) -> list[int]:
     for k in kinds:
         c[k] += 1
     return c
+
+
+def add(hand: tuple[int, ...], k: int) -> tuple[int, ...]:
+    """A sorted hand with ``k`` added."""
+    return tuple(sorted((*hand, k)))
+
+
+def remove(hand: tuple[int, ...], k: int, n: int = 1) -> tuple[int, ...]:
+    """A hand with ``n`` copies of ``k`` taken out (``ValueError`` if it holds fewer)."""
+    out = list(hand)
+    for _ in range(n):
+        out.remove(k)
+    return tuple(out)
