@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from google.protobuf import struct_pb2
 from google.protobuf.message import DecodeError
 
 from chieu.table import codec
 from chieu.table.rules import plain
-from chieu.table.state import Table, game_of, options_dict
+from chieu.table.state import Table
 from chieu.table.v1 import snapshot_pb2
 
 FORMAT = 1
@@ -78,10 +77,7 @@ def decode(data: bytes) -> Table:
             commands=OrderedDict((c.key, c.version) for c in msg.commands),
         )
         if msg.game:
-            table.options_msg = struct_pb2.Struct()
-            table.options_msg.CopyFrom(msg.options)
-            table.option_values = options_dict(msg.options)
-            table.options = game_of(msg.game).parse_options(table.option_values)
+            table.set_options(msg.options)
         if msg.HasField("last_outcome"):
             table.last_outcome = codec.outcome_from_message(msg.last_outcome)
         if msg.HasField("game_state"):

@@ -163,12 +163,16 @@ class Table:
         out.extend((at, "disconnect", p) for p, at in self.lost.items())
         return out
 
+    def set_options(self, options: struct_pb2.Struct) -> None:
+        """Take the game's options as logged: the views' copy, the plain values, the parsed options."""
+        self.options_msg = struct_pb2.Struct()
+        self.options_msg.CopyFrom(options)
+        self.option_values = options_dict(options)
+        self.options = self.game.parse_options(self.option_values)
+
     def _on_table_created(self, c: log_pb2.TableCreated, version: int) -> None:
         self.game_key = c.game
-        self.option_values = options_dict(c.options)
-        self.options = self.game.parse_options(self.option_values)
-        self.options_msg = struct_pb2.Struct()
-        self.options_msg.CopyFrom(c.options)
+        self.set_options(c.options)
         self.host = c.host
         self.max_seats = int(c.seats)
         self.seats = [None] * self.max_seats
@@ -202,10 +206,7 @@ class Table:
         self.host = e.host
 
     def _on_settings_changed(self, e: log_pb2.SettingsChanged, version: int) -> None:
-        self.option_values = options_dict(e.options)
-        self.options = self.game.parse_options(self.option_values)
-        self.options_msg = struct_pb2.Struct()
-        self.options_msg.CopyFrom(e.options)
+        self.set_options(e.options)
         self.stake = int(e.stake) or 1
         self.require_ready = e.require_ready
         self.reconnect_grace_s = int(e.reconnect_grace_s) or DEFAULT_GRACE_S
