@@ -23,7 +23,9 @@ from chieu.table.rules.xiangqi.board import (
     parse_fen,
     perft,
 )
-from chieu.table.rules.xiangqi.game import GAME, Ended, Move, Moved, State, fen_of, parse_options
+from chieu.table.rules.xiangqi.game import GAME
+from chieu.table.rules.xiangqi.model import Ended, Move, Moved, State, fen_of
+from chieu.table.rules.xiangqi.options import parse_options
 
 OPTIONS = st.fixed_dictionaries({}, optional={
     "FACING_KINGS": st.sampled_from(["illegal", "mover-loses"]),

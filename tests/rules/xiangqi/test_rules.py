@@ -10,13 +10,12 @@ import pytest
 from chieu.table.rules.core import BadOptions, Deadline, IllegalMove, InvalidCommand, Setup, Transfer
 from chieu.table.rules.xiangqi.board import (
     START_FEN,
-    chinese,
     parse_fen,
     parse_move,
     to_fen,
 )
-from chieu.table.rules.xiangqi.game import (
-    GAME,
+from chieu.table.rules.xiangqi.game import GAME
+from chieu.table.rules.xiangqi.model import (
     AcceptDraw,
     DeclineDraw,
     DrawAccepted,
@@ -31,11 +30,10 @@ from chieu.table.rules.xiangqi.game import (
     Started,
     State,
     TimedOut,
-    option_values,
-    parse_options,
-    query_chinese,
-    query_is_legal,
 )
+from chieu.table.rules.xiangqi.notation import chinese
+from chieu.table.rules.xiangqi.options import option_values, parse_options
+from chieu.table.rules.xiangqi.scenario import query_chinese, query_is_legal
 
 MIN = 60_000
 
@@ -237,15 +235,16 @@ def test_perpetual_check_by_black_loses() -> None:
 
 
 def test_the_repetition_procedure_on_a_built_history() -> None:
-    from chieu.table.rules.xiangqi.game import Ply, _repetition
+    from chieu.table.rules.xiangqi.model import Ply
+    from chieu.table.rules.xiangqi.repetition import verdict
 
     key, o = "k w", parse_options({})
     keys = ("s", key, "x", "y", "z", key, "x", "y", "z", key)
     both = tuple(Ply(i % 2, i > 0, False) for i in range(9))  # the move before is no check
-    assert _repetition(o, keys, both) == Ended(None, "mutual_perpetual_check")
+    assert verdict(o, keys, both) == Ended(None, "mutual_perpetual_check")
     black = tuple(Ply(i % 2, i % 2 == 1, False) for i in range(9))
-    assert _repetition(o, keys, black) == Ended(0, "perpetual_check")
-    assert _repetition(o, keys[:-1], both[:-1]) is None
+    assert verdict(o, keys, black) == Ended(0, "perpetual_check")
+    assert verdict(o, keys[:-1], both[:-1]) is None
 
 
 def test_resignation_loses() -> None:
