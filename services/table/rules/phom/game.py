@@ -58,7 +58,7 @@ from chieu.table.rules.phom.model import (
     WinKind,
     WonU,
 )
-from chieu.table.rules.phom.options import Options, option_values, parse_options
+from chieu.table.rules.phom.options import POT_OPTIONS, Options, option_values, parse_options
 from chieu.table.rules.phom.scenario import HOOKS
 
 _ACTING = (TurnKind.LAYDOWN, TurnKind.TAI)
@@ -95,7 +95,7 @@ class Phom:
     )
     option_type = Options
     view_type = View
-    pot_options: tuple[str, ...] = ("ga",)
+    pot_options: tuple[str, ...] = POT_OPTIONS
     """The options that change the gà pot's rules (nuôi gà on or off): changeable only while the
     pot is 0 (§A4.6)."""
 

@@ -133,6 +133,11 @@ def option_values(options: Options) -> Mapping[str, Any]:
     return out
 
 
+POT_OPTIONS = ("ga",)
+"""The options that change the gà pot's rules (nuôi gà on or off): changeable only while the pot
+is 0 (§A4.6), like the stake."""
+
+
 def settings_change(actor: int, owner: int, in_game: bool, pot: int, changes: Sequence[str]) -> str:
     """§A4.6: ``"ok"`` or the refusal code for a settings change by ``actor``: only the owner
     (chủ bàn), only between games, and gà or the stake only while the gà pot is 0."""
@@ -140,6 +145,6 @@ def settings_change(actor: int, owner: int, in_game: bool, pot: int, changes: Se
         return "not_owner"
     if in_game:
         return "game_running"
-    if pot != 0 and any(c in ("ga", "stake") for c in changes):
+    if pot != 0 and any(c in ("stake", *POT_OPTIONS) for c in changes):
         return "pot_not_empty"
     return "ok"
