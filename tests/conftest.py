@@ -37,6 +37,7 @@ def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def settings(nats_url: str) -> Settings:
     return replace(Settings(), nats_url=nats_url, table_addr=f"127.0.0.1:{localnats.free_port()}",
                    ledger_addr=f"127.0.0.1:{localnats.free_port()}",
+                   ladder_addr=f"127.0.0.1:{localnats.free_port()}",
                    shutdown_grace_s=0.5, snapshot_every=50)
 
 
@@ -89,6 +90,20 @@ async def ledger_server(settings: Settings, database_url: str) -> AsyncIterator[
     await server.start()
     try:
         yield ledger_settings.ledger_addr
+    finally:
+        await server.shutdown()
+
+
+@pytest.fixture(scope="session")
+async def ladder_server(settings: Settings, database_url: str) -> AsyncIterator[str]:
+    """An in-process ladder service (its JetStream consumers included) on a free port."""
+    from chieu.ladder.app import build
+
+    ladder_settings = replace(settings, database_url=database_url)
+    server = await build(ladder_settings)
+    await server.start()
+    try:
+        yield ladder_settings.ladder_addr
     finally:
         await server.shutdown()
 

@@ -45,3 +45,12 @@ LEDGER = Stream("CHIEU_LEDGER", "chieu.ledger")
 
 LEDGER_DURABLE = "ledger"
 """The ledger's durable consumer of the table log."""
+
+LADDER = Stream("CHIEU_LADDER", "chieu.ladder")
+"""The ladder's outbox: ``best_level_up`` announcements (for rewards and the lobby)."""
+
+LADDER_DURABLE = "ladder"
+"""The ladder's durable consumer of the table log."""
+
+LADDER_RESETS_DURABLE = "ladder-reputation-resets"
+"""The ladder's durable consumer of the ledger's outbox (信誉度复位 announcements)."""

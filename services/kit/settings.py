@@ -69,6 +69,40 @@ class Settings:
     """``CHIEU_PRICE_SONG``: 金币 for 点歌 (a song request)."""
     price_membership_day: int = 10
     """``CHIEU_PRICE_MEMBERSHIP_DAY``: 金币 per membership day."""
+    ladder_addr: str = "127.0.0.1:50053"
+    """``CHIEU_LADDER_ADDR``: where the ladder service listens (host:port); the table service asks
+    it at ladder tables (empty: never ask, so a ladder table refuses every seat)."""
+    ladder_ack_wait_s: float = 30.0
+    """``CHIEU_LADDER_ACK_WAIT_S``: how long the ladder's durable waits for an ack before it
+    redelivers; the durable's setting (the last ladder process started sets it)."""
+    ladder_check_timeout_s: float = 2.0
+    """``CHIEU_LADDER_CHECK_TIMEOUT_S``: how long the table service waits for the ladder's seat
+    check before it refuses the seat (``UNAVAILABLE`` / ``ladder_unavailable``)."""
+    ladder_up: int = 5
+    """``CHIEU_LADDER_UP``: promotion when 关积分 exceeds this (ladder.md §5.1 ``UP``)."""
+    ladder_down: int = 5
+    """``CHIEU_LADDER_DOWN``: demotion when 关积分 falls below minus this (§5.1 ``DOWN``)."""
+    ladder_floor_style: str = "at"
+    """``CHIEU_LADDER_FLOOR_STYLE``: ``at`` (level-1 关积分 stops at −2×DOWN) or ``below`` (one lower)."""
+    ladder_only_lose_basis: str = "table-level"
+    """``CHIEU_LADDER_ONLY_LOSE_BASIS``: ``table-level`` or ``opponent-level`` (§5.3.2)."""
+    ladder_reward_best_coins: int = 0
+    """``CHIEU_LADDER_REWARD_BEST_COINS``: 金币 per level of a new best level ≥ 2 (a new best of 4
+    pays 4× this); 0: no best-level rewards (the seeds give no amount)."""
+    ladder_reward_monthly: str = ""
+    """``CHIEU_LADDER_REWARD_MONTHLY``: 金币 for the monthly ranking's places, best first,
+    comma-separated (``500,300,100``); empty: no monthly rewards (the seeds give no amount)."""
+    ladder_reputation_start: int = 100
+    """``CHIEU_LADDER_REPUTATION_START``: a player's reputation (信誉度) before any quit, and what a
+    paid reset (信誉度复位) restores; also its ceiling."""
+    ladder_reputation_quit: int = 10
+    """``CHIEU_LADDER_REPUTATION_QUIT``: reputation lost per forced quit (强退), at any table."""
+    ladder_reputation_disconnect: int = 5
+    """``CHIEU_LADDER_REPUTATION_DISCONNECT``: reputation lost per disconnect without coming back
+    (断线不重连), at any table."""
+    ladder_reputation_min: int = 60
+    """``CHIEU_LADDER_REPUTATION_MIN``: the threshold the lobby gates on: below it, a player is
+    flagged ``below_threshold``."""
 
 
 _ENV = {
@@ -97,6 +131,19 @@ _ENV = {
     "price_reputation_reset": "CHIEU_PRICE_REPUTATION_RESET",
     "price_song": "CHIEU_PRICE_SONG",
     "price_membership_day": "CHIEU_PRICE_MEMBERSHIP_DAY",
+    "ladder_addr": "CHIEU_LADDER_ADDR",
+    "ladder_ack_wait_s": "CHIEU_LADDER_ACK_WAIT_S",
+    "ladder_check_timeout_s": "CHIEU_LADDER_CHECK_TIMEOUT_S",
+    "ladder_up": "CHIEU_LADDER_UP",
+    "ladder_down": "CHIEU_LADDER_DOWN",
+    "ladder_floor_style": "CHIEU_LADDER_FLOOR_STYLE",
+    "ladder_only_lose_basis": "CHIEU_LADDER_ONLY_LOSE_BASIS",
+    "ladder_reward_best_coins": "CHIEU_LADDER_REWARD_BEST_COINS",
+    "ladder_reward_monthly": "CHIEU_LADDER_REWARD_MONTHLY",
+    "ladder_reputation_start": "CHIEU_LADDER_REPUTATION_START",
+    "ladder_reputation_quit": "CHIEU_LADDER_REPUTATION_QUIT",
+    "ladder_reputation_disconnect": "CHIEU_LADDER_REPUTATION_DISCONNECT",
+    "ladder_reputation_min": "CHIEU_LADDER_REPUTATION_MIN",
 }
 
 
@@ -121,6 +168,26 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     s = Settings(**values)  # type: ignore[arg-type]
     if not s.ledger_ack_wait_s > 0:
         raise SettingsError(f"CHIEU_LEDGER_ACK_WAIT_S must be positive, not {s.ledger_ack_wait_s}")
+    for name, value in (("CHIEU_LADDER_ACK_WAIT_S", s.ladder_ack_wait_s),
+                        ("CHIEU_LADDER_CHECK_TIMEOUT_S", s.ladder_check_timeout_s)):
+        if not value > 0:
+            raise SettingsError(f"{name} must be positive, not {value}")
+    if s.ladder_up < 1 or s.ladder_down < 1:
+        raise SettingsError("CHIEU_LADDER_UP and CHIEU_LADDER_DOWN must be at least 1")
+    if s.ladder_floor_style not in ("at", "below"):
+        raise SettingsError(f"CHIEU_LADDER_FLOOR_STYLE must be at or below, not {s.ladder_floor_style!r}")
+    if s.ladder_only_lose_basis not in ("table-level", "opponent-level"):
+        raise SettingsError("CHIEU_LADDER_ONLY_LOSE_BASIS must be table-level or opponent-level, "
+                            f"not {s.ladder_only_lose_basis!r}")
+    if min(s.ladder_reward_best_coins, s.ladder_reputation_quit, s.ladder_reputation_disconnect) < 0:
+        raise SettingsError("ladder reward and reputation amounts must not be negative")
+    if not 0 <= s.ladder_reputation_min <= s.ladder_reputation_start:
+        raise SettingsError("CHIEU_LADDER_REPUTATION_MIN must be 0..CHIEU_LADDER_REPUTATION_START")
+    try:
+        monthly_rewards(s)
+    except ValueError:
+        raise SettingsError(f"CHIEU_LADDER_REWARD_MONTHLY={s.ladder_reward_monthly!r} is not a comma-separated "
+                            "list of positive amounts") from None
     if s.env not in ("dev", "prod"):
         raise SettingsError(f"CHIEU_ENV must be dev or prod, not {s.env!r}")
     if s.env == "prod" and s.token_secret == DEV_TOKEN_SECRET:
@@ -130,3 +197,13 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     if s.log_format not in ("console", "json"):
         raise SettingsError(f"CHIEU_LOG_FORMAT must be console or json, not {s.log_format!r}")
     return s
+
+
+def monthly_rewards(s: Settings) -> tuple[int, ...]:
+    """``CHIEU_LADDER_REWARD_MONTHLY`` as amounts by place (best first); ``ValueError`` if malformed."""
+    if not s.ladder_reward_monthly.strip():
+        return ()
+    amounts = tuple(int(x) for x in s.ladder_reward_monthly.split(","))
+    if any(a <= 0 for a in amounts):
+        raise ValueError("amounts must be positive")
+    return amounts

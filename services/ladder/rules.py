@@ -12,6 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+GAMES = ("o_an_quan", "phom", "dominoes", "mahjong", "gouji", "xiangqi", "lianliankan")
+"""The games with a ladder: every registered game (a test keeps this equal to the table's registry)."""
+
+TEAM_GAMES = frozenset({"gouji"})
+"""Games whose result is a team's (§5.3.6): each seat's own score says win, loss or draw."""
+
+MAX_LEVEL = 1000
+"""The highest level a table or a correction may name."""
+
 
 class Result(Enum):
     """One player's result of one game, as the ladder counts it."""
@@ -72,6 +81,13 @@ class Change:
 
     standing: Standing
     best_level_up: bool
+
+
+def valid(standing: Standing, params: Params = Params()) -> bool:
+    """Whether a standing can be reached: 1 ≤ level ≤ best ≤ MAX_LEVEL, and lp within its bounds
+    (down to the floor at level 1, −DOWN above it; at most UP)."""
+    low = params.floor if standing.level == 1 else -params.down
+    return (1 <= standing.level <= standing.best <= MAX_LEVEL) and low <= standing.lp <= params.up
 
 
 def may_sit(standing: Standing, table_level: int) -> bool:

@@ -26,6 +26,10 @@ TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 COMMAND_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
 MAX_STAKE = 1_000_000_000
 MAX_CLIENT_SEED = 64
+MAX_LADDER_LEVEL = 1000
+"""The highest ladder level a table may have (the ladder service refuses levels above it too)."""
+LADDER_TOO_LOW = "ladder_level_too_low"
+"""Why the table stood a player up: their ladder level fell below the table's (``PlayerLeft.reason``)."""
 
 
 def check_table_id(table_id: str) -> str:
@@ -58,18 +62,21 @@ def _denied(reason: str, message: str) -> ServiceError:
 
 def create(t: Table, game_key: str, raw_options: dict[str, Any], host: str, stake: int = 1,
            currency: log_pb2.Currency.ValueType = log_pb2.CURRENCY_POINTS, *, require_ready: bool = False,
-           reconnect_grace_s: int = 0, client_seed: bytes = b"") -> list[log_pb2.TableEvent]:
+           reconnect_grace_s: int = 0, client_seed: bytes = b"", ladder_level: int = 0) -> list[log_pb2.TableEvent]:
+    """``ladder_level`` > 0 makes a ladder table (过关斩将) of that level, for good."""
     if t.exists:
         raise ServiceError(grpc.StatusCode.ALREADY_EXISTS, "table_exists", "that table exists")
     game = game_of(game_key)
     values = dict(game.option_values(game.parse_options(raw_options)))
     _check_money(stake, currency)
     grace = _check_grace(reconnect_grace_s)
+    if not 0 <= ladder_level <= MAX_LADDER_LEVEL:
+        raise invalid("bad_ladder_level", f"a ladder level is 1..{MAX_LADDER_LEVEL} (0: not a ladder table)")
     return [
         _ev(table_created=log_pb2.TableCreated(
             table_id=t.table_id, game=game_key, options=options_struct(values), host=host,
             seats=game.max_players, stake=stake, currency=currency, require_ready=require_ready,
-            reconnect_grace_s=grace)),
+            reconnect_grace_s=grace, ladder_level=ladder_level)),
         _ev(player_seated=log_pb2.PlayerSeated(player_id=host, seat=0,
                                                client_seed=check_client_seed(client_seed))),
     ]
@@ -115,9 +122,27 @@ def stand_up(t: Table, player: str) -> list[log_pb2.TableEvent]:
     events = [_ev(player_left=log_pb2.PlayerLeft(player_id=player, seat=seat))]
     hand_seat = t.seat_of(player)
     if hand_seat is not None and player not in t.auto:
-        events.append(_ev(forced_quit=log_pb2.ForcedQuit(player_id=player, hand_no=t.hand_no, seat=hand_seat)))
+        events.append(_ev(forced_quit=log_pb2.ForcedQuit(player_id=player, hand_no=t.hand_no, seat=hand_seat,
+                                                         ladder_level=t.ladder_level)))
     if player == t.host:
         others = sorted((v, p) for p, v in t.seated_since.items() if p != player)
+        events.append(_ev(host_changed=log_pb2.HostChanged(host=others[0][1] if others else "")))
+    return events
+
+
+def stand_down(t: Table, players: list[str], reason: str) -> list[log_pb2.TableEvent]:
+    """The table stands up seated players who may no longer sit (between hands only), saying
+    why; hosting passes on as when they stand up themselves. Nothing for players not seated."""
+    if t.playing:
+        raise precondition("hand_in_progress", "a hand is being played")
+    events: list[log_pb2.TableEvent] = []
+    host = t.host
+    leaving = [p for p in players if p in t.seats]
+    for player in leaving:
+        events.append(_ev(player_left=log_pb2.PlayerLeft(player_id=player, seat=t.seats.index(player),
+                                                         reason=reason)))
+    if host in leaving:
+        others = sorted((v, p) for p, v in t.seated_since.items() if p not in leaving)
         events.append(_ev(host_changed=log_pb2.HostChanged(host=others[0][1] if others else "")))
     return events
 
@@ -210,7 +235,8 @@ def _game_events(t: Table, game: Game[Any, Any], state: Any, game_events: list[A
             transfers=[codec.transfer_message(x) for x in paid])))
     if outcome is not None:
         out.append(_ev(hand_ended=log_pb2.HandEnded(
-            hand_no=hand_no, outcome=codec.outcome_message(outcome), server_seed=seed, players=players)))
+            hand_no=hand_no, outcome=codec.outcome_message(outcome), server_seed=seed, players=players,
+            ladder_level=t.ladder_level)))
     return out
 
 
@@ -247,7 +273,8 @@ def abort_hand(t: Table, reason: str) -> list[log_pb2.TableEvent]:
     outcome = Outcome(winner=None, ranking=(), scores=(0,) * len(t.hand_players), transfers=(),
                       reason=f"aborted: {reason}", pot_balance=t.pot)
     return [_ev(hand_ended=log_pb2.HandEnded(hand_no=t.hand_no, outcome=codec.outcome_message(outcome),
-                                              server_seed=t.server_seed, players=t.hand_players))]
+                                              server_seed=t.server_seed, players=t.hand_players,
+                                              ladder_level=t.ladder_level))]
 
 
 def connection_lost(t: Table, player: str, now_ms: int) -> list[log_pb2.TableEvent]:
@@ -268,4 +295,5 @@ def disconnect(t: Table, player: str, now_ms: int) -> list[log_pb2.TableEvent]:
     seat = t.seat_of(player)
     if deadline is None or deadline > now_ms or seat is None:
         return []
-    return [_ev(disconnected=log_pb2.Disconnected(player_id=player, hand_no=t.hand_no, seat=seat))]
+    return [_ev(disconnected=log_pb2.Disconnected(player_id=player, hand_no=t.hand_no, seat=seat,
+                                                  ladder_level=t.ladder_level))]

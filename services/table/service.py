@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import secrets
 import time
 import uuid
@@ -23,7 +24,7 @@ from typing import Any
 import grpc
 
 from chieu.kit import auth, logs
-from chieu.kit.errors import GuardedServer, ServiceError, not_found
+from chieu.kit.errors import GuardedServer, ServiceError, not_found, precondition
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot, Stored
 from chieu.kit.settings import Settings
 from chieu.table import audit, codec, decide, snapshot
@@ -393,6 +394,10 @@ class Tables:
         self._live.clear()
 
 
+def _digest(names: list[str]) -> str:
+    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:32]
+
+
 def _game_of(events: list[log_pb2.TableEvent]) -> str:
     for e in events:
         if e.WhichOneof("kind") == "table_created":
@@ -412,6 +417,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         self.tables = tables
         self.settings = settings
         self._ledger: grpc.aio.Channel | None = None
+        self._ladder: grpc.aio.Channel | None = None
 
     async def ledger_pot(self, table_id: str) -> int:
         """The table's gà pot as the ledger has it (UNAVAILABLE if the ledger cannot say)."""
@@ -431,9 +437,34 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
                                f"the ledger cannot tell the gà pot now ({e.code().name}); try again") from None
         return int(resp.balance)
 
+    async def ladder_check(self, game: str, level: int, after_seq: int, players: list[str]) -> list[str]:
+        """The players the ladder refuses at this ladder table (their level is below the table's),
+        asked with the table's last counted record, so a hand just finished is included.
+        ``UNAVAILABLE`` / ``ladder_unavailable`` if the ladder does not answer in time: a seat at
+        a ladder table is never granted blindly."""
+        if not self.settings.ladder_addr:
+            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ladder_unavailable",
+                               "no ladder service is configured (CHIEU_LADDER_ADDR)")
+        from chieu.ladder.v1 import ladder_service_pb2, ladder_service_pb2_grpc
+
+        if self._ladder is None:
+            self._ladder = grpc.aio.insecure_channel(self.settings.ladder_addr)
+        token = auth.sign(self.settings.token_secret, "table-service", ("operator",), ttl_s=300)
+        try:
+            resp = await ladder_service_pb2_grpc.LadderServiceStub(self._ladder).CheckSeat(
+                ladder_service_pb2.CheckSeatRequest(game=game, table_level=level, player_ids=players,
+                                                    after_seq=after_seq),
+                timeout=self.settings.ladder_check_timeout_s, metadata=(("authorization", f"Bearer {token}"),))
+        except grpc.aio.AioRpcError as e:
+            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ladder_unavailable",
+                               f"the ladder cannot check the seat now ({e.code().name}); try again") from None
+        return [v.player_id for v in resp.verdicts if not v.allowed]
+
     async def close(self) -> None:
         if self._ledger is not None:
             await self._ledger.close()
+        if self._ladder is not None:
+            await self._ladder.close()
 
     def _who(self, context: grpc.aio.ServicerContext[Any, Any]) -> auth.Principal:
         return auth.principal(context, self.settings.token_secret)
@@ -446,13 +477,22 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         # a repeated create with the same command id names the same table
         seed = f"{who.player_id}/{command_id}"
         table_id = uuid.uuid5(uuid.NAMESPACE_URL, seed).hex if command_id else uuid.uuid4().hex
+        if request.ladder_level > 0:
+            # the creator sits in seat 0: at a ladder table only at their level or below
+            probe = Table(table_id)
+            decide.create(probe, request.game, raw, who.player_id, request.stake or 1,
+                          request.currency or log_pb2.CURRENCY_POINTS, reconnect_grace_s=request.reconnect_grace_s,
+                          client_seed=request.client_seed, ladder_level=request.ladder_level)  # its refusals first
+            if await self.ladder_check(request.game, request.ladder_level, 0, [who.player_id]):
+                raise precondition(decide.LADDER_TOO_LOW,
+                                   f"a level-{request.ladder_level} ladder table is above your level")
         table = await self.tables.execute(
             table_id, who.player_id, command_id or f"create-{table_id}",
             lambda t, now: decide.create(t, request.game, raw, who.player_id, request.stake or 1,
                                request.currency or log_pb2.CURRENCY_POINTS,
                                require_ready=request.require_ready,
                                reconnect_grace_s=request.reconnect_grace_s,
-                               client_seed=request.client_seed),
+                               client_seed=request.client_seed, ladder_level=request.ladder_level),
             create=True,
         )
         return table_service_pb2.CreateTableResponse(table=self.tables.view(table, who.player_id))
@@ -462,6 +502,14 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         who = self._who(context)
         table_id = check_table_id(request.table_id)
         seat = request.seat if request.HasField("seat") else None
+        live = await self.tables.get(table_id)
+        if live.table.ladder_level and who.player_id not in live.table.seats:
+            # 过关斩将 (LV-11): only at tables of one's level or below; watching needs no seat
+            decide.take_seat(live.table, who.player_id, seat, request.client_seed)  # its refusals first
+            t = live.table
+            if await self.ladder_check(t.game_key, t.ladder_level, t.ladder_seq, [who.player_id]):
+                raise precondition(decide.LADDER_TOO_LOW,
+                                   f"this is a level-{live.table.ladder_level} ladder table, above your level")
         table = await self.tables.execute(table_id, who.player_id, request.command_id,
                                           lambda t, now: decide.take_seat(t, who.player_id, seat, request.client_seed))
         your = table.table_seat_of(who.player_id)
@@ -504,10 +552,24 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
                         context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.StartHandResponse:
         who = self._who(context)
         table_id = check_table_id(request.table_id)
+        live = await self.tables.get(table_id)
+        if live.table.ladder_level and f"{who.player_id}/{request.command_id}" not in live.table.commands:
+            decide.start_hand(live.table, who.player_id, now_ms(), bytes(32))  # its refusals first
+            await self._ladder_stand_down(live.table)
         table = await self.tables.execute(
             table_id, who.player_id, request.command_id,
             lambda t, now: decide.start_hand(t, who.player_id, now, secrets.token_bytes(32)))
         return table_service_pb2.StartHandResponse(table=self.tables.view(table, who.player_id))
+
+    async def _ladder_stand_down(self, table: Table) -> None:
+        """Before a hand at a ladder table: stand up every seated player whose level fell below
+        the table's (PlayerLeft with reason ``ladder_level_too_low``)."""
+        seated = [p for p in table.seats if p is not None]
+        refused = await self.ladder_check(table.game_key, table.ladder_level, table.ladder_seq, seated)
+        if refused:
+            await self.tables.execute(
+                table.table_id, "system", f"ladder-stand-down:{table.version}:{_digest(sorted(refused))}",
+                lambda t, now: decide.stand_down(t, refused, decide.LADDER_TOO_LOW))
 
     async def Act(self, request: table_service_pb2.ActRequest,  # type: ignore[override]
                   context: grpc.aio.ServicerContext[Any, Any]) -> bytes:

@@ -20,6 +20,8 @@ from chieu.table.rules.core import Game, Outcome, Seat
 from chieu.table.v1 import log_pb2
 
 DEFAULT_GRACE_S = 30
+LADDER_EVENTS = frozenset({"hand_ended", "forced_quit", "disconnected"})
+"""The table events the ladder counts at a ladder table."""
 REMEMBERED_COMMANDS = 1000
 """How many recent command ids a table remembers for idempotency (beyond JetStream's window)."""
 
@@ -116,6 +118,12 @@ class Table:
     last_server_seed: bytes = b""
     commands: OrderedDict[str, int] = field(default_factory=OrderedDict)
     """Recent ``actor/command_id`` keys and the version they produced."""
+    ladder_level: int = 0
+    """The table's ladder level (过关斩将), fixed at creation; 0: not a ladder table."""
+    ladder_seq: int = 0
+    """The stream sequence of the last record the ladder counts (a hand's end, a quit or a
+    disconnect at this ladder table): its seat checks must include it."""
+
     @property
     def game(self) -> Game[Any, Any]:
         return game_of(self.game_key)
@@ -144,6 +152,8 @@ class Table:
                 self.game_state = self.game.evolve(self.game_state, codec.unpack(ev.game_event, self.game_key))
             elif kind is not None:
                 getattr(self, f"_on_{kind}")(getattr(ev, kind), version)
+                if self.ladder_level and kind in LADDER_EVENTS:
+                    self.ladder_seq = seq
         self.version = version
         self.last_seq = seq
         if record.command_id:
@@ -180,6 +190,7 @@ class Table:
         self.currency = c.currency or log_pb2.CURRENCY_POINTS
         self.require_ready = c.require_ready
         self.reconnect_grace_s = int(c.reconnect_grace_s) or DEFAULT_GRACE_S
+        self.ladder_level = int(c.ladder_level)
 
     def _on_player_seated(self, e: log_pb2.PlayerSeated, version: int) -> None:
         self.seats[e.seat] = e.player_id

@@ -217,17 +217,23 @@ class PlayerLeft(_message.Message):
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     seat: _builtins.int
+    reason: _builtins.str
+    """Why the player left when the table stood them up (empty: they stood up themselves).
+    ladder_level_too_low: at a ladder table, the player's level fell below the table's.
+    """
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
         seat: _builtins.int = ...,
+        reason: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "reason", b"reason", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -343,20 +349,24 @@ class Disconnected(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     HAND_NO_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    LADDER_LEVEL_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     hand_no: _builtins.int
     seat: _builtins.int
     """The player's seat in the hand."""
+    ladder_level: _builtins.int
+    """The table's ladder level (过关斩将), 0 at a table that is not a ladder table."""
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
         hand_no: _builtins.int = ...,
         seat: _builtins.int = ...,
+        ladder_level: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_no", b"hand_no", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_no", b"hand_no", "ladder_level", b"ladder_level", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -373,19 +383,23 @@ class ForcedQuit(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     HAND_NO_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    LADDER_LEVEL_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     hand_no: _builtins.int
     seat: _builtins.int
+    ladder_level: _builtins.int
+    """The table's ladder level (过关斩将), 0 at a table that is not a ladder table."""
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
         hand_no: _builtins.int = ...,
         seat: _builtins.int = ...,
+        ladder_level: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_no", b"hand_no", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_no", b"hand_no", "ladder_level", b"ladder_level", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -457,6 +471,7 @@ class TableCreated(_message.Message):
     CURRENCY_FIELD_NUMBER: _builtins.int
     REQUIRE_READY_FIELD_NUMBER: _builtins.int
     RECONNECT_GRACE_S_FIELD_NUMBER: _builtins.int
+    LADDER_LEVEL_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     host: _builtins.str
@@ -470,6 +485,10 @@ class TableCreated(_message.Message):
     """Whether every seated player but the host must be ready before a hand starts."""
     reconnect_grace_s: _builtins.int
     """Seconds a player who lost connection during a hand has to come back (default 30)."""
+    ladder_level: _builtins.int
+    """The ladder level of the table (过关斩将: the ladder room's block), fixed at creation;
+    0 for a table that is not a ladder table.
+    """
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """The table options, validated, under the rules file's names (defaults filled in)."""
@@ -486,10 +505,11 @@ class TableCreated(_message.Message):
         currency: Global___Currency.ValueType = ...,
         require_ready: _builtins.bool = ...,
         reconnect_grace_s: _builtins.int = ...,
+        ladder_level: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "game", b"game", "host", b"host", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "stake", b"stake", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "game", b"game", "host", b"host", "ladder_level", b"ladder_level", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "stake", b"stake", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -584,8 +604,11 @@ class HandEnded(_message.Message):
     OUTCOME_FIELD_NUMBER: _builtins.int
     SERVER_SEED_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
+    LADDER_LEVEL_FIELD_NUMBER: _builtins.int
     hand_no: _builtins.int
     server_seed: _builtins.bytes
+    ladder_level: _builtins.int
+    """The table's ladder level (过关斩将), 0 at a table that is not a ladder table."""
     @_builtins.property
     def outcome(self) -> _games_pb2.Outcome: ...
     @_builtins.property
@@ -599,10 +622,11 @@ class HandEnded(_message.Message):
         outcome: _games_pb2.Outcome | None = ...,
         server_seed: _builtins.bytes = ...,
         players: _abc.Iterable[_builtins.str] | None = ...,
+        ladder_level: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["outcome", b"outcome"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_no", b"hand_no", "outcome", b"outcome", "players", b"players", "server_seed", b"server_seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_no", b"hand_no", "ladder_level", b"ladder_level", "outcome", b"outcome", "players", b"players", "server_seed", b"server_seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -121,6 +121,7 @@ class TableView(_message.Message):
     AUTO_PLAYED_FIELD_NUMBER: _builtins.int
     RECONNECT_DEADLINES_FIELD_NUMBER: _builtins.int
     POT_FIELD_NUMBER: _builtins.int
+    LADDER_LEVEL_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     version: _builtins.int
@@ -144,6 +145,8 @@ class TableView(_message.Message):
     reconnect_grace_s: _builtins.int
     pot: _builtins.int
     """The gà pot balance of this table in stake units, as the table's settlements say."""
+    ladder_level: _builtins.int
+    """The table's ladder level (过关斩将); 0 for a table that is not a ladder table."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
@@ -199,10 +202,11 @@ class TableView(_message.Message):
         auto_played: _abc.Iterable[_builtins.str] | None = ...,
         reconnect_deadlines: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
         pot: _builtins.int = ...,
+        ladder_level: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "game_view", b"game_view", "hand_seat", b"hand_seat", "last_outcome", b"last_outcome", "options", b"options", "your_seat", b"your_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "auto_played", b"auto_played", "currency", b"currency", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "host", b"host", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "options", b"options", "pot", b"pot", "ready", b"ready", "reconnect_deadlines", b"reconnect_deadlines", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "seed_commitment", b"seed_commitment", "stake", b"stake", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "auto_played", b"auto_played", "currency", b"currency", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "host", b"host", "ladder_level", b"ladder_level", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "options", b"options", "pot", b"pot", "ready", b"ready", "reconnect_deadlines", b"reconnect_deadlines", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "seed_commitment", b"seed_commitment", "stake", b"stake", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__hand_seat: _TypeAlias = _typing.Literal["hand_seat"]  # noqa: Y015
     _WhichOneofArgType__hand_seat: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat"]  # noqa: Y015
@@ -590,6 +594,7 @@ class CreateTableRequest(_message.Message):
     REQUIRE_READY_FIELD_NUMBER: _builtins.int
     RECONNECT_GRACE_S_FIELD_NUMBER: _builtins.int
     CLIENT_SEED_FIELD_NUMBER: _builtins.int
+    LADDER_LEVEL_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """A registered game key: o_an_quan, ..."""
     command_id: _builtins.str
@@ -604,6 +609,10 @@ class CreateTableRequest(_message.Message):
     """Seconds a player who lost connection during a hand has to come back; 0 means 30."""
     client_seed: _builtins.bytes
     """A client seed for the creator's first deal (up to 64 bytes)."""
+    ladder_level: _builtins.int
+    """A ladder table (过关斩将) of this level: the ladder room's block; 0 (default) is not a
+    ladder table. Fixed at creation. Seats are checked with the ladder service.
+    """
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """Table options under the rules file's names, e.g. {"quanValue": 5}."""
@@ -619,10 +628,11 @@ class CreateTableRequest(_message.Message):
         require_ready: _builtins.bool = ...,
         reconnect_grace_s: _builtins.int = ...,
         client_seed: _builtins.bytes = ...,
+        ladder_level: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "command_id", b"command_id", "currency", b"currency", "game", b"game", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "stake", b"stake"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "command_id", b"command_id", "currency", b"currency", "game", b"game", "ladder_level", b"ladder_level", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "stake", b"stake"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

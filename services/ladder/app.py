@@ -1,0 +1,84 @@
+"""Wiring of the ladder service process: settings, PostgreSQL (migrated at start), the
+table-log consumer, the reputation-reset consumer, the outbox relay, the reward payer and the
+gRPC server."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import nats
+
+from chieu.kit import db, logs
+from chieu.kit.server import Server, run
+from chieu.kit.settings import Settings, from_env
+from chieu.ladder.consumer import STREAM, LadderConsumer, ResetConsumer
+from chieu.ladder.rewards import OutboxRelay, RewardPayer
+from chieu.ladder.rules import Params
+from chieu.ladder.schema import MIGRATIONS
+from chieu.ladder.service import LadderService
+from chieu.ladder.standings import Config, Store
+from chieu.ladder.v1 import ladder_service_pb2, ladder_service_pb2_grpc
+
+
+def config(settings: Settings) -> Config:
+    """The storage's configuration from the settings."""
+    return Config(
+        params=Params(up=settings.ladder_up, down=settings.ladder_down, floor_style=settings.ladder_floor_style,
+                      only_lose_basis=settings.ladder_only_lose_basis),
+        reward_best_coins=settings.ladder_reward_best_coins, reputation_start=settings.ladder_reputation_start,
+        reputation_quit=settings.ladder_reputation_quit,
+        reputation_disconnect=settings.ladder_reputation_disconnect)
+
+
+async def build(settings: Settings) -> LadderServer:
+    """A ready (not yet started) ladder server; its consumers, relay and payer start with it."""
+    if not settings.database_url:
+        raise RuntimeError("DATABASE_URL is not set: the ladder needs PostgreSQL")
+    pool = await db.create_pool(settings.database_url, max_size=10)
+    async with pool.acquire() as conn:
+        await db.migrate(conn, "ladder", MIGRATIONS)
+    nc = await nats.connect(settings.nats_url, name=f"chieu-ladder {settings.instance}".strip(),
+                            max_reconnect_attempts=-1)
+    store = Store(pool, config(settings))
+    consumer = LadderConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s)
+    resets = ResetConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s)
+    relay = OutboxRelay(pool, nc.jetstream(), replicas=settings.stream_replicas)
+    payer = RewardPayer(pool, settings.ledger_addr, settings.token_secret)
+    servicer = LadderService(store, settings, STREAM)
+    name = ladder_service_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
+    server = LadderServer(
+        settings, addr=settings.ladder_addr, services=[name],
+        register=[lambda s: ladder_service_pb2_grpc.add_LadderServiceServicer_to_server(servicer, s)],
+        on_shutdown=[consumer.stop, resets.stop, relay.stop, payer.stop, nc.close, pool.close],
+        background=[consumer.start, resets.start, relay.start, payer.start],
+    )
+    server.consumer, server.store = consumer, store
+    return server
+
+
+class LadderServer(Server):
+    """The gRPC server, plus the consumers, the relay and the payer started once it serves."""
+
+    consumer: LadderConsumer
+    store: Store
+
+    def __init__(self, *args: Any, background: Sequence[Callable[[], Awaitable[None]]], **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.background = list(background)
+
+    async def start(self) -> None:
+        await super().start()
+        for begin in self.background:
+            await begin()
+
+
+async def serve(settings: Settings) -> None:
+    server = await build(settings)
+    await server.run_until_signalled()
+
+
+def main() -> None:
+    settings = from_env()
+    logs.configure(settings, "ladder")
+    run(settings, serve(settings))

@@ -1,0 +1,293 @@
+"""The table log, applied to the ladder exactly once and in stream order.
+
+A durable JetStream pull consumer reads every record of ``chieu.table.>``. A record the ladder
+counts — a ``HandEnded`` at a ladder table, a ``ForcedQuit`` or a ``Disconnected`` anywhere (the
+penalty at ladder tables, reputation everywhere) — becomes one transaction
+(:meth:`chieu.ladder.standings.Store.apply`): the inbox row of its stream sequence, its changes,
+and the stream's cursor raised to it; it is acknowledged after the commit. Any other record is
+acknowledged at once.
+
+Order: a message is applied only once every earlier message the ladder counts is applied, so
+every player's standing changes in stream order whatever the number of consumers (two ladder
+processes share the durable) and whatever a dead process left unacknowledged:
+
+- the consumer knows a *floor*, a stream sequence up to which every message is done (its own
+  finished messages, and the durable's ack floor, asked when a batch does not follow on);
+- a message right above the floor has nothing before it to wait for; otherwise the messages
+  between the floor and it are read from the stream by sequence, and the ones the ladder counts
+  are applied first (in order; a message already applied finds the cursor past it).
+
+The cursor is locked in each transaction, so two processes applying the same message apply it
+once; a redelivery after a crash between commit and ack finds the cursor past it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import asyncpg
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js import api
+from nats.js.client import JetStreamContext
+from nats.js.errors import FetchTimeoutError, NotFoundError
+
+from chieu.kit import logs, names
+from chieu.ladder import rules
+from chieu.ladder.rules import Result
+from chieu.ladder.standings import Conduct, Games, Item, Store
+from chieu.table.v1 import log_pb2
+
+log = logs.get("chieu.ladder.consumer")
+
+STREAM = names.TABLES.name
+SUBJECTS = names.TABLES.subjects
+DURABLE = names.LADDER_DURABLE
+STREAM_WAIT_S = 0.5
+
+
+def counts(record: log_pb2.Record) -> bool:
+    """Whether the ladder counts a record (the same test as the table's ``ladder_seq``, plus
+    quits and disconnects at any table for reputation)."""
+    for e in record.events:
+        kind = e.WhichOneof("kind")
+        if kind in ("forced_quit", "disconnected") or (kind == "hand_ended" and e.hand_ended.ladder_level > 0):
+            return True
+    return False
+
+
+def items_of(record: log_pb2.Record, stream: str, seq: int) -> list[Item]:
+    """What one record does to the ladder, in the order of its events."""
+    out: list[Item] = []
+    for i, e in enumerate(record.events):
+        kind = e.WhichOneof("kind")
+        if kind in ("forced_quit", "disconnected"):
+            ev = e.forced_quit if kind == "forced_quit" else e.disconnected
+            out.append(Conduct(ev.player_id, "quit" if kind == "forced_quit" else "disconnect", f"{stream}/{seq}/{i}"))
+            if ev.ladder_level > 0:
+                result = Result.QUIT if kind == "forced_quit" else Result.DISCONNECT
+                out.append(Games(record.game, record.table_id, int(ev.hand_no), int(ev.ladder_level),
+                                 ((ev.player_id, result),), "penalty", int(record.server_time_ms)))
+        elif kind == "hand_ended" and e.hand_ended.ladder_level > 0:
+            h = e.hand_ended
+            o = h.outcome
+            if o.reason.startswith("aborted") or not h.players:
+                continue  # an aborted hand counts for nobody (penalties already written stand)
+            results = rules.game_results(len(h.players), o.winner if o.HasField("winner") else None,
+                                         list(o.scores), teams=record.game in rules.TEAM_GAMES)
+            out.append(Games(record.game, record.table_id, int(h.hand_no), int(h.ladder_level),
+                             tuple(zip(h.players, results, strict=True)), "result", int(record.server_time_ms)))
+    return out
+
+
+class LadderConsumer:
+    """The ladder's durable pull consumer of the table log."""
+
+    def __init__(self, store: Store, js: JetStreamContext, *, durable: str = DURABLE, stream: str = STREAM,
+                 subjects: str = SUBJECTS, batch: int = 64, ack_wait_s: float = 30.0,
+                 after_commit: Callable[[Any], Awaitable[None]] | None = None, applied_by: str = "") -> None:
+        self.store = store
+        self.js = js
+        self.durable = durable
+        self.stream = stream
+        self.subjects = subjects
+        self.batch = batch
+        self.ack_wait_s = ack_wait_s
+        self.after_commit = after_commit
+        """A test hook between commit and acknowledgement (a crash there is what it simulates)."""
+        self.applied_by = applied_by or f"{socket.gethostname()}:{os.getpid()}"
+        self.applied = 0
+        self.filled = 0
+        """Messages read from the stream by sequence and applied (another consumer held them)."""
+        self.floor = 0
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._subscribe_and_run(), name=f"ladder-consumer-{self.durable}")
+
+    async def stop(self) -> None:
+        self._stopping = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+
+    async def _subscribe_and_run(self) -> None:
+        said = False
+        while True:
+            try:
+                await self.js.stream_info(self.stream)
+                break
+            except NotFoundError:
+                if not said:
+                    log.info("waiting for the table stream", stream=self.stream)
+                    said = True
+            await asyncio.sleep(STREAM_WAIT_S)
+        config = api.ConsumerConfig(ack_policy=api.AckPolicy.EXPLICIT, ack_wait=self.ack_wait_s,
+                                    max_ack_pending=4096, deliver_policy=api.DeliverPolicy.ALL)
+        with contextlib.suppress(NotFoundError):
+            info = await self.js.consumer_info(self.stream, self.durable)
+            if info.config.ack_wait is None or abs(info.config.ack_wait - self.ack_wait_s) > 1e-3:
+                await self.js.add_consumer(self.stream, config=info.config.evolve(ack_wait=self.ack_wait_s))
+        sub = await self.js.pull_subscribe(self.subjects, durable=self.durable, stream=self.stream, config=config)
+        while not self._stopping:
+            try:
+                msgs = await sub.fetch(self.batch, timeout=1.0)
+            except (FetchTimeoutError, NatsTimeoutError, TimeoutError):
+                continue
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("fetch failed; retrying")
+                await asyncio.sleep(0.5)
+                continue
+            msgs.sort(key=_seq)
+            for msg in msgs:
+                try:
+                    await self.handle(msg)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("message not applied; it will be redelivered", seq=_seq(msg))
+                    break  # what follows waits for it: it comes back by redelivery
+
+    async def handle(self, msg: Any) -> str:
+        """Apply one delivered message exactly once, after every earlier one the ladder counts;
+        acknowledge it after the commit. Returns skip, applied or seen."""
+        seq = _seq(msg)
+        record = log_pb2.Record.FromString(msg.data)
+        if not counts(record):
+            outcome = "skip"
+        else:
+            if seq > self.floor + 1:
+                await self._fill(seq)
+                self.floor = max(self.floor, seq - 1)
+            outcome = await self._apply(seq, record)
+            if outcome == "applied" and self.after_commit is not None:
+                await self.after_commit(msg)
+        await msg.ack()
+        if seq == self.floor + 1:
+            self.floor = seq
+        return outcome
+
+    async def _apply(self, seq: int, record: log_pb2.Record) -> str:
+        for attempt in range(5):
+            try:
+                outcome = await self.store.apply(self.stream, seq, items_of(record, self.stream, seq), self.applied_by)
+                if outcome == "applied":
+                    self.applied += 1
+                return outcome
+            except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
+                await asyncio.sleep(0.01 * (attempt + 1))
+        raise RuntimeError(f"stream sequence {seq}: not applied after retries")
+
+    async def _fill(self, seq: int) -> None:
+        """Apply, in order, every message the ladder counts between the floor and ``seq`` (those
+        another consumer holds or held); the floor first rises to the durable's ack floor."""
+        await self._refresh_floor()
+        at = max(self.floor, await self.store.applied(self.stream)) + 1
+        while at < seq:
+            try:
+                found = await self.js.get_msg(self.stream, seq=at, subject=self.subjects, next=True)
+            except NotFoundError:
+                return
+            if found.seq is None or found.seq >= seq:
+                return
+            if found.data:
+                record = log_pb2.Record.FromString(found.data)
+                if counts(record) and await self._apply(found.seq, record) == "applied":
+                    self.filled += 1
+            at = found.seq + 1
+
+    async def _refresh_floor(self) -> None:
+        try:
+            info = await self.js.consumer_info(self.stream, self.durable)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning("consumer info failed; reading the stream from the cursor instead")
+            return
+        if info.ack_floor is not None and info.ack_floor.stream_seq:
+            self.floor = max(self.floor, int(info.ack_floor.stream_seq))
+
+
+class ResetConsumer:
+    """The ladder's durable consumer of the ledger's outbox: each paid 信誉度复位 restores the
+    player's reputation exactly once (inbox row per stream sequence, and a change keyed by the
+    player and the ledger's request id)."""
+
+    def __init__(self, store: Store, js: JetStreamContext, *, durable: str = names.LADDER_RESETS_DURABLE,
+                 stream: str = names.LEDGER.name, subject: str = names.LEDGER.subject("reputation_reset"),
+                 ack_wait_s: float = 30.0) -> None:
+        self.store = store
+        self.js = js
+        self.durable = durable
+        self.stream = stream
+        self.subject = subject
+        self.ack_wait_s = ack_wait_s
+        self.applied = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="ladder-resets")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:  # the ledger creates its outbox stream
+            try:
+                await self.js.stream_info(self.stream)
+                break
+            except NotFoundError:
+                await asyncio.sleep(STREAM_WAIT_S)
+        config = api.ConsumerConfig(ack_policy=api.AckPolicy.EXPLICIT, ack_wait=self.ack_wait_s,
+                                    deliver_policy=api.DeliverPolicy.ALL)
+        sub = await self.js.pull_subscribe(self.subject, durable=self.durable, stream=self.stream, config=config)
+        while True:
+            try:
+                msgs = await sub.fetch(32, timeout=1.0)
+            except (FetchTimeoutError, NatsTimeoutError, TimeoutError):
+                continue
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("fetch failed; retrying")
+                await asyncio.sleep(0.5)
+                continue
+            for msg in msgs:
+                try:
+                    await self.handle(msg)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("reputation reset not applied; it will be redelivered")
+
+    async def handle(self, msg: Any) -> str:
+        try:
+            payload = json.loads(msg.data)
+            player_id, request_id = str(payload["player_id"]), str(payload["request_id"])
+        except (ValueError, KeyError, TypeError):
+            log.error("malformed reputation reset announcement", seq=_seq(msg))
+            await msg.ack()
+            return "refused"
+        outcome = await self.store.reset_reputation(self.stream, _seq(msg), player_id, request_id)
+        if outcome == "applied":
+            self.applied += 1
+        await msg.ack()
+        return outcome
+
+
+def _seq(msg: Any) -> int:
+    return int(msg.metadata.sequence.stream)

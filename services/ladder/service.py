@@ -1,0 +1,228 @@
+"""The ladder's gRPC API: standings, history, the seat check of ladder tables, leaderboards,
+the monthly ranking and its rewards, reputation, and operator corrections.
+
+Who may call what: a player reads their own standing, history and reputation; ``operator``
+and ``auditor`` read anyone's; the seat check, the leaderboard and the monthly ranking need any
+valid token (the table service and the lobby ask them); corrections and monthly rewards need
+``operator``. Every refusal is a gRPC status with a stable reason, and changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from typing import Any
+
+import grpc
+
+from chieu.kit import auth
+from chieu.kit.errors import ServiceError, invalid, not_found
+from chieu.kit.settings import Settings, monthly_rewards
+from chieu.ladder import rules
+from chieu.ladder.rewards import decide_month
+from chieu.ladder.rules import Standing
+from chieu.ladder.standings import Store, standing_of
+from chieu.ladder.v1 import ladder_service_pb2 as pb
+from chieu.ladder.v1 import ladder_service_pb2_grpc as pb_grpc
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+MAX_ID = 200
+MAX_REASON = 500
+MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+CATCH_UP_S = 1.0
+"""How long a seat check waits for the table's last counted record to be applied."""
+MAX_SEAT_PLAYERS = 16
+
+
+def _id(value: str, what: str) -> str:
+    if not value or len(value) > MAX_ID or any(c in value for c in "\n\r\t"):
+        raise invalid(f"bad_{what}", f"{what} must be 1..{MAX_ID} printable characters")
+    return value
+
+
+def _game(game: str) -> str:
+    if game not in rules.GAMES:
+        raise not_found("unknown_game", f"no game {game!r}; games: {', '.join(rules.GAMES)}")
+    return game
+
+
+def _level(level: int, what: str = "table_level") -> int:
+    if not 1 <= level <= rules.MAX_LEVEL:
+        raise invalid("bad_level", f"{what} must be 1..{rules.MAX_LEVEL}, not {level}")
+    return level
+
+
+def _top(n: int) -> int:
+    n = n or 100
+    if not 1 <= n <= 1000:
+        raise invalid("bad_top", "top must be 1..1000")
+    return n
+
+
+def _month(month: str) -> str:
+    if not MONTH.match(month or ""):
+        raise invalid("bad_month", "a month is YYYY-MM")
+    return month
+
+
+def _standing(s: Standing) -> pb.Standing:
+    return pb.Standing(level=s.level, best=s.best, lp=s.lp)
+
+
+def change_message(r: Any) -> pb.Change:
+    return pb.Change(
+        id=r["id"], player_id=r["player_id"], game=r["game"], cause=r["cause"], result=r["result"],
+        table_id=r["table_id"] or "", hand_no=r["hand_no"] or 0, table_level=r["table_level"],
+        before=_standing(standing_of(r, "_before")), after=_standing(standing_of(r, "_after")),
+        stream_seq=r["stream_seq"] or 0, actor=r["actor"], reason=r["reason"], at_ms=r["at_ms"])
+
+
+class LadderService(pb_grpc.LadderServiceServicer):
+    """The LadderService servicer over the store."""
+
+    def __init__(self, store: Store, settings: Settings, stream: str) -> None:
+        self.store = store
+        self.settings = settings
+        self.stream = stream
+        """The table stream whose cursor a seat check waits for."""
+
+    def _who(self, context: Context) -> auth.Principal:
+        return auth.principal(context, self.settings.token_secret)
+
+    def _self_or_staff(self, context: Context, player_id: str) -> auth.Principal:
+        who = self._who(context)
+        _id(player_id, "player_id")
+        if who.player_id != player_id and not (who.roles & {"operator", "auditor"}):
+            raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "not_yours", "this is another player's standing")
+        return who
+
+    async def _known(self, player_id: str) -> None:
+        if not await self.store.known(player_id):
+            raise not_found("unknown_player", f"the ladder has nothing of player {player_id!r}")
+
+    # -- reads ------------------------------------------------------------------------------
+
+    async def GetStanding(self, request: pb.GetStandingRequest, context: Context) -> pb.GetStandingResponse:
+        self._self_or_staff(context, request.player_id)
+        game = _game(request.game)
+        await self._known(request.player_id)
+        found = await self.store.standing(game, request.player_id)
+        standing, games = found if found is not None else (Standing(), 0)
+        reputation, _, _ = await self.store.reputation(request.player_id)
+        return pb.GetStandingResponse(player_id=request.player_id, game=game, standing=_standing(standing),
+                                      games=games, reputation=reputation)
+
+    async def GetHistory(self, request: pb.GetHistoryRequest, context: Context) -> pb.GetHistoryResponse:
+        self._self_or_staff(context, request.player_id)
+        if request.game:
+            _game(request.game)
+        size = request.page_size or 50
+        if not 1 <= size <= 500:
+            raise invalid("bad_page_size", "page_size must be 1..500")
+        before: int | None = None
+        if request.page_token:
+            try:
+                before = int(request.page_token)
+            except ValueError:
+                raise invalid("bad_page_token", "page_token is not from a previous response") from None
+            if before <= 0:
+                raise invalid("bad_page_token", "page_token is not from a previous response")
+        await self._known(request.player_id)
+        rows = await self.store.history(request.player_id, request.game, before, size + 1)
+        token = str(rows[size - 1]["id"]) if len(rows) > size else ""
+        return pb.GetHistoryResponse(changes=[change_message(r) for r in rows[:size]], next_page_token=token)
+
+    async def CheckSeat(self, request: pb.CheckSeatRequest, context: Context) -> pb.CheckSeatResponse:
+        self._who(context)
+        game = _game(request.game)
+        level = _level(request.table_level)
+        if not 1 <= len(request.player_ids) <= MAX_SEAT_PLAYERS:
+            raise invalid("bad_player_ids", f"1..{MAX_SEAT_PLAYERS} player ids")
+        players = [_id(p, "player_id") for p in request.player_ids]
+        if request.after_seq:
+            await self._caught_up(int(request.after_seq))
+        levels = await self.store.levels(game, players)
+        verdicts = []
+        for p in players:
+            own = levels.get(p, 1)
+            ok = rules.may_sit(Standing(level=own, best=own), level)
+            verdicts.append(pb.SeatVerdict(player_id=p, allowed=ok, level=own, reason="" if ok else "level_too_low"))
+        return pb.CheckSeatResponse(verdicts=verdicts)
+
+    async def _caught_up(self, seq: int) -> None:
+        give_up = time.monotonic() + CATCH_UP_S
+        while await self.store.applied(self.stream) < seq:
+            if time.monotonic() > give_up:
+                raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ladder_behind",
+                                   f"the ladder has not applied the table log up to {seq} yet; try again")
+            await asyncio.sleep(0.01)
+
+    async def GetLeaderboard(self, request: pb.GetLeaderboardRequest, context: Context) -> pb.GetLeaderboardResponse:
+        self._who(context)
+        game = _game(request.game)
+        n = _top(request.top)
+        if request.player_id:
+            _id(request.player_id, "player_id")
+        rows = await self.store.top(game, n)
+        out = pb.GetLeaderboardResponse(players=await self.store.players(game), top=[
+            pb.RankedPlayer(rank=i, player_id=r["player_id"], standing=_standing(standing_of(r)))
+            for i, r in enumerate(rows, 1)])
+        if request.player_id:
+            found = await self.store.rank(game, request.player_id)
+            if found is None:
+                await self._known(request.player_id)
+            else:
+                out.you.CopyFrom(pb.RankedPlayer(rank=found[0], player_id=request.player_id,
+                                                 standing=_standing(found[1])))
+        return out
+
+    async def GetMonthlyRanking(self, request: pb.GetMonthlyRankingRequest,
+                                context: Context) -> pb.GetMonthlyRankingResponse:
+        self._who(context)
+        game, month, n = _game(request.game), _month(request.month), _top(request.top)
+        rows = await self.store.monthly(game, month, n)
+        return pb.GetMonthlyRankingResponse(ranking=[
+            pb.RankedPlayer(rank=i, player_id=r["player_id"], standing=_standing(standing_of(r)))
+            for i, r in enumerate(rows, 1)])
+
+    async def PayMonthlyRewards(self, request: pb.PayMonthlyRewardsRequest,
+                                context: Context) -> pb.PayMonthlyRewardsResponse:
+        auth.require_role(self._who(context), "operator")
+        game, month = _game(request.game), _month(request.month)
+        rows = await decide_month(self.store, game, month, monthly_rewards(self.settings))
+        return pb.PayMonthlyRewardsResponse(rewards=[
+            pb.Reward(reward_id=r["reward_id"], player_id=r["player_id"], coins=r["coins"], paid=r["paid"])
+            for r in rows])
+
+    async def GetReputation(self, request: pb.GetReputationRequest, context: Context) -> pb.GetReputationResponse:
+        self._self_or_staff(context, request.player_id)
+        await self._known(request.player_id)
+        score, quits, disconnects = await self.store.reputation(request.player_id)
+        threshold = self.settings.ladder_reputation_min
+        return pb.GetReputationResponse(player_id=request.player_id, reputation=score, threshold=threshold,
+                                        below_threshold=score < threshold, quits=quits, disconnects=disconnects)
+
+    # -- operators ---------------------------------------------------------------------------
+
+    async def Correct(self, request: pb.CorrectRequest, context: Context) -> pb.CorrectResponse:
+        who = self._who(context)
+        auth.require_role(who, "operator")
+        _id(request.correction_id, "correction_id")
+        _id(request.player_id, "player_id")
+        game = _game(request.game)
+        reason = request.reason.strip()
+        if not reason:
+            raise invalid("reason_required", "a correction needs a reason")
+        if len(reason) > MAX_REASON:
+            raise invalid("bad_reason", f"a reason has at most {MAX_REASON} characters")
+        s = request.standing
+        target = Standing(int(s.level), int(s.best), int(s.lp))
+        _level(target.level, "level")
+        _level(target.best, "best")
+        if not rules.valid(target, self.store.config.params):
+            raise invalid("bad_standing", "1 ≤ level ≤ best, and lp within the ladder's bounds")
+        row, replayed = await self.store.correct(request.correction_id, request.player_id, game, target, reason,
+                                                 who.player_id)
+        return pb.CorrectResponse(change=change_message(row), replayed=replayed)

@@ -1,0 +1,149 @@
+"""The ladder over the real path: xiangqi (and 够级) games finished, quit and disconnected over
+gRPC at ladder tables, the table log consumed by the real ladder service, standings read back
+over its API. Every worked scenario of shared/rules/ladder.md §5.4."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+import yaml
+
+from chieu.games.xiangqi.v1 import xiangqi_pb2
+from chieu.kit.settings import Settings
+from chieu.ladder.v1 import ladder_service_pb2 as lpb
+from chieu.table.v1 import table_service_pb2 as tpb
+from tests.ladder.helpers import Ladder, act, play, uid, until
+from tests.table.helpers import client, refused
+
+pytestmark = pytest.mark.integration
+
+SCENARIOS = yaml.safe_load((Path(__file__).parent / "scenarios.yaml").read_text())
+
+
+@pytest.fixture
+async def ladder(settings: Settings, ladder_server: str) -> Any:
+    c = Ladder(settings, ladder_server)
+    yield c
+    await c.close()
+
+
+@pytest.mark.parametrize("case", SCENARIOS, ids=[c["id"] for c in SCENARIOS])
+async def test_worked_scenario_over_grpc(settings: Settings, table_server: str, ladder: Ladder,
+                                         case: dict[str, Any]) -> None:
+    me = uid(f"{case['id']}-")
+    start = case["start"]
+    if start != [1, 1, 0]:
+        await ladder.set(me, *start)
+    player = client(settings, table_server, me)
+    state = list(start)
+    seen: dict[int, list[int]] = {}
+    try:
+        for n, step in enumerate(case["steps"], 1):
+            result, level = (step, state[0]) if isinstance(step, str) else (step["result"], step["table"])
+            rival = uid("rival-")
+            if level > 1:
+                await ladder.set(rival, level, level, 0)
+            other = client(settings, table_server, rival)
+            try:
+                await play(result, player, me, other, level)
+            finally:
+                await other.close()
+            changes = await until(lambda n=n: _counted(ladder, me, n + (start != [1, 1, 0])))
+            last = changes[-1]
+            assert last.result == result and last.table_level == level
+            state = [last.after.level, last.after.best, last.after.lp]
+            seen[n] = state
+        for n, expected in case["expect"]:
+            assert seen[n] == expected, f"after {n} steps"
+        assert list(await ladder.standing(me)) == state
+    finally:
+        await player.close()
+
+
+async def _counted(ladder: Ladder, player: str, n: int) -> list[lpb.Change] | None:
+    try:
+        changes = await ladder.changes(player)
+    except grpc.aio.AioRpcError as e:
+        if e.code() == grpc.StatusCode.NOT_FOUND:
+            return None
+        raise
+    return changes if len(changes) >= n else None
+
+
+async def test_lv_11_refused_above_own_level_watching_allowed(settings: Settings, table_server: str,
+                                                              ladder: Ladder) -> None:
+    me, rival = uid("lv11-"), uid("rival-")
+    await ladder.set(me, 1, 3, 0)
+    await ladder.set(rival, 2, 2, 0)
+    mine, theirs = client(settings, table_server, me), client(settings, table_server, rival)
+    try:
+        view = await theirs.create("xiangqi", {}, ladder_level=2)
+        assert view.ladder_level == 2
+        status, reason = await refused(mine.sit(view.table_id))
+        assert (status, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "ladder_level_too_low")
+        status, reason = await refused(mine.create("xiangqi", {}, ladder_level=2))
+        assert (status, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "ladder_level_too_low")
+        watched = await mine.get(view.table_id)  # watching is always allowed
+        assert watched.ladder_level == 2 and me not in [s.player_id for s in watched.seats]
+        async for seen in mine.watch(view.table_id):
+            assert seen.ladder_level == 2
+            break
+        after = await theirs.get(view.table_id)
+        assert after.version == view.version  # nothing appended for the refusal
+    finally:
+        await mine.close()
+        await theirs.close()
+
+
+async def test_a_demoted_player_is_stood_up_before_the_next_hand(settings: Settings, table_server: str,
+                                                                 ladder: Ladder) -> None:
+    me, rival = uid("demoted-"), uid("rival-")
+    await ladder.set(me, 2, 2, -5)
+    await ladder.set(rival, 2, 2, 0)
+    mine, theirs = client(settings, table_server, me), client(settings, table_server, rival)
+    auditor = client(settings, table_server, uid("aud-"), "auditor")
+    try:
+        view = await theirs.create("xiangqi", {}, ladder_level=2)
+        await mine.sit(view.table_id)
+        await theirs.start(view.table_id)
+        await act(mine, view.table_id, xiangqi_pb2.Resign())  # lp −6 < −5: demoted to level 1
+        _, reason = await refused(theirs.start(view.table_id))  # no opponent left
+        assert reason == "not_enough_players"
+        assert await ladder.standing(me) == (1, 2, 0)
+        table = await theirs.get(view.table_id)
+        assert me not in [s.player_id for s in table.seats]
+        lefts = []
+        async for r in auditor.stub.AuditLog(tpb.AuditLogRequest(table_id=view.table_id), metadata=auditor.metadata):
+            lefts += [e.player_left for e in r.record.events if e.WhichOneof("kind") == "player_left"]
+        assert [(e.player_id, e.reason) for e in lefts] == [(me, "ladder_level_too_low")]
+    finally:
+        for c in (mine, theirs, auditor):
+            await c.close()
+
+
+async def test_bad_input_gets_a_status_and_a_reason(settings: Settings, ladder_server: str, ladder: Ladder) -> None:
+    s = ladder.stub
+    md = ladder.md
+    assert await refused(s.GetStanding(lpb.GetStandingRequest(player_id=uid("nobody-"), game="xiangqi"),
+                                       metadata=md)) == (grpc.StatusCode.NOT_FOUND, "unknown_player")
+    assert await refused(s.GetStanding(lpb.GetStandingRequest(player_id="x", game="chess"),
+                                       metadata=md)) == (grpc.StatusCode.NOT_FOUND, "unknown_game")
+    assert await refused(s.GetHistory(lpb.GetHistoryRequest(player_id="x", page_token="abc"),
+                                      metadata=md)) == (grpc.StatusCode.INVALID_ARGUMENT, "bad_page_token")
+    assert await refused(s.CheckSeat(lpb.CheckSeatRequest(game="xiangqi", table_level=0, player_ids=["a"]),
+                                     metadata=md)) == (grpc.StatusCode.INVALID_ARGUMENT, "bad_level")
+    me = uid("fix-")
+    bad = lpb.CorrectRequest(correction_id=uid(), player_id=me, game="xiangqi",
+                             standing=lpb.Standing(level=2, best=2, lp=0))
+    assert await refused(s.Correct(bad, metadata=md)) == (grpc.StatusCode.INVALID_ARGUMENT, "reason_required")
+    bad.reason = "x"
+    bad.standing.level = 3  # above best
+    assert await refused(s.Correct(bad, metadata=md)) == (grpc.StatusCode.INVALID_ARGUMENT, "bad_standing")
+    bad.standing.level = 0
+    assert await refused(s.Correct(bad, metadata=md)) == (grpc.StatusCode.INVALID_ARGUMENT, "bad_level")
+    # nothing changed: the player is still unknown
+    assert await refused(s.GetStanding(lpb.GetStandingRequest(player_id=me, game="xiangqi"),
+                                       metadata=md)) == (grpc.StatusCode.NOT_FOUND, "unknown_player")
