@@ -10,8 +10,9 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 import grpc
+from google.protobuf import descriptor_pb2, descriptor_pool, text_format
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2
 
 from chieu.kit import logs
 from chieu.kit.errors import GuardedServer
@@ -54,6 +55,46 @@ def run(settings: Settings, main: Coroutine[Any, Any, None]) -> None:
     asyncio.run(main)
 
 
+REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
+"""Server reflection as current clients (grpcurl, buf curl) ask for it first."""
+
+
+def _describe_v1() -> None:
+    """Put ``grpc/reflection/v1/reflection.proto`` in the descriptor pool (``v1alpha``'s file under
+    the ``v1`` package, which is what ``v1`` is), so clients can resolve the service they call."""
+    pool = descriptor_pool.Default()
+    try:
+        pool.FindFileByName("grpc/reflection/v1/reflection.proto")
+        return
+    except KeyError:
+        pass
+    source = descriptor_pb2.FileDescriptorProto()
+    reflection_pb2.DESCRIPTOR.CopyToProto(source)
+    text = text_format.MessageToString(source).replace("grpc.reflection.v1alpha", "grpc.reflection.v1")
+    v1 = text_format.Parse(text.replace("v1alpha/reflection.proto", "v1/reflection.proto"),
+                           descriptor_pb2.FileDescriptorProto())
+    pool.Add(v1)
+
+
+def enable_reflection(server: grpc.aio.Server, services: Sequence[str]) -> None:
+    """Serve reflection as ``grpc.reflection.v1`` and ``v1alpha``.
+
+    grpcio-reflection implements only ``v1alpha``; ``v1`` has the same messages with the same
+    field numbers under another package, so the same servicer answers it, its messages read and
+    written with the ``v1alpha`` classes (the bytes are the same).
+    """
+    _describe_v1()
+    servicer = reflection.aio.ReflectionServicer((*services, reflection.SERVICE_NAME, REFLECTION_V1))
+    handler = grpc.stream_stream_rpc_method_handler(
+        servicer.ServerReflectionInfo,
+        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+    )
+    for name in (REFLECTION_V1, reflection.SERVICE_NAME):
+        server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler(name, {"ServerReflectionInfo": handler}),))
+
+
 class Server:
     """One service's gRPC server; ``async with`` or ``start()`` / ``shutdown()``."""
 
@@ -74,9 +115,8 @@ class Server:
             r(guarded)
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
-        reflection.enable_server_reflection(
-            (*self.services, health.SERVICE_NAME, reflection.SERVICE_NAME), self.server
-        )
+        if settings.reflection:
+            enable_reflection(self.server, (*self.services, health.SERVICE_NAME))
         self.port = self.server.add_insecure_port(addr)
         if self.port == 0:
             raise OSError(f"cannot listen on {addr}")
