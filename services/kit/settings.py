@@ -43,6 +43,9 @@ class Settings:
     """``CHIEU_TABLE_CACHE``: idle tables a table-service process keeps in memory at most."""
     event_loop: str = "uvloop"
     """``CHIEU_EVENT_LOOP``: ``uvloop`` (where installed: Linux and macOS) or ``asyncio``."""
+    reflection: int = 1
+    """``CHIEU_REFLECTION``: 1 serves gRPC server reflection (v1 and v1alpha: grpcurl and buf curl
+    list and call every method), 0 does not (the production overlay sets 0)."""
     instance: str = ""
     """``CHIEU_INSTANCE``: a name for this process in logs (default: host and pid)."""
     database_url: str = ""
@@ -119,6 +122,7 @@ _ENV = {
     "snapshot_every": "CHIEU_SNAPSHOT_EVERY",
     "table_cache": "CHIEU_TABLE_CACHE",
     "event_loop": "CHIEU_EVENT_LOOP",
+    "reflection": "CHIEU_REFLECTION",
     "instance": "CHIEU_INSTANCE",
     "database_url": "DATABASE_URL",
     "ledger_addr": "CHIEU_LEDGER_ADDR",
