@@ -32,10 +32,23 @@ class Refusal(Protocol):
     status: str
 
 
+MAX_MESSAGE = 400
+"""The longest message a client is sent (characters): what a refusal echoes of a request is cut,
+so an error never outgrows the 16 KB metadata limit and hides its own status."""
+MAX_REASON = 64
+
+
+def bounded(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` cut to ``limit`` characters, marked with ``…`` where it was cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class ServiceError(Exception):
-    """A refusal by a service: a gRPC status code, a stable reason and a readable message."""
+    """A refusal by a service: a gRPC status code, a stable reason and a readable message
+    (bounded: see :data:`MAX_MESSAGE`)."""
 
     def __init__(self, status: grpc.StatusCode, reason: str, message: str) -> None:
+        reason, message = bounded(reason, MAX_REASON), bounded(message)
         super().__init__(f"{reason}: {message}")
         self.status = status
         self.reason = reason
