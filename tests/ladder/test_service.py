@@ -147,3 +147,101 @@ async def test_bad_input_gets_a_status_and_a_reason(settings: Settings, ladder_s
     # nothing changed: the player is still unknown
     assert await refused(s.GetStanding(lpb.GetStandingRequest(player_id=me, game="xiangqi"),
                                        metadata=md)) == (grpc.StatusCode.NOT_FOUND, "unknown_player")
+
+
+async def test_lv_12_a_gouji_ladder_game_played_to_its_end(settings: Settings, table_server: str,
+                                                          ladder: Ladder) -> None:
+    """LV-12 over gRPC: six players at a level-1 够级 ladder table, random legal commands to the
+    end; every member of the winning team records a win, the other team a loss (a 0:0 game a draw)."""
+    import random
+
+    from chieu.table.rules import registry
+    from chieu.table.state import Table
+
+    game = registry.get("gouji")
+    names = [uid(f"lv12-{i}-") for i in range(6)]
+    players = {n: client(settings, table_server, n) for n in names}
+    auditor = client(settings, table_server, uid("aud-"), "auditor")
+    rng = random.Random(12)
+    try:
+        view = await players[names[0]].create("gouji", {}, ladder_level=1)
+        table_id = view.table_id
+        for n in names[1:]:
+            await players[n].sit(table_id)
+        await players[names[0]].start(table_id)
+        mirror = Table(table_id)
+        for _ in range(5000):
+            async for r in auditor.stub.AuditLog(tpb.AuditLogRequest(table_id=table_id, after_version=mirror.version),
+                                                 metadata=auditor.metadata):
+                mirror.apply(r.record, r.stream_sequence)
+            if not mirror.playing:
+                break
+            moves = [(s, m) for s in range(6) for m in game.legal(mirror.game_state, s)]
+            assert moves, "every seat waits on a clock"
+            seat, move = rng.choice(moves)
+            await players[mirror.hand_players[seat]].act(table_id, "gouji", move)
+        assert not mirror.playing and mirror.last_outcome is not None
+        scores = mirror.last_outcome.scores
+        hand = mirror.last_hand_players
+        for seat, n in enumerate(hand):
+            expected = 1 if scores[seat] > 0 else -1 if scores[seat] < 0 else 0
+            got = await until(lambda n=n: _played(ladder, n))
+            assert got == (1, 1, expected), (seat, scores)
+        signs = {(1 if s > 0 else -1 if s < 0 else 0) for s in scores[0::2]}
+        assert len(signs) == 1  # a team's members share the result
+    finally:
+        for c in (*players.values(), auditor):
+            await c.close()
+
+
+async def _played(ladder: Ladder, player: str, game: str = "gouji") -> tuple[int, int, int] | None:
+    try:
+        r = await ladder.stub.GetStanding(lpb.GetStandingRequest(player_id=player, game=game), metadata=ladder.md)
+    except grpc.aio.AioRpcError:
+        return None
+    return (r.standing.level, r.standing.best, r.standing.lp) if r.games else None
+
+
+async def test_leaderboard_history_and_corrections(settings: Settings, ladder_server: str, ladder: Ladder) -> None:
+    game = "lianliankan"  # a game no other test ranks
+    people = [uid("lb-") for _ in range(5)]
+    for i, p in enumerate(people):
+        await ladder.set(p, 1 + i % 3, 3, i - 2, game=game)
+    top = await ladder.stub.GetLeaderboard(lpb.GetLeaderboardRequest(game=game, top=3, player_id=people[0]),
+                                           metadata=ladder.md)
+    assert top.players == 5
+    order = [(r.standing.best, r.standing.level, r.standing.lp) for r in top.top]
+    assert order == sorted(order, reverse=True) and [r.rank for r in top.top] == [1, 2, 3]
+    assert top.you.player_id == people[0] and top.you.rank == 5  # (3, 1, −2): last
+    fix = lpb.CorrectRequest(correction_id=uid("c-"), player_id=people[0], game=game, reason="support ticket 7",
+                             standing=lpb.Standing(level=3, best=3, lp=5))
+    first = await ladder.stub.Correct(fix, metadata=ladder.md)
+    again = await ladder.stub.Correct(fix, metadata=ladder.md)
+    assert not first.replayed and again.replayed and again.change.id == first.change.id
+    assert first.change.before.level == 1 and first.change.after.lp == 5 and first.change.actor == "ops"
+    fix.reason = "another"
+    assert await refused(ladder.stub.Correct(fix, metadata=ladder.md)) == (grpc.StatusCode.FAILED_PRECONDITION,
+                                                                          "id_reused")
+    top = await ladder.stub.GetLeaderboard(lpb.GetLeaderboardRequest(game=game, top=1, player_id=people[0]),
+                                           metadata=ladder.md)
+    assert top.you.rank == 1 and top.top[0].player_id == people[0]
+    changes = await ladder.changes(people[0], game)
+    assert [c.cause for c in changes] == ["correction", "correction"]  # a new row, never an update
+    page = await ladder.stub.GetHistory(lpb.GetHistoryRequest(player_id=people[0], page_size=1), metadata=ladder.md)
+    assert len(page.changes) == 1 and page.next_page_token
+    mine = Ladder(settings, ladder_server, people[1], "player")
+    try:
+        code, reason = await refused(mine.stub.GetHistory(lpb.GetHistoryRequest(player_id=people[0]),
+                                                          metadata=mine.md))
+        assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "not_yours")
+        code, reason = await refused(mine.stub.Correct(fix, metadata=mine.md))
+        assert code == grpc.StatusCode.PERMISSION_DENIED
+    finally:
+        await mine.close()
+
+
+def test_the_ladder_knows_every_registered_game() -> None:
+    from chieu.ladder import rules
+    from chieu.table.rules import registry
+
+    assert sorted(rules.GAMES) == sorted(registry.KEYS)
