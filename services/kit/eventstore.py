@@ -72,9 +72,19 @@ class EventStore:
         self._active: Any = None
 
     @classmethod
-    async def connect(cls, url: str, **kw: object) -> EventStore:
-        """Connect to NATS and make sure the stream and the snapshot bucket exist."""
-        nc = await nats.connect(url, name=str(kw.pop("name", "chieu")), max_reconnect_attempts=-1)
+    async def connect(cls, url: str, *, once: bool = False, **kw: object) -> EventStore:
+        """Connect to NATS and make sure the stream and the snapshot bucket exist.
+
+        A service reconnects for ever; ``once`` (a command line tool) tries each server once and
+        raises, quietly, when none answers.
+        """
+        async def quiet(e: Exception) -> None:
+            pass
+
+        options: dict[str, Any] = {"max_reconnect_attempts": 1, "reconnect_time_wait": 0.2, "error_cb": quiet,
+                                   "allow_reconnect": False, "connect_timeout": 3} if once else {
+                                   "max_reconnect_attempts": -1}
+        nc = await nats.connect(url, name=str(kw.pop("name", "chieu")), **options)
         store = cls(nc, **kw)  # type: ignore[arg-type]
         await store.ensure()
         return store
