@@ -67,6 +67,11 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
             raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "not_yours", "this is another player's money")
         return who
 
+    def _mine(self, context: Context, request: Any) -> None:
+        """A call on the caller's own account may leave ``player_id`` empty: the token names them."""
+        if not request.player_id:
+            request.player_id = self._who(context).player_id
+
     def _operator(self, context: Context) -> auth.Principal:
         who = self._who(context)
         auth.require_role(who, "operator")
@@ -119,12 +124,14 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
     # -- reads ------------------------------------------------------------------------------
 
     async def GetBalances(self, request: pb.GetBalancesRequest, context: Context) -> pb.GetBalancesResponse:
+        self._mine(context, request)
         self._self_or_staff(context, request.player_id)
         found = await self.books.balances(request.player_id)
         return pb.GetBalancesResponse(balances=[
             pb.Balance(currency=c, amount=v, account=b.player(c, request.player_id)) for c, v in found.items()])
 
     async def GetHistory(self, request: pb.GetHistoryRequest, context: Context) -> pb.GetHistoryResponse:
+        self._mine(context, request)
         self._self_or_staff(context, request.player_id)
         size = request.page_size or 50
         if not 1 <= size <= 500:
@@ -166,6 +173,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
 
     async def CheckEligibility(self, request: pb.CheckEligibilityRequest,
                                context: Context) -> pb.CheckEligibilityResponse:
+        self._mine(context, request)
         self._who(context)
         _id(request.player_id, "player_id")
         coins = await self.books.balance(b.player(b.COINS, request.player_id)) or 0
@@ -175,6 +183,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
     # -- 金币 and 红心币 ---------------------------------------------------------------------
 
     async def ClaimWelcome(self, request: pb.ClaimWelcomeRequest, context: Context) -> pb.ClaimWelcomeResponse:
+        self._mine(context, request)
         self._self_or_staff(context, request.player_id, "operator")
         pid = f"welcome/{request.player_id}"
         p = Posting(pid, "welcome", (Leg(pid, b.system(b.COINS, "welcome"), b.player(b.COINS, request.player_id),
@@ -200,6 +209,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         return pb.CreditPurchaseResponse(result=_result(await self._simple(p), request.player_id))
 
     async def ConvertHearts(self, request: pb.ConvertHeartsRequest, context: Context) -> pb.ConvertHeartsResponse:
+        self._mine(context, request)
         who = self._self_or_staff(context, request.player_id, "operator")
         _id(request.request_id, "request_id")
         _positive(request.hearts, "hearts")
@@ -214,6 +224,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
 
     async def ResetNegativeScore(self, request: pb.ResetNegativeScoreRequest,
                                  context: Context) -> pb.ResetNegativeScoreResponse:
+        self._mine(context, request)
         who = self._self_or_staff(context, request.player_id, "operator")
         _id(request.request_id, "request_id")
         _id(request.game, "game")
@@ -242,6 +253,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
 
     async def ResetReputation(self, request: pb.ResetReputationRequest,
                               context: Context) -> pb.ResetReputationResponse:
+        self._mine(context, request)
         result = await self._pay_service(
             context, kind="reputation_reset", request_id=request.request_id, player_id=request.player_id,
             price=self.settings.price_reputation_reset, memo="",
@@ -249,6 +261,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         return pb.ResetReputationResponse(result=result)
 
     async def RequestSong(self, request: pb.RequestSongRequest, context: Context) -> pb.RequestSongResponse:
+        self._mine(context, request)
         _id(request.song, "song")
         result = await self._pay_service(
             context, kind="song", request_id=request.request_id, player_id=request.player_id,
@@ -258,6 +271,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         return pb.RequestSongResponse(result=result)
 
     async def BuyMembership(self, request: pb.BuyMembershipRequest, context: Context) -> pb.BuyMembershipResponse:
+        self._mine(context, request)
         _positive(request.days, "days")
         player_id, days = request.player_id, request.days
 

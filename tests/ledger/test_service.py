@@ -224,3 +224,17 @@ async def test_history_paging_and_filters(channel: grpc.aio.Channel, settings: S
     coins = await op.GetHistory(player_id=p, currency="coins", page_size=2)
     assert [e.delta for e in coins.entries] == [7, 6] and coins.next_page_token
     assert [e.reason for e in (await op.GetHistory(player_id=p, reason="adjust")).entries][:1] == ["adjust"]
+
+
+async def test_own_calls_default_to_the_caller(channel: grpc.aio.Channel, settings: Settings) -> None:
+    """A call on the caller's own account may leave ``player_id`` empty: the token names the
+    caller. Naming another player still needs a staff role."""
+    me = Ledger(channel, settings, uid("own"))
+    first = await me.ClaimWelcome()
+    assert not first.result.replayed
+    assert bal(await me.GetBalances(), "coins") == 200
+    assert bal(await me.GetBalances(player_id=me.player), "coins") == 200
+    assert len((await me.GetHistory()).entries) == 1
+    other = Ledger(channel, settings, uid("other"))
+    await refused(other.GetBalances(player_id=me.player), grpc.StatusCode.PERMISSION_DENIED, "not_yours")
+    assert bal(await other.GetBalances(), "coins") == 0

@@ -4,7 +4,8 @@ isort:skip_file
 The ledger service: every balance of Chiếu, double-entry on PostgreSQL. Settlements arrive
 only from the table log (a durable JetStream consumer); this API reads balances, history and
 gà pots, sells paid services for 金币, credits 红心币 purchases and converts them, and lets
-operators adjust and audit. Every call carries "authorization: Bearer <token>" metadata.
+operators adjust and audit. Every call carries "authorization: Bearer <token>" metadata; a
+call on the caller's own account may leave player_id empty (the token names the caller).
 Refusals carry a stable reason (chieu-reason trailing metadata and an ErrorInfo).
 """
 
