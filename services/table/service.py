@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
+from google.protobuf.message import Message
 
 from chieu.kit import auth, logs
 from chieu.kit.errors import GuardedServer, ServiceError, not_found, precondition
@@ -212,9 +213,17 @@ class Tables:
     # ------------------------------------------------------------ commands
 
     async def execute(self, table_id: str, actor: str, command_id: str, decider: Decider,
-                      *, create: bool = False, game_command: Any = None, timeout_seat: int | None = None) -> Table:
-        """Decide and append one command, retrying on a conflicting writer."""
+                      *, create: bool = False, game_command: Any = None, timeout_seat: int | None = None,
+                      request: Message | None = None) -> Table:
+        """Decide and append one command, retrying on a conflicting writer.
+
+        A command id the actor used before returns the table as it is (the command acted once),
+        if ``request`` is the same request as then; another request is refused
+        (``command_id_reused``), as the ledger refuses a transfer id used with other content.
+        """
         command_id = check_command_id(command_id) or f"srv-{uuid.uuid4().hex}"
+        digest = request_digest(request) if request is not None else b""
+        key = f"{actor}/{command_id}"
         live = await self.get(table_id, must_exist=not create)
         if create and not live.table.exists:
             # not cached until it exists: serialise creators of the same id on a fresh lock
@@ -223,8 +232,8 @@ class Tables:
         while time.monotonic() < give_up:
             async with live.lock:
                 table = live.table
-                if f"{actor}/{command_id}" in table.commands:
-                    return table
+                if key in table.commands:
+                    return _same_request(table, key, digest)
                 now = now_ms()
                 events = decider(table, now)
                 if not events:
@@ -232,6 +241,7 @@ class Tables:
                 record = log_pb2.Record(
                     table_id=table_id, version=table.version + 1, command_id=command_id, actor=actor,
                     server_time_ms=now, game=table.game_key or _game_of(events), events=events,
+                    command_digest=digest,
                 )
                 if game_command is not None:
                     record.game_command.CopyFrom(game_command)
@@ -247,7 +257,7 @@ class Tables:
                     continue
                 if appended.duplicate:
                     await self._catch_up(table)
-                    return table
+                    return _same_request(table, key, digest)
                 was_playing = table.playing
                 table.apply(record, appended.seq)
                 self._after_apply(live)
@@ -398,6 +408,24 @@ def _digest(names: list[str]) -> str:
     return hashlib.sha256("\n".join(names).encode()).hexdigest()[:32]
 
 
+def request_digest(request: Message) -> bytes:
+    """The first 16 bytes of the SHA-256 of ``request`` as sent, its ``command_id`` left out."""
+    copy = type(request)()
+    copy.CopyFrom(request)
+    if "command_id" in copy.DESCRIPTOR.fields_by_name:
+        copy.ClearField("command_id")
+    return hashlib.sha256(copy.SerializeToString(deterministic=True)).digest()[:16]
+
+
+def _same_request(table: Table, key: str, digest: bytes) -> Table:
+    """``table`` when the remembered command ``key`` had this request; else ``command_id_reused``."""
+    _, before = table.commands.get(key, (0, b""))
+    if digest and before and digest != before:
+        raise precondition("command_id_reused",
+                           "that command id was used before with another request; use a new command id")
+    return table
+
+
 def _game_of(events: list[log_pb2.TableEvent]) -> str:
     for e in events:
         if e.WhichOneof("kind") == "table_created":
@@ -493,8 +521,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
                                require_ready=request.require_ready,
                                reconnect_grace_s=request.reconnect_grace_s,
                                client_seed=request.client_seed, ladder_level=request.ladder_level),
-            create=True,
-        )
+            create=True, request=request)
         return table_service_pb2.CreateTableResponse(table=self.tables.view(table, who.player_id))
 
     async def TakeSeat(self, request: table_service_pb2.TakeSeatRequest,
@@ -511,7 +538,8 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
                 raise precondition(decide.LADDER_TOO_LOW,
                                    f"this is a level-{live.table.ladder_level} ladder table, above your level")
         table = await self.tables.execute(table_id, who.player_id, request.command_id,
-                                          lambda t, now: decide.take_seat(t, who.player_id, seat, request.client_seed))
+                                          lambda t, now: decide.take_seat(t, who.player_id, seat, request.client_seed),
+                                          request=request)
         your = table.table_seat_of(who.player_id)
         return table_service_pb2.TakeSeatResponse(seat=-1 if your is None else your,
                                                   table=self.tables.view(table, who.player_id))
@@ -520,7 +548,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
                       context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.StandUpResponse:
         who = self._who(context)
         table = await self.tables.execute(check_table_id(request.table_id), who.player_id, request.command_id,
-                                          lambda t, now: decide.stand_up(t, who.player_id))
+                                          lambda t, now: decide.stand_up(t, who.player_id), request=request)
         return table_service_pb2.StandUpResponse(table=self.tables.view(table, who.player_id))
 
     async def SetReady(self, request: table_service_pb2.SetReadyRequest,
@@ -528,7 +556,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         who = self._who(context)
         table = await self.tables.execute(
             check_table_id(request.table_id), who.player_id, request.command_id,
-            lambda t, now: decide.set_ready(t, who.player_id, request.ready, request.client_seed))
+            lambda t, now: decide.set_ready(t, who.player_id, request.ready, request.client_seed), request=request)
         return table_service_pb2.SetReadyResponse(table=self.tables.view(table, who.player_id))
 
     async def ChangeSettings(self, request: table_service_pb2.ChangeSettingsRequest,
@@ -545,7 +573,8 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         pot = await self.ledger_pot(table_id) if decide.touches_pot(live.table, patch, stake) else 0
         table = await self.tables.execute(
             table_id, who.player_id, request.command_id,
-            lambda t, now: decide.change_settings(t, who.player_id, patch, stake, ready, grace, ledger_pot=pot))
+            lambda t, now: decide.change_settings(t, who.player_id, patch, stake, ready, grace, ledger_pot=pot),
+            request=request)
         return table_service_pb2.ChangeSettingsResponse(table=self.tables.view(table, who.player_id))
 
     async def StartHand(self, request: table_service_pb2.StartHandRequest,
@@ -558,7 +587,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
             await self._ladder_stand_down(live.table)
         table = await self.tables.execute(
             table_id, who.player_id, request.command_id,
-            lambda t, now: decide.start_hand(t, who.player_id, now, secrets.token_bytes(32)))
+            lambda t, now: decide.start_hand(t, who.player_id, now, secrets.token_bytes(32)), request=request)
         return table_service_pb2.StartHandResponse(table=self.tables.view(table, who.player_id))
 
     async def _ladder_stand_down(self, table: Table) -> None:
@@ -588,7 +617,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
             return decide.act(t, who.player_id, command, now)
 
         table = await self.tables.execute(table_id, who.player_id, request.command_id, act,
-                                          game_command=request.command)
+                                          game_command=request.command, request=request)
         return self.tables.wire(table, who.player_id)
 
     async def GetTable(self, request: table_service_pb2.GetTableRequest,
@@ -613,7 +642,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         who = self._who(context)
         auth.require_role(who, "operator")
         table = await self.tables.execute(check_table_id(request.table_id), who.player_id, request.command_id,
-                                          lambda t, now: decide.abort_hand(t, request.reason))
+                                          lambda t, now: decide.abort_hand(t, request.reason), request=request)
         return table_service_pb2.AbortHandResponse(table=self.tables.view(table, who.player_id))
 
     async def AuditLog(

@@ -45,7 +45,7 @@ def encode(table: Table) -> bytes:
         owner_seat=table.owner_seat, server_seed=table.server_seed, commitment=table.commitment,
         settled_legs=table.settled_legs, auto_played=sorted(table.auto), lost=table.lost,
         last_hand_players=table.last_hand_players, last_server_seed=table.last_server_seed,
-        commands=[snapshot_pb2.RememberedCommand(key=k, version=v) for k, v in table.commands.items()],
+        commands=[snapshot_pb2.RememberedCommand(key=k, version=v, digest=d) for k, (v, d) in table.commands.items()],
         ladder_level=table.ladder_level, ladder_seq=table.ladder_seq,
     )
     if table.game_state is not None:
@@ -75,7 +75,7 @@ def decode(data: bytes) -> Table:
             commitment=msg.commitment, settled_legs=msg.settled_legs, auto=set(msg.auto_played),
             lost=dict(msg.lost), last_hand_players=list(msg.last_hand_players),
             last_server_seed=msg.last_server_seed,
-            commands=OrderedDict((c.key, c.version) for c in msg.commands),
+            commands=OrderedDict((c.key, (c.version, c.digest)) for c in msg.commands),
             ladder_level=msg.ladder_level, ladder_seq=msg.ladder_seq,
         )
         if msg.game:

@@ -116,8 +116,8 @@ class Table:
     last_outcome: Outcome | None = None
     last_hand_players: list[str] = field(default_factory=list)
     last_server_seed: bytes = b""
-    commands: OrderedDict[str, int] = field(default_factory=OrderedDict)
-    """Recent ``actor/command_id`` keys and the version they produced."""
+    commands: OrderedDict[str, tuple[int, bytes]] = field(default_factory=OrderedDict)
+    """Recent ``actor/command_id`` keys, the version they produced and their request's digest."""
     ladder_level: int = 0
     """The table's ladder level (过关斩将), fixed at creation; 0: not a ladder table."""
     ladder_seq: int = 0
@@ -157,7 +157,7 @@ class Table:
         self.version = version
         self.last_seq = seq
         if record.command_id:
-            self.commands[f"{record.actor}/{record.command_id}"] = self.version
+            self.commands[f"{record.actor}/{record.command_id}"] = (self.version, record.command_digest)
             while len(self.commands) > REMEMBERED_COMMANDS:
                 self.commands.popitem(last=False)
 

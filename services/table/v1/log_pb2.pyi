@@ -61,6 +61,7 @@ class Record(_message.Message):
     EVENTS_FIELD_NUMBER: _builtins.int
     GAME_COMMAND_FIELD_NUMBER: _builtins.int
     TIMEOUT_SEAT_FIELD_NUMBER: _builtins.int
+    COMMAND_DIGEST_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     version: _builtins.int
     """The table's version after this record: 1 for the record that created the table."""
@@ -74,6 +75,10 @@ class Record(_message.Message):
     """The game key of the table (o_an_quan, phom, ...)."""
     timeout_seat: _builtins.int
     """The seat (of the hand) whose deadline passed: the rules' on_timeout played for it."""
+    command_digest: _builtins.bytes
+    """The first 16 bytes of the SHA-256 of the request as the client sent it, its command_id left
+    out: a command id used again with another request is refused (command_id_reused).
+    """
     @_builtins.property
     def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableEvent]: ...
     @_builtins.property
@@ -92,10 +97,11 @@ class Record(_message.Message):
         events: _abc.Iterable[Global___TableEvent] | None = ...,
         game_command: _any_pb2.Any | None = ...,
         timeout_seat: _builtins.int = ...,
+        command_digest: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause", "game_command", b"game_command", "timeout_seat", b"timeout_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "cause", b"cause", "command_id", b"command_id", "events", b"events", "game", b"game", "game_command", b"game_command", "server_time_ms", b"server_time_ms", "table_id", b"table_id", "timeout_seat", b"timeout_seat", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "cause", b"cause", "command_digest", b"command_digest", "command_id", b"command_id", "events", b"events", "game", b"game", "game_command", b"game_command", "server_time_ms", b"server_time_ms", "table_id", b"table_id", "timeout_seat", b"timeout_seat", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_cause: _TypeAlias = _typing.Literal["game_command", "timeout_seat"]  # noqa: Y015
     _WhichOneofArgType_cause: _TypeAlias = _typing.Literal["cause", b"cause"]  # noqa: Y015

@@ -185,7 +185,9 @@ class TableSnapshot(_message.Message):
     def last_hand_players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def commands(self) -> _containers.RepeatedCompositeFieldContainer[Global___RememberedCommand]:
-        """Recent command ids (actor/command_id) and the version each produced, oldest first."""
+        """Recent command ids (actor/command_id), the version each produced and its request's digest,
+        oldest first.
+        """
 
     def __init__(
         self,
@@ -270,17 +272,21 @@ class RememberedCommand(_message.Message):
 
     KEY_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    DIGEST_FIELD_NUMBER: _builtins.int
     key: _builtins.str
     version: _builtins.int
+    digest: _builtins.bytes
+    """The digest of the request that used it (Record.command_digest)."""
     def __init__(
         self,
         *,
         key: _builtins.str = ...,
         version: _builtins.int = ...,
+        digest: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["digest", b"digest", "key", b"key", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
