@@ -17,7 +17,7 @@ from pathlib import Path
 from chieu.kit import localnats, localpg
 from chieu.kit.settings import from_env
 
-SERVICES = {"table": "chieu.table", "ledger": "chieu.ledger", "ladder": "chieu.ladder"}
+SERVICES = {"table": "chieu.table", "ledger": "chieu.ledger", "ladder": "chieu.ladder", "lobby": "chieu.lobby"}
 
 
 def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None = None) -> int:
@@ -33,12 +33,14 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
         print(f"chieu up: PostgreSQL (embedded) in {data_dir / 'postgres'}", file=sys.stderr)
     ledger_port = ledger_port or int(settings.ledger_addr.rsplit(":", 1)[1])
     ladder_port = int(settings.ladder_addr.rsplit(":", 1)[1])
+    lobby_port = int(settings.lobby_addr.rsplit(":", 1)[1])
     env = {
         **os.environ,
         "NATS_URL": url,
         "CHIEU_TABLE_ADDR": f"127.0.0.1:{table_port}",
         "CHIEU_LEDGER_ADDR": f"127.0.0.1:{ledger_port}",
         "CHIEU_LADDER_ADDR": f"127.0.0.1:{ladder_port}",
+        "CHIEU_LOBBY_ADDR": f"127.0.0.1:{lobby_port}",
         "DATABASE_URL": database_url,
         "CHIEU_TOKEN_SECRET": settings.token_secret,
     }
@@ -59,6 +61,8 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
         print(f"chieu up: ledger service on 127.0.0.1:{ledger_port} (gRPC, reflection on)", file=sys.stderr)
         localnats.wait_for_port(ladder_port, timeout=60, proc=procs["ladder"])
         print(f"chieu up: ladder service on 127.0.0.1:{ladder_port} (gRPC, reflection on)", file=sys.stderr)
+        localnats.wait_for_port(lobby_port, timeout=60, proc=procs["lobby"])
+        print(f"chieu up: lobby service on 127.0.0.1:{lobby_port} (gRPC, reflection on)", file=sys.stderr)
         print(f"chieu up: table service on 127.0.0.1:{table_port} (gRPC, reflection on). "
               "Ctrl-C stops everything.", file=sys.stderr)
         while not stopping:

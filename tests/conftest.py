@@ -38,6 +38,7 @@ def settings(nats_url: str) -> Settings:
     return replace(Settings(), nats_url=nats_url, table_addr=f"127.0.0.1:{localnats.free_port()}",
                    ledger_addr=f"127.0.0.1:{localnats.free_port()}",
                    ladder_addr=f"127.0.0.1:{localnats.free_port()}",
+                   lobby_addr=f"127.0.0.1:{localnats.free_port()}",
                    shutdown_grace_s=0.5, snapshot_every=50)
 
 
@@ -104,6 +105,20 @@ async def ladder_server(settings: Settings, database_url: str) -> AsyncIterator[
     await server.start()
     try:
         yield ladder_settings.ladder_addr
+    finally:
+        await server.shutdown()
+
+
+@pytest.fixture(scope="session")
+async def lobby_server(settings: Settings, database_url: str) -> AsyncIterator[str]:
+    """An in-process lobby service (its table-list projection included) on a free port."""
+    from chieu.lobby.app import build
+
+    lobby_settings = replace(settings, database_url=database_url, lobby_ack_wait_s=2.0)
+    server = await build(lobby_settings)
+    await server.start()
+    try:
+        yield lobby_settings.lobby_addr
     finally:
         await server.shutdown()
 

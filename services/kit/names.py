@@ -54,3 +54,6 @@ LADDER_DURABLE = "ladder"
 
 LADDER_RESETS_DURABLE = "ladder-reputation-resets"
 """The ladder's durable consumer of the ledger's outbox (信誉度复位 announcements)."""
+
+LOBBY_DURABLE = "lobby"
+"""The lobby's durable consumer of the table log (the live table list)."""

@@ -106,6 +106,20 @@ class Settings:
     ladder_reputation_min: int = 60
     """``CHIEU_LADDER_REPUTATION_MIN``: the threshold the lobby gates on: below it, a player is
     flagged ``below_threshold``."""
+    lobby_addr: str = "127.0.0.1:50054"
+    """``CHIEU_LOBBY_ADDR``: where the lobby service listens (host:port)."""
+    lobby_access_ttl_s: int = 900
+    """``CHIEU_LOBBY_ACCESS_TTL_S``: lifetime of an access token the lobby issues (seconds)."""
+    lobby_refresh_ttl_s: int = 2_592_000
+    """``CHIEU_LOBBY_REFRESH_TTL_S``: lifetime of a refresh token (seconds; 30 days)."""
+    lobby_signin_failures: int = 5
+    """``CHIEU_LOBBY_SIGNIN_FAILURES``: failed sign-ins per account, and per device, within the
+    window before further tries are refused (``RESOURCE_EXHAUSTED`` with the time to wait)."""
+    lobby_signin_window_s: int = 300
+    """``CHIEU_LOBBY_SIGNIN_WINDOW_S``: the window of the sign-in failure count (seconds)."""
+    lobby_ack_wait_s: float = 30.0
+    """``CHIEU_LOBBY_ACK_WAIT_S``: how long the lobby's durable waits for an ack before it
+    redelivers; the durable's setting (the last lobby process started sets it)."""
 
 
 _ENV = {
@@ -148,6 +162,12 @@ _ENV = {
     "ladder_reputation_quit": "CHIEU_LADDER_REPUTATION_QUIT",
     "ladder_reputation_disconnect": "CHIEU_LADDER_REPUTATION_DISCONNECT",
     "ladder_reputation_min": "CHIEU_LADDER_REPUTATION_MIN",
+    "lobby_addr": "CHIEU_LOBBY_ADDR",
+    "lobby_access_ttl_s": "CHIEU_LOBBY_ACCESS_TTL_S",
+    "lobby_refresh_ttl_s": "CHIEU_LOBBY_REFRESH_TTL_S",
+    "lobby_signin_failures": "CHIEU_LOBBY_SIGNIN_FAILURES",
+    "lobby_signin_window_s": "CHIEU_LOBBY_SIGNIN_WINDOW_S",
+    "lobby_ack_wait_s": "CHIEU_LOBBY_ACK_WAIT_S",
 }
 
 
@@ -176,6 +196,9 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
                         ("CHIEU_LADDER_CHECK_TIMEOUT_S", s.ladder_check_timeout_s)):
         if not value > 0:
             raise SettingsError(f"{name} must be positive, not {value}")
+    if min(s.lobby_access_ttl_s, s.lobby_refresh_ttl_s, s.lobby_signin_failures, s.lobby_signin_window_s) < 1 \
+            or not s.lobby_ack_wait_s > 0:
+        raise SettingsError("the CHIEU_LOBBY_* lifetimes, windows, limits and ack wait must be positive")
     if s.ladder_up < 1 or s.ladder_down < 1:
         raise SettingsError("CHIEU_LADDER_UP and CHIEU_LADDER_DOWN must be at least 1")
     if s.ladder_floor_style not in ("at", "below"):

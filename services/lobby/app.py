@@ -1,0 +1,76 @@
+"""Wiring of the lobby service process: settings, PostgreSQL (migrated at start, default rooms on
+first start), the table-list projection and its feed, the peers, and the gRPC server."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import nats
+
+from chieu.kit import db, logs
+from chieu.kit.server import Server, run
+from chieu.kit.settings import Settings, from_env
+from chieu.lobby.peers import Peers
+from chieu.lobby.projection import Feed, Projection
+from chieu.lobby.rooms import Rooms
+from chieu.lobby.schema import MIGRATIONS
+from chieu.lobby.service import LobbyService
+from chieu.lobby.v1 import lobby_service_pb2, lobby_service_pb2_grpc
+
+log = logs.get("chieu.lobby.app")
+
+
+async def build(settings: Settings) -> LobbyServer:
+    """A ready (not yet started) lobby server; its projection and feed start with it."""
+    if not settings.database_url:
+        raise RuntimeError("DATABASE_URL is not set: the lobby needs PostgreSQL")
+    pool = await db.create_pool(settings.database_url, max_size=20)
+    async with pool.acquire() as conn:
+        await db.migrate(conn, "lobby", MIGRATIONS)
+    loaded = await Rooms(pool).load_defaults()
+    if loaded:
+        log.info("default rooms loaded", rooms=loaded)
+    nc = await nats.connect(settings.nats_url, name=f"chieu-lobby {settings.instance}".strip(),
+                            max_reconnect_attempts=-1)
+    projection = Projection(settings.database_url, nc.jetstream(), ack_wait_s=settings.lobby_ack_wait_s)
+    feed = Feed(settings.database_url)
+    peers = Peers(settings)
+    servicer = LobbyService(pool, settings, peers, feed)
+    name = lobby_service_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
+    server = LobbyServer(
+        settings, addr=settings.lobby_addr, services=[name],
+        register=[lambda s: lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(servicer, s)],
+        on_shutdown=[projection.stop, feed.stop, peers.close, nc.close, pool.close],
+        background=[feed.start, projection.start],
+    )
+    server.projection, server.feed, server.servicer = projection, feed, servicer
+    return server
+
+
+class LobbyServer(Server):
+    """The gRPC server, plus the feed and the projection started once it serves."""
+
+    projection: Projection
+    feed: Feed
+    servicer: LobbyService
+
+    def __init__(self, *args: Any, background: Sequence[Callable[[], Awaitable[None]]], **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.background = list(background)
+
+    async def start(self) -> None:
+        await super().start()
+        for begin in self.background:
+            await begin()
+
+
+async def serve(settings: Settings) -> None:
+    server = await build(settings)
+    await server.run_until_signalled()
+
+
+def main() -> None:
+    settings = from_env()
+    logs.configure(settings, "lobby")
+    run(settings, serve(settings))

@@ -1,0 +1,541 @@
+"""The lobby's gRPC API (``chieu.lobby.v1.LobbyService``).
+
+Session calls need no token; every other call carries ``authorization: Bearer <access token>``.
+A player reads their own home screen; ``operator`` manages rooms and revokes sessions. Every
+refusal is a gRPC status with a stable reason, and changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import asyncpg
+import grpc
+
+from chieu.kit import auth, logs
+from chieu.kit.errors import ServiceError, invalid, not_found, precondition
+from chieu.kit.settings import Settings
+from chieu.lobby import accounts, projection, rooms
+from chieu.lobby.accounts import PlayerRow
+from chieu.lobby.peers import Peers, Standing
+from chieu.lobby.projection import COLUMNS, Feed, line_of, summary
+from chieu.lobby.rooms import Room, Rooms
+from chieu.lobby.sessions import RefreshReused, Sessions, Tokens, unauthenticated
+from chieu.lobby.v1 import lobby_service_pb2 as pb
+from chieu.lobby.v1 import lobby_service_pb2_grpc as pb_grpc
+from chieu.table.rules import registry
+from chieu.table.v1 import table_service_pb2
+
+log = logs.get("chieu.lobby")
+
+Context = grpc.aio.ServicerContext[Any, Any]
+MAX_ID = 200
+MAX_REASON = 400
+SNAPSHOT_CHUNK = 500
+QUICK_CANDIDATES = 8
+WAITING = table_service_pb2.TABLE_STATUS_WAITING
+
+
+def _id(value: str, what: str) -> str:
+    if not value or len(value) > MAX_ID or not value.isprintable():
+        raise invalid(f"bad_{what}", f"{what} must be 1..{MAX_ID} printable characters")
+    return value
+
+
+def _reason(text: str) -> str:
+    reason = text.strip()
+    if not reason:
+        raise invalid("reason_required", "this change needs a reason")
+    if len(reason) > MAX_REASON:
+        raise invalid("bad_reason", f"a reason has at most {MAX_REASON} characters")
+    return reason
+
+
+def _page_size(size: int, default: int = 50, most: int = 500) -> int:
+    size = size or default
+    if not 1 <= size <= most:
+        raise invalid("bad_page_size", f"page_size must be 1..{most}")
+    return size
+
+
+def bearer(context: Context) -> str:
+    """The raw access token of the call (after ``auth.principal`` accepted it)."""
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization":
+            text = value.decode() if isinstance(value, bytes) else value
+            return text[len("Bearer "):].strip()
+    raise unauthenticated("unauthenticated", "no session token: send 'authorization: Bearer <token>'")
+
+
+def _player_message(p: PlayerRow) -> pb.Player:
+    return pb.Player(player_id=p.player_id, name=p.name, guest=p.guest, created_ms=p.created_ms)
+
+
+def _session(t: Tokens, p: PlayerRow, welcome: int = 0) -> pb.Session:
+    return pb.Session(session_id=t.session_id, access_token=t.access_token, access_expires_ms=t.access_expires_ms,
+                      refresh_token=t.refresh_token, refresh_expires_ms=t.refresh_expires_ms,
+                      player=_player_message(p), welcome_coins=welcome)
+
+
+class Gates:
+    """The caller's gates, asking each peer at most once per call."""
+
+    def __init__(self, peers: Peers, player_id: str) -> None:
+        self.peers, self.player_id = peers, player_id
+        self._coins: tuple[int, bool] | None = None
+        self._levels: dict[str, Standing] = {}
+        self._reputation: int | None = None
+
+    async def coins(self) -> tuple[int, bool]:
+        if self._coins is None:
+            self._coins = await self.peers.coins(self.player_id)
+        return self._coins
+
+    async def level(self, game: str) -> int:
+        if game not in self._levels:
+            self._levels[game] = await self.peers.standing(self.player_id, game)
+        return self._levels[game].level
+
+    async def reputation(self) -> int:
+        if self._reputation is None:
+            self._reputation = await self.peers.reputation(self.player_id)
+        return self._reputation
+
+    async def gate(self, room: Room) -> pb.Gate:
+        """Whether the player may sit in the room; a peer that cannot answer raises UNAVAILABLE."""
+        g = pb.Gate(allowed=True)
+        if room.currency == rooms.COINS:
+            g.coins, eligible = await self.coins()
+            if not eligible:
+                g.allowed, g.reason = False, "not_enough_coins"
+                g.message = f"a coin table needs more than {self.peers.settings.coin_table_minimum} 金币 (GC-1)"
+        if room.ladder:
+            g.level = await self.level(room.game)
+            if g.allowed and g.level < room.ladder_min_level:
+                g.allowed, g.reason = False, "level_too_low"
+                g.message = f"this room's tables are level {room.ladder_min_level} and up; you are level {g.level}"
+        if room.min_reputation:
+            g.reputation = await self.reputation()
+            if g.allowed and g.reputation < room.min_reputation:
+                g.allowed, g.reason = False, "reputation_too_low"
+                g.message = f"this room needs reputation {room.min_reputation}; yours is {g.reputation}"
+        return g
+
+    async def shown(self, room: Room) -> pb.Gate:
+        """The gate as a list shows it: a peer that cannot answer makes it closed, with that reason."""
+        try:
+            return await self.gate(room)
+        except ServiceError as e:
+            return pb.Gate(allowed=False, reason=e.reason, message=e.message)
+
+
+class LobbyService(pb_grpc.LobbyServiceServicer):
+    """The lobby's servicer."""
+
+    def __init__(self, pool: asyncpg.Pool, settings: Settings, peers: Peers, feed: Feed) -> None:
+        self.pool = pool
+        self.settings = settings
+        self.peers = peers
+        self.feed = feed
+        self.sessions = Sessions(pool, settings)
+        self.rooms = Rooms(pool)
+
+    def _who(self, context: Context) -> auth.Principal:
+        return auth.principal(context, self.settings.token_secret)
+
+    def _operator(self, context: Context) -> auth.Principal:
+        who = self._who(context)
+        auth.require_role(who, "operator")
+        return who
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    async def _welcome(self, p: PlayerRow) -> int:
+        """The welcome 金币 (GC-4) on a player's first sign-in, through the ledger (idempotent there:
+        ``welcome/<player>``). A ledger that cannot answer leaves it for the next sign-in."""
+        if p.welcome:
+            return 0
+        try:
+            paid, campaign = await self.peers.claim_welcome(p.player_id)
+        except ServiceError as e:
+            log.warning("welcome coins not claimed now; next sign-in tries again", player_id=p.player_id,
+                        reason=e.reason)
+            return 0
+        await self.pool.execute("UPDATE lobby_players SET welcome = $2 WHERE player_id = $1", p.player_id,
+                                "claimed" if campaign else "campaign_over")
+        return paid
+
+    async def SignInGuest(self, request: pb.SignInGuestRequest, context: Context) -> pb.SignInGuestResponse:
+        device = accounts.check_device(request.device_id)
+        accounts.check_name(request.name, "-")
+        await self.sessions.throttled([f"device:{device}"])
+        p = await accounts.guest_once(self.pool, device, request.name)
+        welcome = await self._welcome(p)
+        tokens = await self.sessions.start(p.player_id, p.roles, device)
+        return pb.SignInGuestResponse(session=_session(tokens, p, welcome))
+
+    async def Register(self, request: pb.RegisterRequest, context: Context) -> pb.RegisterResponse:
+        username = accounts.check_username(request.username)
+        password = accounts.check_password(request.password)
+        device = accounts.check_device(request.device_id)
+        name = accounts.check_name(request.name, request.username)
+        await self.sessions.throttled([f"device:{device}"])
+        p = await accounts.register(self.pool, username, await accounts.hash_password(password), name)
+        welcome = await self._welcome(p)
+        tokens = await self.sessions.start(p.player_id, p.roles, device)
+        return pb.RegisterResponse(session=_session(tokens, p, welcome))
+
+    async def SignIn(self, request: pb.SignInRequest, context: Context) -> pb.SignInResponse:
+        device = accounts.check_device(request.device_id)
+        if not request.username or len(request.username) > 64 or not request.password \
+                or len(request.password) > accounts.MAX_PASSWORD:
+            raise invalid("bad_credentials", "a username and a password are needed")
+        username = request.username.lower()
+        keys = [f"account:{username}", f"device:{device}"]
+        await self.sessions.throttled(keys)
+        found = await accounts.account(self.pool, username)
+        if not await accounts.verify_password(None if found is None else found[1], request.password) \
+                or found is None:
+            await self.sessions.failed(keys)
+            raise unauthenticated("bad_credentials", "wrong username or password")
+        await self.sessions.succeeded(keys[:1])
+        await accounts.rehash_if_needed(self.pool, username, found[1], request.password)
+        async with self.pool.acquire() as conn:
+            p = await accounts.player(conn, found[0])
+        assert p is not None
+        welcome = await self._welcome(p)
+        tokens = await self.sessions.start(p.player_id, p.roles, device)
+        return pb.SignInResponse(session=_session(tokens, p, welcome))
+
+    async def Refresh(self, request: pb.RefreshRequest, context: Context) -> pb.RefreshResponse:
+        try:
+            tokens = await self.sessions.refresh(request.refresh_token)
+        except RefreshReused:
+            raise unauthenticated("refresh_reused", "this refresh token was already used: the session is revoked; "
+                                  "sign in again") from None
+        async with self.pool.acquire() as conn:
+            p = await accounts.player(conn, tokens.player_id)
+        assert p is not None
+        return pb.RefreshResponse(session=_session(tokens, p))
+
+    async def SignOut(self, request: pb.SignOutRequest, context: Context) -> pb.SignOutResponse:
+        who = self._who(context)
+        if request.refresh_token:
+            sid = await self.sessions.session_of_refresh(request.refresh_token)
+        else:
+            state = await self.sessions.state(bearer(context))
+            if state is None:
+                raise precondition("no_session", "this token belongs to no lobby session (send its refresh token)")
+            sid = state.session_id
+        await self.sessions.sign_out(sid, who.player_id)
+        return pb.SignOutResponse(session_id=sid)
+
+    async def RevokeSessions(self, request: pb.RevokeSessionsRequest,
+                             context: Context) -> pb.RevokeSessionsResponse:
+        self._operator(context)
+        player_id = _id(request.player_id, "player_id")
+        reason = _reason(request.reason)
+        n = await self.sessions.revoke_player(player_id, f"operator: {reason}")
+        log.info("sessions revoked", player_id=player_id, revoked=n, reason=reason)
+        return pb.RevokeSessionsResponse(revoked=n)
+
+    async def CheckSession(self, request: pb.CheckSessionRequest, context: Context) -> pb.CheckSessionResponse:
+        self._who(context)
+        if not request.access_token or len(request.access_token) > 4096:
+            raise invalid("bad_access_token", "access_token must be 1..4096 characters")
+        state = await self.sessions.state(request.access_token)
+        if state is None:
+            return pb.CheckSessionResponse(active=False)
+        return pb.CheckSessionResponse(active=state.active, session_id=state.session_id, player_id=state.player_id,
+                                       expires_ms=state.expires_ms)
+
+    async def ListRevocations(self, request: pb.ListRevocationsRequest,
+                              context: Context) -> pb.ListRevocationsResponse:
+        self._who(context)
+        limit = _page_size(request.limit, 1000, 10_000)
+        rows = await self.sessions.revocations(int(request.after_cursor), limit)
+        return pb.ListRevocationsResponse(
+            revocations=[pb.Revocation(token_sha256=bytes(r["hash"]), expires_ms=r["expires_ms"],
+                                       session_id=r["session_id"], player_id=r["player_id"]) for r in rows],
+            next_cursor=rows[-1]["id"] if rows else request.after_cursor)
+
+    # -- zones and rooms ----------------------------------------------------------------------
+
+    async def _counts(self, game: str = "") -> dict[str, tuple[int, int]]:
+        rows = await self.pool.fetch("SELECT room_id, count(*) AS n, sum(taken) AS p FROM lobby_tables"
+                                     " WHERE taken > 0 AND ($1 = '' OR game = $1) GROUP BY room_id", game)
+        return {r["room_id"]: (int(r["n"]), int(r["p"])) for r in rows}
+
+    async def ListZones(self, request: pb.ListZonesRequest, context: Context) -> pb.ListZonesResponse:
+        self._who(context)
+        all_rooms = await self.rooms.all()
+        counts = await self._counts()
+        zones = []
+        for game in registry.KEYS:
+            mine = [r for r in all_rooms if r.game == game]
+            zones.append(pb.Zone(game=game, rooms=len(mine), tables=sum(counts.get(r.room_id, (0, 0))[0] for r in mine),
+                                 players=sum(counts.get(r.room_id, (0, 0))[1] for r in mine)))
+        return pb.ListZonesResponse(zones=zones)
+
+    def _game(self, game: str) -> str:
+        if not game:
+            raise invalid("bad_game", "a game is needed")
+        if game not in registry.KEYS:
+            raise not_found("unknown_game", f"no game {game[:64]!r}")
+        return game
+
+    async def _entry(self, room: Room, gates: Gates, counts: dict[str, tuple[int, int]]) -> pb.RoomEntry:
+        n, players = counts.get(room.room_id, (0, 0))
+        return pb.RoomEntry(room=room.message(), gate=await gates.shown(room), tables=n, players=players)
+
+    async def ListRooms(self, request: pb.ListRoomsRequest, context: Context) -> pb.ListRoomsResponse:
+        who = self._who(context)
+        game = self._game(request.game)
+        gates = Gates(self.peers, who.player_id)
+        counts = await self._counts(game)
+        return pb.ListRoomsResponse(rooms=[await self._entry(r, gates, counts) for r in await self.rooms.all(game)])
+
+    async def GetRoom(self, request: pb.GetRoomRequest, context: Context) -> pb.GetRoomResponse:
+        who = self._who(context)
+        room = await self.rooms.get(request.room_id)
+        return pb.GetRoomResponse(room=await self._entry(room, Gates(self.peers, who.player_id),
+                                                         await self._counts(room.game)))
+
+    async def PutRoom(self, request: pb.PutRoomRequest, context: Context) -> pb.PutRoomResponse:
+        who = self._operator(context)
+        reason = _reason(request.reason)
+        room = rooms.from_message(request.room)
+        created = await self.rooms.put(room, who.player_id, reason)
+        log.info("room changed", room_id=room.room_id, created=created, actor=who.player_id, reason=reason)
+        return pb.PutRoomResponse(room=room.message(), created=created)
+
+    async def DeleteRoom(self, request: pb.DeleteRoomRequest, context: Context) -> pb.DeleteRoomResponse:
+        who = self._operator(context)
+        reason = _reason(request.reason)
+        await self.rooms.get(request.room_id)
+        await self.rooms.delete(request.room_id, who.player_id, reason)
+        log.info("room deleted", room_id=request.room_id, actor=who.player_id, reason=reason)
+        return pb.DeleteRoomResponse()
+
+    async def ListRoomAudit(self, request: pb.ListRoomAuditRequest, context: Context) -> pb.ListRoomAuditResponse:
+        who = self._who(context)
+        if not who.roles & {"operator", "auditor"}:
+            raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "role_required",
+                               "this call needs operator or auditor")
+        size = _page_size(request.page_size)
+        before = _int_token(request.page_token)
+        rows = await self.rooms.audit(request.room_id, before, size + 1)
+        entries = []
+        for r in rows[:size]:
+            e = pb.RoomAudit(id=r["id"], room_id=r["room_id"], action=r["action"], actor=r["actor"],
+                             reason=r["reason"], at_ms=r["at_ms"])
+            b, a = rooms.room_json(r["before"]), rooms.room_json(r["after"])
+            if b is not None:
+                e.before.CopyFrom(b)
+            if a is not None:
+                e.after.CopyFrom(a)
+            entries.append(e)
+        return pb.ListRoomAuditResponse(entries=entries,
+                                        next_page_token=str(rows[size - 1]["id"]) if len(rows) > size else "")
+
+    # -- the table list -----------------------------------------------------------------------
+
+    async def ListTables(self, request: pb.ListTablesRequest, context: Context) -> pb.ListTablesResponse:
+        self._who(context)
+        if request.room_id:
+            await self.rooms.get(request.room_id)
+            if request.game:
+                raise invalid("bad_filter", "give room_id or game, not both")
+        elif request.game:
+            self._game(request.game)
+        else:
+            raise invalid("bad_filter", "room_id or game is needed")
+        if request.status not in (0, table_service_pb2.TABLE_STATUS_WAITING, table_service_pb2.TABLE_STATUS_PLAYING):
+            raise invalid("bad_filter", f"status {request.status} is not a table status")
+        if request.ladder_level < 0:
+            raise invalid("bad_filter", "ladder_level must not be negative")
+        size = _page_size(request.page_size)
+        after = _table_token(request.page_token)
+        key, value = ("room_id", request.room_id) if request.room_id else ("game", request.game)
+        rows = await self.pool.fetch(
+            f"SELECT {COLUMNS} FROM lobby_tables WHERE {key} = $1 AND taken > 0"
+            " AND ($2 = 0 OR status = $2) AND (NOT $3 OR taken < cardinality(seats)) AND ($4 = 0 OR ladder_level = $4)"
+            " AND ($5::int IS NULL OR taken < $5 OR (taken = $5 AND table_id > $6))"
+            " ORDER BY taken DESC, table_id LIMIT $7",
+            value, int(request.status), request.free_seat, request.ladder_level,
+            None if after is None else after[0], "" if after is None else after[1], size + 1)
+        lines = [line_of(r) for r in rows]
+        token = f"{lines[size - 1].taken}.{lines[size - 1].table_id}" if len(lines) > size else ""
+        return pb.ListTablesResponse(tables=[summary(x) for x in lines[:size]], next_page_token=token)
+
+    async def WatchRoom(self, request: pb.WatchRoomRequest, context: Context) -> AsyncIterator[pb.WatchRoomResponse]:
+        self._who(context)
+        room = await self.rooms.get(request.room_id)
+        q = self.feed.subscribe(room.room_id)
+        try:
+            rows = await self.pool.fetch(f"SELECT {COLUMNS} FROM lobby_tables WHERE room_id = $1 AND taken > 0"
+                                         " ORDER BY taken DESC, table_id", room.room_id)
+            seen: dict[str, int] = {}
+            lines = [line_of(r) for r in rows]
+            for i in range(0, max(len(lines), 1), SNAPSHOT_CHUNK):
+                part = lines[i:i + SNAPSHOT_CHUNK]
+                for x in part:
+                    seen[x.table_id] = x.version
+                yield pb.WatchRoomResponse(snapshot=pb.Snapshot(
+                    tables=[summary(x) for x in part], complete=i + SNAPSHOT_CHUNK >= len(lines)))
+            while True:
+                line = await q.get()
+                if projection.lost(line):
+                    raise ServiceError(grpc.StatusCode.UNAVAILABLE, "feed_lost",
+                                       "the lobby lost its table feed; watch again")
+                if not line.old_room and line.version <= seen.get(line.table_id, -1):
+                    continue
+                here = line.room_id == room.room_id and line.taken > 0
+                if not here and line.table_id not in seen:
+                    continue
+                if here:
+                    seen[line.table_id] = line.version
+                    yield pb.WatchRoomResponse(changed=summary(line))
+                else:
+                    seen.pop(line.table_id, None)
+                    yield pb.WatchRoomResponse(removed=pb.Removed(table_id=line.table_id, version=line.version,
+                                                                  updated_ms=line.updated_ms))
+        finally:
+            self.feed.unsubscribe(room.room_id, q)
+
+    # -- quick seat -----------------------------------------------------------------------------
+
+    async def QuickSeat(self, request: pb.QuickSeatRequest, context: Context) -> pb.QuickSeatResponse:
+        who = self._who(context)
+        token = bearer(context)
+        if len(request.client_seed) > 64:
+            raise invalid("bad_client_seed", "a client seed has at most 64 bytes")
+        room = await self.rooms.get(request.room_id)
+        gates = Gates(self.peers, who.player_id)
+        gate = await gates.gate(room)
+        if not gate.allowed:
+            raise precondition(gate.reason, gate.message)
+        level = min(gate.level, room.ladder_max_level) if room.ladder else 0
+        mine = await self.pool.fetchrow(
+            f"SELECT {COLUMNS} FROM lobby_tables WHERE room_id = $1 AND taken > 0 AND $2 = ANY(seats) LIMIT 1",
+            room.room_id, who.player_id)
+        if mine is not None:
+            line = line_of(mine)
+            return pb.QuickSeatResponse(table_id=line.table_id, seat=line.seats.index(who.player_id))
+        candidates = await self.pool.fetch(
+            f"SELECT {COLUMNS} FROM lobby_tables WHERE room_id = $1 AND taken > 0 AND status = $2"
+            " AND taken < cardinality(seats) AND NOT ($3 = ANY(seats)) AND ($4 = 0 OR ladder_level <= $4)"
+            " ORDER BY taken DESC, seated_ms, table_id LIMIT $5",
+            room.room_id, WAITING, who.player_id, level, QUICK_CANDIDATES)
+        for row in candidates:
+            req = table_service_pb2.TakeSeatRequest(table_id=row["table_id"], command_id=uuid.uuid4().hex,
+                                                    client_seed=request.client_seed)
+            try:
+                r = await self.peers.take_seat(token, req)
+            except grpc.aio.AioRpcError as e:
+                if e.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND):
+                    continue  # lost the race for the seat (or the table changed): the next one
+                raise _relay("table", e) from None
+            return pb.QuickSeatResponse(table_id=row["table_id"], seat=r.seat, table=r.table)
+        create = table_service_pb2.CreateTableRequest(
+            game=room.game, stake=room.stake, currency=room.currency,  # type: ignore[arg-type]
+            command_id=uuid.uuid4().hex, client_seed=request.client_seed, ladder_level=level)
+        create.options.update(dict(room.options))
+        try:
+            view = await self.peers.create_table(token, create)
+        except grpc.aio.AioRpcError as e:
+            raise _relay("table", e) from None
+        await self._place(view.table_id, room.room_id)
+        return pb.QuickSeatResponse(table_id=view.table_id, seat=view.your_seat, created=True, table=view)
+
+    async def _place(self, table_id: str, room_id: str) -> None:
+        """Record the room of a table the lobby created (and move its line there if the projection
+        was first and matched it elsewhere)."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            await conn.execute("INSERT INTO lobby_table_rooms (table_id, room_id) VALUES ($1, $2)"
+                               " ON CONFLICT (table_id) DO UPDATE SET room_id = $2", table_id, room_id)
+            row = await conn.fetchrow(f"SELECT {COLUMNS} FROM lobby_tables WHERE table_id = $1 FOR UPDATE", table_id)
+            if row is not None and row["room_id"] != room_id:
+                line = line_of(row)
+                line.old_room, line.room_id = line.room_id or "", room_id
+                await projection.write(conn, line)
+
+    # -- the home screen ----------------------------------------------------------------------
+
+    async def GetHome(self, request: pb.GetHomeRequest, context: Context) -> pb.GetHomeResponse:
+        who = self._who(context)
+        player_id = request.player_id or who.player_id
+        _id(player_id, "player_id")
+        if player_id != who.player_id and not who.roles & {"operator", "auditor"}:
+            raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "not_yours", "this is another player's home")
+        async with self.pool.acquire() as conn:
+            p = await accounts.player(conn, player_id)
+        if p is None:
+            raise not_found("unknown_player", f"the lobby has no player {player_id[:64]!r}")
+        out = pb.GetHomeResponse(player=_player_message(p))
+
+        async def money() -> None:
+            found = await self.peers.balances(player_id)
+            out.coins, out.hearts = found.get("coins", 0), found.get("hearts", 0)
+
+        async def ladder() -> None:
+            standings = await asyncio.gather(*(self.peers.standing(player_id, g) for g in registry.KEYS))
+            out.levels.extend(pb.GameLevel(game=g, level=s.level, best=s.best, lp=s.lp)
+                              for g, s in zip(registry.KEYS, standings, strict=True))
+            out.reputation = await self.peers.reputation(player_id)
+
+        async def part(name: str, read: Callable[[], Awaitable[None]]) -> None:
+            try:
+                await read()
+            except ServiceError:
+                out.unavailable.append(name)
+
+        await asyncio.gather(part("ledger", money), part("ladder", ladder))
+        rows = await self.pool.fetch(f"SELECT {COLUMNS} FROM lobby_tables WHERE $1 = ANY(seats) AND taken > 0"
+                                     " ORDER BY updated_ms DESC LIMIT 50", player_id)
+        out.seated.extend(summary(line_of(r)) for r in rows)
+        out.unavailable.sort()
+        return out
+
+
+def _relay(service: str, e: grpc.aio.AioRpcError) -> ServiceError:
+    """A peer's refusal passed on with its status and reason (UNAVAILABLE when it did not answer)."""
+    if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        return ServiceError(grpc.StatusCode.UNAVAILABLE, f"{service}_unavailable",
+                            f"the {service} cannot answer now ({e.code().name}); try again")
+    reason = dict(e.trailing_metadata() or ()).get("chieu-reason", "")
+    text = e.details() or ""
+    if isinstance(reason, bytes):
+        reason = reason.decode()
+    if text.startswith(f"{reason}: "):
+        text = text[len(reason) + 2:]
+    return ServiceError(e.code(), reason or f"{service}_refused", text)
+
+
+def _int_token(token: str) -> int | None:
+    if not token:
+        return None
+    try:
+        value = int(token)
+    except ValueError:
+        raise invalid("bad_page_token", "page_token is not from a previous response") from None
+    if value <= 0:
+        raise invalid("bad_page_token", "page_token is not from a previous response")
+    return value
+
+
+def _table_token(token: str) -> tuple[int, str] | None:
+    if not token:
+        return None
+    taken, _, table_id = token.partition(".")
+    try:
+        n = int(taken)
+    except ValueError:
+        n = -1
+    if n < 1 or not table_id or len(table_id) > 64:
+        raise invalid("bad_page_token", "page_token is not from a previous response")
+    return n, table_id
+
