@@ -9,11 +9,12 @@ from typing import Any
 
 import nats
 
-from chieu.kit import db, logs
+from chieu.kit import db, logs, names
+from chieu.kit.outbox import OutboxRelay
 from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, from_env
 from chieu.ladder.consumer import STREAM, LadderConsumer, ResetConsumer
-from chieu.ladder.rewards import OutboxRelay, RewardPayer
+from chieu.ladder.rewards import RewardPayer
 from chieu.ladder.rules import Params
 from chieu.ladder.schema import MIGRATIONS
 from chieu.ladder.service import LadderService
@@ -43,7 +44,8 @@ async def build(settings: Settings) -> LadderServer:
     store = Store(pool, config(settings))
     consumer = LadderConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s)
     resets = ResetConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s)
-    relay = OutboxRelay(pool, nc.jetstream(), replicas=settings.stream_replicas)
+    relay = OutboxRelay(pool, nc.jetstream(), service="ladder", stream=names.LADDER,
+                        replicas=settings.stream_replicas)
     payer = RewardPayer(pool, settings.ledger_addr, settings.token_secret)
     servicer = LadderService(store, settings, STREAM)
     name = ladder_service_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name

@@ -1,8 +1,8 @@
 """Rewards in 金币 and the ladder's announcements.
 
-- :class:`OutboxRelay` publishes ``ladder_outbox`` rows (``best_level_up``) to JetStream
-  ``chieu.ladder.<topic>`` (stream ``CHIEU_LADDER``), at least once, deduplicated by
-  ``Nats-Msg-Id`` = ``ladder-outbox-<id>``.
+- ``ladder_outbox`` rows (``best_level_up``) are published to JetStream ``chieu.ladder.<topic>``
+  (stream ``CHIEU_LADDER``) by the kit's relay (``chieu.kit.outbox``), at least once,
+  deduplicated by ``Nats-Msg-Id`` = ``ladder-outbox-<id>``.
 - :class:`RewardPayer` credits each ``ladder_rewards`` row through the ledger's
   ``CreditReward``, whose id is the reward's: derived from (game, player, new best) or (game,
   month, player), so a retry, a crash after the ledger paid, or two payers at once never pay
@@ -20,70 +20,12 @@ from typing import Any
 
 import asyncpg
 import grpc
-from nats.js import api
-from nats.js.client import JetStreamContext
-from nats.js.errors import NotFoundError
 
-from chieu.kit import auth, logs, names
+from chieu.kit import auth, logs
 from chieu.kit.errors import precondition
 from chieu.ladder.standings import Store, monthly_reward_id
 
 log = logs.get("chieu.ladder.rewards")
-
-
-class OutboxRelay:
-    """Publishes pending outbox rows; many relays may run (rows are claimed with SKIP LOCKED)."""
-
-    def __init__(self, pool: asyncpg.Pool, js: JetStreamContext, *, replicas: int = 1, every_s: float = 0.5) -> None:
-        self.pool = pool
-        self.js = js
-        self.replicas = replicas
-        self.every_s = every_s
-        self._task: asyncio.Task[None] | None = None
-
-    async def ensure(self) -> None:
-        try:
-            await self.js.stream_info(names.LADDER.name)
-        except NotFoundError:
-            with contextlib.suppress(Exception):
-                await self.js.add_stream(api.StreamConfig(
-                    name=names.LADDER.name, subjects=[names.LADDER.subjects], storage=api.StorageType.FILE,
-                    num_replicas=self.replicas))
-
-    async def start(self) -> None:
-        await self.ensure()
-        self._task = asyncio.create_task(self._run(), name="ladder-outbox")
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
-
-    async def relay_once(self, limit: int = 100) -> int:
-        async with self.pool.acquire() as conn, conn.transaction():
-            rows = await conn.fetch(
-                "SELECT id, topic, payload FROM ladder_outbox WHERE published_at IS NULL ORDER BY id"
-                " LIMIT $1 FOR UPDATE SKIP LOCKED", limit)
-            for r in rows:
-                await self.js.publish(names.LADDER.subject(str(r["topic"])), str(r["payload"]).encode(),
-                                      headers={"Nats-Msg-Id": f"ladder-outbox-{r['id']}"})
-            if rows:
-                await conn.execute("UPDATE ladder_outbox SET published_at = now() WHERE id = ANY($1::bigint[])",
-                                   [r["id"] for r in rows])
-        return len(rows)
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                if await self.relay_once() == 0:
-                    await asyncio.sleep(self.every_s)
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("outbox relay failed; retrying")
-                await asyncio.sleep(self.every_s)
 
 
 class RewardPayer:

@@ -8,12 +8,12 @@ from typing import Any
 
 import nats
 
-from chieu.kit import db, logs
+from chieu.kit import db, logs, names
+from chieu.kit.outbox import OutboxRelay
 from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, from_env
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
-from chieu.ledger.outbox import OutboxRelay
 from chieu.ledger.schema import MIGRATIONS
 from chieu.ledger.service import LedgerService
 from chieu.ledger.v1 import ledger_service_pb2, ledger_service_pb2_grpc
@@ -30,7 +30,8 @@ async def build(settings: Settings) -> Server:
                             max_reconnect_attempts=-1)
     books = Books(pool)
     consumer = SettlementConsumer(books, nc.jetstream(), ack_wait_s=settings.ledger_ack_wait_s)
-    relay = OutboxRelay(pool, nc.jetstream(), replicas=settings.stream_replicas)
+    relay = OutboxRelay(pool, nc.jetstream(), service="ledger", stream=names.LEDGER,
+                        replicas=settings.stream_replicas)
     servicer = LedgerService(books, settings)
     name = ledger_service_pb2.DESCRIPTOR.services_by_name["LedgerService"].full_name
     return LedgerServer(
