@@ -1,0 +1,33 @@
+"""The README's hand-played example runs as written, against a live table service."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_block(heading: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split(f"## {heading}\n", 1)[1]
+    found = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert found, f"no sh block under {heading}"
+    return found.group(1)
+
+
+@pytest.mark.integration
+async def test_playing_a_game_by_hand_works_as_written(table_server: str) -> None:
+    script = readme_block("Playing a game by hand")
+    proc = await asyncio.create_subprocess_exec(
+        "bash", "-euo", "pipefail", "-c", script, cwd=ROOT,
+        env={**os.environ, "CHIEU_TABLE_ADDR": table_server},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()[-2000:]
+    # created (1: created and seated), Bob sat (2), the hand started (3), the first sowing (4)
+    assert out.decode().split()[-1] == "4"
