@@ -1,0 +1,268 @@
+"""The live table list over gRPC: the projection from the table log, ListTables (filters, pages),
+WatchRoom (a snapshot, then every change), quick seat with its races, the home screen, and the
+whole portal path: sign in, rooms, watch, quick seat four players into a Phỏm coin room, play a
+hand through the table service, and see the coins change on the home screen."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any
+
+import grpc
+
+from chieu.kit.settings import Settings
+from chieu.lobby.v1 import lobby_service_pb2 as pb
+from chieu.table.client import TableClient, game_view
+from chieu.table.v1 import log_pb2
+from chieu.table.v1 import table_service_pb2 as tpb
+from tests.lobby.conftest import bearer, guest, refused, uid, until
+from tests.table.phom_bot import play_turn
+
+
+async def new_room(stub: Any, operator: Any, game: str = "phom", currency: int = log_pb2.CURRENCY_POINTS,
+                   **kw: Any) -> pb.Room:
+    """A room of its own for a test: a stake no other test uses, so only this test's tables fall in it."""
+    options = kw.pop("options", {})
+    room = pb.Room(room_id=uid(f"{game}.t."), game=game, name="test room", currency=currency,  # type: ignore[arg-type]
+                   stake=kw.pop("stake", random.randrange(10_000, 10_000_000)), **kw)
+    room.options.update(options)
+    await stub.PutRoom(pb.PutRoomRequest(room=room, reason="a test room"), metadata=operator)
+    return room
+
+
+class Watcher:
+    """A WatchRoom stream read in the background: the snapshot, then the changes."""
+
+    def __init__(self, stub: Any, room_id: str, access: str) -> None:
+        self.call = stub.WatchRoom(pb.WatchRoomRequest(room_id=room_id), metadata=bearer(access))
+        self.snapshot: list[pb.TableSummary] = []
+        self.complete = asyncio.Event()
+        self.events: list[tuple[float, pb.WatchRoomResponse]] = []
+        self.task = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        async for m in self.call:
+            if m.WhichOneof("kind") == "snapshot":
+                self.snapshot.extend(m.snapshot.tables)
+                if m.snapshot.complete:
+                    self.complete.set()
+            else:
+                self.events.append((time.time(), m))
+
+    def tables(self) -> dict[str, pb.TableSummary]:
+        out = {t.table_id: t for t in self.snapshot}
+        for _, m in self.events:
+            if m.WhichOneof("kind") == "changed":
+                out[m.changed.table_id] = m.changed
+            else:
+                out.pop(m.removed.table_id, None)
+        return out
+
+    async def close(self) -> None:
+        self.call.cancel()
+        self.task.cancel()
+
+
+async def test_a_table_appears_changes_and_disappears_on_watch_and_list(
+        stub: Any, operator: Any, settings: Settings) -> None:
+    room = await new_room(stub, operator)
+    a, b = await guest(stub), await guest(stub)
+    w = Watcher(stub, room.room_id, a.access_token)
+    await asyncio.wait_for(w.complete.wait(), 5)
+    assert w.snapshot == []
+    ta, tb = TableClient(settings.table_addr, a.access_token), TableClient(settings.table_addr, b.access_token)
+    view = await ta.create("phom", stake=room.stake)
+    created_ms = time.time() * 1000
+    await until(lambda: _has(w, view.table_id, 1))
+    seen = w.tables()[view.table_id]
+    assert seen.room_id == room.room_id and seen.host == a.player.player_id and seen.max_seats == 4
+    assert seen.seats_free == 3 and seen.status == tpb.TABLE_STATUS_WAITING and seen.stake == room.stake
+    assert w.events[0][0] * 1000 - created_ms < 1000
+    await tb.sit(view.table_id)
+    await until(lambda: _has(w, view.table_id, 2))
+    listed = await stub.ListTables(pb.ListTablesRequest(room_id=room.room_id), metadata=bearer(b.access_token))
+    assert [t.table_id for t in listed.tables] == [view.table_id] and listed.tables[0].seats_taken == 2
+    home = await stub.GetHome(pb.GetHomeRequest(), metadata=bearer(b.access_token))
+    assert [t.table_id for t in home.seated] == [view.table_id]
+    for c in (ta, tb):
+        await c.stub.StandUp(tpb.StandUpRequest(table_id=view.table_id, command_id=uid()), metadata=c.metadata)
+    await until(lambda: _gone(w, view.table_id))
+    assert (await stub.ListTables(pb.ListTablesRequest(room_id=room.room_id), metadata=bearer(a.access_token))).tables \
+        == []
+    await w.close()
+    await ta.close()
+    await tb.close()
+
+
+async def _has(w: Watcher, table_id: str, taken: int) -> bool:
+    t = w.tables().get(table_id)
+    return t is not None and t.seats_taken == taken
+
+
+async def _gone(w: Watcher, table_id: str) -> bool:
+    return any(m.WhichOneof("kind") == "removed" and m.removed.table_id == table_id for _, m in w.events)
+
+
+async def test_list_tables_filters_and_pages(stub: Any, operator: Any, settings: Settings) -> None:
+    room = await new_room(stub, operator)
+    players = [await guest(stub) for _ in range(6)]
+    clients = [TableClient(settings.table_addr, p.access_token) for p in players]
+    # three tables: 3 players, 2 players, 1 player
+    t1 = (await clients[0].create("phom", stake=room.stake)).table_id
+    t2 = (await clients[1].create("phom", stake=room.stake)).table_id
+    t3 = (await clients[2].create("phom", stake=room.stake)).table_id
+    await clients[3].sit(t1)
+    await clients[4].sit(t1)
+    await clients[5].sit(t2)
+    me = bearer(players[0].access_token)
+
+    async def listed(**kw: Any) -> list[tuple[str, int]]:
+        out, token = [], ""
+        while True:
+            r = await stub.ListTables(pb.ListTablesRequest(room_id=room.room_id, page_token=token, **kw), metadata=me)
+            out += [(t.table_id, t.seats_taken) for t in r.tables]
+            if not r.next_page_token:
+                return out
+            token = r.next_page_token
+
+    await until(lambda: _listed_is(listed, [(t1, 3), (t2, 2), (t3, 1)]))
+    assert await listed(page_size=1) == [(t1, 3), (t2, 2), (t3, 1)]
+    await clients[0].start(t1)
+    await until(lambda: _listed_is(listed, [(t2, 2), (t3, 1)], status=tpb.TABLE_STATUS_WAITING))
+    assert await listed(status=tpb.TABLE_STATUS_PLAYING) == [(t1, 3)]
+    assert await listed(free_seat=True, page_size=2) == [(t1, 3), (t2, 2), (t3, 1)]
+    by_game = await stub.ListTables(pb.ListTablesRequest(game="phom", page_size=500), metadata=me)
+    assert {t1, t2, t3} <= {t.table_id for t in by_game.tables}
+    for c in clients:
+        await c.close()
+
+
+async def _listed_is(listed: Any, want: list[tuple[str, int]], **kw: Any) -> bool:
+    return bool(await listed(**kw) == want)
+
+
+async def test_bad_input_of_table_calls(stub: Any) -> None:
+    me = bearer((await guest(stub)).access_token)
+    IA = grpc.StatusCode.INVALID_ARGUMENT
+    await refused(stub.ListTables(pb.ListTablesRequest(), metadata=me), IA, "bad_filter")
+    await refused(stub.ListTables(pb.ListTablesRequest(room_id="phom.points", game="phom"), metadata=me), IA,
+                  "bad_filter")
+    await refused(stub.ListTables(pb.ListTablesRequest(room_id="phom.points", status=7), metadata=me), IA,  # type: ignore[arg-type]
+                  "bad_filter")
+    await refused(stub.ListTables(pb.ListTablesRequest(room_id="phom.points", ladder_level=-1), metadata=me), IA,
+                  "bad_filter")
+    await refused(stub.ListTables(pb.ListTablesRequest(room_id="phom.points", page_size=501), metadata=me), IA,
+                  "bad_page_size")
+    for token in ("garbage", "0.abc", "x.y", "3."):
+        await refused(stub.ListTables(pb.ListTablesRequest(room_id="phom.points", page_token=token), metadata=me), IA,
+                      "bad_page_token")
+    await refused(stub.ListTables(pb.ListTablesRequest(room_id="no.such.room"), metadata=me),
+                  grpc.StatusCode.NOT_FOUND, "unknown_room")
+    await refused(stub.ListTables(pb.ListTablesRequest(game="chess"), metadata=me), grpc.StatusCode.NOT_FOUND,
+                  "unknown_game")
+    call = stub.WatchRoom(pb.WatchRoomRequest(room_id="no.such.room"), metadata=me)
+    await refused(call.read(), grpc.StatusCode.NOT_FOUND, "unknown_room")
+    await refused(stub.QuickSeat(pb.QuickSeatRequest(room_id="no.such.room"), metadata=me), grpc.StatusCode.NOT_FOUND,
+                  "unknown_room")
+    await refused(stub.QuickSeat(pb.QuickSeatRequest(room_id="phom.points", client_seed=b"x" * 65), metadata=me), IA,
+                  "bad_client_seed")
+    await refused(stub.QuickSeat(pb.QuickSeatRequest(room_id="phom.points")), grpc.StatusCode.UNAUTHENTICATED)
+
+
+async def test_quick_seat_races_for_the_last_seat(stub: Any, operator: Any, settings: Settings) -> None:
+    room = await new_room(stub, operator)
+    players = [await guest(stub) for _ in range(5)]
+    first = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room.room_id), metadata=bearer(players[0].access_token))
+    assert first.created and first.seat == 0
+    w = Watcher(stub, room.room_id, players[0].access_token)
+    await until(lambda: _has(w, first.table_id, 1))
+    for p in players[1:3]:
+        r = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room.room_id), metadata=bearer(p.access_token))
+        assert r.table_id == first.table_id and not r.created
+        await until(lambda r=r: _has(w, first.table_id, r.seat + 1))
+    again = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room.room_id), metadata=bearer(players[1].access_token))
+    assert again.table_id == first.table_id and again.seat == 1  # already seated: the same seat
+    # two players race for the last seat: the table decides, the loser is placed elsewhere
+    both = await asyncio.gather(*(stub.QuickSeat(pb.QuickSeatRequest(room_id=room.room_id),
+                                                 metadata=bearer(p.access_token)) for p in players[3:]))
+    assert sorted(r.table_id == first.table_id for r in both) == [False, True]
+    loser = next(r for r in both if r.table_id != first.table_id)
+    assert loser.created and loser.seat == 0
+    await until(lambda: _has(w, first.table_id, 4))
+    await until(lambda: _has(w, loser.table_id, 1))
+    await w.close()
+
+
+async def test_the_portal_path(stub: Any, operator: Any, settings: Settings) -> None:
+    """Sign in, rooms, watch, quick seat four players into a Phỏm coin room, play a hand, and see
+    the coins change on the home screen."""
+    room = await new_room(stub, operator, currency=log_pb2.CURRENCY_COINS, stake=random.randrange(2, 9),
+                          options={"uWindowSeconds": 0, "turnSeconds": 30})  # no Ù window: the bot plays on
+    sessions = [await guest(stub, name=f"P{i}") for i in range(4)]
+    assert all(s.welcome_coins == 200 for s in sessions)
+    rooms = await stub.ListRooms(pb.ListRoomsRequest(game="phom"), metadata=bearer(sessions[0].access_token))
+    mine = next(e for e in rooms.rooms if e.room.room_id == room.room_id)
+    assert mine.gate.allowed and mine.gate.coins == 200
+    w = Watcher(stub, room.room_id, sessions[0].access_token)
+    await asyncio.wait_for(w.complete.wait(), 5)
+    seats = []
+    for i, s in enumerate(sessions):
+        r = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room.room_id), metadata=bearer(s.access_token))
+        seats.append(r)
+        await until(lambda r=r, i=i: _has(w, r.table_id, i + 1))
+    table_id = seats[0].table_id
+    assert {r.table_id for r in seats} == {table_id} and [r.seat for r in seats] == [0, 1, 2, 3]
+    assert w.tables()[table_id].seats_free == 0
+    clients = {s.player.player_id: TableClient(settings.table_addr, s.access_token) for s in sessions}
+    host = clients[sessions[0].player.player_id]
+    view = await host.start(table_id)
+    await until(lambda: _status(w, table_id, tpb.TABLE_STATUS_PLAYING))
+    for _ in range(300):
+        view = await host.get(table_id)
+        if view.status != tpb.TABLE_STATUS_PLAYING:
+            break
+        await play_turn(clients[view.hand_players[game_view(view).to_move]], table_id)
+    assert view.status == tpb.TABLE_STATUS_WAITING and view.hand_no == 1
+    await until(lambda: _status(w, table_id, tpb.TABLE_STATUS_WAITING))
+
+    async def homes() -> list[pb.GetHomeResponse]:
+        return [await stub.GetHome(pb.GetHomeRequest(), metadata=bearer(s.access_token)) for s in sessions]
+
+    async def settled() -> list[pb.GetHomeResponse] | None:
+        hs = await homes()
+        return hs if any(h.coins != 200 for h in hs) else None
+
+    hs = await until(settled)
+    assert sum(h.coins for h in hs) <= 800 and all(h.coins >= 0 for h in hs)
+    assert all([t.table_id for t in h.seated] == [table_id] for h in hs)
+    assert all(h.reputation == 100 and len(h.levels) == 7 and not h.unavailable for h in hs)
+    assert hs[0].player.name == "P0"
+    await w.close()
+    for c in clients.values():
+        await c.close()
+
+
+async def _status(w: Watcher, table_id: str, status: int) -> bool:
+    t = w.tables().get(table_id)
+    return t is not None and t.status == status
+
+
+async def test_ladder_rooms_seat_by_level(stub: Any, settings: Settings) -> None:
+    """LV-11 through the ladder rooms: a new player (level 1) quick-seats at a level-1 table of the
+    1–5 room; the 6–10 room is closed to them; the table service refuses them a level-2 table."""
+    a, b = await guest(stub), await guest(stub)
+    r = await stub.QuickSeat(pb.QuickSeatRequest(room_id="xiangqi.ladder.1-5"), metadata=bearer(a.access_token))
+    assert r.table.ladder_level == 1
+    await refused(stub.QuickSeat(pb.QuickSeatRequest(room_id="xiangqi.ladder.6-10"), metadata=bearer(a.access_token)),
+                  grpc.StatusCode.FAILED_PRECONDITION, "level_too_low")
+    # the table's own gate says the same to a client that skips the lobby
+    tb = TableClient(settings.table_addr, b.access_token)
+    try:
+        await tb.create("xiangqi", ladder_level=2)
+    except grpc.aio.AioRpcError as e:
+        assert e.code() == grpc.StatusCode.FAILED_PRECONDITION
+    else:
+        raise AssertionError("a level-1 player sat at a level-2 table")
+    await tb.close()
