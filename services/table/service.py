@@ -447,6 +447,12 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         self._ledger: grpc.aio.Channel | None = None
         self._ladder: grpc.aio.Channel | None = None
 
+    def _peer_metadata(self) -> tuple[tuple[str, str], ...]:
+        """The credentials of the table service's own calls to the ledger and the ladder (every
+        peer call goes through here)."""
+        token = auth.sign(self.settings.token_secret, "table-service", ("operator",), ttl_s=300)
+        return (("authorization", f"Bearer {token}"),)
+
     async def ledger_pot(self, table_id: str) -> int:
         """The table's gà pot as the ledger has it (UNAVAILABLE if the ledger cannot say)."""
         if not self.settings.ledger_addr:
@@ -455,11 +461,9 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
 
         if self._ledger is None:
             self._ledger = grpc.aio.insecure_channel(self.settings.ledger_addr)
-        token = auth.sign(self.settings.token_secret, "table-service", ("operator",), ttl_s=300)
         try:
             resp = await ledger_service_pb2_grpc.LedgerServiceStub(self._ledger).GetPot(
-                ledger_service_pb2.GetPotRequest(table_id=table_id), timeout=5,
-                metadata=(("authorization", f"Bearer {token}"),))
+                ledger_service_pb2.GetPotRequest(table_id=table_id), timeout=5, metadata=self._peer_metadata())
         except grpc.aio.AioRpcError as e:
             raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ledger_unavailable",
                                f"the ledger cannot tell the gà pot now ({e.code().name}); try again") from None
@@ -477,12 +481,11 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
 
         if self._ladder is None:
             self._ladder = grpc.aio.insecure_channel(self.settings.ladder_addr)
-        token = auth.sign(self.settings.token_secret, "table-service", ("operator",), ttl_s=300)
         try:
             resp = await ladder_service_pb2_grpc.LadderServiceStub(self._ladder).CheckSeat(
                 ladder_service_pb2.CheckSeatRequest(game=game, table_level=level, player_ids=players,
                                                     after_seq=after_seq),
-                timeout=self.settings.ladder_check_timeout_s, metadata=(("authorization", f"Bearer {token}"),))
+                timeout=self.settings.ladder_check_timeout_s, metadata=self._peer_metadata())
         except grpc.aio.AioRpcError as e:
             raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ladder_unavailable",
                                f"the ladder cannot check the seat now ({e.code().name}); try again") from None
