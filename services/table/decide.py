@@ -30,6 +30,11 @@ MAX_LADDER_LEVEL = 1000
 """The highest ladder level a table may have (the ladder service refuses levels above it too)."""
 LADDER_TOO_LOW = "ladder_level_too_low"
 """Why the table stood a player up: their ladder level fell below the table's (``PlayerLeft.reason``)."""
+NOT_ENOUGH_COINS = "not_enough_coins"
+"""Why: at a coin table, the player has the minimum 金币 or fewer (GC-1)."""
+REPUTATION_TOO_LOW = "reputation_too_low"
+"""Why: the player's reputation (信誉度) is below the table's minimum."""
+MAX_REPUTATION = 1_000_000
 
 
 def check_table_id(table_id: str) -> str:
@@ -62,8 +67,10 @@ def _denied(reason: str, message: str) -> ServiceError:
 
 def create(t: Table, game_key: str, raw_options: dict[str, Any], host: str, stake: int = 1,
            currency: log_pb2.Currency.ValueType = log_pb2.CURRENCY_POINTS, *, require_ready: bool = False,
-           reconnect_grace_s: int = 0, client_seed: bytes = b"", ladder_level: int = 0) -> list[log_pb2.TableEvent]:
-    """``ladder_level`` > 0 makes a ladder table (过关斩将) of that level, for good."""
+           reconnect_grace_s: int = 0, client_seed: bytes = b"", ladder_level: int = 0,
+           min_reputation: int = 0) -> list[log_pb2.TableEvent]:
+    """``ladder_level`` > 0 makes a ladder table (过关斩将) of that level, for good;
+    ``min_reputation`` > 0 the least reputation (信誉度) a player needs to sit there."""
     if t.exists:
         raise ServiceError(grpc.StatusCode.ALREADY_EXISTS, "table_exists", "that table exists")
     game = game_of(game_key)
@@ -72,11 +79,13 @@ def create(t: Table, game_key: str, raw_options: dict[str, Any], host: str, stak
     grace = _check_grace(reconnect_grace_s)
     if not 0 <= ladder_level <= MAX_LADDER_LEVEL:
         raise invalid("bad_ladder_level", f"a ladder level is 1..{MAX_LADDER_LEVEL} (0: not a ladder table)")
+    if not 0 <= min_reputation <= MAX_REPUTATION:
+        raise invalid("bad_min_reputation", f"a minimum reputation is 0..{MAX_REPUTATION}")
     return [
         _ev(table_created=log_pb2.TableCreated(
             table_id=t.table_id, game=game_key, options=options_struct(values), host=host,
             seats=game.max_players, stake=stake, currency=currency, require_ready=require_ready,
-            reconnect_grace_s=grace, ladder_level=ladder_level)),
+            reconnect_grace_s=grace, ladder_level=ladder_level, min_reputation=min_reputation)),
         _ev(player_seated=log_pb2.PlayerSeated(player_id=host, seat=0,
                                                client_seed=check_client_seed(client_seed))),
     ]

@@ -36,10 +36,13 @@ from chieu.table.views import Views
 
 log = logs.get("chieu.table")
 
+LEDGER_TIMEOUT_S = 5.0
+"""How long the table waits for the ledger (the gà pot, a player's 金币) before it refuses."""
 CONFLICT_DEADLINE_S = 10.0
 """How long a command keeps retrying against racing writers before it is ABORTED."""
 
-Decider = Callable[[Table, int], list[log_pb2.TableEvent]]
+Events = list[log_pb2.TableEvent]
+Decider = Callable[[Table, int], Events]
 """A table command: the table and the server time (ms) of the command, read once."""
 
 
@@ -426,6 +429,11 @@ def _same_request(table: Table, key: str, digest: bytes) -> Table:
     return table
 
 
+def _gated(table: Table) -> bool:
+    """Whether a seat at ``table`` must pass entry gates (a ladder, coin or reputation table)."""
+    return bool(table.ladder_level or table.min_reputation or table.currency == log_pb2.CURRENCY_COINS)
+
+
 def _game_of(events: list[log_pb2.TableEvent]) -> str:
     for e in events:
         if e.WhichOneof("kind") == "table_created":
@@ -463,11 +471,53 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
             self._ledger = grpc.aio.insecure_channel(self.settings.ledger_addr)
         try:
             resp = await ledger_service_pb2_grpc.LedgerServiceStub(self._ledger).GetPot(
-                ledger_service_pb2.GetPotRequest(table_id=table_id), timeout=5, metadata=self._peer_metadata())
+                ledger_service_pb2.GetPotRequest(table_id=table_id), timeout=LEDGER_TIMEOUT_S,
+                metadata=self._peer_metadata())
         except grpc.aio.AioRpcError as e:
             raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ledger_unavailable",
                                f"the ledger cannot tell the gà pot now ({e.code().name}); try again") from None
         return int(resp.balance)
+
+    async def coins_short(self, player: str) -> bool:
+        """Whether ``player`` has too few 金币 for a coin table (GC-1: the minimum or fewer), as
+        the ledger says (``UNAVAILABLE`` / ``ledger_unavailable`` if it cannot say)."""
+        from chieu.ledger.v1 import ledger_service_pb2, ledger_service_pb2_grpc
+
+        if not self.settings.ledger_addr:
+            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ledger_unavailable",
+                               "no ledger service is configured (CHIEU_LEDGER_ADDR)")
+        if self._ledger is None:
+            self._ledger = grpc.aio.insecure_channel(self.settings.ledger_addr)
+        try:
+            resp = await ledger_service_pb2_grpc.LedgerServiceStub(self._ledger).CheckEligibility(
+                ledger_service_pb2.CheckEligibilityRequest(player_id=player), timeout=LEDGER_TIMEOUT_S,
+                metadata=self._peer_metadata())
+        except grpc.aio.AioRpcError as e:
+            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ledger_unavailable",
+                               f"the ledger cannot tell a player's 金币 now ({e.code().name}); try again") from None
+        return not resp.eligible
+
+    async def reputation(self, player: str) -> int:
+        """``player``'s reputation (信誉度) as the ladder has it; a player the ladder never counted
+        has the starting one (``UNAVAILABLE`` / ``ladder_unavailable`` if it cannot say)."""
+        from chieu.ladder.v1 import ladder_service_pb2, ladder_service_pb2_grpc
+
+        if not self.settings.ladder_addr:
+            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ladder_unavailable",
+                               "no ladder service is configured (CHIEU_LADDER_ADDR)")
+        if self._ladder is None:
+            self._ladder = grpc.aio.insecure_channel(self.settings.ladder_addr)
+        try:
+            resp = await ladder_service_pb2_grpc.LadderServiceStub(self._ladder).GetReputation(
+                ladder_service_pb2.GetReputationRequest(player_id=player),
+                timeout=self.settings.ladder_check_timeout_s,
+                metadata=self._peer_metadata())
+        except grpc.aio.AioRpcError as e:
+            if e.code() == grpc.StatusCode.NOT_FOUND:
+                return self.settings.ladder_reputation_start
+            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ladder_unavailable",
+                               f"the ladder cannot tell a reputation now ({e.code().name}); try again") from None
+        return int(resp.reputation)
 
     async def ladder_check(self, game: str, level: int, after_seq: int, players: list[str]) -> list[str]:
         """The players the ladder refuses at this ladder table (their level is below the table's),
@@ -508,23 +558,20 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         # a repeated create with the same command id names the same table
         seed = f"{who.player_id}/{command_id}"
         table_id = uuid.uuid5(uuid.NAMESPACE_URL, seed).hex if command_id else uuid.uuid4().hex
-        if request.ladder_level > 0:
-            # the creator sits in seat 0: at a ladder table only at their level or below
+
+        def create(t: Table, now: int) -> list[log_pb2.TableEvent]:
+            return decide.create(t, request.game, raw, who.player_id, request.stake or 1,
+                                 request.currency or log_pb2.CURRENCY_POINTS, require_ready=request.require_ready,
+                                 reconnect_grace_s=request.reconnect_grace_s, client_seed=request.client_seed,
+                                 ladder_level=request.ladder_level, min_reputation=request.min_reputation)
+
+        live = await self.tables.get(table_id, must_exist=False)
+        if not live.table.exists:  # the creator sits in seat 0: the table's gates are theirs too
             probe = Table(table_id)
-            decide.create(probe, request.game, raw, who.player_id, request.stake or 1,
-                          request.currency or log_pb2.CURRENCY_POINTS, reconnect_grace_s=request.reconnect_grace_s,
-                          client_seed=request.client_seed, ladder_level=request.ladder_level)  # its refusals first
-            if await self.ladder_check(request.game, request.ladder_level, 0, [who.player_id]):
-                raise precondition(decide.LADDER_TOO_LOW,
-                                   f"a level-{request.ladder_level} ladder table is above your level")
-        table = await self.tables.execute(
-            table_id, who.player_id, command_id or f"create-{table_id}",
-            lambda t, now: decide.create(t, request.game, raw, who.player_id, request.stake or 1,
-                               request.currency or log_pb2.CURRENCY_POINTS,
-                               require_ready=request.require_ready,
-                               reconnect_grace_s=request.reconnect_grace_s,
-                               client_seed=request.client_seed, ladder_level=request.ladder_level),
-            create=True, request=request)
+            probe.apply(log_pb2.Record(version=1, events=create(probe, 0)), 0)  # its refusals first
+            await self._admit(probe, who.player_id)
+        table = await self.tables.execute(table_id, who.player_id, command_id or f"create-{table_id}", create,
+                                          create=True, request=request)
         return table_service_pb2.CreateTableResponse(table=self.tables.view(table, who.player_id))
 
     async def TakeSeat(self, request: table_service_pb2.TakeSeatRequest,
@@ -533,13 +580,9 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         table_id = check_table_id(request.table_id)
         seat = request.seat if request.HasField("seat") else None
         live = await self.tables.get(table_id)
-        if live.table.ladder_level and who.player_id not in live.table.seats:
-            # 过关斩将 (LV-11): only at tables of one's level or below; watching needs no seat
+        if who.player_id not in live.table.seats and _gated(live.table):
             decide.take_seat(live.table, who.player_id, seat, request.client_seed)  # its refusals first
-            t = live.table
-            if await self.ladder_check(t.game_key, t.ladder_level, t.ladder_seq, [who.player_id]):
-                raise precondition(decide.LADDER_TOO_LOW,
-                                   f"this is a level-{live.table.ladder_level} ladder table, above your level")
+            await self._admit(live.table, who.player_id)  # watching needs no seat, so no gate
         table = await self.tables.execute(table_id, who.player_id, request.command_id,
                                           lambda t, now: decide.take_seat(t, who.player_id, seat, request.client_seed),
                                           request=request)
@@ -585,23 +628,57 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         who = self._who(context)
         table_id = check_table_id(request.table_id)
         live = await self.tables.get(table_id)
-        if live.table.ladder_level and f"{who.player_id}/{request.command_id}" not in live.table.commands:
+        if _gated(live.table) and f"{who.player_id}/{request.command_id}" not in live.table.commands:
             decide.start_hand(live.table, who.player_id, now_ms(), bytes(32))  # its refusals first
-            await self._ladder_stand_down(live.table)
+            await self._stand_down(live.table)
         table = await self.tables.execute(
             table_id, who.player_id, request.command_id,
             lambda t, now: decide.start_hand(t, who.player_id, now, secrets.token_bytes(32)), request=request)
         return table_service_pb2.StartHandResponse(table=self.tables.view(table, who.player_id))
 
-    async def _ladder_stand_down(self, table: Table) -> None:
-        """Before a hand at a ladder table: stand up every seated player whose level fell below
-        the table's (PlayerLeft with reason ``ladder_level_too_low``)."""
-        seated = [p for p in table.seats if p is not None]
-        refused = await self.ladder_check(table.game_key, table.ladder_level, table.ladder_seq, seated)
-        if refused:
-            await self.tables.execute(
-                table.table_id, "system", f"ladder-stand-down:{table.version}:{_digest(sorted(refused))}",
-                lambda t, now: decide.stand_down(t, refused, decide.LADDER_TOO_LOW))
+    async def _stand_down(self, table: Table) -> None:
+        """Before a hand: stand up every seated player the table's gates no longer admit (a
+        ladder level fallen below the table's, 3 金币 or fewer at a coin table, a reputation
+        below the table's minimum), each ``PlayerLeft`` saying why."""
+        refused = await self.refusals(table, [p for p in table.seats if p is not None])
+        for reason in sorted(set(refused.values())):
+            players = sorted(p for p, r in refused.items() if r == reason)
+
+            def stand_down(t: Table, now: int, players: list[str] = players, reason: str = reason) -> Events:
+                return decide.stand_down(t, players, reason)
+
+            await self.tables.execute(table.table_id, "system",
+                                      f"stand-down:{table.version}:{reason}:{_digest(players)}", stand_down)
+
+    async def refusals(self, table: Table, players: list[str]) -> dict[str, str]:
+        """The entry gates of ``table`` (every seat, and every seated player before each hand):
+        who of ``players`` may not sit there, and why — a ladder table above their level
+        (LV-11), 3 金币 or fewer at a coin table (GC-1), a reputation below the table's minimum.
+        ``UNAVAILABLE`` when the ledger or the ladder cannot answer: never granted blindly."""
+        out: dict[str, str] = {}
+        if table.ladder_level:
+            for p in await self.ladder_check(table.game_key, table.ladder_level, table.ladder_seq, players):
+                out[p] = decide.LADDER_TOO_LOW
+        rest = [p for p in players if p not in out]
+        if table.currency == log_pb2.CURRENCY_COINS and rest:
+            short = await asyncio.gather(*(self.coins_short(p) for p in rest))
+            out.update({p: decide.NOT_ENOUGH_COINS for p, no in zip(rest, short, strict=True) if no})
+        rest = [p for p in players if p not in out]
+        if table.min_reputation and rest:
+            scores = await asyncio.gather(*(self.reputation(p) for p in rest))
+            out.update({p: decide.REPUTATION_TOO_LOW for p, score in zip(rest, scores, strict=True)
+                        if score < table.min_reputation})
+        return out
+
+    async def _admit(self, table: Table, player: str) -> None:
+        """Refuse ``player`` a seat at ``table`` with the first gate that does not admit them."""
+        reason = (await self.refusals(table, [player])).get(player)
+        if reason is not None:
+            raise precondition(reason, {
+                decide.LADDER_TOO_LOW: f"this is a level-{table.ladder_level} ladder table, above your level",
+                decide.NOT_ENOUGH_COINS: "a coin table needs more 金币 than the minimum (GC-1)",
+                decide.REPUTATION_TOO_LOW: f"this table needs a reputation (信誉度) of {table.min_reputation}",
+            }[reason])
 
     async def Act(self, request: table_service_pb2.ActRequest,  # type: ignore[override]
                   context: grpc.aio.ServicerContext[Any, Any]) -> bytes:

@@ -46,7 +46,7 @@ def encode(table: Table) -> bytes:
         settled_legs=table.settled_legs, auto_played=sorted(table.auto), lost=table.lost,
         last_hand_players=table.last_hand_players, last_server_seed=table.last_server_seed,
         commands=[snapshot_pb2.RememberedCommand(key=k, version=v, digest=d) for k, (v, d) in table.commands.items()],
-        ladder_level=table.ladder_level, ladder_seq=table.ladder_seq,
+        ladder_level=table.ladder_level, ladder_seq=table.ladder_seq, min_reputation=table.min_reputation,
     )
     if table.game_state is not None:
         msg.game_state.shape = plain.shape(type(table.game_state))
@@ -76,7 +76,7 @@ def decode(data: bytes) -> Table:
             lost=dict(msg.lost), last_hand_players=list(msg.last_hand_players),
             last_server_seed=msg.last_server_seed,
             commands=OrderedDict((c.key, (c.version, c.digest)) for c in msg.commands),
-            ladder_level=msg.ladder_level, ladder_seq=msg.ladder_seq,
+            ladder_level=msg.ladder_level, ladder_seq=msg.ladder_seq, min_reputation=msg.min_reputation,
         )
         if msg.game:
             table.set_options(msg.options)

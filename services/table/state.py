@@ -123,6 +123,8 @@ class Table:
     ladder_seq: int = 0
     """The stream sequence of the last record the ladder counts (a hand's end, a quit or a
     disconnect at this ladder table): its seat checks must include it."""
+    min_reputation: int = 0
+    """The least reputation (信誉度) a player needs to sit, fixed at creation; 0: no minimum."""
 
     @property
     def game(self) -> Game[Any, Any]:
@@ -191,6 +193,7 @@ class Table:
         self.require_ready = c.require_ready
         self.reconnect_grace_s = int(c.reconnect_grace_s) or DEFAULT_GRACE_S
         self.ladder_level = int(c.ladder_level)
+        self.min_reputation = int(c.min_reputation)
 
     def _on_player_seated(self, e: log_pb2.PlayerSeated, version: int) -> None:
         self.seats[e.seat] = e.player_id

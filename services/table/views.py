@@ -122,6 +122,7 @@ def base_view(table: Table) -> table_service_pb2.TableView:
         ready=sorted(table.ready), require_ready=table.require_ready,
         reconnect_grace_s=table.reconnect_grace_s, auto_played=sorted(table.auto),
         reconnect_deadlines=table.lost, pot=table.pot, ladder_level=table.ladder_level,
+        min_reputation=table.min_reputation,
     )
     if table.last_outcome is not None:
         base.last_outcome.CopyFrom(codec.outcome_message(table.last_outcome))

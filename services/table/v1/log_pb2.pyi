@@ -228,7 +228,9 @@ class PlayerLeft(_message.Message):
     seat: _builtins.int
     reason: _builtins.str
     """Why the player left when the table stood them up (empty: they stood up themselves).
-    ladder_level_too_low: at a ladder table, the player's level fell below the table's.
+    ladder_level_too_low: at a ladder table, the player's level fell below the table's;
+    not_enough_coins: at a coin table, the player has the minimum (GC-1: 3) 金币 or fewer;
+    reputation_too_low: the player's reputation (信誉度) fell below the table's minimum.
     """
     def __init__(
         self,
@@ -478,6 +480,7 @@ class TableCreated(_message.Message):
     REQUIRE_READY_FIELD_NUMBER: _builtins.int
     RECONNECT_GRACE_S_FIELD_NUMBER: _builtins.int
     LADDER_LEVEL_FIELD_NUMBER: _builtins.int
+    MIN_REPUTATION_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     host: _builtins.str
@@ -495,6 +498,8 @@ class TableCreated(_message.Message):
     """The ladder level of the table (过关斩将: the ladder room's block), fixed at creation;
     0 for a table that is not a ladder table.
     """
+    min_reputation: _builtins.int
+    """The least reputation (信誉度, the ladder's) a player needs to sit; 0: no minimum."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """The table options, validated, under the rules file's names (defaults filled in)."""
@@ -512,10 +517,11 @@ class TableCreated(_message.Message):
         require_ready: _builtins.bool = ...,
         reconnect_grace_s: _builtins.int = ...,
         ladder_level: _builtins.int = ...,
+        min_reputation: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "game", b"game", "host", b"host", "ladder_level", b"ladder_level", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "stake", b"stake", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "game", b"game", "host", b"host", "ladder_level", b"ladder_level", "min_reputation", b"min_reputation", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "stake", b"stake", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -125,6 +125,7 @@ class TableSnapshot(_message.Message):
     COMMANDS_FIELD_NUMBER: _builtins.int
     LADDER_LEVEL_FIELD_NUMBER: _builtins.int
     LADDER_SEQ_FIELD_NUMBER: _builtins.int
+    MIN_REPUTATION_FIELD_NUMBER: _builtins.int
     format: _builtins.int
     """The format of this message: 1."""
     table_id: _builtins.str
@@ -151,6 +152,8 @@ class TableSnapshot(_message.Message):
     """The table's ladder level (0: not a ladder table)."""
     ladder_seq: _builtins.int
     """The stream sequence of the table's last record the ladder counts (its seat checks wait for it)."""
+    min_reputation: _builtins.int
+    """The least reputation a player needs to sit (0: none)."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """The table's options as logged (the rules file's names)."""
@@ -225,10 +228,11 @@ class TableSnapshot(_message.Message):
         commands: _abc.Iterable[Global___RememberedCommand] | None = ...,
         ladder_level: _builtins.int = ...,
         ladder_seq: _builtins.int = ...,
+        min_reputation: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game_state", b"game_state", "last_outcome", b"last_outcome", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

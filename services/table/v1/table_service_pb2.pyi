@@ -122,6 +122,7 @@ class TableView(_message.Message):
     RECONNECT_DEADLINES_FIELD_NUMBER: _builtins.int
     POT_FIELD_NUMBER: _builtins.int
     LADDER_LEVEL_FIELD_NUMBER: _builtins.int
+    MIN_REPUTATION_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     version: _builtins.int
@@ -147,6 +148,8 @@ class TableView(_message.Message):
     """The gà pot balance of this table in stake units, as the table's settlements say."""
     ladder_level: _builtins.int
     """The table's ladder level (过关斩将); 0 for a table that is not a ladder table."""
+    min_reputation: _builtins.int
+    """The least reputation (信誉度) a player needs to sit here; 0: no minimum."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
@@ -203,10 +206,11 @@ class TableView(_message.Message):
         reconnect_deadlines: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
         pot: _builtins.int = ...,
         ladder_level: _builtins.int = ...,
+        min_reputation: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "game_view", b"game_view", "hand_seat", b"hand_seat", "last_outcome", b"last_outcome", "options", b"options", "your_seat", b"your_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "auto_played", b"auto_played", "currency", b"currency", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "host", b"host", "ladder_level", b"ladder_level", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "options", b"options", "pot", b"pot", "ready", b"ready", "reconnect_deadlines", b"reconnect_deadlines", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "seed_commitment", b"seed_commitment", "stake", b"stake", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "auto_played", b"auto_played", "currency", b"currency", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "host", b"host", "ladder_level", b"ladder_level", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "options", b"options", "pot", b"pot", "ready", b"ready", "reconnect_deadlines", b"reconnect_deadlines", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "seed_commitment", b"seed_commitment", "stake", b"stake", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__hand_seat: _TypeAlias = _typing.Literal["hand_seat"]  # noqa: Y015
     _WhichOneofArgType__hand_seat: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat"]  # noqa: Y015
@@ -595,6 +599,7 @@ class CreateTableRequest(_message.Message):
     RECONNECT_GRACE_S_FIELD_NUMBER: _builtins.int
     CLIENT_SEED_FIELD_NUMBER: _builtins.int
     LADDER_LEVEL_FIELD_NUMBER: _builtins.int
+    MIN_REPUTATION_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """A registered game key: o_an_quan, ..."""
     command_id: _builtins.str
@@ -613,6 +618,10 @@ class CreateTableRequest(_message.Message):
     """A ladder table (过关斩将) of this level: the ladder room's block; 0 (default) is not a
     ladder table. Fixed at creation. Seats are checked with the ladder service.
     """
+    min_reputation: _builtins.int
+    """The least reputation (信誉度) a player needs to sit (a room's gate, checked with the ladder
+    service at every seat and before every hand); 0 (default): no minimum. Fixed at creation.
+    """
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """Table options under the rules file's names, e.g. {"quanValue": 5}."""
@@ -629,10 +638,11 @@ class CreateTableRequest(_message.Message):
         reconnect_grace_s: _builtins.int = ...,
         client_seed: _builtins.bytes = ...,
         ladder_level: _builtins.int = ...,
+        min_reputation: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "command_id", b"command_id", "currency", b"currency", "game", b"game", "ladder_level", b"ladder_level", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "stake", b"stake"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "command_id", b"command_id", "currency", b"currency", "game", b"game", "ladder_level", b"ladder_level", "min_reputation", b"min_reputation", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "stake", b"stake"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
