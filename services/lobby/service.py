@@ -442,7 +442,8 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
             return pb.QuickSeatResponse(table_id=row["table_id"], seat=r.seat, table=r.table)
         create = table_service_pb2.CreateTableRequest(
             game=room.game, stake=room.stake, currency=room.currency,  # type: ignore[arg-type]
-            command_id=uuid.uuid4().hex, client_seed=request.client_seed, ladder_level=level)
+            command_id=uuid.uuid4().hex, client_seed=request.client_seed, ladder_level=level,
+            min_reputation=room.min_reputation)  # the table enforces the room's gate itself
         create.options.update(dict(room.options))
         try:
             view = await self.peers.create_table(token, create)
