@@ -23,6 +23,16 @@ settlement record of its table is posted (or refused):
 
 The posting transaction raises the mark (and locks its row) with the inbox row, in the same
 statement.
+
+Accounting for every settlement (defence in depth behind NATS's authorization, which lets only
+the table service publish table subjects): a settlement is posted only for a hand the log
+started before it — a ``HandStarted`` of that table and hand, earlier in the stream, whose money
+terms (game, stake, currency, the players in their seats) the settlement repeats. The hands are
+kept in ``ledger_hands``, written in stream order like the postings (a ``HandStarted`` is an
+ordered record too). A settlement of a table or hand the log never started (``unknown_hand``),
+or with other terms (``hand_mismatch``), is refused: recorded in the inbox, logged as an error,
+never posted. A record forged onto a table subject would have to forge the hand's start as
+well; what the ledger can check without trusting the publisher, it checks.
 """
 
 from __future__ import annotations
@@ -41,7 +51,7 @@ from nats.js.client import JetStreamContext
 from nats.js.errors import FetchTimeoutError, NotFoundError
 
 from chieu.kit import logs, names
-from chieu.kit.errors import ServiceError, invalid
+from chieu.kit.errors import ServiceError, invalid, precondition
 from chieu.ledger import books as b
 from chieu.ledger.books import Books, Leg, Posting
 from chieu.table.v1 import log_pb2
@@ -56,9 +66,19 @@ STREAM_WAIT_S = 0.5
 service, its owner, creates it; the ledger never does)."""
 
 
-def has_money(record: log_pb2.Record) -> bool:
-    """Whether a record moves money: a Settlement with at least one transfer (what must be ordered)."""
-    return any(e.WhichOneof("kind") == "settlement" and len(e.settlement.transfers) > 0 for e in record.events)
+def ordered(record: log_pb2.Record) -> bool:
+    """Whether the ledger applies a record in its table's stream order: it moves money (a
+    Settlement with a transfer) or starts a hand (the terms its settlements must match)."""
+    for e in record.events:
+        kind = e.WhichOneof("kind")
+        if kind == "hand_started" or (kind == "settlement" and len(e.settlement.transfers) > 0):
+            return True
+    return False
+
+
+def terms(hand: log_pb2.HandStarted | log_pb2.Settlement) -> tuple[str, int, int, tuple[str, ...]]:
+    """A hand's money terms: game, stake, currency and the players in their seats."""
+    return hand.game, int(hand.stake), int(hand.currency), tuple(hand.players)
 
 
 def currency_of(s: log_pb2.Settlement) -> str:
@@ -235,7 +255,8 @@ class SettlementConsumer:
     async def _handle(self, msg: Any, seq: int, waiting: set[str], keep: bool) -> str:
         record = log_pb2.Record.FromString(msg.data)
         settlements = [e.settlement for e in record.events if e.WhichOneof("kind") == "settlement"]
-        if not has_money(record):
+        hands = [e.hand_started for e in record.events if e.WhichOneof("kind") == "hand_started"]
+        if not ordered(record):
             await msg.ack()
             return "skip"
         if record.table_id in waiting or (seq > self.floor + 1 and await self._earlier(msg.subject, record.table_id,
@@ -251,14 +272,16 @@ class SettlementConsumer:
             postings = [p for p in (settlement_posting(record.table_id, s) for s in settlements) if p is not None]
             for p in postings:
                 b.validate(p)
+            await self._account(record.table_id, [s for s in settlements if s.transfers], hands)
         except ServiceError as e:
-            return await self._refuse(msg, record.table_id, seq, f"{record.table_id}/{settlements[0].hand_no}"
-                                      f"/{settlements[0].first_leg}", e)
+            s0 = settlements[0] if settlements else None
+            first = f"{s0.hand_no}/{s0.first_leg}" if s0 is not None else f"{hands[0].hand_no}/start"
+            return await self._refuse(msg, record.table_id, seq, f"{record.table_id}/{first}", e)
         if self.before_apply is not None:
             await self.before_apply(msg)
         for attempt in range(5):
             try:
-                outcome = await self._apply(seq, record.table_id, postings)
+                outcome = await self._apply(seq, record.table_id, postings, hands)
                 break
             except asyncpg.UniqueViolationError:
                 # a concurrent process posted the same settlement: the next try finds it
@@ -288,18 +311,47 @@ class SettlementConsumer:
                 return False
             if found.seq is None or found.seq >= seq:
                 return False
-            if found.data and has_money(log_pb2.Record.FromString(found.data)):
+            if found.data and ordered(log_pb2.Record.FromString(found.data)):
                 return True
             at = found.seq + 1
         return False
 
-    async def _apply(self, seq: int, table_id: str, postings: list[Posting]) -> str:
+    async def _account(self, table_id: str, settlements: list[log_pb2.Settlement],
+                       hands: list[log_pb2.HandStarted]) -> None:
+        """Refuse a settlement the log does not account for: its hand started in this record or
+        earlier in the stream (``ledger_hands``), with the same money terms."""
+        here = {int(h.hand_no): terms(h) for h in hands}
+        for s in settlements:
+            started = here.get(int(s.hand_no))
+            if started is None:
+                row = await self.books.pool.fetchrow(
+                    "SELECT game, stake, currency, players FROM ledger_hands"
+                    " WHERE stream = $1 AND table_id = $2 AND hand_no = $3", self.stream, table_id, int(s.hand_no))
+                if row is None:
+                    raise precondition("unknown_hand", f"the log started no hand {s.hand_no} of table {table_id} "
+                                       "before this settlement")
+                started = (row["game"], int(row["stake"]), int(row["currency"]), tuple(row["players"]))
+            if terms(s) != started:
+                raise precondition("hand_mismatch", f"the settlement of hand {s.hand_no} of table {table_id} does "
+                                   "not repeat the game, stake, currency and players its hand started with")
+
+    async def _apply(self, seq: int, table_id: str, postings: list[Posting], hands: list[log_pb2.HandStarted]) -> str:
+        key = postings[0].id if postings else f"{table_id}/{hands[0].hand_no}/start"
         async with self.books.pool.acquire() as conn, conn.transaction():
-            fresh = await conn.fetchval(_INBOX, self.stream, seq, postings[0].id, "posted", table_id, self.applied_by)
+            fresh = await conn.fetchval(_INBOX, self.stream, seq, key, "posted" if postings else "hand", table_id,
+                                        self.applied_by)
             if fresh is None:
                 return "seen"
+            for h in hands:
+                game, stake, currency, players = terms(h)
+                await conn.execute(
+                    "INSERT INTO ledger_hands (stream, table_id, hand_no, seq, game, stake, currency, players)"
+                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+                    self.stream, table_id, int(h.hand_no), seq, game, stake, currency, list(players))
             for p in postings:
                 await self.books.post(p, conn=conn)
+        if not postings:
+            return "hand"
         self.posted += 1
         return "posted"
 

@@ -110,5 +110,21 @@ CREATE TABLE ledger_table_marks (
 ALTER TABLE ledger_inbox ADD COLUMN applied_by text NOT NULL DEFAULT '';
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3)
+V4 = """
+-- every hand the table log started (HandStarted), with its money terms: a settlement is posted
+-- only for a hand started before it in the stream, with the same game, stake, currency, players
+CREATE TABLE ledger_hands (
+    stream     text        NOT NULL,
+    table_id   text        NOT NULL,
+    hand_no    bigint      NOT NULL,
+    seq        bigint      NOT NULL,
+    game       text        NOT NULL,
+    stake      bigint      NOT NULL,
+    currency   integer     NOT NULL,
+    players    text[]      NOT NULL,
+    PRIMARY KEY (stream, table_id, hand_no)
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4)
 """Append only: a new script for every change; never edit an applied one."""

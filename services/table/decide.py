@@ -222,7 +222,8 @@ def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes) -> list[l
     hand = setup(t, players, fair.seed_material(seed, client_seeds), now_ms, hand_no, owner_seat)
     events = [_ev(hand_started=log_pb2.HandStarted(
         hand_no=hand_no, algorithm=fair.ALGORITHM, seed_commitment=fair.commitment(seed),
-        server_seed=seed, players=players, client_seeds=client_seeds, owner_seat=owner_seat))]
+        server_seed=seed, players=players, client_seeds=client_seeds, owner_seat=owner_seat,
+        game=t.game_key, stake=t.stake, currency=t.currency))]
     state = game.initial(t.options, len(players))
     return events + _game_events(t, game, state, list(game.start(hand)), seed, players, hand_no, fresh=True)
 

@@ -39,6 +39,14 @@ HANDS = 2000
 TRANSFERS = 1_000_000
 
 
+def start(table_id: str, hand: int, players: list[str]) -> bytes:
+    """The record that starts a hand with its money terms (the ledger keeps them)."""
+    rec = log_pb2.Record(table_id=table_id, version=hand, command_id=uuid.uuid4().hex, game="phom")
+    rec.events.add().hand_started.CopyFrom(log_pb2.HandStarted(
+        hand_no=hand, players=players, game="phom", stake=10, currency=log_pb2.CURRENCY_POINTS))
+    return rec.SerializeToString()
+
+
 def record(table_id: str, hand: int, players: list[str]) -> bytes:
     s = log_pb2.Settlement(hand_no=hand, first_leg=0, players=players, stake=10, game="phom",
                            currency=log_pb2.CURRENCY_POINTS)
@@ -52,7 +60,8 @@ def record(table_id: str, hand: int, players: list[str]) -> bytes:
 
 
 async def raw_baseline(pool: object, n: int) -> float:
-    """Raw transactions of the consumer's shape, sequential on one connection."""
+    """Raw transactions of the consumer's shape, sequential on one connection: per hand, the hand's
+    start (its inbox row and its terms) and its settlement (the terms looked up, the posting)."""
     assert isinstance(pool, type(pool))
     async with pool.acquire() as c:  # type: ignore[attr-defined]
         t0 = time.perf_counter()
@@ -60,6 +69,14 @@ async def raw_baseline(pool: object, n: int) -> float:
             tid, players = "raw-t", [f"raw-{i}" for i in range(4)]
             accts = sorted(b.player("points:phom", p) for p in players)
             async with c.transaction():
+                await c.execute("INSERT INTO ledger_inbox (stream, seq, posting_id, outcome) VALUES ('RAW', $1, $2,"
+                                " 'hand') ON CONFLICT DO NOTHING", -h - 1, f"raw/{h}/start")
+                await c.execute("INSERT INTO ledger_hands (stream, table_id, hand_no, seq, game, stake, currency,"
+                                " players) VALUES ('RAW', $1, $2, $3, 'phom', 10, 1, $4) ON CONFLICT DO NOTHING",
+                                tid, h, -h - 1, players)
+            async with c.transaction():
+                await c.fetchrow("SELECT game, stake, currency, players FROM ledger_hands WHERE stream = 'RAW'"
+                                 " AND table_id = $1 AND hand_no = $2", tid, h)
                 await c.execute("INSERT INTO ledger_inbox (stream, seq, posting_id, outcome) VALUES ('RAW', $1, $2,"
                                 " 'posted') ON CONFLICT DO NOTHING", h, f"raw/{h}")
                 await c.execute("INSERT INTO ledger_accounts (id, kind, currency, owner) SELECT a, 'player',"
@@ -91,8 +108,9 @@ async def bench_two_consumers(url: str, dburl: str, books: Books, raw: float) ->
     players = [f"bq{i}" for i in range(64)]
     rng = random.Random(6)
     for h in range(1, HANDS + 1):
-        table = f"bu{h % 50}"
-        await js.publish(f"bench2.table.{table}", record(table, h, rng.sample(players, 4)))
+        table, seated = f"bu{h % 50}", rng.sample(players, 4)
+        await js.publish(f"bench2.table.{table}", start(table, h, seated))
+        await js.publish(f"bench2.table.{table}", record(table, h, seated))
     pool2 = await db.create_pool(dburl, max_size=4)
     two = [SettlementConsumer(books, js, durable="bench2", stream="BENCH_TABLES2", subjects="bench2.table.>",
                               batch=256),
@@ -125,8 +143,9 @@ async def bench_consumer(url: str, pool: object, books: Books) -> float:
     players = [f"bp{i}" for i in range(64)]
     rng = random.Random(5)
     for h in range(1, HANDS + 1):
-        table = f"bt{h % 50}"
-        await js.publish(f"bench.table.{table}", record(table, h, rng.sample(players, 4)))
+        table, seated = f"bt{h % 50}", rng.sample(players, 4)
+        await js.publish(f"bench.table.{table}", start(table, h, seated))
+        await js.publish(f"bench.table.{table}", record(table, h, seated))
     raw = await raw_baseline(pool, HANDS)
     consumer = SettlementConsumer(books, js, durable="bench", stream="BENCH_TABLES", subjects="bench.table.>",
                                   batch=256)

@@ -47,10 +47,18 @@ class Log:
 
     def __init__(self, js: Any, stream: str, prefix: str) -> None:
         self.js, self.stream, self.prefix = js, stream, prefix
+        self.started: set[tuple[str, int]] = set()
 
     async def publish(self, table_id: str, settlements: Sequence[log_pb2.Settlement], msg_id: str = "",
-                      version: int = 1, subject: str = "") -> int:
-        """One table record with these settlements, on ``<prefix>.<table_id>`` (or ``<prefix>.<subject>``)."""
+                      version: int = 1, subject: str = "", start: bool = True) -> int:
+        """One table record with these settlements, on ``<prefix>.<table_id>`` (or ``<prefix>.<subject>``),
+        after the record that starts their hand, as the table writes it (unless ``start`` is off or
+        it was published before): the ledger posts only settlements of hands the log started."""
+        for s in settlements:
+            if start and (table_id, s.hand_no) not in self.started:
+                self.started.add((table_id, s.hand_no))
+                await self.js.publish(f"{self.prefix}.{subject or table_id}",
+                                      hand_started_record(table_id, s).SerializeToString())
         rec = log_pb2.Record(table_id=table_id, version=version, command_id=msg_id or uid("c"), actor="system",
                              game=settlements[0].game if settlements else "phom")
         for s in settlements:
@@ -77,6 +85,14 @@ async def tlog(nats_url: str) -> AsyncIterator[Log]:
     finally:
         await js.delete_stream(name)
         await nc.close()
+
+
+def hand_started_record(table_id: str, s: log_pb2.Settlement) -> log_pb2.Record:
+    """The record that starts the hand of ``s`` with its money terms, as the table writes it."""
+    rec = log_pb2.Record(table_id=table_id, command_id=uid("h"), actor="host", game=s.game)
+    rec.events.add().hand_started.CopyFrom(log_pb2.HandStarted(
+        hand_no=s.hand_no, players=s.players, game=s.game, stake=s.stake, currency=s.currency))
+    return rec
 
 
 def settlement(game: str, players: Sequence[str], transfers: Sequence[Any], *, stake: int, coins: bool,

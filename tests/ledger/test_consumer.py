@@ -22,6 +22,7 @@ from chieu.ledger import books as b
 from chieu.ledger.books import Books, Leg, Posting
 from chieu.ledger.consumer import SettlementConsumer
 from chieu.table.scenario import Result, _Run, load
+from chieu.table.v1 import log_pb2
 
 from .conftest import Log, settlement, uid, until
 
@@ -131,7 +132,8 @@ async def test_crash_between_commit_and_ack(books: Books, tlog: Log) -> None:
     crashes: list[int] = []
 
     async def crash(msg: Any) -> None:
-        if t in msg.subject and not crashes:
+        settles = any(e.WhichOneof("kind") == "settlement" for e in log_pb2.Record.FromString(msg.data).events)
+        if t in msg.subject and settles and not crashes:
             crashes.append(int(msg.metadata.sequence.stream))
             raise RuntimeError("simulated crash after commit, before ack")
 
@@ -247,3 +249,43 @@ async def test_refused_settlement_is_recorded_and_acknowledged(books: Books, tlo
         await consumer.stop()
     assert await pool.fetchval("SELECT outcome FROM ledger_inbox WHERE stream = $1 AND seq = $2",
                                tlog.stream, seq) == "refused:bad_settlement"
+
+
+async def test_a_settlement_the_log_does_not_account_for_is_never_posted(books: Books, tlog: Log,
+                                                                         pool: asyncpg.Pool) -> None:
+    """Attack 1 of the trust issue, as defence in depth: a forged Settlement (victim → attacker)
+    on a table the log never started is refused (unknown_hand); one that changes the hand's terms
+    (another stake, other players) is refused (hand_mismatch). No coin moves."""
+    from chieu.table.rules.core import Transfer
+
+    victim, attacker, other = uid("victim"), uid("attacker"), uid("other")
+    await books.post(Posting(uid("fund"), "adjustment", (Leg(uid("fund"), b.system(b.COINS, "adjustments"),
+                                                             b.player(b.COINS, victim), 200, "fund"),)))
+    consumer = tlog.consumer(books)
+    await consumer.start()
+    try:
+        steal = [Transfer(0, 1, 150, "cuoc")]
+        forged = await tlog.publish(uid("forged"), [settlement("phom", [victim, attacker], steal, stake=1,
+                                                               coins=True)], start=False)
+        honest_table = uid("honest")
+        honest = await tlog.publish(honest_table, [settlement("phom", [victim, other], [Transfer(0, 1, 1, "cuoc")],
+                                                              stake=1, coins=True)])
+        higher = await tlog.publish(honest_table, [settlement("phom", [victim, other], [Transfer(0, 1, 1, "cuoc")],
+                                                              stake=150, coins=True, first_leg=1)])
+        swapped = await tlog.publish(honest_table, [settlement("phom", [victim, attacker], steal, stake=1,
+                                                               coins=True, first_leg=2)])
+
+        async def outcome(seq: int) -> str:
+            return str(await pool.fetchval("SELECT outcome FROM ledger_inbox WHERE stream = $1 AND seq = $2",
+                                           tlog.stream, seq) or "")
+
+        async def all_seen() -> bool:
+            return all([await outcome(s) for s in (forged, honest, higher, swapped)])
+
+        await until(all_seen)
+    finally:
+        await consumer.stop()
+    assert [await outcome(s) for s in (forged, honest, higher, swapped)] == [
+        "refused:unknown_hand", "posted", "refused:hand_mismatch", "refused:hand_mismatch"]
+    assert await books.balance(b.player(b.COINS, victim)) == 199
+    assert (await books.balance(b.player(b.COINS, attacker)) or 0) == 0

@@ -25,7 +25,7 @@ from chieu.kit import localnats, names
 from chieu.kit.eventstore import EventStore
 from chieu.ledger.books import Books
 
-from .conftest import until
+from .conftest import hand_started_record, until
 from .script import Script, fund_postings, table_script
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
@@ -61,8 +61,14 @@ async def test_second_ledger_process_killed_midway(ledger_server: str, nats_url:
         js = nc.jetstream()
         from chieu.table.v1 import log_pb2
 
+        started: set[tuple[str, int]] = set()
         for i in range(3 * HANDS):  # the tables play at once: their records interleave in the stream
             for s in scripts:
+                hand = (s.table_id, s.settlements[i].hand_no)
+                if hand not in started:  # the record that starts the hand, as the table writes it
+                    started.add(hand)
+                    await js.publish(names.TABLES.subject(s.table_id),
+                                     hand_started_record(s.table_id, s.settlements[i]).SerializeToString())
                 rec = log_pb2.Record(table_id=s.table_id, version=i + 1, command_id=f"{s.table_id}-{i}",
                                      actor="system", game="phom")
                 rec.events.add().settlement.CopyFrom(s.settlements[i])

@@ -570,6 +570,9 @@ class HandStarted(_message.Message):
     PLAYERS_FIELD_NUMBER: _builtins.int
     CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
     OWNER_SEAT_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
     hand_no: _builtins.int
     algorithm: _builtins.str
     """The fairness algorithm id, e.g. "chieu-fair-v1"."""
@@ -579,6 +582,12 @@ class HandStarted(_message.Message):
     """The secret server seed (32 bytes from a CSPRNG)."""
     owner_seat: _builtins.int
     """The hand's seat of the host (chủ bàn), or -1 if the host does not play in it."""
+    game: _builtins.str
+    """The money terms of the hand, for the ledger: every Settlement of the hand must carry the
+    same game, stake, currency and players (the ledger refuses one it cannot account for).
+    """
+    stake: _builtins.int
+    currency: Global___Currency.ValueType
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The player id in each seat of this hand, in turn order."""
@@ -597,10 +606,13 @@ class HandStarted(_message.Message):
         players: _abc.Iterable[_builtins.str] | None = ...,
         client_seeds: _abc.Iterable[_builtins.bytes] | None = ...,
         owner_seat: _builtins.int = ...,
+        game: _builtins.str = ...,
+        stake: _builtins.int = ...,
+        currency: Global___Currency.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["algorithm", b"algorithm", "client_seeds", b"client_seeds", "hand_no", b"hand_no", "owner_seat", b"owner_seat", "players", b"players", "seed_commitment", b"seed_commitment", "server_seed", b"server_seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["algorithm", b"algorithm", "client_seeds", b"client_seeds", "currency", b"currency", "game", b"game", "hand_no", b"hand_no", "owner_seat", b"owner_seat", "players", b"players", "seed_commitment", b"seed_commitment", "server_seed", b"server_seed", "stake", b"stake"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
