@@ -84,6 +84,117 @@ def _verify(args: argparse.Namespace) -> int:
     return 0 if all(v.ok or (not v.revealed and v.moves_ok) for v in verdicts) else 1
 
 
+def _ms(value: str) -> int:
+    """A time as ms since the epoch: an integer, or an ISO date / date-time (UTC unless it says)."""
+    import datetime as dt
+
+    if value.isdigit():
+        return int(value)
+    t = dt.datetime.fromisoformat(value)
+    return int((t if t.tzinfo else t.replace(tzinfo=dt.UTC)).timestamp() * 1000)
+
+
+def _audit(args: argparse.Namespace) -> int:
+    """Exit 0: no discrepancy; 1: discrepancies (each listed); 2: an archive refused or bad
+    arguments; 3: NATS or PostgreSQL cannot be reached."""
+    import asyncio
+    import json
+    import os
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from chieu.audit import report as rep
+    from chieu.audit.archive import ArchiveError
+    from chieu.audit.run import Options, audit
+    from chieu.kit.settings import from_env
+    from chieu.ladder.rules import Params
+
+    settings = from_env()
+    console = Console(stderr=args.json == "-")
+    options = Options(nats_url=args.nats or settings.nats_url, archive=args.archive or "",
+                      tables=frozenset(args.table or ()),
+                      database_url="" if args.no_db else (args.database_url or os.environ.get("DATABASE_URL", "")),
+                      ledger=not args.no_ledger, ladder=not args.no_ladder,
+                      params=Params(settings.ladder_up, settings.ladder_down, settings.ladder_floor_style,
+                                    settings.ladder_only_lose_basis))
+    with Progress(TextColumn("verifying the logs"), BarColumn(), MofNCompleteColumn(), TextColumn("records"),
+                  TimeRemainingColumn(), console=console, transient=True, disable=args.quiet) as bar:
+        task = bar.add_task("logs", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        try:
+            report = asyncio.run(audit(options, progress))
+        except ArchiveError as e:
+            console.print(f"[red]chieu audit: the archive is refused: {e}[/red]")
+            return 2
+        except (OSError, TimeoutError) as e:
+            console.print(f"[red]chieu audit: cannot read the sources ({type(e).__name__}: {e})[/red]")
+            return 3
+        except Exception as e:  # nats-py and asyncpg raise their own errors for a server they cannot use
+            if type(e).__module__.split(".")[0] in ("nats", "asyncpg"):
+                console.print(f"[red]chieu audit: cannot read the sources ({type(e).__name__}: {e})[/red]")
+                return 3
+            raise
+    if args.json == "-":
+        print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))
+    elif args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(report.to_json(), f, ensure_ascii=False, indent=2)
+    if not args.quiet:
+        rep.summary(report, console)
+    return 0 if report.ok else 1
+
+
+def _export(args: argparse.Namespace) -> int:
+    """Write the table stream (or a period of it) to an archive file."""
+    import asyncio
+
+    from chieu.audit import archive
+    from chieu.kit.settings import from_env
+
+    url = args.nats or from_env().nats_url
+    try:
+        m = asyncio.run(archive.export(url, args.out, _ms(args.since) if args.since else 0,
+                                       _ms(args.until) if args.until else 0))
+    except Exception as e:  # cannot reach NATS, or no table stream there
+        print(f"chieu export: cannot read the table stream at {url} ({type(e).__name__}: {e})", file=sys.stderr)
+        return 3
+    print(f"{args.out}: {m.entries} records of {m.tables} tables, stream sequences {m.first_seq}..{m.last_seq}, "
+          f"chain head {m.head.hex()}, seal {m.seal.hex()}")
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """Render a table's hands move by move as a static HTML page."""
+    import asyncio
+
+    from chieu.audit import archive, replay
+    from chieu.audit.report import Report
+    from chieu.audit.run import Options, load
+    from chieu.kit.settings import from_env
+
+    try:
+        period = asyncio.run(load(Options(nats_url=args.nats or from_env().nats_url, archive=args.archive or ""),
+                                  Report()))
+    except archive.ArchiveError as e:
+        print(f"chieu replay: the archive is refused: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:
+        print(f"chieu replay: cannot read the table log ({type(e).__name__}: {e})", file=sys.stderr)
+        return 3
+    records = period.tables.get(args.table)
+    if not records:
+        print(f"chieu replay: no table {args.table!r} in the log", file=sys.stderr)
+        return 2
+    with open(args.html, "w", encoding="utf-8") as f:
+        f.write(replay.render(args.table, records))
+    print(f"{args.html}: table {args.table}, {len(records)} records")
+    return 0
+
+
 def _perft(args: argparse.Namespace) -> int:
     from chieu.table.rules.xiangqi import perft
 
@@ -115,6 +226,32 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("table", help="the table id")
     ver.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
     ver.set_defaults(func=_verify)
+
+    au = sub.add_parser("audit", help="auditor: prove a period of play (every log, the ledger, the ladder)")
+    au.add_argument("--archive", help="an archive file from `chieu export` (default: the live stream)")
+    au.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
+    au.add_argument("--database-url", help="the ledger's and ladder's PostgreSQL (default $DATABASE_URL)")
+    au.add_argument("--table", action="append", help="only this table (repeat for more): its books only")
+    au.add_argument("--no-db", action="store_true", help="check the logs only")
+    au.add_argument("--no-ledger", action="store_true", help="do not reconcile the ledger")
+    au.add_argument("--no-ladder", action="store_true", help="do not reconcile the ladder")
+    au.add_argument("--json", metavar="FILE", help="write the JSON report to FILE (- for stdout)")
+    au.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    au.set_defaults(func=_audit)
+
+    ex = sub.add_parser("export", help="auditor: write the table stream (or a period) to an archive file")
+    ex.add_argument("out", help="the archive file to write")
+    ex.add_argument("--since", help="tables with a record at or after this time (ms or ISO, UTC)")
+    ex.add_argument("--until", help="records before this time (ms or ISO, UTC)")
+    ex.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
+    ex.set_defaults(func=_export)
+
+    rp = sub.add_parser("replay", help="auditor: a table's hands move by move as a static HTML page")
+    rp.add_argument("table", help="the table id")
+    rp.add_argument("--html", required=True, help="the page to write")
+    rp.add_argument("--archive", help="read the log from an archive file (default: the live stream)")
+    rp.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
+    rp.set_defaults(func=_replay)
 
     pf = sub.add_parser("perft", help="中国象棋: count the leaf nodes of the move tree from a FEN")
     pf.add_argument("fen", nargs="?", default="rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1")

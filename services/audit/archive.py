@@ -1,0 +1,241 @@
+"""The auditor's archive of the table log: write it (``chieu export``), read it back and refuse
+it when a byte changed.
+
+The format is ``proto/chieu/audit/v1/archive.proto``: length-delimited ``Frame`` messages — a
+``Header``, one ``Entry`` per stream message (the ``chieu.table.v1.Record`` bytes exactly as
+stored), a ``Manifest`` — with a SHA-256 chain over the entries and a seal over the whole file,
+so an auditor needs the file and the ``.proto`` contracts only.
+
+Reading the live stream is read-only: an ordered (ephemeral) consumer from the first message;
+the stream is never created, changed or acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from google.protobuf.internal.decoder import _DecodeVarint  # type: ignore[attr-defined]
+from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
+from google.protobuf.message import DecodeError
+
+from chieu.audit.v1 import archive_pb2 as pb
+from chieu.kit import names
+
+FORMAT = "chieu-archive-v1"
+MAX_FRAME = 64 << 20
+"""The largest frame a reader accepts (a record is at most a JetStream message)."""
+
+
+class ArchiveError(Exception):
+    """The archive is not what it says: a changed byte, a broken chain, a missing manifest."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One stream message: its sequence, subject, record server time and record bytes."""
+
+    seq: int
+    subject: str
+    time_ms: int
+    data: bytes
+
+    @property
+    def table_id(self) -> str:
+        return self.subject[len(names.TABLES.prefix) + 1:]
+
+
+@dataclass(frozen=True, slots=True)
+class Archive:
+    """An archive read back and checked."""
+
+    header: pb.Header
+    messages: list[Message]
+    manifest: pb.Manifest
+
+
+def chain0(header: pb.Header) -> bytes:
+    return hashlib.sha256(FORMAT.encode() + header.SerializeToString(deterministic=True)).digest()
+
+
+def link(prev: bytes, m: Message) -> bytes:
+    subject = m.subject.encode()
+    return hashlib.sha256(b"".join((prev, m.seq.to_bytes(8, "big"), len(subject).to_bytes(4, "big"), subject,
+                                    m.time_ms.to_bytes(8, "big", signed=True), m.data))).digest()
+
+
+def _frame(frame: pb.Frame) -> bytes:
+    body = frame.SerializeToString(deterministic=True)
+    return bytes(_VarintBytes(len(body))) + body
+
+
+def write(out: IO[bytes], header: pb.Header, messages: Iterable[Message]) -> pb.Manifest:
+    """Write a whole archive to ``out``; the manifest written."""
+    header.format = FORMAT
+    seal = hashlib.sha256()
+
+    def put(b: bytes) -> None:
+        seal.update(b)
+        out.write(b)
+
+    put(_frame(pb.Frame(header=header)))
+    head = chain0(header)
+    count, first, last, tables = 0, 0, 0, set()
+    for m in messages:
+        head = link(head, m)
+        put(_frame(pb.Frame(entry=pb.Entry(seq=m.seq, subject=m.subject, time_ms=m.time_ms, record=m.data,
+                                           chain=head))))
+        count += 1
+        first = first or m.seq
+        last = m.seq
+        tables.add(m.subject)
+    manifest = pb.Manifest(entries=count, first_seq=first, last_seq=last, tables=len(tables), head=head)
+    seal.update(manifest.SerializeToString(deterministic=True))
+    manifest.seal = seal.digest()
+    out.write(_frame(pb.Frame(manifest=manifest)))
+    return manifest
+
+
+def _frames(data: bytes) -> Iterator[tuple[int, int, pb.Frame]]:
+    """(start offset, end offset, frame) of every frame of ``data``."""
+    pos = 0
+    while pos < len(data):
+        start = pos
+        try:
+            size, pos = _DecodeVarint(data, pos)
+        except (IndexError, DecodeError) as e:
+            raise ArchiveError(f"byte {start}: a broken frame length") from e
+        if size > MAX_FRAME or pos + size > len(data):
+            raise ArchiveError(f"byte {start}: a frame of {size} bytes runs past the end of the file")
+        frame = pb.Frame()
+        try:
+            frame.ParseFromString(data[pos:pos + size])
+        except DecodeError as e:
+            raise ArchiveError(f"byte {start}: a frame that does not parse ({e})") from e
+        pos += size
+        yield start, pos, frame
+
+
+def read(path: str | Path) -> Archive:
+    """Read and check an archive; :class:`ArchiveError` says what is wrong with it."""
+    data = Path(path).read_bytes()
+    header: pb.Header | None = None
+    manifest: pb.Manifest | None = None
+    messages: list[Message] = []
+    head = b""
+    for start, end, frame in _frames(data):
+        kind = frame.WhichOneof("kind")
+        if manifest is not None:
+            raise ArchiveError(f"byte {start}: something follows the manifest")
+        if header is None:
+            if kind != "header" or frame.header.format != FORMAT:
+                raise ArchiveError(f"not a {FORMAT} archive (its first frame is no header)")
+            header = frame.header
+            head = chain0(header)
+        elif kind == "entry":
+            e = frame.entry
+            m = Message(int(e.seq), e.subject, int(e.time_ms), bytes(e.record))
+            head = link(head, m)
+            if head != e.chain:
+                raise ArchiveError(f"entry {len(messages) + 1} (stream sequence {m.seq}, byte {start}): the SHA-256 "
+                                   "chain breaks there: the entry or one before it was changed")
+            messages.append(m)
+        elif kind == "manifest":
+            manifest = frame.manifest
+            sealed = pb.Manifest()
+            sealed.CopyFrom(manifest)
+            sealed.seal = b""
+            seal = hashlib.sha256(data[:start] + sealed.SerializeToString(deterministic=True)).digest()
+            if manifest.seal != seal:
+                raise ArchiveError("the manifest's seal does not match the file: a byte was changed")
+            if manifest.head != head or manifest.entries != len(messages):
+                raise ArchiveError(f"the manifest says {manifest.entries} entries ending in another chain value; "
+                                   f"the file holds {len(messages)}")
+            _ = end
+        else:
+            raise ArchiveError(f"byte {start}: an unexpected {kind or 'empty'} frame")
+    if header is None:
+        raise ArchiveError("an empty file")
+    if manifest is None:
+        raise ArchiveError("no manifest: the archive was cut short")
+    return Archive(header, messages, manifest)
+
+
+# -- the live stream ---------------------------------------------------------------------------
+
+
+async def connect(url: str) -> Any:
+    """A NATS connection for a command-line reader: each server tried once, quietly."""
+    import nats
+
+    async def quiet(e: Exception) -> None:
+        pass
+
+    return await nats.connect(url, name="chieu-audit", max_reconnect_attempts=1, reconnect_time_wait=0.2,
+                              error_cb=quiet, allow_reconnect=False, connect_timeout=3)
+
+
+async def stream_messages(nc: Any, stream: str = names.TABLES.name, subjects: str = names.TABLES.subjects,
+                          upto: int | None = None) -> tuple[int, list[Message]]:
+    """Every message of the table stream up to its last sequence now (or ``upto``):
+    (the stream's last sequence, the messages), through an ordered consumer (nothing is acked)."""
+    from chieu.table.v1 import log_pb2
+
+    js = nc.jetstream()
+    info = await js.stream_info(stream)
+    last = int(info.state.last_seq) if upto is None else upto
+    out: list[Message] = []
+    if int(info.state.messages) == 0 or last == 0:
+        return last, out
+    sub = await js.subscribe(subjects, stream=stream, ordered_consumer=True, pending_msgs_limit=-1,
+                             pending_bytes_limit=-1)
+    record = log_pb2.Record()
+    try:
+        while True:
+            msg = await sub.next_msg(timeout=10)
+            seq = int(msg.metadata.sequence.stream)
+            if seq > last:
+                break
+            record.ParseFromString(msg.data)
+            out.append(Message(seq, msg.subject, int(record.server_time_ms), bytes(msg.data)))
+            if seq >= last:
+                break
+    finally:
+        await sub.unsubscribe()
+    return last, out
+
+
+def period(messages: list[Message], since_ms: int = 0, until_ms: int = 0) -> list[Message]:
+    """The tables with a record in ``[since_ms, until_ms)``, each from its first record up to
+    ``until_ms`` (a table's log is folded from its start, so its earlier records come along)."""
+    if not since_ms and not until_ms:
+        return messages
+    before = [m for m in messages if not until_ms or m.time_ms < until_ms]
+    active = {m.subject for m in before if m.time_ms >= since_ms}
+    return [m for m in before if m.subject in active]
+
+
+async def export(url: str, path: str | Path, since_ms: int = 0, until_ms: int = 0) -> pb.Manifest:
+    """Write the table stream (or the tables of a period) to an archive file at ``path``."""
+    nc = await connect(url)
+    try:
+        last, messages = await stream_messages(nc)
+    finally:
+        await nc.close()
+    header = pb.Header(stream=names.TABLES.name, created_ms=int(time.time() * 1000), since_ms=since_ms,
+                       until_ms=until_ms, stream_last_seq=last, complete=not since_ms and not until_ms)
+    return await asyncio.to_thread(save, path, header, period(messages, since_ms, until_ms))
+
+
+def save(path: str | Path, header: pb.Header, messages: Iterable[Message]) -> pb.Manifest:
+    """Write an archive file (through a temporary file beside it, renamed when whole)."""
+    tmp = Path(f"{path}.part")
+    with tmp.open("wb") as f:
+        manifest = write(f, header, messages)
+    tmp.replace(path)
+    return manifest

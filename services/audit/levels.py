@@ -1,0 +1,185 @@
+"""The ladder (过关斩将) reconciled with the table logs, read-only: the pure rules
+(``chieu.ladder.rules``) folded over every ``HandEnded``, ``ForcedQuit`` and ``Disconnected`` of
+the ladder tables in stream order, compared with the ladder's history and standings.
+
+What the ladder counts is read from the logs here again (not by the ladder's consumer code): a
+hand's end at a ladder table gives each seat's result by ``rules.game_results`` (an aborted hand
+counts for nobody); a quit or a disconnect at a ladder table gives its penalty at once, which
+replaces that player's result of the hand (one result or penalty per table, hand and player).
+Each player's standing is ``rules.record`` folded over their results in stream order, with the
+ladder's parameters (``CHIEU_LADDER_*``). An operator's correction (a history row with an actor
+and a reason) sets a standing at its place among the results; one without a reason is a finding.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from chieu.audit.logs import Logs
+from chieu.audit.report import Report
+from chieu.kit import names
+from chieu.ladder import rules
+from chieu.ladder.rules import Params, Result, Standing
+from chieu.table.v1 import log_pb2
+
+AREA = "ladder"
+
+
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """A result or a penalty the log gives one ladder table's hand: its players' results."""
+
+    seq: int
+    game: str
+    table_id: str
+    hand_no: int
+    table_level: int
+    results: tuple[tuple[str, Result], ...]
+    cause: str
+
+
+def counted(seq: int, record: log_pb2.Record) -> list[Counted]:
+    """What one record gives the ladder, in the order of its events."""
+    out: list[Counted] = []
+    for e in record.events:
+        kind = e.WhichOneof("kind")
+        if kind in ("forced_quit", "disconnected"):
+            ev = e.forced_quit if kind == "forced_quit" else e.disconnected
+            if ev.ladder_level > 0:
+                result = Result.QUIT if kind == "forced_quit" else Result.DISCONNECT
+                out.append(Counted(seq, record.game, record.table_id, int(ev.hand_no), int(ev.ladder_level),
+                                   ((ev.player_id, result),), "penalty"))
+        elif kind == "hand_ended" and e.hand_ended.ladder_level > 0:
+            h = e.hand_ended
+            o = h.outcome
+            if o.reason.startswith("aborted") or not h.players:
+                continue
+            results = rules.game_results(len(h.players), o.winner if o.HasField("winner") else None,
+                                         list(o.scores), teams=record.game in rules.TEAM_GAMES)
+            out.append(Counted(seq, record.game, record.table_id, int(h.hand_no), int(h.ladder_level),
+                               tuple(zip(h.players, results, strict=True)), "result"))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """An expected history row: cause, result, table level, before → after, stream sequence."""
+
+    cause: str
+    result: str
+    table_level: int
+    before: Standing
+    after: Standing
+    seq: int
+
+
+def _standing(r: Any, suffix: str) -> Standing:
+    return Standing(int(r[f"level{suffix}"]), int(r[f"best{suffix}"]), int(r[f"lp{suffix}"]))
+
+
+async def reconcile(conn: Any, logs: Logs, report: Report, params: Params | None = None,
+                    stream: str = names.TABLES.name) -> None:
+    """Fold the rules over ``logs`` and compare with the ladder's tables on ``conn`` (asyncpg)."""
+    params = params or Params()
+    await conn.execute("SET default_transaction_read_only = on")
+    async with conn.transaction(isolation="repeatable_read", readonly=True):
+        history = await conn.fetch(
+            "SELECT id, player_id, game, cause, result, table_id, hand_no, table_level, level_before, best_before,"
+            " lp_before, level_after, best_after, lp_after, stream_seq, actor, reason FROM ladder_history ORDER BY id")
+        standings = await conn.fetch("SELECT game, player_id, level, best, lp, games FROM ladder_standings")
+        cursor = int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM ladder_cursor WHERE stream = $1",
+                                         stream) or 0)
+    report.count("ladder_history_rows", len(history))
+    report.count("ladder_standings", len(standings))
+
+    items = [c for seq, rec in logs.in_order() for c in counted(seq, rec)]
+    if items and items[-1].seq > cursor:
+        behind = [c for c in items if c.seq > cursor]
+        report.add(AREA, "ladder_behind", f"cursor {cursor}", f"{len(behind)} results or penalties after the "
+                   f"ladder's cursor (the last at stream sequence {behind[-1].seq}) are not applied")
+        items = [c for c in items if c.seq <= cursor]
+    report.count("ladder_results", sum(len(c.results) for c in items))
+
+    # corrections take their place after the results written before them
+    corrections: list[tuple[int, Any]] = []
+    last_seq = 0
+    for r in history:
+        if r["cause"] == "correction":
+            corrections.append((last_seq, r))
+            if not (r["actor"] or "").strip() or not (r["reason"] or "").strip():
+                report.add(AREA, "correction_without_reason", f"{r['game']}/{r['player_id']}",
+                           f"history row {r['id']} by {r['actor'] or 'nobody'} with reason {r['reason']!r}")
+        elif r["stream_seq"] is not None:
+            last_seq = max(last_seq, int(r["stream_seq"]))
+
+    state: dict[tuple[str, str], Standing] = {}
+    games: dict[tuple[str, str], int] = defaultdict(int)
+    expected: dict[tuple[str, int, str], Row] = {}
+    pending = list(corrections)
+
+    def correct_upto(seq: int) -> None:
+        while pending and pending[0][0] < seq:
+            _, r = pending.pop(0)
+            key = (r["game"], r["player_id"])
+            before = state.get(key, Standing())
+            if _standing(r, "_before") != before:
+                report.add(AREA, "ladder_history_mismatch", f"{key[0]}/{key[1]}", f"correction row {r['id']} says "
+                           f"before {_standing(r, '_before')}, the fold gives {before}")
+            state[key] = _standing(r, "_after")
+
+    for c in items:
+        correct_upto(c.seq)
+        before = {p: state.get((c.game, p), Standing()) for p, _ in c.results}
+        for p, result in c.results:
+            if (c.table_id, c.hand_no, p) in expected:
+                continue  # a penalty replaced this player's result of the hand
+            others = [before[q].level for q, _ in c.results if q != p]
+            after = rules.record(before[p], result, c.table_level, params, others).standing
+            expected[(c.table_id, c.hand_no, p)] = Row(c.cause, result.value, c.table_level, before[p], after, c.seq)
+            state[(c.game, p)] = after
+            games[(c.game, p)] += 1
+    correct_upto(cursor + 1)
+
+    # every history row equal to the fold, every fold's row in the history
+    seen: set[tuple[str, int, str]] = set()
+    for r in history:
+        if r["cause"] == "correction":
+            continue
+        key = (r["table_id"], int(r["hand_no"] or 0), r["player_id"])
+        subject = f"{r['game']}/{r['player_id']} at {r['table_id']} hand {r['hand_no']}"
+        want = expected.get(key)
+        if want is None:
+            if logs.complete or r["table_id"] in logs.tables:
+                report.add(AREA, "ladder_row_without_source", subject, f"history row {r['id']} ({r['cause']} "
+                           f"{r['result']}) that no record of the log gives")
+            continue
+        seen.add(key)
+        got = Row(r["cause"], r["result"], int(r["table_level"]), _standing(r, "_before"), _standing(r, "_after"),
+                  int(r["stream_seq"] or 0))
+        if got != want:
+            diffs = [f"{f} {getattr(got, f)} (rules: {getattr(want, f)})" for f in Row.__slots__
+                     if getattr(got, f) != getattr(want, f)]
+            report.add(AREA, "ladder_history_mismatch", subject, f"history row {r['id']}: " + ", ".join(diffs))
+    for key, want in expected.items():
+        if key not in seen:
+            report.add(AREA, "ladder_result_missing", f"{key[2]} at {key[0]} hand {key[1]}",
+                       f"{want.cause} {want.result} at stream sequence {want.seq} is not in the history")
+
+    # every standing equal to the fold
+    rows = {(r["game"], r["player_id"]): r for r in standings}
+    for who, r in rows.items():
+        now = _standing(r, "")
+        if who not in state:
+            if logs.complete:
+                report.add(AREA, "standing_without_source", f"{who[0]}/{who[1]}",
+                           f"standing {now} with no result, penalty or correction behind it")
+            continue
+        if now != state[who] or int(r["games"]) != games.get(who, 0):
+            report.add(AREA, "standing_mismatch", f"{who[0]}/{who[1]}",
+                       f"the ladder says {now} after {r['games']} games, the rules folded over the logs give "
+                       f"{state[who]} after {games.get(who, 0)}")
+    for who, folded in state.items():
+        if who not in rows:
+            report.add(AREA, "standing_mismatch", f"{who[0]}/{who[1]}", f"no standing; the rules give {folded}")

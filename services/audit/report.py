@@ -1,0 +1,107 @@
+"""What an audit found: findings (each a discrepancy, with a stable code), counts of what was
+checked, the JSON report and the readable summary."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+CODES: dict[str, str] = {
+    # the logs
+    "log_unreadable": "a stream message is not a table record",
+    "log_broken": "a table's records do not follow on (version, table id)",
+    "replay_failed": "the table's log cannot be folded",
+    "commitment_mismatch": "a revealed server seed does not hash to the hand's commitment",
+    "deal_mismatch": "the deal logged is not the deal the seeds give",
+    "move_mismatch": "a logged move is not what the rules decide for its command or timeout",
+    # the ledger
+    "settlement_missing": "a settlement leg of the log has no posting",
+    "settlement_refused": "the ledger refused a settlement of the log",
+    "settlement_altered": "a posted settlement differs from the log (amount, accounts, reason or id)",
+    "posting_without_source": "a posting has no source in a log or an audited operator action",
+    "operator_without_reason": "an operator's posting has no actor or no reason",
+    "balance_mismatch": "an account's balance is not the sum of its transfers",
+    "currency_not_zero": "a currency does not sum to zero over all accounts",
+    "negative_wallet": "a player's or a pot's 金币 / 红心币 is below zero",
+    "transfer_currency": "a transfer joins accounts of another currency",
+    # the ladder
+    "ladder_result_missing": "a result or penalty of the log is not in the ladder's history",
+    "ladder_history_mismatch": "a history row differs from the rules folded over the log",
+    "ladder_row_without_source": "a history row has no source in the log",
+    "correction_without_reason": "an operator's correction has no actor or no reason",
+    "standing_mismatch": "a standing differs from the rules folded over the logs",
+    "standing_without_source": "a standing has no history behind it",
+    "ladder_behind": "the ladder has not applied every record of the period yet",
+}
+"""Every finding code and what it means (docs and the JSON report use the same words)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One discrepancy: which check (logs, ledger, ladder), its code, what it is about, and how."""
+
+    area: str
+    code: str
+    subject: str
+    detail: str
+
+
+@dataclass
+class Report:
+    """An audit's result: what was checked (counts by name) and every finding."""
+
+    source: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """Checks not run, with why (no DATABASE_URL, --no-ladder, ...)."""
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def add(self, area: str, code: str, subject: str, detail: str) -> None:
+        assert code in CODES, code
+        self.findings.append(Finding(area, code, subject, detail))
+
+    def count(self, name: str, n: int = 1) -> None:
+        self.counts[name] = self.counts.get(name, 0) + n
+
+    def to_json(self) -> dict[str, Any]:
+        by_code: dict[str, int] = {}
+        for f in self.findings:
+            by_code[f.code] = by_code.get(f.code, 0) + 1
+        return {"ok": self.ok, "source": self.source, "seconds": round(self.seconds, 3), "counts": self.counts,
+                "skipped": self.skipped, "findings_by_code": by_code,
+                "findings": [asdict(f) | {"meaning": CODES[f.code]} for f in self.findings]}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False, indent=2)
+
+
+def summary(report: Report, console: Any, limit: int = 200) -> None:
+    """Print the readable summary on a rich console."""
+    from rich.table import Table
+
+    counts = Table(title=f"chieu audit — {report.source}", show_header=True, header_style="bold")
+    counts.add_column("checked")
+    counts.add_column("count", justify="right")
+    for name, n in report.counts.items():
+        counts.add_row(name.replace("_", " "), f"{n:,}")
+    console.print(counts)
+    for s in report.skipped:
+        console.print(f"[yellow]not checked:[/yellow] {s}")
+    if report.ok:
+        console.print(f"[bold green]OK[/bold green]: no discrepancy ({report.seconds:.1f} s)")
+        return
+    found = Table(title=f"{len(report.findings)} discrepancies", show_header=True, header_style="bold red")
+    for col in ("area", "code", "subject", "detail"):
+        found.add_column(col, overflow="fold")
+    for f in report.findings[:limit]:
+        found.add_row(f.area, f.code, f.subject, f.detail)
+    console.print(found)
+    if len(report.findings) > limit:
+        console.print(f"… and {len(report.findings) - limit} more (see the JSON report)")
+    console.print(f"[bold red]FAILED[/bold red]: {len(report.findings)} discrepancies ({report.seconds:.1f} s)")

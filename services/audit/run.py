@@ -1,0 +1,84 @@
+"""One audit of a period of play: the logs (live stream or archive), then the ledger and the
+ladder reconciled with them, into one :class:`~chieu.audit.report.Report`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from chieu.audit import archive, levels, logs, money
+from chieu.audit.report import Report
+from chieu.ladder.rules import Params
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Where to read from and what to check."""
+
+    nats_url: str = ""
+    archive: str = ""
+    """An archive file (``chieu export``): the logs come from it alone."""
+    database_url: str = ""
+    """The ledger's and the ladder's PostgreSQL (empty: neither is reconciled)."""
+    tables: frozenset[str] = frozenset()
+    """Only these tables (empty: every table): a period, so the books are checked for them only."""
+    ledger: bool = True
+    ladder: bool = True
+    params: Params = field(default_factory=Params)
+
+
+async def load(options: Options, report: Report) -> logs.Logs:
+    """The logs of the period, from the archive (checked: a changed byte is refused) or the stream."""
+    if options.archive:
+        a = archive.read(options.archive)
+        report.source = f"archive {options.archive} ({a.manifest.entries} records, stream {a.header.stream})"
+        return logs.load(_only(a.messages, options), report, complete=a.header.complete and not options.tables)
+    nc = await archive.connect(options.nats_url)
+    try:
+        _, messages = await archive.stream_messages(nc)
+    finally:
+        await nc.close()
+    report.source = f"stream at {options.nats_url} ({len(messages)} records)"
+    return logs.load(_only(messages, options), report, complete=not options.tables)
+
+
+def _only(messages: list[archive.Message], options: Options) -> list[archive.Message]:
+    if not options.tables:
+        return messages
+    return [m for m in messages if m.table_id in options.tables]
+
+
+async def audit(options: Options, progress: Callable[[int, int], None] | None = None) -> Report:
+    """Run every check; ``progress(done, total)`` in records while the logs are verified."""
+    report = Report()
+    started = time.perf_counter()
+    period = await load(options, report)
+    total, done = period.records, 0
+
+    def step(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress(done, total)
+
+    logs.verify_all(period, report, step)
+    if options.database_url and (options.ledger or options.ladder):
+        import asyncpg
+
+        conn = await asyncpg.connect(options.database_url)
+        try:
+            if options.ledger:
+                await money.reconcile(conn, period, report)
+            if options.ladder:
+                await levels.reconcile(conn, period, report, options.params)
+        finally:
+            await conn.close()
+    else:
+        report.skipped.append("the ledger and the ladder: no DATABASE_URL")
+    if not options.ledger:
+        report.skipped.append("the ledger (--no-ledger)")
+    if not options.ladder:
+        report.skipped.append("the ladder (--no-ladder)")
+    report.seconds = time.perf_counter() - started
+    return report
