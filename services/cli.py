@@ -23,10 +23,38 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _token(args: argparse.Namespace) -> int:
-    from chieu.kit import auth
-    from chieu.kit.settings import from_env
+    """Sign a token with the private key (``--key``, else ``CHIEU_TOKEN_PRIVATE_KEY``, else the key
+    ``chieu up`` generated in ``.var/keys/``): a player's, or with ``--service`` a service's credential."""
+    from pathlib import Path
 
-    print(auth.sign(from_env().token_secret, args.player, args.role or ["player"], args.ttl))
+    from chieu.kit import auth
+    from chieu.kit.settings import SettingsError, from_env
+
+    try:
+        key = args.key or from_env().token_private_key
+    except SettingsError as e:
+        print(f"chieu token: {e}", file=sys.stderr)
+        return 2
+    if not key and Path(".var/keys/private.pem").exists():
+        key = ".var/keys/private.pem"
+    if not key:
+        print("chieu token: no private key: set CHIEU_TOKEN_PRIVATE_KEY (or --key) to the Ed25519 PEM "
+              "(./chieu up makes one in .var/keys/private.pem)", file=sys.stderr)
+        return 2
+    if bool(args.service) == bool(args.player):
+        print("chieu token: name a PLAYER, or a service with --service NAME (not both)", file=sys.stderr)
+        return 2
+    try:
+        signer = auth.Signer.load(key)
+        if args.service:
+            if args.role:
+                raise ValueError("a service credential has the service role only")
+            print(signer.service_credential(args.service, args.ttl or 365 * 86400))
+        else:
+            print(signer.sign(args.player, args.role or ["player"], args.ttl or 86400))
+    except (OSError, ValueError) as e:
+        print(f"chieu token: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -259,10 +287,13 @@ def build_parser() -> argparse.ArgumentParser:
     pf.add_argument("--divide", action="store_true", help="a count per first move")
     pf.set_defaults(func=_perft)
 
-    tok = sub.add_parser("token", help="sign a developer session token (CHIEU_TOKEN_SECRET)")
-    tok.add_argument("player", help="the player id")
+    tok = sub.add_parser("token", help="sign a session token or a service credential (CHIEU_TOKEN_PRIVATE_KEY)")
+    tok.add_argument("player", nargs="?", help="the player id")
     tok.add_argument("--role", action="append", choices=["player", "operator", "auditor"])
-    tok.add_argument("--ttl", type=int, default=86400, help="seconds of validity")
+    tok.add_argument("--service", metavar="NAME", help="a service's own credential (service:NAME) instead")
+    tok.add_argument("--ttl", type=int, help="seconds of validity (default a day; a year for --service)")
+    tok.add_argument("--key", help="the Ed25519 private key PEM (default $CHIEU_TOKEN_PRIVATE_KEY, else "
+                                   ".var/keys/private.pem)")
     tok.set_defaults(func=_token)
     return parser
 

@@ -3,10 +3,16 @@
 Starts a real nats-server with JetStream (``sync_interval: always``) and every service as
 its own process, with their logs in this terminal. Ctrl-C stops everything cleanly; a second
 run reuses the data.
+
+Token keys: the first run generates an Ed25519 key under ``<data>/keys/`` (``private.pem``, mode
+0600) and writes its public keyset (``public.jwks.json``); later runs reuse them. Each service is
+given the public keyset and its own credential (``service:<name>``, minted at start); only the
+lobby is given the private key. No constant secret anywhere.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -14,10 +20,54 @@ import sys
 import time
 from pathlib import Path
 
-from chieu.kit import localnats, localpg
+from chieu.kit import auth, localnats, localpg
 from chieu.kit.settings import from_env
 
 SERVICES = {"table": "chieu.table", "ledger": "chieu.ledger", "ladder": "chieu.ladder", "lobby": "chieu.lobby"}
+SIGNERS = ("lobby",)
+"""The services given the private key (every other one verifies with the public keys only)."""
+CREDENTIAL_TTL_S = 30 * 86400
+"""Lifetime of the service credentials minted at each start."""
+
+
+def ensure_keys(data_dir: Path) -> tuple[auth.Signer, Path, Path]:
+    """The signer of ``<data>/keys/private.pem`` (generated on first run, mode 0600), and the
+    paths of the private key and of the public keyset (``public.jwks.json``, which keeps every
+    key already listed there, so a key added for a rotation stays)."""
+    keys = data_dir / "keys"
+    keys.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private = keys / "private.pem"
+    if private.exists():
+        signer = auth.Signer.load(private)
+        os.chmod(private, 0o600)
+    else:
+        signer = auth.Signer.generate()
+        fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(signer.private_pem())
+        print(f"chieu up: generated the token signing key {signer.kid} in {private}", file=sys.stderr)
+    public = keys / "public.jwks.json"
+    keyset = signer.keyset()
+    if public.exists():
+        keyset = auth.KeySet.load(public).with_key(signer.public)
+    document = json.dumps(keyset.to_jwks(), indent=2) + "\n"
+    if not public.exists() or public.read_text() != document:
+        public.write_text(document)
+    return signer, private, public
+
+
+def service_envs(base: dict[str, str], signer: auth.Signer, private: Path, public: Path) -> dict[str, dict[str, str]]:
+    """Each service's environment: the public keyset for all, its own credential, and the private
+    key for the lobby alone."""
+    common = {k: v for k, v in base.items() if k not in ("CHIEU_TOKEN_PRIVATE_KEY", "CHIEU_SERVICE_TOKEN")}
+    common["CHIEU_TOKEN_PUBLIC_KEYS"] = str(public)
+    envs: dict[str, dict[str, str]] = {}
+    for name in SERVICES:
+        env = {**common, "CHIEU_SERVICE_TOKEN": signer.service_credential(name, CREDENTIAL_TTL_S)}
+        if name in SIGNERS:
+            env["CHIEU_TOKEN_PRIVATE_KEY"] = str(private)
+        envs[name] = env
+    return envs
 
 
 def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None = None) -> int:
@@ -42,8 +92,11 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
         "CHIEU_LADDER_ADDR": f"127.0.0.1:{ladder_port}",
         "CHIEU_LOBBY_ADDR": f"127.0.0.1:{lobby_port}",
         "DATABASE_URL": database_url,
-        "CHIEU_TOKEN_SECRET": settings.token_secret,
     }
+    signer, private, public = ensure_keys(data_dir)
+    print(f"chieu up: token key {signer.kid}; public keys in {public} "
+          f"(sign a token: CHIEU_TOKEN_PRIVATE_KEY={private} ./chieu token PLAYER)", file=sys.stderr)
+    envs = service_envs(env, signer, private, public)
     procs: dict[str, subprocess.Popen[bytes]] = {}
     stopping = False
 
@@ -55,7 +108,7 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
     signal.signal(signal.SIGTERM, stop)
     try:
         for name, module in SERVICES.items():
-            procs[name] = subprocess.Popen([sys.executable, "-m", module], env=env)
+            procs[name] = subprocess.Popen([sys.executable, "-m", module], env=envs[name])
         localnats.wait_for_port(table_port, timeout=30, proc=procs["table"])
         localnats.wait_for_port(ledger_port, timeout=60, proc=procs["ledger"])
         print(f"chieu up: ledger service on 127.0.0.1:{ledger_port} (gRPC, reflection on)", file=sys.stderr)

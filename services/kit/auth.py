@@ -1,115 +1,443 @@
-"""Signed session tokens: ``v1.<payload>.<signature>``, HMAC-SHA256 over the payload.
+"""Session tokens: JWT (RFC 7519) signed with Ed25519 (``EdDSA``, RFC 8037), through PyJWT.
 
-The payload is base64url JSON ``{"sub": player_id, "roles": [...], "exp": unix_seconds}``.
-The lobby issues them; until it exists, ``chieu token`` signs developer tokens. Roles:
-``player`` (default), ``operator``, ``auditor``.
+- **Format.** Header ``{"alg": "EdDSA", "typ": "JWT", "kid": <key id>}``; claims ``iss`` and
+  ``aud`` (both ``chieu``), ``sub`` (the player id, or ``service:<name>`` for a service
+  credential), ``roles`` (``player``, ``operator``, ``auditor``, or ``service`` alone), ``iat``,
+  ``exp`` (unix seconds), ``jti`` (unique per token) and, for a lobby session, ``sid``.
+- **Who signs.** Only a holder of the private key (:class:`Signer`): the lobby and the
+  ``chieu token`` command. Every service verifies with a :class:`KeySet` of public keys only.
+- **Key ids.** A key's ``kid`` is its RFC 7638 JWK thumbprint (SHA-256, base64url). Verification
+  accepts any key of the set, so a key rotates with no downtime: add the new public key to every
+  service's set, switch the signer, remove the old key once the longest token signed with it has
+  expired. :func:`public_keys` re-reads ``CHIEU_TOKEN_PUBLIC_KEYS`` when the file changes.
+- **Refusals** are ``UNAUTHENTICATED`` with a stable reason: ``no_token``, ``malformed_token``,
+  ``bad_algorithm`` (anything but EdDSA: no ``none``, no HS*), ``unknown_key``, ``bad_signature``,
+  ``bad_claims``, ``token_expired``, ``no_keys`` (this process was given no public keys).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
 import json
+import os
+import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import grpc
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from chieu.kit import logs
 from chieu.kit.errors import ServiceError
+from chieu.kit.settings import Settings
 
-ROLES = ("player", "operator", "auditor")
+log = logs.get("chieu.auth")
+
+ROLES = ("player", "operator", "auditor", "service")
+SERVICE = "service"
+"""The role of a service's own credential; its subject is ``service:<name>``."""
+SERVICE_PREFIX = "service:"
+ALGORITHM = "EdDSA"
+ISSUER = "chieu"
+AUDIENCE = "chieu"
+MAX_TOKEN = 4096
+"""The longest token looked at (characters)."""
+MAX_SUBJECT = 200
+CLOCK_SKEW_S = 300
+"""A token issued at most this far in the future (another host's clock) is still accepted."""
 
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: a player id and its roles."""
+    """Who is calling: a player id (or ``service:<name>``), its roles, its session id (empty for
+    a token made outside a lobby session), its expiry (unix seconds) and its token id."""
 
     player_id: str
     roles: frozenset[str]
+    sid: str = ""
+    exp: int = 0
+    jti: str = ""
 
+    @property
+    def service(self) -> str:
+        """The service name of a service credential (``table`` for ``service:table``), else ``""``."""
+        if SERVICE in self.roles and self.player_id.startswith(SERVICE_PREFIX):
+            return self.player_id[len(SERVICE_PREFIX):]
+        return ""
+
+
+def _unauthenticated(reason: str, message: str) -> ServiceError:
+    return ServiceError(grpc.StatusCode.UNAUTHENTICATED, reason, message)
+
+
+# -- keys -------------------------------------------------------------------------------------
 
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+def _raw(public: Ed25519PublicKey) -> bytes:
+    return public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
-def sign(secret: str, player_id: str, roles: Iterable[str] = ("player",), ttl_s: int = 86400,
-         now: float | None = None) -> str:
-    """A token for ``player_id`` valid for ``ttl_s`` seconds."""
-    bad = set(roles) - set(ROLES)
-    if bad or not player_id:
-        raise ValueError(f"bad player id or roles {sorted(bad)}")
-    payload = {"sub": player_id, "roles": sorted(set(roles)), "exp": int((now or time.time()) + ttl_s)}
-    body = _b64(json.dumps(payload, separators=(",", ":")).encode())
-    sig = _b64(hmac.new(secret.encode(), body.encode(), hashlib.sha256).digest())
-    return f"v1.{body}.{sig}"
+def thumbprint(public: Ed25519PublicKey) -> str:
+    """The key's RFC 7638 JWK thumbprint: its ``kid``."""
+    canonical = json.dumps({"crv": "Ed25519", "kty": "OKP", "x": _b64(_raw(public))},
+                           separators=(",", ":"), sort_keys=True)
+    return _b64(hashlib.sha256(canonical.encode()).digest())
 
 
-def _unauthenticated(message: str) -> ServiceError:
-    return ServiceError(grpc.StatusCode.UNAUTHENTICATED, "unauthenticated", message)
+class KeySet:
+    """Public keys by key id: what a service verifies with (it can never sign)."""
 
+    __slots__ = ("_keys", "ident")
+
+    def __init__(self, keys: Mapping[str, Ed25519PublicKey]) -> None:
+        self._keys = dict(keys)
+        self.ident = hashlib.sha256(b"".join(
+            kid.encode() + b"\0" + _raw(k) for kid, k in sorted(self._keys.items()))).hexdigest()
+        """Names this set's content: verified tokens are remembered per set."""
+
+    @property
+    def kids(self) -> tuple[str, ...]:
+        return tuple(sorted(self._keys))
+
+    def get(self, kid: str) -> Ed25519PublicKey | None:
+        return self._keys.get(kid)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KeySet) and other.ident == self.ident
+
+    def __hash__(self) -> int:
+        return hash(self.ident)
+
+    def __repr__(self) -> str:
+        return f"KeySet({', '.join(self.kids)})"
+
+    def with_key(self, public: Ed25519PublicKey) -> KeySet:
+        """This set and ``public`` (under its thumbprint): the first step of a rotation."""
+        return KeySet({**self._keys, thumbprint(public): public})
+
+    def without(self, kid: str) -> KeySet:
+        """This set without ``kid``: the last step of a rotation."""
+        return KeySet({k: v for k, v in self._keys.items() if k != kid})
+
+    def to_jwks(self) -> dict[str, Any]:
+        """The set as a JWKS document (RFC 7517)."""
+        return {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": _b64(_raw(k)), "kid": kid, "alg": ALGORITHM,
+                          "use": "sig"} for kid, k in sorted(self._keys.items())]}
+
+    @classmethod
+    def from_jwks(cls, doc: Mapping[str, Any]) -> KeySet:
+        """A set from a JWKS document of Ed25519 public keys (``ValueError`` on anything else,
+        a private key included)."""
+        keys: dict[str, Ed25519PublicKey] = {}
+        entries = doc.get("keys") if isinstance(doc, Mapping) else None
+        if not isinstance(entries, list):
+            raise ValueError("a JWKS is {\"keys\": [...]}")
+        for jwk in entries:
+            if not isinstance(jwk, Mapping) or jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519":
+                raise ValueError("only Ed25519 keys (kty OKP, crv Ed25519) are accepted")
+            if "d" in jwk:
+                raise ValueError("a private key has no place in a public keyset")
+            if jwk.get("alg", ALGORITHM) != ALGORITHM:
+                raise ValueError(f"key {jwk.get('kid')!r} is not for {ALGORITHM}")
+            x = str(jwk.get("x", ""))
+            try:
+                public = Ed25519PublicKey.from_public_bytes(base64.urlsafe_b64decode(x + "=" * (-len(x) % 4)))
+            except ValueError:
+                raise ValueError(f"key {jwk.get('kid')!r} has no valid x") from None
+            kid = str(jwk.get("kid") or thumbprint(public))
+            keys[kid] = public
+        return cls(keys)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> KeySet:
+        """A set from a JWKS JSON file, or from a directory of PEM public keys (``*.pem``, each
+        under its thumbprint). ``ValueError`` if it cannot be read as one."""
+        p = Path(path)
+        if p.is_dir():
+            keys: dict[str, Ed25519PublicKey] = {}
+            for f in sorted(p.glob("*.pem")):
+                data = f.read_bytes()
+                if b"PRIVATE KEY" in data:
+                    raise ValueError(f"{f} is a private key: a public keyset holds public keys only")
+                public = serialization.load_pem_public_key(data)
+                if not isinstance(public, Ed25519PublicKey):
+                    raise ValueError(f"{f} is not an Ed25519 public key")
+                keys[thumbprint(public)] = public
+            return cls(keys)
+        try:
+            doc = json.loads(p.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise ValueError(f"cannot read the keyset {p}: {e}") from None
+        return cls.from_jwks(doc)
+
+
+EMPTY = KeySet({})
+
+
+class Signer:
+    """A private key and its key id: what the lobby and ``chieu token`` sign with."""
+
+    __slots__ = ("_private", "kid", "public")
+
+    def __init__(self, private: Ed25519PrivateKey) -> None:
+        self._private = private
+        self.public = private.public_key()
+        self.kid = thumbprint(self.public)
+
+    @classmethod
+    def generate(cls) -> Signer:
+        return cls(Ed25519PrivateKey.generate())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Signer:
+        """The signer of a PEM (PKCS #8, unencrypted) Ed25519 private key file."""
+        private = serialization.load_pem_private_key(Path(path).read_bytes(), password=None)
+        if not isinstance(private, Ed25519PrivateKey):
+            raise ValueError(f"{path} is not an Ed25519 private key")
+        return cls(private)
+
+    def private_pem(self) -> bytes:
+        return self._private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption())
+
+    def public_pem(self) -> bytes:
+        return self.public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+    def keyset(self) -> KeySet:
+        """The set of this signer's public key alone."""
+        return KeySet({self.kid: self.public})
+
+    def sign(self, player_id: str, roles: Iterable[str] = ("player",), ttl_s: int = 86400, *, sid: str = "",
+             jti: str | None = None, now: float | None = None) -> str:
+        """A token for ``player_id`` valid for ``ttl_s`` seconds (``ValueError`` for an unknown
+        role, an empty or overlong id, or a service role that does not go with a ``service:`` id)."""
+        role_set = set(roles)
+        bad = role_set - set(ROLES)
+        if bad or not role_set or not player_id or len(player_id) > MAX_SUBJECT:
+            raise ValueError(f"bad player id or roles {sorted(bad) or sorted(role_set)}")
+        _check_service_shape(player_id, role_set, ValueError)
+        t = int(time.time() if now is None else now)
+        claims: dict[str, Any] = {"iss": ISSUER, "aud": AUDIENCE, "sub": player_id, "roles": sorted(role_set),
+                                  "iat": t, "exp": t + int(ttl_s), "jti": jti or secrets.token_urlsafe(12)}
+        if sid:
+            claims["sid"] = sid
+        return jwt.encode(claims, self._private, algorithm=ALGORITHM, headers={"kid": self.kid})
+
+    def service_credential(self, name: str, ttl_s: int = 365 * 86400, now: float | None = None) -> str:
+        """The credential of service ``name`` for its calls to other services (``CHIEU_SERVICE_TOKEN``)."""
+        if not name or not name.replace("-", "").isalnum():
+            raise ValueError(f"bad service name {name!r}")
+        return self.sign(SERVICE_PREFIX + name, (SERVICE,), ttl_s, now=now)
+
+
+def _check_service_shape(sub: str, roles: Collection[str], error: Any) -> None:
+    """A service credential has the ``service`` role alone and a ``service:<name>`` subject; no
+    other token has either."""
+    if (SERVICE in roles) != sub.startswith(SERVICE_PREFIX) or (SERVICE in roles and len(roles) != 1):
+        raise error("the service role goes alone, with a service:<name> subject, and only there")
+
+
+# -- verification ------------------------------------------------------------------------------
 
 VERIFIED_CACHE = 65_536
 """How many verified tokens a process remembers (a session's token is checked once, not per call)."""
 
-_verified: OrderedDict[tuple[str, str], tuple[Principal, int]] = OrderedDict()
+_verified: OrderedDict[tuple[str, str], Principal] = OrderedDict()
+
+_DECODE_OPTIONS: Any = {"require": ["iss", "aud", "sub", "iat", "exp", "jti"],
+                        "verify_exp": False, "verify_iat": False, "verify_nbf": True}
 
 
-def verify(secret: str, token: str, now: float | None = None) -> Principal:
+def verify(keys: KeySet, token: str, now: float | None = None) -> Principal:
     """The principal of a valid token; otherwise an UNAUTHENTICATED ServiceError.
 
-    A token already verified with the same secret is not checked again, only its expiry.
+    A token already verified with the same keyset is not checked again, only its expiry.
     """
-    t = now or time.time()
-    hit = _verified.get((secret, token))
+    t = time.time() if now is None else now
+    hit = _verified.get((keys.ident, token))
     if hit is not None:
-        if hit[1] < t:
-            del _verified[(secret, token)]
-            raise _unauthenticated("token expired")
-        return hit[0]
-    who, exp = _check(secret, token)
-    if exp < t:
-        raise _unauthenticated("token expired")
-    _verified[(secret, token)] = (who, exp)
+        if hit.exp <= t:
+            del _verified[(keys.ident, token)]
+            raise _unauthenticated("token_expired", "token expired")
+        return hit
+    who = _check(keys, token, t)
+    if who.exp <= t:
+        raise _unauthenticated("token_expired", "token expired")
+    _verified[(keys.ident, token)] = who
     while len(_verified) > VERIFIED_CACHE:
         _verified.popitem(last=False)
     return who
 
 
-def _check(secret: str, token: str) -> tuple[Principal, int]:
-    """The signed principal and expiry of ``token``; UNAUTHENTICATED if it is not ours."""
-    parts = token.split(".")
-    if len(parts) != 3 or parts[0] != "v1":
-        raise _unauthenticated("malformed token")
-    expected = _b64(hmac.new(secret.encode(), parts[1].encode(), hashlib.sha256).digest())
-    if not hmac.compare_digest(expected, parts[2]):
-        raise _unauthenticated("bad token signature")
+def _check(keys: KeySet, token: str, now: float) -> Principal:
+    """The signed principal of ``token``; UNAUTHENTICATED if it is not ours."""
+    if not keys:
+        raise _unauthenticated("no_keys", "this service has no public keys to verify tokens (CHIEU_TOKEN_PUBLIC_KEYS)")
+    if len(token) > MAX_TOKEN or token.count(".") != 2:
+        raise _unauthenticated("malformed_token", "not a JWT")
     try:
-        payload = json.loads(_unb64(parts[1]))
-        player, roles, exp = str(payload["sub"]), frozenset(payload["roles"]), int(payload["exp"])
-    except (ValueError, KeyError, TypeError):
-        raise _unauthenticated("malformed token payload") from None
-    return Principal(player, roles), exp
+        header = jwt.get_unverified_header(token)
+    except jwt.InvalidTokenError:
+        raise _unauthenticated("malformed_token", "the token's header does not parse") from None
+    if header.get("alg") != ALGORITHM:
+        raise _unauthenticated("bad_algorithm", f"tokens are signed with {ALGORITHM} only")
+    kid = header.get("kid")
+    key = keys.get(kid) if isinstance(kid, str) else None
+    if key is None:
+        raise _unauthenticated("unknown_key", "the token's key id is not one this service trusts")
+    try:
+        claims = jwt.decode(token, key, algorithms=[ALGORITHM], audience=AUDIENCE, issuer=ISSUER,
+                            options=_DECODE_OPTIONS)
+    except jwt.InvalidSignatureError:
+        raise _unauthenticated("bad_signature", "bad token signature") from None
+    except jwt.DecodeError:
+        raise _unauthenticated("malformed_token", "the token does not parse") from None
+    except jwt.InvalidTokenError as e:
+        raise _unauthenticated("bad_claims", f"bad token claims: {type(e).__name__}") from None
+    try:
+        sub, roles, exp, iat = claims["sub"], claims["roles"], claims["exp"], claims["iat"]
+        sid, jti = claims.get("sid", ""), claims["jti"]
+        if not (isinstance(sub, str) and 0 < len(sub) <= MAX_SUBJECT and isinstance(roles, list) and roles
+                and all(isinstance(r, str) and r in ROLES for r in roles) and type(exp) is int
+                and type(iat) is int and isinstance(sid, str) and isinstance(jti, str)):
+            raise ValueError("claims of the wrong shape")
+        _check_service_shape(sub, roles, ValueError)
+    except (KeyError, ValueError):
+        raise _unauthenticated("bad_claims", "bad token claims: sub, roles, iat, exp, jti") from None
+    if iat > now + CLOCK_SKEW_S:
+        raise _unauthenticated("bad_claims", "the token is issued in the future")
+    return Principal(sub, frozenset(roles), sid, exp, jti)
 
 
-def principal(context: grpc.aio.ServicerContext[object, object], secret: str) -> Principal:
+def principal(context: grpc.aio.ServicerContext[Any, Any], keys: KeySet) -> Principal:
     """The caller of an RPC, from ``authorization: Bearer <token>`` metadata."""
     for key, value in context.invocation_metadata() or ():
         if key == "authorization":
             text = value.decode() if isinstance(value, bytes) else value
             if not text.startswith("Bearer "):
-                raise _unauthenticated("authorization must be 'Bearer <token>'")
-            return verify(secret, text[len("Bearer "):].strip())
-    raise _unauthenticated("no session token: send 'authorization: Bearer <token>'")
+                raise _unauthenticated("no_token", "authorization must be 'Bearer <token>'")
+            return verify(keys, text[len("Bearer "):].strip())
+    raise _unauthenticated("no_token", "no session token: send 'authorization: Bearer <token>'")
+
+
+# -- who may call -------------------------------------------------------------------------------
+
+def permits(who: Principal, allowed: Iterable[str]) -> bool:
+    """Whether ``who`` is one of ``allowed``: a role (``operator``, ``service`` for any service)
+    or one service's identity (``service:ladder``)."""
+    for a in allowed:
+        if a.startswith(SERVICE_PREFIX):
+            if SERVICE in who.roles and who.player_id == a:
+                return True
+        elif a in who.roles:
+            return True
+    return False
+
+
+def require(who: Principal, *allowed: str, player_id: str | None = None) -> None:
+    """PERMISSION_DENIED unless ``who`` is ``player_id`` itself or one of ``allowed``."""
+    if player_id is not None and who.player_id == player_id and not who.service:
+        return
+    if not permits(who, allowed):
+        raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "role_required",
+                           f"this call needs one of: {', '.join(allowed)}")
 
 
 def require_role(who: Principal, role: str) -> None:
     """PERMISSION_DENIED unless ``who`` has ``role``."""
     if role not in who.roles:
         raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "role_required", f"this call needs the {role} role")
+
+
+def require_person(who: Principal) -> Principal:
+    """PERMISSION_DENIED for a service credential: it calls services, it does not play."""
+    if who.service:
+        raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "not_a_player",
+                           "a service credential cannot act as a player")
+    return who
+
+
+# -- keys from settings -------------------------------------------------------------------------
+
+RELOAD_S = 5.0
+"""How often a process looks whether its public keyset file changed."""
+
+
+class _KeyFile:
+    """``CHIEU_TOKEN_PUBLIC_KEYS`` read once, and again when the file (or the directory) changes."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.stamp = self._stamp()
+        self.keys = KeySet.load(path)
+        self.next_check = time.monotonic() + RELOAD_S
+
+    def _stamp(self) -> tuple[Any, ...]:
+        p = Path(self.path)
+        try:
+            if p.is_dir():
+                return tuple((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in sorted(p.glob("*.pem")))
+            st = p.stat()
+            return (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            return ()
+
+    def current(self) -> KeySet:
+        t = time.monotonic()
+        if t >= self.next_check:
+            self.next_check = t + RELOAD_S
+            stamp = self._stamp()
+            if stamp != self.stamp:
+                try:
+                    keys = KeySet.load(self.path)
+                except (OSError, ValueError) as e:
+                    log.warning("public keyset not reloaded; keeping the previous one", path=self.path,
+                                error=str(e)[:200])
+                else:
+                    self.stamp = stamp
+                    if keys != self.keys:
+                        log.info("public keyset reloaded", path=self.path, kids=list(keys.kids))
+                    self.keys = keys
+        return self.keys
+
+
+_files: dict[str, _KeyFile] = {}
+
+
+def public_keys(settings: Settings) -> KeySet:
+    """The public keyset of ``CHIEU_TOKEN_PUBLIC_KEYS`` (empty when it is not set: every token is
+    then refused with ``no_keys``); ``ValueError`` if it cannot be read the first time."""
+    path = settings.token_public_keys
+    if not path:
+        return EMPTY
+    f = _files.get(path)
+    if f is None:
+        f = _files[path] = _KeyFile(path)
+    return f.current()
+
+
+def signer(settings: Settings) -> Signer:
+    """The signer of ``CHIEU_TOKEN_PRIVATE_KEY`` (``ValueError`` when this process has none)."""
+    if not settings.token_private_key:
+        raise ValueError("this process holds no private key (CHIEU_TOKEN_PRIVATE_KEY): it cannot sign tokens")
+    return Signer.load(settings.token_private_key)
+
+
+def check_keys(settings: Settings) -> None:
+    """At start: the public keyset loads (``ValueError`` otherwise); in dev, say when there is none."""
+    keys = public_keys(settings)
+    if not keys:
+        log.warning("no public keys (CHIEU_TOKEN_PUBLIC_KEYS): every token will be refused")

@@ -14,7 +14,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, text_format
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 
-from chieu.kit import logs
+from chieu.kit import auth, logs
 from chieu.kit.errors import GuardedServer
 from chieu.kit.settings import Settings
 
@@ -104,6 +104,7 @@ class Server:
         self.settings = settings
         self.addr = addr
         self.services = tuple(services)
+        auth.check_keys(settings)  # the public keyset loads now, or the service does not start
         self.server = grpc.aio.server(
             options=[
                 ("grpc.max_receive_message_length", settings.max_message_bytes),

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
-
-DEV_TOKEN_SECRET = "chieu-dev-secret-not-for-production"
+from dataclasses import dataclass, field, fields
 
 
 class SettingsError(ValueError):
@@ -18,7 +16,7 @@ class Settings:
     """Configuration of a Chiếu process."""
 
     env: str = "dev"
-    """``CHIEU_ENV``: ``dev`` or ``prod`` (prod refuses the developer token secret)."""
+    """``CHIEU_ENV``: ``dev`` or ``prod`` (prod refuses to start without public token keys)."""
     nats_url: str = "nats://127.0.0.1:4222"
     """``NATS_URL``: the NATS server(s), comma-separated."""
     table_addr: str = "127.0.0.1:50051"
@@ -27,8 +25,17 @@ class Settings:
     """``CHIEU_LOG_FORMAT``: ``console`` (readable) or ``json`` (production)."""
     log_level: str = "info"
     """``CHIEU_LOG_LEVEL``: debug, info, warning, error."""
-    token_secret: str = DEV_TOKEN_SECRET
-    """``CHIEU_TOKEN_SECRET``: the HMAC key of session tokens."""
+    token_public_keys: str = ""
+    """``CHIEU_TOKEN_PUBLIC_KEYS``: the public keys that verify session tokens: a JWKS JSON file, or
+    a directory of PEM public keys (``*.pem``); re-read when it changes (key rotation). Every
+    service has it; without it every token is refused (prod refuses to start)."""
+    token_private_key: str = ""
+    """``CHIEU_TOKEN_PRIVATE_KEY``: the Ed25519 private key (PEM, PKCS #8) that signs tokens; given
+    only to the lobby and to ``chieu token``. Every other process has none and cannot mint."""
+    service_token: str = field(default="", repr=False)
+    """``CHIEU_SERVICE_TOKEN``: this service's own credential for its calls to other services (a
+    token with the role ``service`` and subject ``service:<name>``, made by ``chieu token
+    --service NAME``)."""
     stream_replicas: int = 1
     """``CHIEU_STREAM_REPLICAS``: JetStream replicas of the table stream (3 in production)."""
     duplicate_window_s: int = 120
@@ -128,7 +135,9 @@ _ENV = {
     "table_addr": "CHIEU_TABLE_ADDR",
     "log_format": "CHIEU_LOG_FORMAT",
     "log_level": "CHIEU_LOG_LEVEL",
-    "token_secret": "CHIEU_TOKEN_SECRET",
+    "token_public_keys": "CHIEU_TOKEN_PUBLIC_KEYS",
+    "token_private_key": "CHIEU_TOKEN_PRIVATE_KEY",
+    "service_token": "CHIEU_SERVICE_TOKEN",
     "stream_replicas": "CHIEU_STREAM_REPLICAS",
     "duplicate_window_s": "CHIEU_DUPLICATE_WINDOW_S",
     "shutdown_grace_s": "CHIEU_SHUTDOWN_GRACE_S",
@@ -217,8 +226,8 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
                             "list of positive amounts") from None
     if s.env not in ("dev", "prod"):
         raise SettingsError(f"CHIEU_ENV must be dev or prod, not {s.env!r}")
-    if s.env == "prod" and s.token_secret == DEV_TOKEN_SECRET:
-        raise SettingsError("CHIEU_TOKEN_SECRET must be set in production")
+    if s.env == "prod" and not s.token_public_keys:
+        raise SettingsError("CHIEU_TOKEN_PUBLIC_KEYS must be set in production")
     if s.event_loop not in ("uvloop", "asyncio"):
         raise SettingsError(f"CHIEU_EVENT_LOOP must be uvloop or asyncio, not {s.event_loop!r}")
     if s.log_format not in ("console", "json"):

@@ -46,7 +46,7 @@ async def build(settings: Settings) -> LadderServer:
     resets = ResetConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s)
     relay = OutboxRelay(pool, nc.jetstream(), service="ladder", stream=names.LADDER,
                         replicas=settings.stream_replicas)
-    payer = RewardPayer(pool, settings.ledger_addr, settings.token_secret)
+    payer = RewardPayer(pool, settings.ledger_addr, settings.service_token)
     servicer = LadderService(store, settings, STREAM)
     name = ladder_service_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
     server = LadderServer(

@@ -21,7 +21,7 @@ from typing import Any
 import asyncpg
 import grpc
 
-from chieu.kit import auth, logs
+from chieu.kit import logs
 from chieu.kit.errors import precondition
 from chieu.ladder.standings import Store, monthly_reward_id
 
@@ -29,12 +29,13 @@ log = logs.get("chieu.ladder.rewards")
 
 
 class RewardPayer:
-    """Pays unpaid rewards through the ledger (operator token), marks them paid after it answers."""
+    """Pays unpaid rewards through the ledger with the ladder's own credential (``service:ladder``,
+    ``CHIEU_SERVICE_TOKEN``), marks them paid after it answers."""
 
-    def __init__(self, pool: asyncpg.Pool, ledger_addr: str, token_secret: str, *, every_s: float = 0.5) -> None:
+    def __init__(self, pool: asyncpg.Pool, ledger_addr: str, credential: str, *, every_s: float = 0.5) -> None:
         self.pool = pool
         self.ledger_addr = ledger_addr
-        self.token_secret = token_secret
+        self.credential = credential
         self.every_s = every_s
         self._channel: grpc.aio.Channel | None = None
         self._task: asyncio.Task[None] | None = None
@@ -59,7 +60,6 @@ class RewardPayer:
         if self._channel is None:
             self._channel = grpc.aio.insecure_channel(self.ledger_addr)
         stub = ledger_service_pb2_grpc.LedgerServiceStub(self._channel)
-        token = auth.sign(self.token_secret, "ladder-service", ("operator",), ttl_s=300)
         paid = 0
         async with self.pool.acquire() as conn, conn.transaction():
             rows = await conn.fetch(
@@ -69,7 +69,7 @@ class RewardPayer:
                 try:
                     await stub.CreditReward(ledger_service_pb2.CreditRewardRequest(
                         reward_id=r["reward_id"], player_id=r["player_id"], coins=r["coins"], reason=r["reason"]),
-                        timeout=5, metadata=(("authorization", f"Bearer {token}"),))
+                        timeout=5, metadata=(("authorization", f"Bearer {self.credential}"),))
                 except grpc.aio.AioRpcError as e:
                     await conn.execute("UPDATE ladder_rewards SET attempts = attempts + 1, last_error = $2"
                                        " WHERE reward_id = $1", r["reward_id"], f"{e.code().name}: {e.details()}")

@@ -1,10 +1,12 @@
 """The ladder's gRPC API: standings, history, the seat check of ladder tables, leaderboards,
 the monthly ranking and its rewards, reputation, and operator corrections.
 
-Who may call what: a player reads their own standing, history and reputation; ``operator``
-and ``auditor`` read anyone's; the seat check, the leaderboard and the monthly ranking need any
-valid token (the table service and the lobby ask them); corrections and monthly rewards need
-``operator``. Every refusal is a gRPC status with a stable reason, and changes nothing.
+Who may call what (the README's table "RPC → who may call"): a player reads their own standing,
+history and reputation; ``operator`` and ``auditor`` read anyone's; services call with their own
+credentials: the seat check any service (the table's gate), a standing ``service:lobby``, a
+reputation ``service:table`` and ``service:lobby``; the leaderboard and the monthly ranking need
+any valid token; corrections and monthly rewards need ``operator``. Every refusal is a gRPC status
+with a stable reason, and changes nothing.
 """
 
 from __future__ import annotations
@@ -89,12 +91,13 @@ class LadderService(pb_grpc.LadderServiceServicer):
         """The table stream whose cursor a seat check waits for."""
 
     def _who(self, context: Context) -> auth.Principal:
-        return auth.principal(context, self.settings.token_secret)
+        return auth.principal(context, auth.public_keys(self.settings))
 
-    def _self_or_staff(self, context: Context, player_id: str) -> auth.Principal:
+    def _self_or_staff(self, context: Context, player_id: str, *services: str) -> auth.Principal:
+        """The player themselves, ``operator``, ``auditor``, or one of ``services`` (``service:lobby``)."""
         who = self._who(context)
         _id(player_id, "player_id")
-        if who.player_id != player_id and not (who.roles & {"operator", "auditor"}):
+        if (who.player_id != player_id or who.service) and not auth.permits(who, ("operator", "auditor", *services)):
             raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "not_yours", "this is another player's standing")
         return who
 
@@ -105,7 +108,7 @@ class LadderService(pb_grpc.LadderServiceServicer):
     # -- reads ------------------------------------------------------------------------------
 
     async def GetStanding(self, request: pb.GetStandingRequest, context: Context) -> pb.GetStandingResponse:
-        self._self_or_staff(context, request.player_id)
+        self._self_or_staff(context, request.player_id, "service:lobby")
         game = _game(request.game)
         await self._known(request.player_id)
         found = await self.store.standing(game, request.player_id)
@@ -135,7 +138,7 @@ class LadderService(pb_grpc.LadderServiceServicer):
         return pb.GetHistoryResponse(changes=[change_message(r) for r in rows[:size]], next_page_token=token)
 
     async def CheckSeat(self, request: pb.CheckSeatRequest, context: Context) -> pb.CheckSeatResponse:
-        self._who(context)
+        auth.require(self._who(context), "operator", "auditor", "service")
         game = _game(request.game)
         level = _level(request.table_level)
         if not 1 <= len(request.player_ids) <= MAX_SEAT_PLAYERS:
@@ -197,7 +200,7 @@ class LadderService(pb_grpc.LadderServiceServicer):
             for r in rows])
 
     async def GetReputation(self, request: pb.GetReputationRequest, context: Context) -> pb.GetReputationResponse:
-        self._self_or_staff(context, request.player_id)
+        self._self_or_staff(context, request.player_id, "service:table", "service:lobby")
         await self._known(request.player_id)
         score, quits, disconnects = await self.store.reputation(request.player_id)
         threshold = self.settings.ladder_reputation_min

@@ -1,11 +1,13 @@
 """The ledger's gRPC API: balances, history, gà pots, 金币 entry rule, paid services, 红心币,
 operator adjustments and the audit.
 
-Who may call what: a player reads and spends only their own money; the ``operator`` role reads
-anyone's, credits 红心币 purchases (the payment provider's callback) and system rewards, and
-adjusts; ``auditor`` reads and audits. GetPot and CheckEligibility need any valid token (the
-table service and the lobby ask them). Every refusal is a gRPC status with a stable reason, and
-changes nothing.
+Who may call what (the README's table "RPC → who may call"): a player reads and spends only
+their own money; the ``operator`` role reads anyone's, credits 红心币 purchases (the payment
+provider's callback) and rewards, and adjusts; ``auditor`` reads and audits. Services call with
+their own credentials (role ``service``, subject ``service:<name>``), each only what it needs:
+GetPot and CheckEligibility any service (the table's gates, the lobby's), GetBalances and
+ClaimWelcome ``service:lobby``, CreditReward ``service:ladder``; a service credential never passes
+for an operator. Every refusal is a gRPC status with a stable reason, and changes nothing.
 """
 
 from __future__ import annotations
@@ -58,23 +60,29 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
     # -- who ------------------------------------------------------------------------------
 
     def _who(self, context: Context) -> auth.Principal:
-        return auth.principal(context, self.settings.token_secret)
+        return auth.principal(context, auth.public_keys(self.settings))
 
     def _self_or_staff(self, context: Context, player_id: str, *staff: str) -> auth.Principal:
+        """The player themselves, or one of ``staff`` (roles, or ``service:<name>``; default
+        ``operator`` and ``auditor``)."""
         who = self._who(context)
         _id(player_id, "player_id")
-        if who.player_id != player_id and not (who.roles & set(staff or ("operator", "auditor"))):
+        if (who.player_id != player_id or who.service) and not auth.permits(who, staff or ("operator", "auditor")):
             raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "not_yours", "this is another player's money")
         return who
 
     def _mine(self, context: Context, request: Any) -> None:
-        """A call on the caller's own account may leave ``player_id`` empty: the token names them."""
+        """A call on the caller's own account may leave ``player_id`` empty: the token names them
+        (a service has no account: it names the player)."""
         if not request.player_id:
-            request.player_id = self._who(context).player_id
+            who = self._who(context)
+            if not who.service:
+                request.player_id = who.player_id
 
-    def _operator(self, context: Context) -> auth.Principal:
+    def _operator(self, context: Context, *also: str) -> auth.Principal:
+        """An operator (or one of ``also``: ``service:ladder``)."""
         who = self._who(context)
-        auth.require_role(who, "operator")
+        auth.require(who, "operator", *also)
         return who
 
     # -- posting helpers --------------------------------------------------------------------
@@ -125,7 +133,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
 
     async def GetBalances(self, request: pb.GetBalancesRequest, context: Context) -> pb.GetBalancesResponse:
         self._mine(context, request)
-        self._self_or_staff(context, request.player_id)
+        self._self_or_staff(context, request.player_id, "operator", "auditor", "service:lobby")
         found = await self.books.balances(request.player_id)
         return pb.GetBalancesResponse(balances=[
             pb.Balance(currency=c, amount=v, account=b.player(c, request.player_id)) for c, v in found.items()])
@@ -166,7 +174,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         return pb.GetHistoryResponse(entries=entries, next_page_token=token)
 
     async def GetPot(self, request: pb.GetPotRequest, context: Context) -> pb.GetPotResponse:
-        self._who(context)
+        auth.require(self._who(context), "operator", "auditor", "service")
         _id(request.table_id, "table_id")
         balance, currency = await self.books.pot(request.table_id)
         return pb.GetPotResponse(table_id=request.table_id, balance=balance, currency=currency)
@@ -174,8 +182,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
     async def CheckEligibility(self, request: pb.CheckEligibilityRequest,
                                context: Context) -> pb.CheckEligibilityResponse:
         self._mine(context, request)
-        self._who(context)
-        _id(request.player_id, "player_id")
+        self._self_or_staff(context, request.player_id, "operator", "auditor", "service")
         coins = await self.books.balance(b.player(b.COINS, request.player_id)) or 0
         minimum = self.settings.coin_table_minimum
         return pb.CheckEligibilityResponse(eligible=coins > minimum, coins=coins, minimum=minimum)
@@ -184,7 +191,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
 
     async def ClaimWelcome(self, request: pb.ClaimWelcomeRequest, context: Context) -> pb.ClaimWelcomeResponse:
         self._mine(context, request)
-        self._self_or_staff(context, request.player_id, "operator")
+        self._self_or_staff(context, request.player_id, "operator", "service:lobby")
         pid = f"welcome/{request.player_id}"
         p = Posting(pid, "welcome", (Leg(pid, b.system(b.COINS, "welcome"), b.player(b.COINS, request.player_id),
                                          max(self.settings.welcome_coins, 1), "welcome"),),
@@ -288,7 +295,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         return pb.BuyMembershipResponse(result=result)
 
     async def CreditReward(self, request: pb.CreditRewardRequest, context: Context) -> pb.CreditRewardResponse:
-        who = self._operator(context)
+        who = self._operator(context, "service:ladder")
         _id(request.reward_id, "reward_id")
         _id(request.player_id, "player_id")
         _positive(request.coins, "coins")
@@ -320,9 +327,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         return pb.AdjustResponse(result=_result(await self._simple(p), request.player_id))
 
     async def Audit(self, request: pb.AuditRequest, context: Context) -> pb.AuditResponse:
-        who = self._who(context)
-        if not who.roles & {"operator", "auditor"}:
-            raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "role_required", "the audit needs auditor")
+        auth.require(self._who(context), "operator", "auditor")
         accounts, transfers, problems = await self.books.audit()
         return pb.AuditResponse(ok=not problems, accounts=accounts, transfers=transfers, problems=[
             pb.AuditProblem(account=a, currency=c, message=m) for a, c, m in problems])

@@ -1,7 +1,8 @@
 """The lobby's calls to the other services, through their generated gRPC APIs only.
 
-- The ledger and the ladder are asked with the lobby's own identity (:func:`service_token`):
-  welcome 金币, eligibility, balances, levels and reputation.
+- The ledger and the ladder are asked with the lobby's own credential (:func:`service_token`:
+  ``CHIEU_SERVICE_TOKEN``, subject ``service:lobby``, role ``service``): welcome 金币,
+  eligibility, balances, levels and reputation, each allowed to ``service:lobby`` by its callee.
 - The table is asked *as the player*, with the player's own access token: ``CreateTable`` and
   ``TakeSeat`` seat their caller and there is no call that seats someone else, so quick seat
   does exactly what the player's own client would do (the table's gates apply to it unchanged).

@@ -144,7 +144,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         self.rooms = Rooms(pool)
 
     def _who(self, context: Context) -> auth.Principal:
-        return auth.principal(context, self.settings.token_secret)
+        return auth.principal(context, auth.public_keys(self.settings))
 
     def _operator(self, context: Context) -> auth.Principal:
         who = self._who(context)

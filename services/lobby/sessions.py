@@ -9,13 +9,17 @@ sign-in failure limit.
 - A revoked session's access tokens still unexpired are listed in ``lobby_revocations``
   (``ListRevocations``), and ``CheckSession`` answers for one token: a service that caches either
   refuses a revoked session within its cache time.
-- Every access token is made by :func:`issue_token` and nowhere else (today the kit's signed
-  token; the switch to JWT/Ed25519 happens inside ``chieu.kit.auth``).
+- Every access token is made by :func:`issue_token` and nowhere else: a JWT signed with the
+  lobby's Ed25519 private key (``CHIEU_TOKEN_PRIVATE_KEY``, ``chieu.kit.auth``) carrying the
+  session id (``sid``) and a unique token id (``jti``). The lobby is the only service that holds
+  the private key; its own calls to the ledger and the ladder use its service credential
+  (``CHIEU_SERVICE_TOKEN``, ``service:lobby``), never a token it signs for itself.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import time
 from collections.abc import Iterable, Sequence
@@ -28,21 +32,35 @@ from chieu.kit import auth, db
 from chieu.kit.errors import ServiceError
 from chieu.kit.settings import Settings
 
-ACCESS_RETRIES = 60
-"""Sign-ins of one player within one second that still get distinct access tokens."""
-
-SERVICE_ID = "lobby-service"
-"""The lobby's own identity toward the ledger and the ladder (operator role)."""
+_signers: dict[tuple[str, int], auth.Signer] = {}
 
 
-def issue_token(settings: Settings, player_id: str, roles: Iterable[str], ttl_s: int) -> str:
-    """Every access token the lobby makes, players' and its own, is made here."""
-    return auth.sign(settings.token_secret, player_id, tuple(roles), ttl_s)
+def _signer(settings: Settings) -> auth.Signer:
+    """The lobby's signer, loaded once per key file (and again when the file changes)."""
+    path = settings.token_private_key
+    try:
+        stamp = os.stat(path).st_mtime_ns if path else 0
+    except OSError:
+        stamp = 0
+    found = _signers.get((path, stamp))
+    if found is None:
+        found = _signers[(path, stamp)] = auth.signer(settings)
+    return found
+
+
+def issue_token(settings: Settings, player_id: str, roles: Iterable[str], ttl_s: int, session_id: str,
+                now: float | None = None) -> str:
+    """Every access token the lobby makes is made here: a player's, for one session (``sid``),
+    with a fresh ``jti``. A service credential is never made here (``chieu token --service``)."""
+    roles = tuple(roles)
+    if auth.SERVICE in roles:
+        raise ValueError("the lobby does not issue service credentials")
+    return _signer(settings).sign(player_id, roles, ttl_s, sid=session_id, now=now)
 
 
 def service_token(settings: Settings) -> str:
-    """The lobby's own token for calls to other services (short-lived; made per use)."""
-    return issue_token(settings, SERVICE_ID, ("operator",), 300)
+    """The lobby's own credential for its calls to other services (``CHIEU_SERVICE_TOKEN``)."""
+    return settings.service_token
 
 
 def digest(token: str) -> bytes:
@@ -84,20 +102,12 @@ class Sessions:
 
     async def _tokens(self, conn: db.Conn, session_id: str, player_id: str, roles: Sequence[str],
                       generation: int, refresh_expires: float) -> Tokens:
-        now = time.time()
+        now = int(time.time())
         ttl = self.settings.lobby_access_ttl_s
-        for shorter in range(ACCESS_RETRIES):
-            # the kit's token is (player, roles, expiry second) signed: two sign-ins of one player in
-            # the same second would get the same token, so the second is made a second shorter
-            access = issue_token(self.settings, player_id, roles, ttl - shorter)
-            if await conn.fetchval("INSERT INTO lobby_access (hash, session_id, expires_at)"
-                                   " VALUES ($1, $2, to_timestamp($3)) ON CONFLICT (hash) DO NOTHING RETURNING 1",
-                                   digest(access), session_id, int(now + ttl - shorter)):
-                break
-        else:
-            raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, "too_many_sessions",
-                               "too many sign-ins of this player right now; try again in a second")
-        ttl -= shorter
+        # every token has its own jti: two sign-ins in the same second never share a token
+        access = issue_token(self.settings, player_id, roles, ttl, session_id, now=now)
+        await conn.execute("INSERT INTO lobby_access (hash, session_id, expires_at) VALUES ($1, $2, to_timestamp($3))",
+                           digest(access), session_id, now + ttl)
         refresh = f"r1.{secrets.token_urlsafe(32)}"
         await conn.execute("INSERT INTO lobby_refresh (hash, session_id, generation, expires_at)"
                            " VALUES ($1, $2, $3, to_timestamp($4))",

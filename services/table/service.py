@@ -457,9 +457,12 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
 
     def _peer_metadata(self) -> tuple[tuple[str, str], ...]:
         """The credentials of the table service's own calls to the ledger and the ladder (every
-        peer call goes through here)."""
-        token = auth.sign(self.settings.token_secret, "table-service", ("operator",), ttl_s=300)
-        return (("authorization", f"Bearer {token}"),)
+        peer call goes through here): its own service credential (``CHIEU_SERVICE_TOKEN``,
+        ``service:table``), never a token it signs (it holds no private key). Without one, the
+        peers refuse the call and the gate answers ``UNAVAILABLE``."""
+        if not self.settings.service_token:
+            return ()
+        return (("authorization", f"Bearer {self.settings.service_token}"),)
 
     async def ledger_pot(self, table_id: str) -> int:
         """The table's gà pot as the ledger has it (UNAVAILABLE if the ledger cannot say)."""
@@ -548,7 +551,8 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
             await self._ladder.close()
 
     def _who(self, context: grpc.aio.ServicerContext[Any, Any]) -> auth.Principal:
-        return auth.principal(context, self.settings.token_secret)
+        """The caller, verified with the public keys only; a service credential does not play."""
+        return auth.require_person(auth.principal(context, auth.public_keys(self.settings)))
 
     async def CreateTable(self, request: table_service_pb2.CreateTableRequest,
                           context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.CreateTableResponse:

@@ -27,14 +27,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.kit import auth, db, localnats, localpg
+from chieu.kit import db, localnats, localpg
 from chieu.kit.settings import Settings
 from chieu.ladder import standings as st
 from chieu.ladder.consumer import LadderConsumer
 from chieu.ladder.schema import MIGRATIONS
 from chieu.ladder.standings import Store
 from chieu.table.v1 import log_pb2
-from tests.benchmarks.common import line, median, pct
+from tests.benchmarks.common import credential, line, median, pct
 
 HANDS = 2000
 PLAYERS = 1_000_000
@@ -139,7 +139,7 @@ async def bench_api(addr: str, settings: Settings) -> None:
 
     ch = grpc.aio.insecure_channel(addr)
     stub = pb_grpc.LadderServiceStub(ch)
-    md = (("authorization", f"Bearer {auth.sign(settings.token_secret, 'table-service', ('operator',))}"),)
+    md = (("authorization", f"Bearer {credential('table')}"),)  # the table's seat check
     rng = random.Random(3)
     for _ in range(200):  # warm-up
         await stub.CheckSeat(pb.CheckSeatRequest(game="dominoes", table_level=2, player_ids=["p1", "p2"]),

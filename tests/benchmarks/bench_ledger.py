@@ -26,14 +26,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.kit import auth, db, localnats, localpg
+from chieu.kit import db, localnats, localpg
 from chieu.kit.settings import Settings
 from chieu.ledger import books as b
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
 from chieu.ledger.schema import MIGRATIONS
 from chieu.table.v1 import log_pb2
-from tests.benchmarks.common import line, median, pct
+from tests.benchmarks.common import PUBLIC_KEYS, line, median, pct
+from tests.benchmarks.common import token as player_token
 
 HANDS = 2000
 TRANSFERS = 1_000_000
@@ -212,7 +213,7 @@ async def bench_history(settings: Settings, pool: object) -> None:
     await server.start()
     ch = grpc.aio.insecure_channel(settings.ledger_addr)
     stub = pb_grpc.LedgerServiceStub(ch)
-    md = (("authorization", f"Bearer {auth.sign(settings.token_secret, hero)}"),)
+    md = (("authorization", f"Bearer {player_token(hero)}"),)
     rng = random.Random(3)
     lat: list[float] = []
     token = ""
@@ -252,7 +253,7 @@ async def run(data: Path) -> None:
         if "--consumer-only" in sys.argv:
             await pool.close()
             return
-        settings = replace(Settings(), nats_url=url, database_url=dburl,
+        settings = replace(Settings(), nats_url=url, database_url=dburl, token_public_keys=str(PUBLIC_KEYS),
                            ledger_addr=f"127.0.0.1:{localnats.free_port()}", log_level="warning")
         await bench_history(settings, pool)
         await pool.close()

@@ -21,8 +21,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.kit import auth
-from chieu.kit.settings import DEV_TOKEN_SECRET
 from chieu.table.rules.fair import Stream
 from chieu.table.rules.lianliankan.board import (
     Board,
@@ -32,7 +30,7 @@ from chieu.table.rules.lianliankan.board import (
     tile_set,
 )
 from chieu.table.rules.lianliankan.model import Cell, Remove
-from tests.benchmarks.common import line, median, pct, running_table_service
+from tests.benchmarks.common import line, median, pct, running_table_service, token
 
 ROWS, COLS = 8, 18
 
@@ -147,7 +145,7 @@ async def _table_load(addr: str, url: str, rounds: int = 3, moves_each: int = 60
 
     # -- four players, each on its own board, 20 moves/s each, all at once
     names = ["p1", "p2", "p3", "p4"]
-    clients = [TableClient(addr, auth.sign(DEV_TOKEN_SECRET, n)) for n in names]
+    clients = [TableClient(addr, token(n)) for n in names]
     lat: list[float] = []
     refused: list[str] = []
     accepted = 0

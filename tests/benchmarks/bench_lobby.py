@@ -30,27 +30,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import grpc
 import nats
 
-from chieu.kit import auth, db, localnats, localpg, names
-from chieu.kit.settings import Settings
+from chieu.kit import db, localnats, localpg, names
 from chieu.lobby.accounts import HASHER
 from chieu.lobby.v1 import lobby_service_pb2 as pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as pb_grpc
 from chieu.table.client import TableClient
 from chieu.table.v1 import log_pb2
-from tests.benchmarks.common import another_table_service, line, median, pct
-
-SECRET = Settings().token_secret
+from tests.benchmarks.common import PRIVATE_KEY, another_table_service, credential, line, median, pct, token
 
 
 def md(player: str) -> tuple[tuple[str, str]]:
-    return (("authorization", f"Bearer {auth.sign(SECRET, player)}"),)
+    return (("authorization", f"Bearer {token(player)}"),)
 
 
 def start_lobby(url: str, dburl: str, table_addr: str) -> tuple[subprocess.Popen[bytes], str]:
     port = localnats.free_port()
     env = {**os.environ, "NATS_URL": url, "DATABASE_URL": dburl, "CHIEU_LOBBY_ADDR": f"127.0.0.1:{port}",
            "CHIEU_TABLE_ADDR": table_addr, "CHIEU_LEDGER_ADDR": "", "CHIEU_LADDER_ADDR": "",
-           "CHIEU_LOG_LEVEL": "error"}
+           "CHIEU_LOG_LEVEL": "error", "CHIEU_TOKEN_PRIVATE_KEY": str(PRIVATE_KEY),
+           "CHIEU_SERVICE_TOKEN": credential("lobby")}
     proc = subprocess.Popen([sys.executable, "-m", "chieu.lobby"], env=env)
     localnats.wait_for_port(port, 60, proc)
     return proc, f"127.0.0.1:{port}"
@@ -194,8 +192,8 @@ async def bench_quick_seat(stub: pb_grpc.LobbyServiceAsyncStub, table_addr: str)
         await asyncio.sleep(0.02)  # the projection shows the seat before the next player comes
     direct: list[float] = []
     for i in range(100):
-        host = TableClient(table_addr, auth.sign(SECRET, f"d{i}"))
-        guest = TableClient(table_addr, auth.sign(SECRET, f"e{i}"))
+        host = TableClient(table_addr, token(f"d{i}"))
+        guest = TableClient(table_addr, token(f"e{i}"))
         view = await host.create("dominoes")
         t = time.perf_counter()
         await guest.sit(view.table_id)

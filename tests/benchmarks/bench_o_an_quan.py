@@ -19,13 +19,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.kit import auth
-from chieu.kit.settings import DEV_TOKEN_SECRET
 from chieu.table.rules.core import Setup, replay
 from chieu.table.rules.o_an_quan import GAME
 from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.rules.o_an_quan.options import parse_options
-from tests.benchmarks.common import line, median, pct, running_table_service
+from tests.benchmarks.common import line, median, pct, running_table_service, token
 
 
 def random_games(n: int, rng: random.Random) -> list[list[Any]]:
@@ -105,8 +103,8 @@ async def bench_stack(url: str, addr: str, rounds: int = 500) -> None:
         seq = ack.seq
 
     # -- the whole move: A acts, B's watch stream has the new view
-    a = TableClient(addr, auth.sign(DEV_TOKEN_SECRET, "a"))
-    b = TableClient(addr, auth.sign(DEV_TOKEN_SECRET, "b"))
+    a = TableClient(addr, token("a"))
+    b = TableClient(addr, token("b"))
     players = {"a": a, "b": b}
     lat: list[float] = []
     warm = 30

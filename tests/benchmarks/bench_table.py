@@ -37,10 +37,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.kit import auth, localnats, names
+from chieu.kit import localnats, names
 from chieu.kit.eventstore import EventStore
 from chieu.kit.server import tune_gc
-from chieu.kit.settings import DEV_TOKEN_SECRET, Settings
+from chieu.kit.settings import Settings
 from chieu.table import codec, decide
 from chieu.table.client import TableClient, game_view
 from chieu.table.rules.o_an_quan.board import Direction
@@ -49,16 +49,12 @@ from chieu.table.service import Tables
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
-from tests.benchmarks.common import another_table_service, line, median, pct, running_table_service
+from tests.benchmarks.common import another_table_service, line, median, pct, running_table_service, token
 
 TABLES = int(os.environ.get("BENCH_TABLES", "200"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "15"))
 PACE_S = float(os.environ.get("BENCH_PACE_S", "1.0"))
 REPLICAS = int(os.environ.get("BENCH_REPLICAS", "2"))
-
-
-def token(player: str) -> str:
-    return auth.sign(DEV_TOKEN_SECRET, player)
 
 
 async def floor(url: str, addr: str, loops: int, seconds: float) -> tuple[float, list[float]]:
@@ -105,7 +101,7 @@ async def load(addr: str, tables: int, seconds: float, pace_s: float = 0.0,
     hands = 0
     begin = time.perf_counter() + warmup_s
     stop = time.perf_counter() + seconds
-    operator = TableClient(addr, auth.sign(DEV_TOKEN_SECRET, "bench-operator", ["operator"]))
+    operator = TableClient(addr, token("bench-operator", "operator"))
     channels: list[TableClient] = [operator]
 
     async def one(i: int) -> None:

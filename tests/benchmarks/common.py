@@ -14,6 +14,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from chieu.kit import localnats
+from tests.conftest import PRIVATE_KEY, PUBLIC_KEYS, SIGNER, credential
+
+__all__ = ["PRIVATE_KEY", "PUBLIC_KEYS", "credential"]
+"""The run's token key (importing tests.conftest makes it and exports CHIEU_TOKEN_PUBLIC_KEYS,
+so the services started here verify with its public key)."""
+
+
+def token(player: str, *roles: str) -> str:
+    """A session token for ``player`` signed with the run's key."""
+    return SIGNER.sign(player, roles or ("player",))
 
 
 def pct(samples: list[float], q: float) -> float:

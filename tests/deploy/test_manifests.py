@@ -19,7 +19,7 @@ from chieu.ledger.v1 import ledger_service_pb2
 from chieu.table.v1 import table_service_pb2
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-SECRET_VARS = {"CHIEU_TOKEN_SECRET", "DATABASE_URL"}
+SECRET_VARS = {"CHIEU_SERVICE_TOKEN", "CHIEU_TOKEN_PRIVATE_KEY", "DATABASE_URL"}
 DRAIN_S = inspect.signature(EventStore.close).parameters["timeout_s"].default  # a hanging drain is cut then
 SERVICES = {  # module → (the variable it listens on, the gRPC service its readiness names)
     "chieu.table": ("CHIEU_TABLE_ADDR", table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name),
@@ -96,6 +96,19 @@ def test_each_service_listens_where_it_is_probed_and_found(module: str) -> None:
     (pdb,) = [p for p in _kind("PodDisruptionBudget") if p["metadata"]["name"] == deployment["metadata"]["name"]]
     assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
     assert deployment["spec"]["replicas"] >= 2
+
+
+def test_every_pod_verifies_with_the_public_keys_only_and_none_can_sign() -> None:
+    path = Path(_config()["CHIEU_TOKEN_PUBLIC_KEYS"])
+    for d, c in _containers():
+        assert "CHIEU_TOKEN_PRIVATE_KEY" not in {e["name"] for e in c.get("env", [])}
+        (mount,) = [m for m in c["volumeMounts"] if Path(m["mountPath"]) == path.parent]
+        assert mount["readOnly"] is True
+        (volume,) = [v for v in d["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"]]
+        assert volume["configMap"]["name"] == "chieu-token-keys"  # public: a ConfigMap, not a Secret
+    table = next(c for _, c in _containers() if c["args"] == ["chieu.table"])
+    (cred,) = [e for e in table["env"] if e["name"] == "CHIEU_SERVICE_TOKEN"]
+    assert cred["valueFrom"]["secretKeyRef"] == {"name": "chieu-secrets", "key": "table-service-token"}
 
 
 def test_peers_dial_the_ledger_service() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chieu.kit.settings import DEV_TOKEN_SECRET, Settings, SettingsError, from_env
+from chieu.kit.settings import Settings, SettingsError, from_env
 
 
 def test_defaults_without_environment() -> None:
@@ -21,13 +21,23 @@ def test_values_are_typed() -> None:
     {"CHIEU_STREAM_REPLICAS": "three"},
     {"CHIEU_ENV": "staging"},
     {"CHIEU_LOG_FORMAT": "xml"},
-    {"CHIEU_ENV": "prod"},  # production without a real token secret
+    {"CHIEU_ENV": "prod"},  # production without public token keys
 ])
 def test_bad_environments_are_refused(env: dict[str, str]) -> None:
     with pytest.raises(SettingsError):
         from_env(env)
 
 
-def test_production_with_a_secret_is_fine() -> None:
-    s = from_env({"CHIEU_ENV": "prod", "CHIEU_TOKEN_SECRET": "x" * 32})
-    assert s.token_secret != DEV_TOKEN_SECRET
+def test_production_with_public_keys_is_fine() -> None:
+    s = from_env({"CHIEU_ENV": "prod", "CHIEU_TOKEN_PUBLIC_KEYS": "/etc/chieu/keys/jwks.json"})
+    assert s.token_public_keys == "/etc/chieu/keys/jwks.json" and not s.token_private_key
+
+
+def test_no_constant_secret_and_no_key_by_default() -> None:
+    s = Settings()
+    assert (s.token_public_keys, s.token_private_key, s.service_token) == ("", "", "")
+    assert from_env({"CHIEU_TOKEN_SECRET": "old"}) == Settings()  # the HMAC secret is gone: not read
+
+
+def test_the_service_credential_is_not_printed() -> None:
+    assert "secret-credential" not in repr(Settings(service_token="secret-credential"))

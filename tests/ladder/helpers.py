@@ -12,12 +12,12 @@ import grpc
 from google.protobuf import any_pb2
 
 from chieu.games.xiangqi.v1 import xiangqi_pb2
-from chieu.kit import auth
 from chieu.kit.settings import Settings
 from chieu.ladder.v1 import ladder_service_pb2 as lpb
 from chieu.ladder.v1 import ladder_service_pb2_grpc as lpb_grpc
 from chieu.table.client import TableClient
 from chieu.table.v1 import table_service_pb2 as tpb
+from tests.conftest import token
 
 
 def uid(prefix: str = "") -> str:
@@ -30,8 +30,7 @@ class Ladder:
     def __init__(self, settings: Settings, addr: str, player: str = "ops", *roles: str) -> None:
         self.channel = grpc.aio.insecure_channel(addr)
         self.stub = lpb_grpc.LadderServiceStub(self.channel)
-        token = auth.sign(settings.token_secret, player, roles or ("operator",))
-        self.md = (("authorization", f"Bearer {token}"),)
+        self.md = (("authorization", f"Bearer {token(settings, player, *(roles or ('operator',)))}"),)
 
     async def standing(self, player: str, game: str = "xiangqi") -> tuple[int, int, int]:
         r = await self.stub.GetStanding(lpb.GetStandingRequest(player_id=player, game=game), metadata=self.md)

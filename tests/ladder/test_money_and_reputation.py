@@ -11,7 +11,7 @@ from typing import Any
 import grpc
 import pytest
 
-from chieu.kit import auth, localnats
+from chieu.kit import localnats
 from chieu.kit.errors import ServiceError
 from chieu.kit.settings import Settings
 from chieu.ladder.consumer import items_of
@@ -20,6 +20,7 @@ from chieu.ladder.standings import Config, Store
 from chieu.ladder.v1 import ladder_service_pb2 as lpb
 from chieu.ledger.v1 import ledger_service_pb2 as gpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
+from tests.conftest import credential, token
 from tests.ladder.conftest import hand_ended
 from tests.ladder.helpers import Ladder, play, uid, until
 from tests.table.helpers import client, refused
@@ -62,7 +63,7 @@ async def test_reputation_lowered_by_quits_and_restored_once_by_a_paid_reset(
     player = client(settings, table_server, me)
     ledger = grpc.aio.insecure_channel(ledger_server)
     stub = gpb_grpc.LedgerServiceStub(ledger)
-    md = (("authorization", f"Bearer {auth.sign(settings.token_secret, me)}"),)
+    md = (("authorization", f"Bearer {token(settings, me)}"),)
     try:
         for result in ("Q", "X"):
             other = client(settings, table_server, uid("rival-"))
@@ -112,7 +113,7 @@ async def test_reward_ids_never_pay_twice(settings: Settings, ledger_server: str
     for hand in range(1, 7):  # six wins: a new best of 2
         rec = hand_ended(t, hand, [a, b], 0, level=1, at_ms=january)
         assert await store.apply(stream, hand, items_of(rec, stream, hand)) == "applied"
-    payer = RewardPayer(lpool, ledger_server, settings.token_secret)
+    payer = RewardPayer(lpool, ledger_server, credential("ladder"))
     rewards = await decide_month(store, "xiangqi", "2024-01", (30, 20))
     again = await decide_month(store, "xiangqi", "2024-01", (999, 999))  # decided once
     assert [(r["player_id"], r["coins"]) for r in again] == [(r["player_id"], r["coins"]) for r in rewards]
@@ -125,7 +126,7 @@ async def test_reward_ids_never_pay_twice(settings: Settings, ledger_server: str
         while await payer.pay_once():
             pass
         ledger = grpc.aio.insecure_channel(ledger_server)
-        md = (("authorization", f"Bearer {auth.sign(settings.token_secret, 'ops', ('operator',))}"),)
+        md = (("authorization", f"Bearer {token(settings, 'ops', 'operator')}"),)
         balances = {}
         for p in (a, b):
             r = await gpb_grpc.LedgerServiceStub(ledger).GetBalances(gpb.GetBalancesRequest(player_id=p), metadata=md)

@@ -13,7 +13,7 @@ import pytest
 from chieu.kit.settings import Settings
 from chieu.ledger.v1 import ledger_service_pb2 as pb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as pb_grpc
-from tests.conftest import token
+from tests.conftest import credential, token
 from tests.table.helpers import client, play_to_end, reason_of
 
 from .conftest import uid
@@ -72,11 +72,15 @@ async def test_welcome_once_and_eligibility(channel: grpc.aio.Channel, settings:
     three, four = uid("three"), uid("four")
     await op.Adjust(adjustment_id=uid(), player_id=three, currency="coins", delta=3, reason="GC-1")
     await op.Adjust(adjustment_id=uid(), player_id=four, currency="coins", delta=4, reason="GC-1")
-    e3 = await me.CheckEligibility(player_id=three)
-    e4 = await me.CheckEligibility(player_id=four)
+    table = Ledger(channel, settings, "table")
+    table.md = (("authorization", f"Bearer {credential('table')}"),)  # the table's gate asks
+    e3 = await table.CheckEligibility(player_id=three)
+    e4 = await table.CheckEligibility(player_id=four)
     assert (e3.eligible, e3.coins, e3.minimum) == (False, 3, 3)
     assert (e4.eligible, e4.coins) == (True, 4)
-    assert not (await me.CheckEligibility(player_id=uid("nobody"))).eligible
+    assert not (await table.CheckEligibility(player_id=uid("nobody"))).eligible
+    assert (await me.CheckEligibility()).eligible  # one's own
+    await refused(me.CheckEligibility(player_id=three), grpc.StatusCode.PERMISSION_DENIED, "not_yours")
 
 
 async def test_hearts_purchase_and_conversion(channel: grpc.aio.Channel, settings: Settings) -> None:

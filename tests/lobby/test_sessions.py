@@ -36,8 +36,9 @@ async def test_guest_sign_in_pays_the_welcome_coins_once(stub: Stub, settings: S
     assert again.player.player_id == first.player.player_id and again.welcome_coins == 0
     assert again.session_id != first.session_id
     assert await coins(settings, first.player.player_id) == 200  # GC-4
-    who = auth.verify(settings.token_secret, first.access_token)
+    who = auth.verify(auth.public_keys(settings), first.access_token)
     assert who.player_id == first.player.player_id and who.roles == {"player"}
+    assert who.sid == first.session_id and who.jti and who.exp * 1000 == first.access_expires_ms
 
 
 async def test_two_sign_ins_at_once_pay_once(stub: Stub, settings: Settings) -> None:
@@ -164,12 +165,13 @@ async def test_bad_input_of_session_calls(stub: Stub, settings: Settings) -> Non
                   "bad_credentials")
     await refused(stub.Refresh(pb.RefreshRequest(refresh_token="nonsense")), UA, "bad_refresh_token")
     await refused(stub.Refresh(pb.RefreshRequest(refresh_token="r1.unknown")), UA, "bad_refresh_token")
-    await refused(stub.SignOut(pb.SignOutRequest()), UA, "unauthenticated")
-    await refused(stub.ListZones(pb.ListZonesRequest(), metadata=(("authorization", "Bearer v1.x.y"),)), UA)
-    expired = auth.sign(settings.token_secret, "p1", ("player",), ttl_s=-10)
-    await refused(stub.ListZones(pb.ListZonesRequest(), metadata=bearer(expired)), UA)
-    forged = auth.sign("another-secret", "p1", ("player",))
-    await refused(stub.ListZones(pb.ListZonesRequest(), metadata=bearer(forged)), UA)
+    await refused(stub.SignOut(pb.SignOutRequest()), UA, "no_token")
+    await refused(stub.ListZones(pb.ListZonesRequest(), metadata=(("authorization", "Bearer v1.x.y"),)), UA,
+                  "malformed_token")
+    expired = token(settings, "p1", ttl_s=-10)
+    await refused(stub.ListZones(pb.ListZonesRequest(), metadata=bearer(expired)), UA, "token_expired")
+    forged = auth.Signer.generate().sign("p1", ("player",))
+    await refused(stub.ListZones(pb.ListZonesRequest(), metadata=bearer(forged)), UA, "unknown_key")
     s = await guest(stub)
     await refused(stub.CheckSession(pb.CheckSessionRequest(), metadata=bearer(s.access_token)), IA,
                   "bad_access_token")

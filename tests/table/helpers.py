@@ -9,15 +9,15 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
-from chieu.kit import auth
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
 from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.v1 import table_service_pb2 as pb
+from tests.conftest import token
 
 
 def client(settings: Settings, addr: str, player: str, *roles: str) -> TableClient:
-    return TableClient(addr, auth.sign(settings.token_secret, player, roles or ("player",)))
+    return TableClient(addr, token(settings, player, *roles))
 
 
 def reason_of(err: grpc.aio.AioRpcError) -> str:
