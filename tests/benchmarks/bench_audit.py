@@ -1,0 +1,116 @@
+"""The auditor's speed (issue 17): table logs verified per second — every hand's commitment and
+deal, every move decided again by the rules core (``chieu.audit.logs.verify_all``, what
+``chieu audit`` does) — beside the plain replay of the same logs measured in the same run (the
+fold alone, ``chieu.audit.logs.fold_only``: what any reader of the log pays). Target: ≥ 50,000
+events/s for Ô ăn quan and for Phỏm logs. The logs are made by the table's own deciders (the
+records the table service appends), random legal moves with now and then a timeout, so no
+server is needed and nothing but the audit is timed.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from chieu.audit import logs
+from chieu.audit.archive import Message
+from chieu.audit.report import Report
+from chieu.table import codec, decide
+from chieu.table.state import Table
+from chieu.table.v1 import log_pb2
+from tests.benchmarks.common import line
+
+TARGET = 50_000
+
+
+def table_log(game: str, players: int, hands: int, options: dict[str, Any], rng: random.Random,
+              n: int) -> list[Message]:
+    """One table's log: created, seated, ``hands`` hands of random legal moves to their end."""
+    table_id = f"{game}-{n}"
+    table = Table(table_id)
+    out: list[Message] = []
+    now = 1_700_000_000_000
+
+    def run(actor: str, events: list[log_pb2.TableEvent], *, command: Any = None, timeout: int | None = None) -> None:
+        rec = log_pb2.Record(table_id=table_id, version=table.version + 1, actor=actor, server_time_ms=now,
+                             game=game, events=events)
+        if command is not None:
+            rec.game_command.CopyFrom(codec.pack(command, game))
+        if timeout is not None:
+            rec.timeout_seat = timeout
+        seq = n * 100_000 + len(out) + 1
+        table.apply(rec, seq)
+        out.append(Message(seq, f"chieu.table.{table_id}", now, rec.SerializeToString()))
+
+    names = [f"p{i}" for i in range(players)]
+    run(names[0], decide.create(table, game, options, names[0]))
+    for p in names[1:]:
+        run(p, decide.take_seat(table, p, None, secrets.token_bytes(8)))
+    for _ in range(hands):
+        now += 1000
+        run(names[0], decide.start_hand(table, names[0], now, secrets.token_bytes(32)))
+        for _ in range(5000):
+            if not table.playing:
+                break
+            now += 700
+            game_rules, state = table.game, table.game_state
+            movers = [(s, m) for s in range(len(table.hand_players)) if (m := game_rules.legal(state, s))]
+            if not movers or rng.random() < 0.03:
+                due = sorted(game_rules.deadlines(state), key=lambda d: d.at_ms)
+                if not due:
+                    raise AssertionError(f"{game}: nobody may move and no deadline")
+                seat = due[0].seat
+                now = max(now, due[0].at_ms)
+                run("system", decide.time_out(table, seat, now), timeout=seat)
+                continue
+            seat, moves = rng.choice(movers)
+            move = rng.choice(list(moves))
+            player = table.hand_players[seat]
+            run(player, decide.act(table, player, move, now), command=move)
+        else:
+            raise AssertionError(f"{game}: the hand did not end")
+    return out
+
+
+def bench(game: str, players: int, tables: int, hands: int, options: dict[str, Any]) -> None:
+    rng = random.Random(17)
+    messages = [m for n in range(tables) for m in table_log(game, players, hands, options, rng, n)]
+    period = logs.load(messages)
+    events = period.events
+    records = period.records
+
+    def audit() -> float:
+        report = Report()
+        t = time.perf_counter()
+        logs.verify_all(period, report)
+        took = time.perf_counter() - t
+        assert report.ok, report.findings[:3]
+        return took
+
+    def fold() -> float:
+        t = time.perf_counter()
+        logs.fold_only(period)
+        return time.perf_counter() - t
+
+    audit_s, fold_s = min(audit() for _ in range(3)), min(fold() for _ in range(3))
+    rate, base = events / audit_s, events / fold_s
+    print(f"{game}: {tables} tables × {hands} hands, {records} records, {events} events")
+    line(f"{game} audit (every move re-decided) ev/s", rate, "ev/s", f">= {TARGET}", rate >= TARGET,
+         f"(plain replay {base:,.0f} ev/s; the audit costs {base / rate:.2f}× the fold; "
+         f"{rate / TARGET:.2f}× the target)")
+    line(f"{game} plain replay (fold only) ev/s", base, "ev/s", "baseline", True)
+
+
+def main() -> None:
+    bench("o_an_quan", 2, 40, 3, {"maxMoves": 200})
+    bench("phom", 4, 30, 3, {})
+
+
+if __name__ == "__main__":
+    main()
