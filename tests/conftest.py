@@ -65,7 +65,7 @@ def settings(nats_url: str) -> Settings:
                    ledger_addr=f"127.0.0.1:{localnats.free_port()}",
                    ladder_addr=f"127.0.0.1:{localnats.free_port()}",
                    lobby_addr=f"127.0.0.1:{localnats.free_port()}",
-                   shutdown_grace_s=0.5, snapshot_every=50,
+                   shutdown_grace_s=0.5, snapshot_every=50, revocation_poll_s=0.3,
                    token_public_keys=str(PUBLIC_KEYS), service_token=credential("table"))
 
 

@@ -36,6 +36,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 from chieu.kit import logs
 from chieu.kit.errors import ServiceError
+from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
 
 log = logs.get("chieu.auth")
@@ -322,15 +323,32 @@ def _check(keys: KeySet, token: str, now: float) -> Principal:
     return Principal(sub, frozenset(roles), sid, exp, jti)
 
 
-def principal(context: grpc.aio.ServicerContext[Any, Any], keys: KeySet) -> Principal:
-    """The caller of an RPC, from ``authorization: Bearer <token>`` metadata."""
+def bearer(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    """The token of ``authorization: Bearer <token>`` metadata (UNAUTHENTICATED without one)."""
     for key, value in context.invocation_metadata() or ():
         if key == "authorization":
             text = value.decode() if isinstance(value, bytes) else value
             if not text.startswith("Bearer "):
                 raise _unauthenticated("no_token", "authorization must be 'Bearer <token>'")
-            return verify(keys, text[len("Bearer "):].strip())
+            return text[len("Bearer "):].strip()
     raise _unauthenticated("no_token", "no session token: send 'authorization: Bearer <token>'")
+
+
+def principal(context: grpc.aio.ServicerContext[Any, Any], keys: KeySet,
+              revocations: RevocationList | None = None) -> Principal:
+    """The caller of an RPC, from ``authorization: Bearer <token>`` metadata; a token whose
+    session was revoked is refused (``session_revoked``) once ``revocations`` knows it."""
+    token = bearer(context)
+    who = verify(keys, token)
+    if revocations is not None:
+        check_revoked(revocations, token)
+    return who
+
+
+def check_revoked(revocations: RevocationList, token: str) -> None:
+    """UNAUTHENTICATED / ``session_revoked`` if ``token``'s session was signed out or revoked."""
+    if revocations.is_revoked(token):
+        raise _unauthenticated("session_revoked", "this session was signed out or revoked: sign in again")
 
 
 # -- who may call -------------------------------------------------------------------------------

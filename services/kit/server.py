@@ -20,8 +20,9 @@ from chieu.kit.settings import Settings
 
 log = logs.get("chieu.server")
 
-Register = Callable[[GuardedServer], None]
-"""Adds a service: the generated ``add_*Servicer_to_server(servicer, server)`` fits."""
+Register = Callable[[Any], None]
+"""Adds a service, given a :class:`GuardedServer` (which the generated
+``add_*Servicer_to_server(servicer, server)`` takes for the ``grpc.aio.Server`` it expects)."""
 
 
 GC_THRESHOLDS = (10_000, 20, 100)
@@ -100,8 +101,11 @@ class Server:
 
     def __init__(self, settings: Settings, *, addr: str, services: Sequence[str],
                  register: Sequence[Register],
-                 on_shutdown: Sequence[Callable[[], Awaitable[None]]] = ()) -> None:
+                 on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
+                 background: Sequence[Callable[[], Awaitable[None]]] = ()) -> None:
         self.settings = settings
+        self.background = tuple(background)
+        """What starts once the server serves (a service's consumers, relays, pollers)."""
         self.addr = addr
         self.services = tuple(services)
         auth.check_keys(settings)  # the public keyset loads now, or the service does not start
@@ -130,6 +134,8 @@ class Server:
         for name in (*self.services, ""):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         log.info("serving", addr=self.addr, port=self.port, services=list(self.services))
+        for begin in self.background:
+            await begin()
 
     async def shutdown(self) -> None:
         """Idempotent graceful stop."""

@@ -115,6 +115,9 @@ class Settings:
     flagged ``below_threshold``."""
     lobby_addr: str = "127.0.0.1:50054"
     """``CHIEU_LOBBY_ADDR``: where the lobby service listens (host:port)."""
+    revocation_poll_s: float = 2.0
+    """``CHIEU_REVOCATION_POLL_S``: how often a service asks the lobby for revoked sessions: a
+    signed-out or revoked session is refused (and its open streams end) within this time."""
     lobby_access_ttl_s: int = 900
     """``CHIEU_LOBBY_ACCESS_TTL_S``: lifetime of an access token the lobby issues (seconds)."""
     lobby_refresh_ttl_s: int = 2_592_000
@@ -172,6 +175,7 @@ _ENV = {
     "ladder_reputation_disconnect": "CHIEU_LADDER_REPUTATION_DISCONNECT",
     "ladder_reputation_min": "CHIEU_LADDER_REPUTATION_MIN",
     "lobby_addr": "CHIEU_LOBBY_ADDR",
+    "revocation_poll_s": "CHIEU_REVOCATION_POLL_S",
     "lobby_access_ttl_s": "CHIEU_LOBBY_ACCESS_TTL_S",
     "lobby_refresh_ttl_s": "CHIEU_LOBBY_REFRESH_TTL_S",
     "lobby_signin_failures": "CHIEU_LOBBY_SIGNIN_FAILURES",

@@ -4,9 +4,6 @@ gRPC server."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
-
 import nats
 
 from chieu.kit import db, logs, names
@@ -32,7 +29,7 @@ def config(settings: Settings) -> Config:
         reputation_disconnect=settings.ladder_reputation_disconnect)
 
 
-async def build(settings: Settings) -> LadderServer:
+async def build(settings: Settings) -> Server:
     """A ready (not yet started) ladder server; its consumers, relay and payer start with it."""
     if not settings.database_url:
         raise RuntimeError("DATABASE_URL is not set: the ladder needs PostgreSQL")
@@ -49,30 +46,12 @@ async def build(settings: Settings) -> LadderServer:
     payer = RewardPayer(pool, settings.ledger_addr, settings.service_token)
     servicer = LadderService(store, settings, STREAM)
     name = ladder_service_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
-    server = LadderServer(
+    return Server(
         settings, addr=settings.ladder_addr, services=[name],
         register=[lambda s: ladder_service_pb2_grpc.add_LadderServiceServicer_to_server(servicer, s)],
         on_shutdown=[consumer.stop, resets.stop, relay.stop, payer.stop, nc.close, pool.close],
         background=[consumer.start, resets.start, relay.start, payer.start],
     )
-    server.consumer, server.store = consumer, store
-    return server
-
-
-class LadderServer(Server):
-    """The gRPC server, plus the consumers, the relay and the payer started once it serves."""
-
-    consumer: LadderConsumer
-    store: Store
-
-    def __init__(self, *args: Any, background: Sequence[Callable[[], Awaitable[None]]], **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        self.background = list(background)
-
-    async def start(self) -> None:
-        await super().start()
-        for begin in self.background:
-            await begin()
 
 
 async def serve(settings: Settings) -> None:

@@ -3,9 +3,6 @@ consumer, the outbox relay and the gRPC server."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
-
 import nats
 
 from chieu.kit import db, logs, names
@@ -34,25 +31,12 @@ async def build(settings: Settings) -> Server:
                         replicas=settings.stream_replicas)
     servicer = LedgerService(books, settings)
     name = ledger_service_pb2.DESCRIPTOR.services_by_name["LedgerService"].full_name
-    return LedgerServer(
+    return Server(
         settings, addr=settings.ledger_addr, services=[name],
         register=[lambda s: ledger_service_pb2_grpc.add_LedgerServiceServicer_to_server(servicer, s)],
         on_shutdown=[consumer.stop, relay.stop, nc.close, pool.close],
         background=[consumer.start, relay.start],
     )
-
-
-class LedgerServer(Server):
-    """The gRPC server, plus the consumer and the outbox relay started once it serves."""
-
-    def __init__(self, *args: Any, background: Sequence[Callable[[], Awaitable[None]]], **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        self.background = list(background)
-
-    async def start(self) -> None:
-        await super().start()
-        for begin in self.background:
-            await begin()
 
 
 async def serve(settings: Settings) -> None:

@@ -3,9 +3,6 @@ first start), the table-list projection and its feed, the peers, and the gRPC se
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
-
 import nats
 
 from chieu.kit import db, logs
@@ -21,7 +18,7 @@ from chieu.lobby.v1 import lobby_service_pb2, lobby_service_pb2_grpc
 log = logs.get("chieu.lobby.app")
 
 
-async def build(settings: Settings) -> LobbyServer:
+async def build(settings: Settings) -> Server:
     """A ready (not yet started) lobby server; its projection and feed start with it."""
     if not settings.database_url:
         raise RuntimeError("DATABASE_URL is not set: the lobby needs PostgreSQL")
@@ -38,31 +35,12 @@ async def build(settings: Settings) -> LobbyServer:
     peers = Peers(settings)
     servicer = LobbyService(pool, settings, peers, feed)
     name = lobby_service_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
-    server = LobbyServer(
+    return Server(
         settings, addr=settings.lobby_addr, services=[name],
         register=[lambda s: lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(servicer, s)],
         on_shutdown=[projection.stop, feed.stop, peers.close, nc.close, pool.close],
         background=[feed.start, projection.start],
     )
-    server.projection, server.feed, server.servicer = projection, feed, servicer
-    return server
-
-
-class LobbyServer(Server):
-    """The gRPC server, plus the feed and the projection started once it serves."""
-
-    projection: Projection
-    feed: Feed
-    servicer: LobbyService
-
-    def __init__(self, *args: Any, background: Sequence[Callable[[], Awaitable[None]]], **kw: Any) -> None:
-        super().__init__(*args, **kw)
-        self.background = list(background)
-
-    async def start(self) -> None:
-        await super().start()
-        for begin in self.background:
-            await begin()
 
 
 async def serve(settings: Settings) -> None:

@@ -27,6 +27,7 @@ from google.protobuf.message import Message
 from chieu.kit import auth, logs
 from chieu.kit.errors import GuardedServer, ServiceError, not_found, precondition
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot, Stored
+from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
 from chieu.table import audit, codec, decide, snapshot
 from chieu.table.decide import check_command_id, check_table_id
@@ -36,6 +37,8 @@ from chieu.table.views import Views
 
 log = logs.get("chieu.table")
 
+SESSION_CHECK_S = 1.0
+"""How often an open ``Watch`` looks again whether its session was revoked."""
 LEDGER_TIMEOUT_S = 5.0
 """How long the table waits for the ledger (the gà pot, a player's 金币) before it refuses."""
 CONFLICT_DEADLINE_S = 10.0
@@ -336,8 +339,15 @@ class Tables:
 
     # ------------------------------------------------------------ watching
 
-    async def watch(self, table_id: str, who: str | None, from_version: int = 0) -> AsyncIterator[bytes]:
-        """The caller's views; the stream is the caller's presence at the table."""
+    async def watch(self, table_id: str, who: str | None, from_version: int = 0, *, until_s: float | None = None,
+                    check: Callable[[], None] | None = None) -> AsyncIterator[bytes]:
+        """The caller's views; the stream is the caller's presence at the table.
+
+        The stream ends with its token: ``until_s`` (the token's expiry, unix seconds) ends it
+        with UNAUTHENTICATED / ``token_expired``, and ``check`` (raising when the session was
+        revoked) is asked at least every :data:`SESSION_CHECK_S` seconds. The client watches
+        again with a fresh token, from the version it has.
+        """
         live = await self.get(table_id)
         queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         entry = (who, queue)
@@ -352,7 +362,19 @@ class Tables:
             if version != from_version:
                 yield first
             while True:
-                view = await queue.get()
+                wait = None
+                if until_s is not None:
+                    wait = until_s - time.time()
+                    if wait <= 0:
+                        raise ServiceError(grpc.StatusCode.UNAUTHENTICATED, "token_expired",
+                                           "the session token expired: watch again with a fresh one, from your version")
+                if check is not None:
+                    check()
+                    wait = SESSION_CHECK_S if wait is None else min(wait, SESSION_CHECK_S)
+                try:
+                    view = await asyncio.wait_for(queue.get(), wait)
+                except TimeoutError:
+                    continue
                 if view is None:
                     return
                 yield view
@@ -449,9 +471,11 @@ def _log_failure(task: asyncio.Task[Any]) -> None:
 class TableService(table_service_pb2_grpc.TableServiceServicer):
     """The gRPC servicer of ``chieu.table.v1.TableService``."""
 
-    def __init__(self, tables: Tables, settings: Settings) -> None:
+    def __init__(self, tables: Tables, settings: Settings, revocations: RevocationList | None = None) -> None:
         self.tables = tables
         self.settings = settings
+        self.revocations = revocations
+        """The sessions the lobby revoked (None: no lobby to ask)."""
         self._ledger: grpc.aio.Channel | None = None
         self._ladder: grpc.aio.Channel | None = None
 
@@ -552,7 +576,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
 
     def _who(self, context: grpc.aio.ServicerContext[Any, Any]) -> auth.Principal:
         """The caller, verified with the public keys only; a service credential does not play."""
-        return auth.require_person(auth.principal(context, auth.public_keys(self.settings)))
+        return auth.require_person(auth.principal(context, auth.public_keys(self.settings), self.revocations))
 
     async def CreateTable(self, request: table_service_pb2.CreateTableRequest,
                           context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.CreateTableResponse:
@@ -719,7 +743,10 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         the error guard that :func:`register`'s server applies iterates it.
         """
         who = self._who(context)
-        return self.tables.watch(check_table_id(request.table_id), who.player_id, int(request.from_version))
+        revocations, token = self.revocations, auth.bearer(context)
+        check = None if revocations is None else lambda: auth.check_revoked(revocations, token)
+        return self.tables.watch(check_table_id(request.table_id), who.player_id, int(request.from_version),
+                                 until_s=who.exp, check=check)
 
     async def AbortHand(self, request: table_service_pb2.AbortHandRequest,
                         context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.AbortHandResponse:
