@@ -8,6 +8,7 @@ refusal is a gRPC status with a stable reason, and changes nothing.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -17,6 +18,7 @@ import grpc
 
 from chieu.kit import auth, logs
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
+from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
 from chieu.lobby import accounts, projection, rooms
 from chieu.lobby.accounts import PlayerRow
@@ -35,6 +37,8 @@ Context = grpc.aio.ServicerContext[Any, Any]
 MAX_ID = 200
 MAX_REASON = 400
 SNAPSHOT_CHUNK = 500
+SESSION_CHECK_S = 1.0
+"""How often an open ``WatchRoom`` looks again whether its session was revoked."""
 QUICK_CANDIDATES = 8
 WAITING = table_service_pb2.TABLE_STATUS_WAITING
 
@@ -59,15 +63,6 @@ def _page_size(size: int, default: int = 50, most: int = 500) -> int:
     if not 1 <= size <= most:
         raise invalid("bad_page_size", f"page_size must be 1..{most}")
     return size
-
-
-def bearer(context: Context) -> str:
-    """The raw access token of the call (after ``auth.principal`` accepted it)."""
-    for key, value in context.invocation_metadata() or ():
-        if key == "authorization":
-            text = value.decode() if isinstance(value, bytes) else value
-            return text[len("Bearer "):].strip()
-    raise unauthenticated("unauthenticated", "no session token: send 'authorization: Bearer <token>'")
 
 
 def _player_message(p: PlayerRow) -> pb.Player:
@@ -142,9 +137,15 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         self.feed = feed
         self.sessions = Sessions(pool, settings)
         self.rooms = Rooms(pool)
+        self.revocations = RevocationList(self._revoked_since, settings.revocation_poll_s)
+        """The sessions signed out or revoked, read from the lobby's own table as any service polls it."""
+
+    async def _revoked_since(self, after: int) -> tuple[list[tuple[bytes, int]], int]:
+        rows = await self.sessions.revocations(after, 1000)
+        return [(bytes(r["hash"]), int(r["expires_ms"])) for r in rows], int(rows[-1]["id"]) if rows else after
 
     def _who(self, context: Context) -> auth.Principal:
-        return auth.principal(context, auth.public_keys(self.settings))
+        return auth.principal(context, auth.public_keys(self.settings), self.revocations)
 
     def _operator(self, context: Context) -> auth.Principal:
         who = self._who(context)
@@ -226,7 +227,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         if request.refresh_token:
             sid = await self.sessions.session_of_refresh(request.refresh_token)
         else:
-            state = await self.sessions.state(bearer(context))
+            state = await self.sessions.state(auth.bearer(context))
             if state is None:
                 raise precondition("no_session", "this token belongs to no lobby session (send its refresh token)")
             sid = state.session_id
@@ -372,7 +373,8 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         return pb.ListTablesResponse(tables=[summary(x) for x in lines[:size]], next_page_token=token)
 
     async def WatchRoom(self, request: pb.WatchRoomRequest, context: Context) -> AsyncIterator[pb.WatchRoomResponse]:
-        self._who(context)
+        """The room's tables, then every change; the stream ends with its token (expired or revoked)."""
+        who, token = self._who(context), auth.bearer(context)
         room = await self.rooms.get(request.room_id)
         q = self.feed.subscribe(room.room_id)
         try:
@@ -387,7 +389,14 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                 yield pb.WatchRoomResponse(snapshot=pb.Snapshot(
                     tables=[summary(x) for x in part], complete=i + SNAPSHOT_CHUNK >= len(lines)))
             while True:
-                line = await q.get()
+                auth.check_revoked(self.revocations, token)
+                wait = who.exp - time.time()
+                if wait <= 0:
+                    raise unauthenticated("token_expired", "the session token expired: watch again with a fresh one")
+                try:
+                    line = await asyncio.wait_for(q.get(), min(wait, SESSION_CHECK_S))
+                except TimeoutError:
+                    continue
                 if projection.lost(line):
                     raise ServiceError(grpc.StatusCode.UNAVAILABLE, "feed_lost",
                                        "the lobby lost its table feed; watch again")
@@ -410,7 +419,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
 
     async def QuickSeat(self, request: pb.QuickSeatRequest, context: Context) -> pb.QuickSeatResponse:
         who = self._who(context)
-        token = bearer(context)
+        token = auth.bearer(context)
         if len(request.client_seed) > 64:
             raise invalid("bad_client_seed", "a client seed has at most 64 bytes")
         room = await self.rooms.get(request.room_id)

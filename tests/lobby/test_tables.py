@@ -11,13 +11,16 @@ import time
 from typing import Any
 
 import grpc
+import pytest
 
 from chieu.kit.settings import Settings
 from chieu.lobby.v1 import lobby_service_pb2 as pb
 from chieu.table.client import TableClient, game_view
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as tpb
+from tests.conftest import token as sign_token
 from tests.lobby.conftest import bearer, guest, refused, uid, until
+from tests.table.helpers import reason_of
 from tests.table.phom_bot import play_turn
 
 
@@ -266,3 +269,25 @@ async def test_ladder_rooms_seat_by_level(stub: Any, settings: Settings) -> None
     else:
         raise AssertionError("a level-1 player sat at a level-2 table")
     await tb.close()
+
+
+async def _end_of_watch(stub: Any, room_id: str, access: str) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        async for _ in stub.WatchRoom(pb.WatchRoomRequest(room_id=room_id), metadata=bearer(access)):
+            pass
+    return err.value.code(), reason_of(err.value)
+
+
+async def test_a_room_watch_ends_with_its_token(stub: Any, operator: Any, settings: Settings) -> None:
+    """WatchRoom closes with UNAUTHENTICATED when its token expires, or when its session is signed out."""
+    room = await new_room(stub, operator)
+    short = sign_token(settings, uid("short-"), ttl_s=2)
+    assert await asyncio.wait_for(_end_of_watch(stub, room.room_id, short), 10) == (
+        grpc.StatusCode.UNAUTHENTICATED, "token_expired")
+    s = await guest(stub)
+    watching = asyncio.create_task(_end_of_watch(stub, room.room_id, s.access_token))
+    await asyncio.sleep(0.3)
+    await stub.SignOut(pb.SignOutRequest(), metadata=bearer(s.access_token))
+    assert await asyncio.wait_for(watching, 10) == (grpc.StatusCode.UNAUTHENTICATED, "session_revoked")
+    await refused(stub.ListRooms(pb.ListRoomsRequest(game="phom"), metadata=bearer(s.access_token)),
+                  grpc.StatusCode.UNAUTHENTICATED, "session_revoked")
