@@ -135,8 +135,11 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         self._mine(context, request)
         self._self_or_staff(context, request.player_id, "operator", "auditor", "service:lobby")
         found = await self.books.balances(request.player_id)
+        days = await self.books.pool.fetchval("SELECT days FROM ledger_memberships WHERE player_id = $1",
+                                              request.player_id)
         return pb.GetBalancesResponse(balances=[
-            pb.Balance(currency=c, amount=v, account=b.player(c, request.player_id)) for c, v in found.items()])
+            pb.Balance(currency=c, amount=v, account=b.player(c, request.player_id)) for c, v in found.items()],
+            membership_days=int(days or 0))
 
     async def GetHistory(self, request: pb.GetHistoryRequest, context: Context) -> pb.GetHistoryResponse:
         self._mine(context, request)

@@ -93,13 +93,14 @@ class Peers:
             raise unavailable("ledger", e) from None
         return int(r.coins), bool(r.eligible)
 
-    async def balances(self, player_id: str) -> dict[str, int]:
+    async def balances(self, player_id: str) -> tuple[dict[str, int], int]:
+        """A player's balances by currency, and their membership days, as the ledger has them."""
         try:
             r = await self._ledger().GetBalances(ledger_pb.GetBalancesRequest(player_id=player_id),
                                                  timeout=TIMEOUT_S, metadata=self._own())
         except grpc.aio.AioRpcError as e:
             raise unavailable("ledger", e) from None
-        return {b.currency: int(b.amount) for b in r.balances}
+        return {b.currency: int(b.amount) for b in r.balances}, int(r.membership_days)
 
     # -- ladder -------------------------------------------------------------------------------
 

@@ -488,7 +488,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         out = pb.GetHomeResponse(player=_player_message(p))
 
         async def money() -> None:
-            found = await self.peers.balances(player_id)
+            found, out.membership_days = await self.peers.balances(player_id)
             out.coins, out.hearts = found.get("coins", 0), found.get("hearts", 0)
 
         async def ladder() -> None:

@@ -124,6 +124,7 @@ async def test_paid_services(channel: grpc.aio.Channel, settings: Settings, pool
              + 3 * settings.price_membership_day)
     assert bal(m.result, "coins") == 1000 - spent
     assert await pool.fetchval("SELECT days FROM ledger_memberships WHERE player_id = $1", p) == 3
+    assert (await me.GetBalances()).membership_days == 3
     topics = [r["topic"] for r in await pool.fetch(
         "SELECT o.topic FROM ledger_outbox o JOIN ledger_postings p ON p.id = o.posting_id"
         " WHERE p.id LIKE $1 ORDER BY o.id", f"%/{p}/%")]

@@ -81,16 +81,20 @@ class GetBalancesResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     BALANCES_FIELD_NUMBER: _builtins.int
+    MEMBERSHIP_DAYS_FIELD_NUMBER: _builtins.int
+    membership_days: _builtins.int
+    """Membership days bought (BuyMembership), in all."""
     @_builtins.property
     def balances(self) -> _containers.RepeatedCompositeFieldContainer[Global___Balance]: ...
     def __init__(
         self,
         *,
         balances: _abc.Iterable[Global___Balance] | None = ...,
+        membership_days: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["balances", b"balances"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["balances", b"balances", "membership_days", b"membership_days"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
