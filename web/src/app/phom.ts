@@ -1,0 +1,44 @@
+// Phỏm: the caller's own hand (select cards), the laid phỏm, each seat's discards, and the commands.
+import { create } from "@bufbuild/protobuf";
+import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
+import {
+  ClaimUSchema, DiscardSchema, DrawSchema, EatSchema, LaySchema, Phase, SendSchema, SortSchema, TurnKind, type View,
+} from "../../gen/chieu/games/phom/v1/phom_pb.js";
+import { h } from "./dom.js";
+
+export type Send = <D extends DescMessage>(schema: D, command: MessageShape<D>) => void;
+
+const selected = new Set<string>();
+
+export function board(v: View, send: Send, rerender: () => void): HTMLElement {
+  const mine = Number(v.seat) >= 0;
+  const myTurn = mine && Number(v.toMove) === Number(v.seat) && v.phase !== Phase.OVER;
+  for (const c of [...selected]) if (!v.hand.includes(c)) selected.delete(c);
+  const pick = [...selected];
+  const card = (c: string, onclick?: () => void, cls = "") =>
+    h("button", { class: `card ${cls}${/[♦♥]/.test(c) ? " red" : ""}`, "data-card": c, onclick, disabled: !onclick }, c);
+  const act = (label: string, enabled: boolean, fn: () => void) =>
+    h("button", { class: "act", "data-act": label, disabled: !enabled, onclick: fn }, label);
+  return h("div", { class: "phom" },
+    h("p", {}, `phase ${Phase[v.phase]}, turn ${TurnKind[v.turnKind]}, seat ${v.toMove} to move; stock ${v.stockLeft}; gà pot ${v.pot}`),
+    h("div", { class: "seats" }, v.seats.map((s) => h("div", { class: `seat${Number(s.seat) === Number(v.toMove) ? " to-move" : ""}` },
+      h("b", {}, `seat ${s.seat}`), ` ${s.cards} cards, eats ${s.eats}, balance ${s.balance}`,
+      h("div", { class: "row" }, s.row.map((c) => card(c))),
+      s.eaten.length ? h("div", {}, "eaten: ", s.eaten.map((c) => card(c, undefined, "eaten"))) : null))),
+    v.melds.length ? h("div", { class: "melds" }, "phỏm: ", v.melds.map((m) => h("span", { class: "meld" },
+      `#${m.id} (seat ${m.owner}) `, m.cards.map((c) => card(c, pick.length === 1 && myTurn
+        ? () => send(SendSchema, create(SendSchema, { card: pick[0]!, target: c })) : undefined))))) : null,
+    mine ? h("div", { class: "hand" }, v.hand.map((c) => card(c, () => {
+      if (selected.has(c)) selected.delete(c); else selected.add(c);
+      rerender();
+    }, selected.has(c) ? "selected" : ""))) : h("p", {}, "(spectating: hands are hidden)"),
+    mine ? h("div", { class: "actions" },
+      act("Draw", myTurn && !v.taken, () => send(DrawSchema, create(DrawSchema))),
+      act(`Eat ${v.eatable}`, myTurn && !v.taken && v.eatable !== "", () => send(EatSchema, create(EatSchema, { partners: pick }))),
+      act("Lay", myTurn && pick.length >= 3, () => send(LaySchema, create(LaySchema, { cards: pick }))),
+      act("Discard", myTurn && pick.length === 1, () => send(DiscardSchema, create(DiscardSchema, { card: pick[0]! }))),
+      act("Ù", mine && v.phase !== Phase.OVER, () => send(ClaimUSchema, create(ClaimUSchema))),
+      act("Sort", mine, () => send(SortSchema, create(SortSchema))),
+      pick.length === 1 ? h("span", { class: "hint" }, " (to send a card, select it and click a phỏm card)") : null) : null,
+    v.end ? h("p", { class: "result" }, `end: ${v.end}; winner seat ${v.winner}`) : null);
+}

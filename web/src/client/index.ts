@@ -1,0 +1,261 @@
+/**
+ * Chiếu's portal flow for a front-end, typed, over the generated client (web/gen) and gRPC-Web.
+ *
+ *   const portal = new Portal(location.origin);               // gRPC-Web through the gateway
+ *   await portal.signInGuest(deviceId, "Lan");            // LobbyService.SignInGuest
+ *   const rooms = await portal.rooms("o_an_quan");         // LobbyService.ListRooms (with gates)
+ *   for await (const change of portal.watchRoom(roomId)) … // LobbyService.WatchRoom
+ *   const seat = await portal.quickSeat(roomId);           // LobbyService.QuickSeat
+ *   for await (const view of portal.watch(tableId)) …      // TableService.Watch, resumed after a drop
+ *   await portal.act(tableId, create(SowSchema, {…}));     // TableService.Act, command id + retries
+ *
+ * Every call after sign-in carries "authorization: Bearer <access token>"; the access token is
+ * refreshed (LobbyService.Refresh) shortly before it expires.
+ */
+import { createRegistry, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { anyPack, anyUnpack } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
+import { createGrpcWebTransport } from "@connectrpc/connect-web";
+import { ViewSchema as OAnQuanViewSchema, type View as OAnQuanView } from "../../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
+import { ViewSchema as PhomViewSchema, type View as PhomView } from "../../gen/chieu/games/phom/v1/phom_pb.js";
+import {
+  LobbyService,
+  type GetHomeResponse,
+  type QuickSeatResponse,
+  type RoomEntry,
+  type Session,
+  type WatchRoomResponse,
+  type Zone,
+} from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
+import { TableService, type CreateTableRequestSchema, type TableView } from "../../gen/chieu/table/v1/table_service_pb.js";
+
+export type { OAnQuanView, PhomView, RoomEntry, Session, TableView, WatchRoomResponse };
+
+/** The game views this client decodes (TableView.game_view is an Any of one of them). */
+export const gameViews = createRegistry(OAnQuanViewSchema, PhomViewSchema);
+
+export type GameView =
+  | { game: "o_an_quan"; view: OAnQuanView }
+  | { game: "phom"; view: PhomView }
+  | { game: string; view: undefined };
+
+/** The caller's game view of a table view, decoded (undefined before the first hand). */
+export function gameView(table: TableView): GameView {
+  const any = table.gameView;
+  if (!any) return { game: table.game, view: undefined };
+  if (table.game === "o_an_quan") return { game: "o_an_quan", view: anyUnpack(any, OAnQuanViewSchema) as OAnQuanView };
+  if (table.game === "phom") return { game: "phom", view: anyUnpack(any, PhomViewSchema) as PhomView };
+  return { game: table.game, view: undefined };
+}
+
+/** The stable reason code of a refusal (the chieu-reason trailer, else the message's prefix). */
+export function reason(err: unknown): string {
+  const e = ConnectError.from(err);
+  const r = e.metadata.get("chieu-reason");
+  if (r) return r;
+  const m = /^([a-z_]+):/.exec(e.rawMessage);
+  return m ? m[1]! : Code[e.code];
+}
+
+/** Failures worth trying again with the same command id: the service or the network, not a refusal. */
+export function retryable(err: unknown): boolean {
+  const code = ConnectError.from(err).code;
+  return code === Code.Unavailable || code === Code.Unknown || code === Code.DeadlineExceeded;
+}
+
+export interface RetryOptions {
+  /** Tries in all (default 5). */
+  attempts?: number;
+  /** First back-off in ms, doubled each time (default 100). */
+  backoffMs?: number;
+  signal?: AbortSignal;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => { clearTimeout(t); reject(signal.reason); }, { once: true });
+  });
+
+let counter = 0;
+/** A fresh command id: the same id sent again acts once (the table remembers it). */
+export function commandId(prefix = "c"): string {
+  const rand = globalThis.crypto?.randomUUID?.() ?? `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+  return `${prefix}-${rand}-${++counter}`;
+}
+
+async function withRetries<T>(call: () => Promise<T>, opts: RetryOptions = {}): Promise<T> {
+  const attempts = opts.attempts ?? 5;
+  let backoff = opts.backoffMs ?? 100;
+  for (let i = 1; ; i++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (i >= attempts || !retryable(err) || opts.signal?.aborted) throw err;
+      await sleep(backoff, opts.signal);
+      backoff *= 2;
+    }
+  }
+}
+
+/** The portal: one player's session and their calls to the lobby and the table service. */
+export class Portal {
+  readonly lobby: Client<typeof LobbyService>;
+  readonly table: Client<typeof TableService>;
+  session: Session | undefined;
+  private refreshing: Promise<void> | undefined;
+  /** Refresh the access token this long before it expires. */
+  refreshMarginMs = 60_000;
+
+  /**
+   * `transport` makes the transport for the portal's clients with the interceptors given (the
+   * bearer token); the default is gRPC-Web to `baseUrl`, the gateway (Envoy).
+   */
+  constructor(baseUrl: string, transport: (interceptors: Interceptor[]) => Transport =
+    (interceptors) => createGrpcWebTransport({ baseUrl, interceptors })) {
+    const auth: Interceptor = (next) => async (req) => {
+      if (this.session && req.method.name !== "Refresh") {
+        await this.freshToken();
+        req.header.set("authorization", `Bearer ${this.session.accessToken}`);
+      }
+      return next(req);
+    };
+    const t = transport([auth]);
+    this.lobby = createClient(LobbyService, t);
+    this.table = createClient(TableService, t);
+  }
+
+  get playerId(): string {
+    return this.session?.player?.playerId ?? "";
+  }
+
+  private async freshToken(): Promise<void> {
+    const s = this.session;
+    if (!s || Number(s.accessExpiresMs) - Date.now() > this.refreshMarginMs) return;
+    this.refreshing ??= this.lobby.refresh({ refreshToken: s.refreshToken }).then(
+      (r) => { this.session = r.session; },
+    ).finally(() => { this.refreshing = undefined; });
+    await this.refreshing;
+  }
+
+  // ------------------------------------------------------------------ sessions (LobbyService)
+
+  /** SignInGuest: one guest per device id; the first sign-in pays the welcome 金币. */
+  async signInGuest(deviceId: string, name = ""): Promise<Session> {
+    const r = await withRetries(() => this.lobby.signInGuest({ deviceId, name }));
+    this.session = r.session!;
+    return this.session;
+  }
+
+  /** SignIn with a username and password. */
+  async signIn(username: string, password: string, deviceId: string): Promise<Session> {
+    const r = await this.lobby.signIn({ username, password, deviceId });
+    this.session = r.session!;
+    return this.session;
+  }
+
+  async signOut(): Promise<void> {
+    if (!this.session) return;
+    await this.lobby.signOut({ refreshToken: this.session.refreshToken });
+    this.session = undefined;
+  }
+
+  // ------------------------------------------------------------------ rooms (LobbyService)
+
+  async zones(): Promise<Zone[]> {
+    return (await withRetries(() => this.lobby.listZones({}))).zones;
+  }
+
+  /** The rooms of a game with the caller's gate for each (allowed, or why not). */
+  async rooms(game: string): Promise<RoomEntry[]> {
+    return (await withRetries(() => this.lobby.listRooms({ game }))).rooms;
+  }
+
+  /** WatchRoom: the room's open tables (snapshot messages), then each change; until aborted. */
+  watchRoom(roomId: string, signal?: AbortSignal): AsyncIterable<WatchRoomResponse> {
+    return this.lobby.watchRoom({ roomId }, { signal });
+  }
+
+  /** QuickSeat: the fullest waiting table the caller may join in the room, or a new one. */
+  async quickSeat(roomId: string): Promise<QuickSeatResponse> {
+    return withRetries(() => this.lobby.quickSeat({ roomId }));
+  }
+
+  async home(): Promise<GetHomeResponse> {
+    return withRetries(() => this.lobby.getHome({}));
+  }
+
+  // ------------------------------------------------------------------ tables (TableService)
+
+  /** CreateTable: the caller hosts it and takes seat 0 (one command id for every try). */
+  async createTable(req: Omit<MessageInitShape<typeof CreateTableRequestSchema>, "commandId" | "$typeName">): Promise<TableView> {
+    const id = commandId("create");
+    return (await withRetries(() => this.table.createTable({ ...req, commandId: id }))).table!;
+  }
+
+  async takeSeat(tableId: string): Promise<TableView> {
+    const id = commandId("seat");
+    return (await withRetries(() => this.table.takeSeat({ tableId, commandId: id }))).table!;
+  }
+
+  async standUp(tableId: string): Promise<TableView> {
+    const id = commandId("stand");
+    return (await withRetries(() => this.table.standUp({ tableId, commandId: id }))).table!;
+  }
+
+  async startHand(tableId: string): Promise<TableView> {
+    const id = commandId("start");
+    return (await withRetries(() => this.table.startHand({ tableId, commandId: id }))).table!;
+  }
+
+  async getTable(tableId: string): Promise<TableView> {
+    return (await withRetries(() => this.table.getTable({ tableId }))).table!;
+  }
+
+  /**
+   * Act: a game command (a message of chieu.games.<game>.v1) for the caller's seat, under one
+   * command id for every try, so a retry after a lost answer acts once.
+   */
+  async act<Desc extends DescMessage>(
+    tableId: string, schema: Desc, command: MessageShape<Desc>,
+    opts: RetryOptions & { commandId?: string; expectedVersion?: bigint } = {},
+  ): Promise<TableView> {
+    const id = opts.commandId ?? commandId("act");
+    const packed = anyPack(schema, command);
+    const r = await withRetries(
+      () => this.table.act({ tableId, command: packed, commandId: id, expectedVersion: opts.expectedVersion }), opts);
+    return r.table!;
+  }
+
+  /**
+   * Watch a table: the caller's view now, then one per change. After a dropped stream it
+   * reconnects (backing off) with Watch(from_version = the last version seen), so no view is
+   * missed or repeated; it ends when `signal` aborts, or throws a refusal (not a network failure).
+   */
+  async *watch(tableId: string, opts: { signal?: AbortSignal; fromVersion?: bigint; onDrop?: (err: unknown) => void } = {}): AsyncGenerator<TableView> {
+    let version = opts.fromVersion ?? 0n;
+    let backoff = 100;
+    for (;;) {
+      try {
+        for await (const r of this.table.watch({ tableId, fromVersion: version }, { signal: opts.signal })) {
+          const t = r.table!;
+          if (t.version < version) continue;
+          version = t.version;
+          backoff = 100;
+          yield t;
+        }
+        if (opts.signal?.aborted) return;
+      } catch (err) {
+        if (opts.signal?.aborted) return;
+        if (!retryable(err) && ConnectError.from(err).code !== Code.Canceled) throw err;
+        opts.onDrop?.(err);
+      }
+      await sleep(backoff, opts.signal).catch(() => undefined);
+      if (opts.signal?.aborted) return;
+      backoff = Math.min(backoff * 2, 5_000);
+    }
+  }
+}
+
+export { anyPack };
