@@ -19,7 +19,7 @@ def _up(args: argparse.Namespace) -> int:
 
     from chieu.up import run
 
-    return run(Path(args.data), args.nats_port, args.table_port)
+    return run(Path(args.data), args.nats_port, args.table_port, web_port=args.web_port)
 
 
 def _token(args: argparse.Namespace) -> int:
@@ -248,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--data", default=".var", help="data folder (default .var)")
     up.add_argument("--nats-port", type=int, default=4222)
     up.add_argument("--table-port", type=int, default=50051)
+    up.add_argument("--web-port", type=int, default=8080, help="the portal: Envoy, gRPC-Web (default 8080)")
     up.set_defaults(func=_up)
 
     ver = sub.add_parser("verify", help="auditor: re-derive every deal and move of a table from its log (NATS_URL)")

@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from chieu.gateway import local as local_gateway
+from chieu.gateway.envoy import DEFAULT_PORT as DEFAULT_WEB_PORT
 from chieu.kit import auth, localnats, localpg
 from chieu.kit.settings import from_env
 
@@ -70,7 +72,8 @@ def service_envs(base: dict[str, str], signer: auth.Signer, private: Path, publi
     return envs
 
 
-def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None = None) -> int:
+def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None = None,
+        web_port: int = DEFAULT_WEB_PORT) -> int:
     data_dir = data_dir.resolve()
     print(f"chieu up: data in {data_dir}", file=sys.stderr)
     nats, url = localnats.start(data_dir / "nats", nats_port)
@@ -98,6 +101,7 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
           f"(sign a token: CHIEU_TOKEN_PRIVATE_KEY={private} ./chieu token PLAYER)", file=sys.stderr)
     envs = service_envs(env, signer, private, public)
     procs: dict[str, subprocess.Popen[bytes]] = {}
+    gateway: local_gateway.Gateway | None = None
     stopping = False
 
     def stop(*_: object) -> None:
@@ -116,7 +120,11 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
         print(f"chieu up: ladder service on 127.0.0.1:{ladder_port} (gRPC, reflection on)", file=sys.stderr)
         localnats.wait_for_port(lobby_port, timeout=60, proc=procs["lobby"])
         print(f"chieu up: lobby service on 127.0.0.1:{lobby_port} (gRPC, reflection on)", file=sys.stderr)
-        print(f"chieu up: table service on 127.0.0.1:{table_port} (gRPC, reflection on). "
+        print(f"chieu up: table service on 127.0.0.1:{table_port} (gRPC, reflection on)", file=sys.stderr)
+        gateway = local_gateway.start(data_dir, {
+            "table": env["CHIEU_TABLE_ADDR"], "ledger": env["CHIEU_LEDGER_ADDR"],
+            "ladder": env["CHIEU_LADDER_ADDR"], "lobby": env["CHIEU_LOBBY_ADDR"]}, web_port)
+        print(f"chieu up: open {gateway.url} (the portal; Envoy, gRPC-Web for every service). "
               "Ctrl-C stops everything.", file=sys.stderr)
         while not stopping:
             for name, p in procs.items():
@@ -125,6 +133,8 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
                     stopping = True
             time.sleep(0.2)
     finally:
+        if gateway is not None:
+            gateway.stop()
         for p in procs.values():
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)

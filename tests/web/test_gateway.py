@@ -1,0 +1,72 @@
+"""The gateway's configuration: what the module generates is a configuration Envoy accepts, every
+service is routed, and deploy/gateway agrees with the code (the committed envoy.yaml is the
+generated one, every manifest is listed, the Services it names exist or are documented)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from chieu.gateway import envoy
+from chieu.kit.settings import Settings
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "gateway"
+
+
+def _validate(path: Path) -> None:
+    out = subprocess.run([envoy.binary(), "--mode", "validate", "-c", str(path), "--disable-hot-restart"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+
+
+def test_the_local_configuration_is_valid_and_routes_every_service(tmp_path: Path) -> None:
+    boot = envoy.config("127.0.0.1:8080", envoy.upstreams(Settings()), "127.0.0.1:8081",
+                        cors_origins=("http://localhost:5173",))
+    routes = boot["static_resources"]["listeners"][0]["filter_chains"][0]["filters"][0]["typed_config"][
+        "route_config"]["virtual_hosts"][0]["routes"]
+    prefixes = [r["match"]["prefix"] for r in routes]
+    assert prefixes[-1] == "/" and routes[-1]["route"]["cluster"] == "static"
+    for services in envoy.SERVICES.values():
+        for s in services:
+            assert f"/{s}/" in prefixes
+    assert all(r["route"]["timeout"] == "0s" for r in routes[:-1]), "streams have no route timeout"
+    path = tmp_path / "envoy.yaml"
+    path.write_text(envoy.render(boot))
+    _validate(path)
+
+
+def test_the_kubernetes_configuration_is_the_generated_one_and_valid() -> None:
+    committed = DEPLOY / "envoy.yaml"
+    assert committed.read_text() == envoy.kubernetes(), \
+        "deploy/gateway/envoy.yaml is stale: python -m chieu.gateway.envoy --kubernetes > deploy/gateway/envoy.yaml"
+    _validate(committed)
+
+
+def _docs() -> list[dict[str, Any]]:
+    return [d for p in sorted(DEPLOY.glob("*.yaml")) if p.name not in ("envoy.yaml", "kustomization.yaml")
+            for d in yaml.safe_load_all(p.read_text()) if d]
+
+
+def test_the_manifests_agree() -> None:
+    kust = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
+    files = {p.name for p in DEPLOY.glob("*.yaml")} - {"kustomization.yaml", "envoy.yaml"}
+    assert set(kust["resources"]) == files
+    assert kust["configMapGenerator"][0]["files"] == ["envoy.yaml"]
+    services = {d["metadata"]["name"]: d for d in _docs() if d["kind"] == "Service"}
+    for name, addr in envoy.KUBERNETES_UPSTREAMS.items():
+        host, port = addr.rsplit(":", 1)
+        if host in services:  # the headless ones are here; the others are the services' own
+            assert services[host]["spec"]["clusterIP"] == "None"
+            assert services[host]["spec"]["ports"][0]["port"] == int(port)
+            assert services[host]["spec"]["selector"] == {"app.kubernetes.io/name": f"chieu-{name}"}
+    (deployment,) = [d for d in _docs() if d["kind"] == "Deployment"]
+    containers = {c["name"]: c for c in deployment["spec"]["template"]["spec"]["containers"]}
+    listen = int(envoy.KUBERNETES_LISTEN.rsplit(":", 1)[1])
+    assert containers["envoy"]["ports"][0]["containerPort"] == listen
+    assert envoy.KUBERNETES_STATIC.rsplit(":", 1)[1] in containers["files"]["command"]
+    (ingress,) = [d for d in _docs() if d["kind"] == "Ingress"]
+    backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend["name"] == "chieu-gateway" and services["chieu-gateway"]["spec"]["ports"][0]["port"] == listen
