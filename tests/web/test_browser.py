@@ -1,6 +1,7 @@
 """Two headless Chromium sessions (Debian's chromium, driven by playwright-core) play a whole
 Ô ăn quan hand against each other through Envoy in a 金币 room, a third session spectates;
-the payments show and both players' coins change. Screenshots of the table are kept in
+the payments show and both players' coins change; then a Phỏm hand: each sees only their own
+cards, and the dealer's first discard reaches the other's view. Screenshots of the table are kept in
 build/artifacts/web/."""
 
 from __future__ import annotations
@@ -38,5 +39,7 @@ async def test_two_browsers_play_a_whole_o_an_quan_hand(web_url: str, web_built:
         assert result["coinsAfter"][0] != result["coinsBefore"][0]
         assert result["coinsAfter"][1] != result["coinsBefore"][1]
         assert sum(map(int, result["coinsAfter"])) == sum(map(int, result["coinsBefore"]))
-    for name in ("oaq-1-start-An", "oaq-2-midgame-Binh", "oaq-3-end-An", "oaq-3-end-spectator"):
+    assert result["phomHands"] == [10, 9] and result["phomHidden"], "each player sees their own Phỏm hand"
+    for name in ("oaq-1-start-An", "oaq-2-midgame-Binh", "oaq-3-end-An", "oaq-3-end-spectator",
+                 "phom-1-dealt-An", "phom-2-discarded-other"):
         assert (ARTIFACTS / f"{name}.png").stat().st_size > 1000

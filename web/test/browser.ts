@@ -1,5 +1,6 @@
 // Two browser sessions play a whole Ô ăn quan hand against each other through the gateway, a
-// third watches; screenshots of the table are kept. Driven by playwright-core with the system's
+// third watches; then the two start a Phỏm hand (each sees only their own cards) and the dealer's
+// first discard reaches the other's view. Screenshots of the tables are kept. Driven by playwright-core with the system's
 // Chromium (CHIEU_CHROMIUM; never a downloaded browser). Prints one JSON line: what happened.
 //   CHIEU_WEB_URL=http://127.0.0.1:8080 CHIEU_ARTIFACTS=dir node build/test/browser.mjs
 import { mkdirSync } from "node:fs";
@@ -93,9 +94,43 @@ try {
   await shot(a, "oaq-3-end-An");
   await shot(b, "oaq-3-end-Binh");
   await shot(c, "oaq-3-end-spectator");
-  Object.assign(result, {
-    ok: true, tableId, moves, payments, outcome: await a.textContent("#outcome h3"),
+  const oaqResult = {
+    outcome: await a.textContent("#outcome h3"),
     spectatorSaw: await attr(c, "data-version"), finalVersion: await attr(a, "data-version"),
+  };
+  // Phỏm: each player sees their own hand only; the dealer's first discard reaches the other's view
+  for (const p of [a, b]) {
+    await p.click("header button");  // back to the rooms
+    await p.click("nav button:nth-child(2)");
+    await p.click('tr[data-room="phom.points"] button.enter');
+    await p.waitForSelector("#new-table");
+  }
+  await a.click("#new-table");
+  await a.waitForSelector("#table .table");
+  const phomId = await a.evaluate(() => [...(window as any).__chieu.renders.keys()].at(-1).split("@")[0] as string);
+  await b.waitForSelector(`tr[data-table="${phomId}"] button.sit`);
+  await b.click(`tr[data-table="${phomId}"] button.sit`);
+  await a.waitForSelector("#start");
+  await a.click("#start");
+  const hands = await Promise.all([a, b].map(async (p) => {
+    await p.waitForSelector(".phom .hand .card");
+    return p.$$eval(".phom .hand .card", (cs) => cs.map((c) => c.getAttribute("data-card")!));
+  }));
+  await shot(a, "phom-1-dealt-An");
+  await shot(b, "phom-1-dealt-Binh");
+  // the dealer (10 cards) discards its first card once the Ù window has closed
+  const dealer = hands[0]!.length === 10 ? a : b;
+  const other = dealer === a ? b : a;
+  const card = (hands[dealer === a ? 0 : 1]!)[0]!;
+  await dealer.click(`.phom .hand .card[data-card="${card}"]`);
+  await dealer.waitForSelector('button[data-act="Discard"]:not([disabled])', { timeout: 30_000 });
+  await dealer.click('button[data-act="Discard"]');
+  await other.waitForSelector(`.phom .seats .row .card[data-card="${card}"]`);
+  await shot(other, "phom-2-discarded-other");
+  Object.assign(result, { phomHands: hands.map((h) => h.length), phomDiscard: card,
+    phomHidden: hands[0]!.every((c) => !hands[1]!.includes(c)) });
+  Object.assign(result, {
+    ok: true, tableId, moves, payments, ...oaqResult,
     coinsBefore: coinsBefore.map(String), coinsAfter: coinsAfter.map(String),
     errors: await Promise.all([a, b, c].map((p) => p.evaluate(() => (window as any).__chieu.errors))),
   });
