@@ -57,3 +57,7 @@ LADDER_RESETS_DURABLE = "ladder-reputation-resets"
 
 LOBBY_DURABLE = "lobby"
 """The lobby's durable consumer of the table log (the live table list)."""
+
+PRESENCE = "chieu.presence"
+"""Core NATS (not a stream): each table-service process announces its tables' spectators on
+``chieu.presence.<instance>`` (published by the table service only, read by the lobby)."""

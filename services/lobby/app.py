@@ -38,8 +38,9 @@ async def build(settings: Settings) -> Server:
     return Server(
         settings, addr=settings.lobby_addr, services=[name],
         register=[lambda s: lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(servicer, s)],
-        on_shutdown=[servicer.revocations.stop, projection.stop, feed.stop, peers.close, nc.close, pool.close],
-        background=[feed.start, projection.start, servicer.revocations.start],
+        on_shutdown=[servicer.revocations.stop, servicer.spectators.stop, projection.stop, feed.stop, peers.close,
+                     nc.close, pool.close],
+        background=[feed.start, projection.start, servicer.revocations.start, lambda: servicer.spectators.start(nc)],
     )
 
 

@@ -78,6 +78,8 @@ class Line:
     updated_ms: int
     seated_ms: int = 0
     old_room: str = field(default="")
+    presence: bool = False
+    """Announced for its spectators only (the line itself as already listed)."""
 
     @property
     def taken(self) -> int:
@@ -95,12 +97,12 @@ def line_of(r: asyncpg.Record | dict[str, Any]) -> Line:
                 list(r["seats"]), r["status"], r["hand_no"], r["version"], r["updated_ms"], r["seated_ms"])
 
 
-def summary(line: Line) -> pb.TableSummary:
+def summary(line: Line, spectators: int = 0) -> pb.TableSummary:
     taken = line.taken
     return pb.TableSummary(
         table_id=line.table_id, game=line.game, room_id=line.room_id, ladder_level=line.ladder_level,
         stake=line.stake, currency=line.currency, host=line.host, max_seats=len(line.seats),  # type: ignore[arg-type]
-        seats_taken=taken, seats_free=len(line.seats) - taken, seats=line.seats, spectators=0,
+        seats_taken=taken, seats_free=len(line.seats) - taken, seats=line.seats, spectators=spectators,
         status=line.status, hand_no=line.hand_no, version=line.version, updated_ms=line.updated_ms)  # type: ignore[arg-type]
 
 
@@ -372,6 +374,10 @@ class Feed:
         except Exception:
             log.error("bad table-list notification", payload=payload[:200])
             return
+        self.announce(line)
+
+    def announce(self, line: Line) -> None:
+        """Hand a line to the watchers of its room (and of the room it left)."""
         for room in {line.room_id, line.old_room} - {""}:
             for q in self.rooms.get(room, ()):
                 q.put_nowait(line)

@@ -23,7 +23,8 @@ from chieu.kit.settings import Settings
 from chieu.lobby import accounts, projection, rooms
 from chieu.lobby.accounts import PlayerRow
 from chieu.lobby.peers import Peers, Standing
-from chieu.lobby.projection import COLUMNS, Feed, line_of, summary
+from chieu.lobby.presence import Spectators
+from chieu.lobby.projection import COLUMNS, Feed, Line, line_of, summary
 from chieu.lobby.rooms import Room, Rooms
 from chieu.lobby.sessions import RefreshReused, Sessions, Tokens, unauthenticated
 from chieu.lobby.v1 import lobby_service_pb2 as pb
@@ -139,6 +140,31 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         self.rooms = Rooms(pool)
         self.revocations = RevocationList(self._revoked_since, settings.revocation_poll_s)
         """The sessions signed out or revoked, read from the lobby's own table as any service polls it."""
+        self.spectators = Spectators(self._spectators_changed)
+        """Every table's spectators, as the table processes announce them (started with NATS)."""
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _spectators_changed(self, tables: set[str]) -> None:
+        """Tell this process's room watchers (if any) the tables whose spectators changed."""
+        if self.feed.rooms:
+            task = asyncio.create_task(self._announce(tables))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _announce(self, tables: set[str]) -> None:
+        try:
+            rows = await self.pool.fetch(f"SELECT {COLUMNS} FROM lobby_tables WHERE table_id = ANY($1) AND taken > 0",
+                                         sorted(tables))
+        except Exception as e:  # the next change or a new watch shows the count
+            log.info("spectators not announced", reason=str(e))
+            return
+        for r in rows:
+            line = line_of(r)
+            line.presence = True
+            self.feed.announce(line)
+
+    def _summary(self, line: Line) -> pb.TableSummary:
+        return summary(line, self.spectators.count(line.table_id))
 
     async def _revoked_since(self, after: int) -> tuple[list[tuple[bytes, int]], int]:
         rows = await self.sessions.revocations(after, 1000)
@@ -370,7 +396,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
             None if after is None else after[0], "" if after is None else after[1], size + 1)
         lines = [line_of(r) for r in rows]
         token = f"{lines[size - 1].taken}.{lines[size - 1].table_id}" if len(lines) > size else ""
-        return pb.ListTablesResponse(tables=[summary(x) for x in lines[:size]], next_page_token=token)
+        return pb.ListTablesResponse(tables=[self._summary(x) for x in lines[:size]], next_page_token=token)
 
     async def WatchRoom(self, request: pb.WatchRoomRequest, context: Context) -> AsyncIterator[pb.WatchRoomResponse]:
         """The room's tables, then every change; the stream ends with its token (expired or revoked)."""
@@ -387,7 +413,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                 for x in part:
                     seen[x.table_id] = x.version
                 yield pb.WatchRoomResponse(snapshot=pb.Snapshot(
-                    tables=[summary(x) for x in part], complete=i + SNAPSHOT_CHUNK >= len(lines)))
+                    tables=[self._summary(x) for x in part], complete=i + SNAPSHOT_CHUNK >= len(lines)))
             while True:
                 auth.check_revoked(self.revocations, token)
                 wait = who.exp - time.time()
@@ -400,6 +426,10 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                 if projection.lost(line):
                     raise ServiceError(grpc.StatusCode.UNAVAILABLE, "feed_lost",
                                        "the lobby lost its table feed; watch again")
+                if line.presence:  # its spectators changed: shown if listed and not older than shown
+                    if line.room_id == room.room_id and line.version >= seen.get(line.table_id, line.version + 1):
+                        yield pb.WatchRoomResponse(changed=self._summary(line))
+                    continue
                 if not line.old_room and line.version <= seen.get(line.table_id, -1):
                     continue
                 here = line.room_id == room.room_id and line.taken > 0
@@ -407,7 +437,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                     continue
                 if here:
                     seen[line.table_id] = line.version
-                    yield pb.WatchRoomResponse(changed=summary(line))
+                    yield pb.WatchRoomResponse(changed=self._summary(line))
                 else:
                     seen.pop(line.table_id, None)
                     yield pb.WatchRoomResponse(removed=pb.Removed(table_id=line.table_id, version=line.version,
@@ -506,7 +536,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         await asyncio.gather(part("ledger", money), part("ladder", ladder))
         rows = await self.pool.fetch(f"SELECT {COLUMNS} FROM lobby_tables WHERE $1 = ANY(seats) AND taken > 0"
                                      " ORDER BY updated_ms DESC LIMIT 50", player_id)
-        out.seated.extend(summary(line_of(r)) for r in rows)
+        out.seated.extend(self._summary(line_of(r)) for r in rows)
         out.unavailable.sort()
         return out
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 import secrets
+import socket
 import time
 import uuid
 from collections import OrderedDict
@@ -29,7 +31,7 @@ from chieu.kit.errors import GuardedServer, ServiceError, not_found, preconditio
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot, Stored
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
-from chieu.table import audit, codec, decide, snapshot
+from chieu.table import audit, codec, decide, presence, snapshot
 from chieu.table.decide import check_command_id, check_table_id
 from chieu.table.state import Table, options_dict
 from chieu.table.v1 import log_pb2, table_service_pb2, table_service_pb2_grpc
@@ -84,6 +86,9 @@ class Tables:
         self._follower: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         """Background work of this instance (timers' commands, presence, bookkeeping)."""
+        instance = settings.instance or f"{socket.gethostname()}:{os.getpid()}"
+        self.beacon = presence.Beacon(store.nc.publish, instance, self.spectators, self.spectated)
+        """Announces this process's spectators per table (for the lobby's table list)."""
 
     def _spawn(self, coro: Any) -> None:
         """Run ``coro`` in the background, keeping a reference until it is done."""
@@ -97,6 +102,20 @@ class Tables:
             ready = asyncio.Event()
             self._follower = asyncio.create_task(self._follow(ready))
             await ready.wait()
+            await self.beacon.start()
+
+    def spectators(self, table_id: str) -> int:
+        """Viewers of the table through this process who hold no seat at it (旁观)."""
+        live = self._live.get(table_id)
+        if live is None:
+            return 0
+        players = {who for who, _ in live.watchers if who is not None and live.table.table_seat_of(who) is None}
+        return len(players) + sum(1 for who, _ in live.watchers if who is None)
+
+    def spectated(self) -> dict[str, int]:
+        """Every cached table's spectators through this process (tables with none left out)."""
+        counts = {table_id: self.spectators(table_id) for table_id, live in self._live.items() if live.watchers}
+        return {t: n for t, n in counts.items() if n}
 
     # ------------------------------------------------------------ loading
 
@@ -288,6 +307,8 @@ class Tables:
         table = live.table
         for who, queue in list(live.watchers):
             queue.put_nowait(live.views.wire(table, who))
+        if live.watchers:  # a spectator who sits down is one no more (and one who stands up is)
+            self.beacon.touch(table.table_id)
         for who in [p for p in table.lost if live.present.get(p)]:
             # lost on another replica, but a stream of this player is open here: still present
             self._spawn(self._presence(table.table_id, who, back=True))
@@ -354,6 +375,7 @@ class Tables:
         async with live.lock:
             live.watchers.add(entry)
             first, version = live.views.wire(live.table, who), live.table.version
+        self.beacon.touch(table_id)
         if who is not None:
             live.present[who] = live.present.get(who, 0) + 1
             if live.present[who] == 1 and who in live.table.lost:
@@ -380,6 +402,7 @@ class Tables:
                 yield view
         finally:
             live.watchers.discard(entry)
+            self.beacon.touch(table_id)
             if who is not None:
                 live.present[who] -= 1
                 if live.present[who] == 0 and not self._closed:
@@ -413,6 +436,7 @@ class Tables:
 
     async def close(self) -> None:
         self._closed = True
+        await self.beacon.stop()
         for live in self._live.values():
             if live.timer is not None:
                 live.timer.cancel()

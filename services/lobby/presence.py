@@ -1,0 +1,108 @@
+"""Spectators (旁观) of every table, as the table-service processes announce them
+(``chieu.table.presence``): each lobby process listens on ``chieu.presence.>`` and adds up the
+processes' counts. Nothing is stored: a lobby that starts knows every count within one
+announcement interval (5 s), and a table process not heard from for its ttl counts for nobody.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+from chieu.kit import logs, names
+from chieu.table.v1 import presence_pb2
+
+log = logs.get("chieu.lobby.presence")
+
+SWEEP_S = 1.0
+"""How often processes past their ttl are forgotten."""
+
+
+class Spectators:
+    """The spectators of each table, summed over the table processes; ``on_change`` is called with
+    the tables whose sum changed."""
+
+    def __init__(self, on_change: Callable[[set[str]], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.on_change = on_change
+        self.clock = clock
+        self._by: dict[str, tuple[dict[str, int], float]] = {}
+        """Process → (its counts by table, when it counts for nobody any more)."""
+        self._total: dict[str, int] = {}
+        self._sub: Any = None
+        self._task: asyncio.Task[None] | None = None
+
+    def count(self, table_id: str) -> int:
+        return self._total.get(table_id, 0)
+
+    async def start(self, nc: Any) -> None:
+        self._sub = await nc.subscribe(f"{names.PRESENCE}.>", cb=self._heard)
+        self._task = asyncio.create_task(self._sweep(), name="lobby-presence-sweep")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+        if self._sub is not None:
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+            self._sub = None
+
+    async def _heard(self, msg: Any) -> None:
+        try:
+            p = presence_pb2.Presence.FromString(msg.data)
+        except Exception:
+            log.warning("undecodable presence", subject=msg.subject)
+            return
+        self.heard(p)
+
+    def heard(self, p: presence_pb2.Presence) -> None:
+        """Take one process's announcement."""
+        if not p.instance:
+            return
+        counts, _ = self._by.get(p.instance, ({}, 0.0))
+        touched = set(p.spectators) | (set(counts) if p.full else set())
+        counts = {} if p.full else dict(counts)
+        for table_id, n in p.spectators.items():
+            if n > 0:
+                counts[table_id] = int(n)
+            else:
+                counts.pop(table_id, None)
+        if p.ttl_ms <= 0 or (p.full and not counts):
+            self._by.pop(p.instance, None)
+        else:
+            self._by[p.instance] = (counts, self.clock() + p.ttl_ms / 1000)
+        self._recount(touched)
+
+    def sweep(self) -> None:
+        """Forget the processes past their ttl."""
+        now = self.clock()
+        gone = [i for i, (_, until) in self._by.items() if until < now]
+        touched: set[str] = set()
+        for instance in gone:
+            touched |= set(self._by.pop(instance)[0])
+        if touched:
+            self._recount(touched)
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(SWEEP_S)
+            self.sweep()
+
+    def _recount(self, tables: set[str]) -> None:
+        changed = set()
+        for table_id in tables:
+            n = sum(c.get(table_id, 0) for c, _ in self._by.values())
+            if n != self._total.get(table_id, 0):
+                changed.add(table_id)
+                if n:
+                    self._total[table_id] = n
+                else:
+                    self._total.pop(table_id, None)
+        if changed and self.on_change is not None:
+            self.on_change(changed)

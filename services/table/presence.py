@@ -1,0 +1,122 @@
+"""Spectators (旁观) announced: each table-service process tells the lobby how many viewers
+without a seat watch each table through it.
+
+Watching is not a command and changes nothing of the game, so it is not in the table's log.
+A process announces on core NATS, ``chieu.presence.<instance>``, a :class:`Presence` message:
+the tables whose count changed (soon after the change, several changes in one message), and
+every :data:`INTERVAL_S` all of its counts (``full``), which also says it is alive. A reader
+forgets a process it has not heard from for :data:`TTL_S` (killed or cut off: its viewers are
+gone with it). A player watching the same table through two processes counts twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+
+from chieu.kit import logs, names
+from chieu.table.v1 import presence_pb2
+
+log = logs.get("chieu.table.presence")
+
+INTERVAL_S = 5.0
+"""Every this many seconds a process announces all its counts."""
+TTL_S = 3 * INTERVAL_S
+"""A process not heard from for this long counts for nobody."""
+DEBOUNCE_S = 0.05
+"""Changes within this time go out in one message."""
+
+Publish = Callable[[str, bytes], Awaitable[None]]
+
+
+def subject(instance: str) -> str:
+    """The subject a process announces on (``.`` and wildcards in its name made harmless)."""
+    safe = "".join(c if c.isalnum() or c in "-_:" else "_" for c in instance) or "unnamed"
+    return f"{names.PRESENCE}.{safe}"
+
+
+class Beacon:
+    """This process's announcements. ``touch(table)`` after anything that may change who watches
+    a table or who sits at it; ``count(table)`` says how many spectators it has here now, and
+    ``counts()`` every table's with at least one."""
+
+    def __init__(self, publish: Publish, instance: str, count: Callable[[str], int],
+                 counts: Callable[[], dict[str, int]], *, interval_s: float = INTERVAL_S,
+                 debounce_s: float = DEBOUNCE_S) -> None:
+        self.publish = publish
+        self.instance = instance
+        self.subject = subject(instance)
+        self.count = count
+        self.counts = counts
+        self.interval_s = interval_s
+        self.debounce_s = debounce_s
+        self.sent: dict[str, int] = {}
+        """What the readers were last told, by table (tables with none are absent)."""
+        self._dirty: set[str] = set()
+        self._flush: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def touch(self, table_id: str) -> None:
+        self._dirty.add(table_id)
+        if self._flush is None and self._task is not None:
+            self._flush = asyncio.create_task(self._changes())
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._beat(), name="presence-beacon")
+
+    async def stop(self) -> None:
+        """Stop announcing and tell the readers this process has nobody any more."""
+        for task in (self._task, self._flush):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        if self._task is not None:
+            self._task = None
+            with contextlib.suppress(Exception):
+                await self._send({}, full=True, ttl_s=0.0)
+
+    async def _changes(self) -> None:
+        try:
+            await asyncio.sleep(self.debounce_s)
+            dirty, self._dirty = self._dirty, set()
+            changed: dict[str, int] = {}
+            for table_id in dirty:
+                n = self.count(table_id)
+                if n != self.sent.get(table_id, 0):
+                    changed[table_id] = n
+            if changed:
+                for table_id, n in changed.items():
+                    if n:
+                        self.sent[table_id] = n
+                    else:
+                        self.sent.pop(table_id, None)
+                await self._send(changed, full=False)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # NATS away: the next full announcement corrects it
+            log.info("presence not announced", reason=str(e))
+        finally:
+            self._flush = None
+            if self._dirty and self._task is not None:
+                self._flush = asyncio.create_task(self._changes())
+
+    async def _beat(self) -> None:
+        while True:
+            try:
+                self.sent = {t: n for t, n in self.counts().items() if n}
+                await self._send(self.sent, full=True)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                log.info("presence not announced", reason=str(e))
+            await asyncio.sleep(self.interval_s)
+
+    async def _send(self, counts: dict[str, int], *, full: bool, ttl_s: float | None = None) -> None:
+        ttl = 3 * self.interval_s if ttl_s is None else ttl_s
+        msg = presence_pb2.Presence(instance=self.instance, full=full, spectators=counts,
+                                    sent_ms=int(time.time() * 1000), ttl_ms=int(ttl * 1000))
+        await self.publish(self.subject, msg.SerializeToString())
