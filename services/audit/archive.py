@@ -176,7 +176,9 @@ async def connect(url: str) -> Any:
     async def quiet(e: Exception) -> None:
         pass
 
-    return await nats.connect(url, name="chieu-audit", max_reconnect_attempts=1, reconnect_time_wait=0.2,
+    from chieu.kit.settings import nats_servers
+
+    return await nats.connect(nats_servers(url), name="chieu-audit", max_reconnect_attempts=1, reconnect_time_wait=0.2,
                               error_cb=quiet, allow_reconnect=False, connect_timeout=3)
 
 

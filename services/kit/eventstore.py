@@ -24,6 +24,7 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, NoKeysError, NotFoundError
 
 from chieu.kit.names import Stream
+from chieu.kit.settings import nats_servers
 
 WRONG_LAST_SEQUENCE = 10071
 
@@ -84,7 +85,7 @@ class EventStore:
         options: dict[str, Any] = {"max_reconnect_attempts": 1, "reconnect_time_wait": 0.2, "error_cb": quiet,
                                    "allow_reconnect": False, "connect_timeout": 3} if once else {
                                    "max_reconnect_attempts": -1}
-        nc = await nats.connect(url, name=str(kw.pop("name", "chieu")), **options)
+        nc = await nats.connect(nats_servers(url), name=str(kw.pop("name", "chieu")), **options)
         store = cls(nc, **kw)  # type: ignore[arg-type]
         await store.ensure()
         return store

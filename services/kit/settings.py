@@ -239,6 +239,11 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     return s
 
 
+def nats_servers(url: str) -> list[str]:
+    """``NATS_URL`` as the list of servers a NATS client takes (one URL, or several comma-separated)."""
+    return [u.strip() for u in url.split(",") if u.strip()]
+
+
 def monthly_rewards(s: Settings) -> tuple[int, ...]:
     """``CHIEU_LADDER_REWARD_MONTHLY`` as amounts by place (best first); ``ValueError`` if malformed."""
     if not s.ladder_reward_monthly.strip():

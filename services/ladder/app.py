@@ -9,7 +9,7 @@ import nats
 from chieu.kit import db, logs, names
 from chieu.kit.outbox import OutboxRelay
 from chieu.kit.server import Server, run
-from chieu.kit.settings import Settings, from_env
+from chieu.kit.settings import Settings, from_env, nats_servers
 from chieu.ladder.consumer import STREAM, LadderConsumer, ResetConsumer
 from chieu.ladder.rewards import RewardPayer
 from chieu.ladder.rules import Params
@@ -36,7 +36,7 @@ async def build(settings: Settings) -> Server:
     pool = await db.create_pool(settings.database_url, max_size=10)
     async with pool.acquire() as conn:
         await db.migrate(conn, "ladder", MIGRATIONS)
-    nc = await nats.connect(settings.nats_url, name=f"chieu-ladder {settings.instance}".strip(),
+    nc = await nats.connect(nats_servers(settings.nats_url), name=f"chieu-ladder {settings.instance}".strip(),
                             max_reconnect_attempts=-1)
     store = Store(pool, config(settings))
     consumer = LadderConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s)

@@ -7,7 +7,7 @@ import nats
 
 from chieu.kit import db, logs
 from chieu.kit.server import Server, run
-from chieu.kit.settings import Settings, from_env
+from chieu.kit.settings import Settings, from_env, nats_servers
 from chieu.lobby.peers import Peers
 from chieu.lobby.projection import Feed, Projection
 from chieu.lobby.rooms import Rooms
@@ -28,7 +28,7 @@ async def build(settings: Settings) -> Server:
     loaded = await Rooms(pool).load_defaults()
     if loaded:
         log.info("default rooms loaded", rooms=loaded)
-    nc = await nats.connect(settings.nats_url, name=f"chieu-lobby {settings.instance}".strip(),
+    nc = await nats.connect(nats_servers(settings.nats_url), name=f"chieu-lobby {settings.instance}".strip(),
                             max_reconnect_attempts=-1)
     projection = Projection(settings.database_url, nc.jetstream(), ack_wait_s=settings.lobby_ack_wait_s)
     feed = Feed(settings.database_url)
