@@ -101,7 +101,9 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
                         r = await self.books.post(p, conn=conn)
                         if extra is not None:
                             await extra(conn)
-                        return r
+                    if not r.replayed:
+                        metrics.LEDGER_POSTINGS.labels(p.kind).inc()  # committed
+                    return r
                 except asyncpg.UniqueViolationError:
                     if attempt == 2:
                         raise
@@ -113,10 +115,11 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
 
         return await self._post(build)
 
-    async def _pay_service(self, context: Context, *, kind: str, request_id: str, player_id: str, price: int,
+    async def _pay_service(self, who: auth.Principal, *, kind: str, request_id: str, player_id: str, price: int,
                            memo: str, outbox: tuple[tuple[str, dict[str, Any]], ...] = (),
                            extra: Callable[[db.Conn], Awaitable[None]] | None = None) -> pb.PostingResult:
-        who = self._self_or_staff(context, player_id, "operator")
+        """Post a paid service for ``player_id``, asked by ``who`` (the caller is checked first, by
+        :meth:`_self_or_staff`, before anything of the request is read)."""
         _id(request_id, "request_id")
         coins = b.player(b.COINS, player_id)
         p = Posting(f"{kind}/{player_id}/{request_id}", kind,
@@ -264,17 +267,19 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
     async def ResetReputation(self, request: pb.ResetReputationRequest,
                               context: Context) -> pb.ResetReputationResponse:
         self._mine(context, request)
+        who = self._self_or_staff(context, request.player_id, "operator")
         result = await self._pay_service(
-            context, kind="reputation_reset", request_id=request.request_id, player_id=request.player_id,
+            who, kind="reputation_reset", request_id=request.request_id, player_id=request.player_id,
             price=self.settings.price_reputation_reset, memo="",
             outbox=(("reputation_reset", {"player_id": request.player_id, "request_id": request.request_id}),))
         return pb.ResetReputationResponse(result=result)
 
     async def RequestSong(self, request: pb.RequestSongRequest, context: Context) -> pb.RequestSongResponse:
         self._mine(context, request)
+        who = self._self_or_staff(context, request.player_id, "operator")
         _id(request.song, "song")
         result = await self._pay_service(
-            context, kind="song", request_id=request.request_id, player_id=request.player_id,
+            who, kind="song", request_id=request.request_id, player_id=request.player_id,
             price=self.settings.price_song, memo=f"{request.song}|{request.target}",
             outbox=(("song", {"player_id": request.player_id, "song": request.song, "target": request.target,
                               "request_id": request.request_id}),))
@@ -282,6 +287,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
 
     async def BuyMembership(self, request: pb.BuyMembershipRequest, context: Context) -> pb.BuyMembershipResponse:
         self._mine(context, request)
+        who = self._self_or_staff(context, request.player_id, "operator")
         _positive(request.days, "days")
         player_id, days = request.player_id, request.days
 
@@ -291,7 +297,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
                                player_id, days)
 
         result = await self._pay_service(
-            context, kind="membership", request_id=request.request_id, player_id=player_id,
+            who, kind="membership", request_id=request.request_id, player_id=player_id,
             price=days * self.settings.price_membership_day, memo=str(days),
             outbox=(("membership", {"player_id": player_id, "days": days, "request_id": request.request_id}),),
             extra=add_days)
