@@ -7,7 +7,6 @@ Shared by the role matrix (``tests/security``) and the fuzzers (``tests/fuzz``):
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -114,7 +113,7 @@ def _out_class(rpc: Rpc) -> Any:
 
 
 async def call(channel: grpc.aio.Channel, rpc: Rpc, request: Message | bytes,
-               metadata: tuple[tuple[str, str], ...] = (), timeout: float = 15.0) -> Answer:
+               metadata: tuple[tuple[str, str], ...] = (), deadline_s: float = 15.0) -> Answer:
     """Call ``rpc`` with ``request`` (a message, or raw bytes sent as they are): a unary call's
     answer, or a stream's first message (then the stream is cancelled) or its status.
 
@@ -126,16 +125,16 @@ async def call(channel: grpc.aio.Channel, rpc: Rpc, request: Message | bytes,
     try:
         if not m.client_streaming and not m.server_streaming:
             first = await channel.unary_unary(rpc.path, request_serializer=ser, response_deserializer=out)(
-                request, metadata=metadata, timeout=timeout)
+                request, metadata=metadata, timeout=deadline_s)
             return Answer(grpc.StatusCode.OK, first=first)
         if m.client_streaming:
             stream: Any = channel.stream_stream(rpc.path, request_serializer=ser, response_deserializer=out)(
-                metadata=metadata, timeout=timeout)
+                metadata=metadata, timeout=deadline_s)
             await stream.write(request)
             await stream.done_writing()
         else:
             stream = channel.unary_stream(rpc.path, request_serializer=ser, response_deserializer=out)(
-                request, metadata=metadata, timeout=timeout)
+                request, metadata=metadata, timeout=deadline_s)
         try:
             first = await stream.read()
             if first is grpc.aio.EOF:
@@ -165,7 +164,3 @@ def past_auth(a: Answer) -> bool:
     """Whether the call got past authentication and the role check (whatever came after)."""
     return not ((a.code is grpc.StatusCode.UNAUTHENTICATED and a.reason in AUTH_REASONS)
                 or (a.code is grpc.StatusCode.PERMISSION_DENIED and a.reason in ROLE_REASONS))
-
-
-async def settle(coro: Any, timeout: float = 30.0) -> Any:
-    return await asyncio.wait_for(coro, timeout)
