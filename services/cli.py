@@ -17,6 +17,10 @@ def _scenario(args: argparse.Namespace) -> int:
 def _up(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    if args.cluster:
+        from chieu.cluster import run as run_cluster
+
+        return run_cluster(Path(args.data) / "cluster")
     from chieu.up import run
 
     return run(Path(args.data), args.nats_port, args.table_port, web_port=args.web_port)
@@ -249,6 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--nats-port", type=int, default=4222)
     up.add_argument("--table-port", type=int, default=50051)
     up.add_argument("--web-port", type=int, default=8080, help="the portal: Envoy, gRPC-Web (default 8080)")
+    up.add_argument("--cluster", action="store_true",
+                    help="the production topology: 3 NATS nodes (R3), 2 processes of every service "
+                         "(data in DATA/cluster)")
     up.set_defaults(func=_up)
 
     ver = sub.add_parser("verify", help="auditor: re-derive every deal and move of a table from its log (NATS_URL)")

