@@ -27,6 +27,8 @@ from chieu.kit.settings import from_env
 
 SERVICES = {"table": "chieu.table", "ledger": "chieu.ledger", "ladder": "chieu.ladder", "lobby": "chieu.lobby"}
 SIGNERS = ("lobby",)
+METRICS_PORTS = {"table": 9464, "ledger": 9465, "ladder": 9466, "lobby": 9467}
+"""Where each service serves its Prometheus metrics under ``chieu up`` (``CHIEU_METRICS_ADDR``)."""
 """The services given the private key (every other one verifies with the public keys only)."""
 CREDENTIAL_TTL_S = 30 * 86400
 """Lifetime of the service credentials minted at each start."""
@@ -100,6 +102,10 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
     print(f"chieu up: token key {signer.kid}; public keys in {public} "
           f"(sign a token: CHIEU_TOKEN_PRIVATE_KEY={private} ./chieu token PLAYER)", file=sys.stderr)
     envs = service_envs(env, signer, private, public)
+    for name, port in METRICS_PORTS.items():
+        envs[name]["CHIEU_METRICS_ADDR"] = f"127.0.0.1:{port}"
+    print("chieu up: metrics on " + ", ".join(f"http://127.0.0.1:{port}/metrics ({name})"
+                                              for name, port in METRICS_PORTS.items()), file=sys.stderr)
     procs: dict[str, subprocess.Popen[bytes]] = {}
     gateway: local_gateway.Gateway | None = None
     stopping = False

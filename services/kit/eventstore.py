@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, NoKeysError, NotFoundError
 
+from chieu.kit import metrics, tracing
 from chieu.kit.names import Stream
 from chieu.kit.settings import nats_servers
 
@@ -145,17 +147,33 @@ class EventStore:
         return keys
 
     async def append(self, key: str, data: bytes, *, expected_seq: int, msg_id: str) -> Appended:
-        """Append ``data`` if the subject's last sequence is ``expected_seq`` (0: empty)."""
+        """Append ``data`` if the subject's last sequence is ``expected_seq`` (0: empty).
+
+        Timed (``chieu_js_append_seconds``, conflicts and errors counted); when tracing, the
+        record's headers also carry the W3C ``traceparent`` of the append's span."""
         headers = {
             "Nats-Expected-Last-Subject-Sequence": str(expected_seq),
             "Nats-Msg-Id": msg_id,
         }
+        subject = self.subject(key)
+        started = time.perf_counter()
         try:
-            ack = await self.js.publish(self.subject(key), data, headers=headers, stream=self.stream)
+            if tracing._tracer is None:
+                ack = await self.js.publish(subject, data, headers=headers, stream=self.stream)
+            else:
+                with tracing.producing(self.stream, subject, headers):
+                    ack = await self.js.publish(subject, data, headers=headers, stream=self.stream)
         except APIError as e:
             if e.err_code == WRONG_LAST_SEQUENCE:
+                metrics.JS_APPEND_CONFLICTS.inc()
                 raise Conflict(key) from None
+            metrics.JS_APPEND_ERRORS.inc()
             raise
+        except Exception:
+            metrics.JS_APPEND_ERRORS.inc()
+            raise
+        finally:
+            metrics.JS_APPEND.observe(time.perf_counter() - started)
         return Appended(ack.seq, bool(ack.duplicate))
 
     async def last_seq(self, key: str) -> int:

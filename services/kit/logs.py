@@ -6,8 +6,19 @@ import logging
 import sys
 
 import structlog
+from opentelemetry import trace
 
 from chieu.kit.settings import Settings
+
+
+def add_trace(logger: object, method: str, event: structlog.types.EventDict) -> structlog.types.EventDict:
+    """Put the current span's ``trace_id`` and ``span_id`` (hex, as exporters show them) in the
+    log line, when a span is active (tracing on: see :mod:`chieu.kit.tracing`)."""
+    ctx = trace.get_current_span().get_span_context()
+    if ctx.is_valid:
+        event["trace_id"] = format(ctx.trace_id, "032x")
+        event["span_id"] = format(ctx.span_id, "016x")
+    return event
 
 
 def configure(settings: Settings, service: str) -> None:
@@ -15,6 +26,7 @@ def configure(settings: Settings, service: str) -> None:
     level = getattr(logging, settings.log_level.upper(), logging.INFO)
     shared: list[structlog.types.Processor] = [
         structlog.contextvars.merge_contextvars,
+        add_trace,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]

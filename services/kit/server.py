@@ -7,14 +7,14 @@ import asyncio
 import gc
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import Any
+from typing import Any, cast
 
 import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool, text_format
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 
-from chieu.kit import auth, logs
+from chieu.kit import auth, logs, metrics, tracing
 from chieu.kit.errors import GuardedServer
 from chieu.kit.settings import Settings
 
@@ -115,7 +115,10 @@ class Server:
                 ("grpc.so_reuseport", 0),
             ],
         )
-        guarded = GuardedServer(self.server)
+        tracing.configure(settings, metrics.short_name(self.services[0]) if self.services else "chieu")
+        # every handler counted, timed and traced outside the error guard (wrapped once, at registration)
+        guarded = GuardedServer(cast(grpc.aio.Server, metrics.Instrumented(self.server)))
+        self.metrics: metrics.Endpoint | None = None
         for r in register:
             r(guarded)
         self.health = health.aio.HealthServicer()
@@ -134,6 +137,9 @@ class Server:
         for name in (*self.services, ""):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         log.info("serving", addr=self.addr, port=self.port, services=list(self.services))
+        if self.settings.metrics_addr and self.metrics is None:
+            self.metrics = metrics.Endpoint(self.settings.metrics_addr)
+            log.info("metrics", url=f"http://{self.metrics.addr}/metrics")
         for begin in self.background:
             await begin()
 
@@ -150,6 +156,9 @@ class Server:
                 await close()
             except Exception:
                 log.exception("error while closing")
+        if self.metrics is not None:
+            self.metrics.close()
+        tracing.flush()
         log.info("stopped")
 
     async def run_until_signalled(self) -> None:

@@ -130,6 +130,22 @@ class Settings:
     lobby_ack_wait_s: float = 30.0
     """``CHIEU_LOBBY_ACK_WAIT_S``: how long the lobby's durable waits for an ack before it
     redelivers; the durable's setting (the last lobby process started sets it)."""
+    metrics_addr: str = ""
+    """``CHIEU_METRICS_ADDR``: where this process serves its Prometheus metrics (host:port, ``/metrics``;
+    port 0: any free port, logged); empty: no metrics endpoint."""
+    metrics_refresh_s: float = 5.0
+    """``CHIEU_METRICS_REFRESH_S``: how often the gauges read from elsewhere are refreshed (consumer lag
+    from JetStream's consumer info)."""
+    ledger_audit_every_s: float = 60.0
+    """``CHIEU_LEDGER_AUDIT_EVERY_S``: how often the ledger audits its own books for
+    ``chieu_ledger_audit_clean`` (every balance from its transfers, every currency summing to 0)."""
+    tracing: str = ""
+    """``CHIEU_TRACING``: ``otlp`` exports OpenTelemetry traces over OTLP/gRPC, ``console`` prints them,
+    ``off`` never traces; empty: traces are exported over OTLP when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is
+    set, else off."""
+    otlp_endpoint: str = ""
+    """``OTEL_EXPORTER_OTLP_ENDPOINT``: the OpenTelemetry collector (the standard variable,
+    e.g. ``http://otel-collector:4317``); setting it turns traces on (unless ``CHIEU_TRACING=off``)."""
 
 
 _ENV = {
@@ -181,6 +197,11 @@ _ENV = {
     "lobby_signin_failures": "CHIEU_LOBBY_SIGNIN_FAILURES",
     "lobby_signin_window_s": "CHIEU_LOBBY_SIGNIN_WINDOW_S",
     "lobby_ack_wait_s": "CHIEU_LOBBY_ACK_WAIT_S",
+    "metrics_addr": "CHIEU_METRICS_ADDR",
+    "metrics_refresh_s": "CHIEU_METRICS_REFRESH_S",
+    "ledger_audit_every_s": "CHIEU_LEDGER_AUDIT_EVERY_S",
+    "tracing": "CHIEU_TRACING",
+    "otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT",
 }
 
 
@@ -236,6 +257,10 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError(f"CHIEU_EVENT_LOOP must be uvloop or asyncio, not {s.event_loop!r}")
     if s.log_format not in ("console", "json"):
         raise SettingsError(f"CHIEU_LOG_FORMAT must be console or json, not {s.log_format!r}")
+    if s.tracing not in ("", "otlp", "console", "off"):
+        raise SettingsError(f"CHIEU_TRACING must be otlp, console, off or empty, not {s.tracing!r}")
+    if not (s.metrics_refresh_s > 0 and s.ledger_audit_every_s > 0):
+        raise SettingsError("CHIEU_METRICS_REFRESH_S and CHIEU_LEDGER_AUDIT_EVERY_S must be positive")
     return s
 
 

@@ -39,7 +39,8 @@ async def build(settings: Settings) -> Server:
     nc = await nats.connect(nats_servers(settings.nats_url), name=f"chieu-ladder {settings.instance}".strip(),
                             max_reconnect_attempts=-1)
     store = Store(pool, config(settings))
-    consumer = LadderConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s)
+    consumer = LadderConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s,
+                              metrics_every_s=settings.metrics_refresh_s)
     resets = ResetConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s)
     relay = OutboxRelay(pool, nc.jetstream(), service="ladder", stream=names.LADDER,
                         replicas=settings.stream_replicas)

@@ -37,7 +37,7 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 from nats.js.errors import FetchTimeoutError, NotFoundError
 
-from chieu.kit import logs, names
+from chieu.kit import logs, metrics, names, tracing
 from chieu.ladder import rules
 from chieu.ladder.rules import Result
 from chieu.ladder.standings import Conduct, Games, Item, Store
@@ -90,7 +90,8 @@ class LadderConsumer:
 
     def __init__(self, store: Store, js: JetStreamContext, *, durable: str = DURABLE, stream: str = STREAM,
                  subjects: str = SUBJECTS, batch: int = 64, ack_wait_s: float = 30.0,
-                 after_commit: Callable[[Any], Awaitable[None]] | None = None, applied_by: str = "") -> None:
+                 after_commit: Callable[[Any], Awaitable[None]] | None = None, applied_by: str = "",
+                 metrics_every_s: float = 5.0) -> None:
         self.store = store
         self.js = js
         self.durable = durable
@@ -107,9 +108,12 @@ class LadderConsumer:
         self.floor = 0
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
+        self.metrics = metrics.ConsumerMetrics(durable)
+        self.metrics_every_s = metrics_every_s
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._subscribe_and_run(), name=f"ladder-consumer-{self.durable}")
+        await self.metrics.watch(self.js, self.stream, self.metrics_every_s)
 
     async def stop(self) -> None:
         self._stopping = True
@@ -118,6 +122,7 @@ class LadderConsumer:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
             self._task = None
+        await self.metrics.stop()
 
     async def _subscribe_and_run(self) -> None:
         said = False
@@ -162,14 +167,21 @@ class LadderConsumer:
         """Apply one delivered message exactly once, after every earlier one the ladder counts;
         acknowledge it after the commit. Returns skip, applied or seen."""
         seq = _seq(msg)
+        self.metrics.delivered(msg)
         record = log_pb2.Record.FromString(msg.data)
         if not counts(record):
             outcome = "skip"
         else:
-            if seq > self.floor + 1:
-                await self._fill(seq)
-                self.floor = max(self.floor, seq - 1)
-            outcome = await self._apply(seq, record)
+            # the trace of the move that wrote the record goes on here
+            with tracing.consuming(msg, "ladder.apply", attributes={"chieu.durable": self.durable}) as span:
+                if seq > self.floor + 1:
+                    await self._fill(seq)
+                    self.floor = max(self.floor, seq - 1)
+                outcome = await self._apply(seq, record)
+                if span is not None:
+                    span.set_attribute("chieu.outcome", outcome)
+            if outcome == "seen":
+                self.metrics.inbox_hits.inc()
             if outcome == "applied" and self.after_commit is not None:
                 await self.after_commit(msg)
         await msg.ack()
@@ -178,11 +190,13 @@ class LadderConsumer:
         return outcome
 
     async def _apply(self, seq: int, record: log_pb2.Record) -> str:
+        items = items_of(record, self.stream, seq)
         for attempt in range(5):
             try:
-                outcome = await self.store.apply(self.stream, seq, items_of(record, self.stream, seq), self.applied_by)
+                outcome = await self.store.apply(self.stream, seq, items, self.applied_by)
                 if outcome == "applied":
                     self.applied += 1
+                    metrics.LADDER_CHANGES.inc(sum(len(i.results) if isinstance(i, Games) else 1 for i in items))
                 return outcome
             except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
                 await asyncio.sleep(0.01 * (attempt + 1))
@@ -285,6 +299,9 @@ class ResetConsumer:
         outcome = await self.store.reset_reputation(self.stream, _seq(msg), player_id, request_id)
         if outcome == "applied":
             self.applied += 1
+            metrics.LADDER_CHANGES.inc()
+        elif outcome == "seen":
+            metrics.CONSUMER_INBOX_HITS.labels(self.durable).inc()
         await msg.ack()
         return outcome
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import nats
 
-from chieu.kit import db, logs, names
+from chieu.kit import db, logs, metrics, names
 from chieu.kit.outbox import OutboxRelay
 from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, from_env, nats_servers
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
 from chieu.ledger.schema import MIGRATIONS
-from chieu.ledger.service import LedgerService
+from chieu.ledger.service import LedgerService, self_audit
 from chieu.ledger.v1 import ledger_service_pb2, ledger_service_pb2_grpc
 
 
@@ -26,7 +26,9 @@ async def build(settings: Settings) -> Server:
     nc = await nats.connect(nats_servers(settings.nats_url), name=f"chieu-ledger {settings.instance}".strip(),
                             max_reconnect_attempts=-1)
     books = Books(pool)
-    consumer = SettlementConsumer(books, nc.jetstream(), ack_wait_s=settings.ledger_ack_wait_s)
+    consumer = SettlementConsumer(books, nc.jetstream(), ack_wait_s=settings.ledger_ack_wait_s,
+                                  metrics_every_s=settings.metrics_refresh_s)
+    audit = metrics.Every(settings.ledger_audit_every_s, lambda: self_audit(books), name="ledger-self-audit")
     relay = OutboxRelay(pool, nc.jetstream(), service="ledger", stream=names.LEDGER,
                         replicas=settings.stream_replicas)
     servicer = LedgerService(books, settings)
@@ -34,8 +36,8 @@ async def build(settings: Settings) -> Server:
     return Server(
         settings, addr=settings.ledger_addr, services=[name],
         register=[lambda s: ledger_service_pb2_grpc.add_LedgerServiceServicer_to_server(servicer, s)],
-        on_shutdown=[consumer.stop, relay.stop, nc.close, pool.close],
-        background=[consumer.start, relay.start],
+        on_shutdown=[consumer.stop, relay.stop, audit.stop, nc.close, pool.close],
+        background=[consumer.start, relay.start, audit.start],
     )
 
 

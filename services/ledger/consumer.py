@@ -50,7 +50,7 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 from nats.js.errors import FetchTimeoutError, NotFoundError
 
-from chieu.kit import logs, names
+from chieu.kit import logs, metrics, names, tracing
 from chieu.kit.errors import ServiceError, invalid, precondition
 from chieu.ledger import books as b
 from chieu.ledger.books import Books, Leg, Posting
@@ -123,7 +123,8 @@ class SettlementConsumer:
     def __init__(self, books: Books, js: JetStreamContext, *, durable: str = DURABLE, stream: str = STREAM,
                  subjects: str = SUBJECTS, batch: int = 64, ack_wait_s: float = 30.0,
                  after_commit: Callable[[Any], Awaitable[None]] | None = None,
-                 before_apply: Callable[[Any], Awaitable[None]] | None = None, applied_by: str = "") -> None:
+                 before_apply: Callable[[Any], Awaitable[None]] | None = None, applied_by: str = "",
+                 metrics_every_s: float = 5.0) -> None:
         self.books = books
         self.js = js
         self.durable = durable
@@ -144,10 +145,13 @@ class SettlementConsumer:
         """Every message of the stream with a sequence up to this one is done (acked or applied)."""
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
+        self.metrics = metrics.ConsumerMetrics(durable)
+        self.metrics_every_s = metrics_every_s
 
     async def start(self) -> None:
         """Start consuming in the background, once the table stream exists."""
         self._task = asyncio.create_task(self._subscribe_and_run(), name=f"ledger-consumer-{self.durable}")
+        await self.metrics.watch(self.js, self.stream, self.metrics_every_s)
 
     async def _wait_for_stream(self) -> None:
         said = False
@@ -181,6 +185,7 @@ class SettlementConsumer:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
             self._task = None
+        await self.metrics.stop()
 
     async def _run(self, sub: Any) -> None:
         while not self._stopping:
@@ -247,7 +252,15 @@ class SettlementConsumer:
         (skip, posted, seen, refused, later). ``later``: an earlier settlement of the table is not
         posted yet; the message is ``nak``ed with a short delay (``keep``: left to the caller)."""
         seq = _seq(msg)
-        outcome = await self._handle(msg, seq, set() if waiting is None else waiting, keep)
+        self.metrics.delivered(msg)
+        # the trace of the move that wrote the record goes on here (only for what the ledger applies)
+        traced = tracing.on() and ordered(log_pb2.Record.FromString(msg.data))
+        with tracing.consuming(msg, "ledger.post", active=traced, attributes={"chieu.durable": self.durable}) as span:
+            outcome = await self._handle(msg, seq, set() if waiting is None else waiting, keep)
+            if span is not None:
+                span.set_attribute("chieu.outcome", outcome)
+        if outcome == "seen":
+            self.metrics.inbox_hits.inc()
         if outcome != "later" and seq == self.floor + 1:
             self.floor = seq
         return outcome
@@ -348,11 +361,15 @@ class SettlementConsumer:
                     "INSERT INTO ledger_hands (stream, table_id, hand_no, seq, game, stake, currency, players)"
                     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
                     self.stream, table_id, int(h.hand_no), seq, game, stake, currency, list(players))
-            for p in postings:
-                await self.books.post(p, conn=conn)
+            replayed = [(await self.books.post(p, conn=conn)).replayed for p in postings]
         if not postings:
             return "hand"
         self.posted += 1
+        for p, again in zip(postings, replayed, strict=True):  # committed: counted now
+            if again:
+                self.metrics.inbox_hits.inc()
+            else:
+                metrics.LEDGER_POSTINGS.labels(p.kind).inc()
         return "posted"
 
     async def _refuse(self, msg: Any, table_id: str, seq: int, posting_id: str, e: ServiceError) -> str:

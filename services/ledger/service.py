@@ -18,7 +18,7 @@ from typing import Any
 import asyncpg
 import grpc
 
-from chieu.kit import auth, db
+from chieu.kit import auth, db, metrics
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.settings import Settings
 from chieu.ledger import books as b
@@ -338,5 +338,20 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
     async def Audit(self, request: pb.AuditRequest, context: Context) -> pb.AuditResponse:
         auth.require(self._who(context), "operator", "auditor")
         accounts, transfers, problems = await self.books.audit()
+        audited(problems)
         return pb.AuditResponse(ok=not problems, accounts=accounts, transfers=transfers, problems=[
             pb.AuditProblem(account=a, currency=c, message=m) for a, c, m in problems])
+
+
+def audited(problems: list[tuple[str, str, str]]) -> None:
+    """Show an audit's verdict in ``chieu_ledger_audit_clean`` (and its count of problems)."""
+    metrics.LEDGER_AUDIT_CLEAN.set(0 if problems else 1)
+    metrics.LEDGER_AUDIT_PROBLEMS.set(len(problems))
+    metrics.LEDGER_AUDIT_LAST.set_to_current_time()
+
+
+async def self_audit(books: Books) -> None:
+    """The ledger's own audit (:meth:`Books.audit`: every balance recomputed from its transfers,
+    every currency summing to zero), for the metrics; run every ``CHIEU_LEDGER_AUDIT_EVERY_S``."""
+    _, _, problems = await books.audit()
+    audited(problems)

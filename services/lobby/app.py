@@ -30,7 +30,8 @@ async def build(settings: Settings) -> Server:
         log.info("default rooms loaded", rooms=loaded)
     nc = await nats.connect(nats_servers(settings.nats_url), name=f"chieu-lobby {settings.instance}".strip(),
                             max_reconnect_attempts=-1)
-    projection = Projection(settings.database_url, nc.jetstream(), ack_wait_s=settings.lobby_ack_wait_s)
+    projection = Projection(settings.database_url, nc.jetstream(), ack_wait_s=settings.lobby_ack_wait_s,
+                            metrics_every_s=settings.metrics_refresh_s)
     feed = Feed(settings.database_url)
     peers = Peers(settings)
     servicer = LobbyService(pool, settings, peers, feed)

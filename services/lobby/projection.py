@@ -39,7 +39,7 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 from nats.js.errors import FetchTimeoutError, NotFoundError
 
-from chieu.kit import db, logs, names
+from chieu.kit import db, logs, metrics, names
 from chieu.lobby import rooms
 from chieu.lobby.v1 import lobby_service_pb2 as pb
 from chieu.table.v1 import log_pb2, table_service_pb2
@@ -171,7 +171,8 @@ class Projection:
 
     def __init__(self, database_url: str, js: JetStreamContext, *, durable: str = DURABLE, stream: str = STREAM,
                  subjects: str = SUBJECTS, batch: int = 256, ack_wait_s: float = 30.0,
-                 after_commit: Callable[[list[Any]], Awaitable[None]] | None = None, applied_by: str = "") -> None:
+                 after_commit: Callable[[list[Any]], Awaitable[None]] | None = None, applied_by: str = "",
+                 metrics_every_s: float = 5.0) -> None:
         self.database_url = database_url
         self.js = js
         self.durable = durable
@@ -187,9 +188,12 @@ class Projection:
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._conn: asyncpg.Connection[Any] | None = None
+        self.metrics = metrics.ConsumerMetrics(durable)
+        self.metrics_every_s = metrics_every_s
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run_forever(), name=f"lobby-projection-{self.durable}")
+        await self.metrics.watch(self.js, self.stream, self.metrics_every_s)
 
     async def stop(self) -> None:
         self._stopping = True
@@ -198,6 +202,7 @@ class Projection:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
             self._task = None
+        await self.metrics.stop()
         if self._conn is not None:
             with contextlib.suppress(Exception):
                 await self._conn.close()
@@ -269,6 +274,7 @@ class Projection:
         """Fold a batch in one transaction (inbox rows, table lines, notifications)."""
         records = []
         for m in msgs:
+            self.metrics.delivered(m)
             try:
                 rec = log_pb2.Record.FromString(m.data)
             except Exception:
@@ -279,12 +285,14 @@ class Projection:
         if not records:
             return
         lines: dict[str, Line | None] = {}
+        seen = 0
         async with conn.transaction():
             for seq, rec in records:
                 fresh = await conn.fetchval(
                     "INSERT INTO lobby_inbox (stream, seq, table_id, applied_by) VALUES ($1, $2, $3, $4)"
                     " ON CONFLICT DO NOTHING RETURNING seq", self.stream, seq, rec.table_id, self.applied_by)
                 if fresh is None:
+                    seen += 1
                     continue
                 if rec.table_id not in lines:
                     row = await conn.fetchrow(f"SELECT {COLUMNS} FROM lobby_tables WHERE table_id = $1 FOR UPDATE",
@@ -304,6 +312,8 @@ class Projection:
                     continue
                 await write(conn, line)
                 self.applied += 1
+        if seen:
+            self.metrics.inbox_hits.inc(seen)  # committed
 
 
 async def _matcher(conn: db.Conn, rec: log_pb2.Record) -> str:

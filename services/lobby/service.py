@@ -16,7 +16,7 @@ from typing import Any
 import asyncpg
 import grpc
 
-from chieu.kit import auth, logs
+from chieu.kit import auth, logs, metrics
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
@@ -48,6 +48,30 @@ def _id(value: str, what: str) -> str:
     if not value or len(value) > MAX_ID or not value.isprintable():
         raise invalid(f"bad_{what}", f"{what} must be 1..{MAX_ID} printable characters")
     return value
+
+
+def _signin(kind: str) -> Callable[[Any], Any]:
+    """Count a sign-in method's calls in ``chieu_lobby_signins_total`` by ``kind`` and result (``ok``,
+    or the refusal's reason)."""
+    ok = metrics.LOBBY_SIGNINS.labels(kind, "ok")
+
+    def wrap(method: Any) -> Any:
+        async def counted(self: Any, request: Any, context: Context) -> Any:
+            try:
+                response = await method(self, request, context)
+            except ServiceError as e:
+                metrics.LOBBY_SIGNINS.labels(kind, e.reason).inc()
+                raise
+            except Exception:
+                metrics.LOBBY_SIGNINS.labels(kind, "internal").inc()
+                raise
+            ok.inc()
+            return response
+
+        counted.__name__, counted.__doc__ = method.__name__, method.__doc__
+        return counted
+
+    return wrap
 
 
 def _reason(text: str) -> str:
@@ -195,6 +219,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                                 "claimed" if campaign else "campaign_over")
         return paid
 
+    @_signin("guest")
     async def SignInGuest(self, request: pb.SignInGuestRequest, context: Context) -> pb.SignInGuestResponse:
         device = accounts.check_device(request.device_id)
         accounts.check_name(request.name, "-")
@@ -204,6 +229,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         tokens = await self.sessions.start(p.player_id, p.roles, device)
         return pb.SignInGuestResponse(session=_session(tokens, p, welcome))
 
+    @_signin("register")
     async def Register(self, request: pb.RegisterRequest, context: Context) -> pb.RegisterResponse:
         username = accounts.check_username(request.username)
         password = accounts.check_password(request.password)
@@ -215,6 +241,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         tokens = await self.sessions.start(p.player_id, p.roles, device)
         return pb.RegisterResponse(session=_session(tokens, p, welcome))
 
+    @_signin("password")
     async def SignIn(self, request: pb.SignInRequest, context: Context) -> pb.SignInResponse:
         device = accounts.check_device(request.device_id)
         if not request.username or len(request.username) > 64 or not request.password \
@@ -237,6 +264,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         tokens = await self.sessions.start(p.player_id, p.roles, device)
         return pb.SignInResponse(session=_session(tokens, p, welcome))
 
+    @_signin("refresh")
     async def Refresh(self, request: pb.RefreshRequest, context: Context) -> pb.RefreshResponse:
         try:
             tokens = await self.sessions.refresh(request.refresh_token)

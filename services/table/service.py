@@ -26,7 +26,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from chieu.kit import auth, logs
+from chieu.kit import auth, logs, metrics
 from chieu.kit.errors import GuardedServer, ServiceError, not_found, precondition
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot, Stored
 from chieu.kit.revocations import RevocationList
@@ -89,6 +89,7 @@ class Tables:
         instance = settings.instance or f"{socket.gethostname()}:{os.getpid()}"
         self.beacon = presence.Beacon(store.nc.publish, instance, self.spectators, self.spectated)
         """Announces this process's spectators per table (for the lobby's table list)."""
+        metrics.TABLES_OPEN.set_function(lambda: len(self._live))
 
     def _spawn(self, coro: Any) -> None:
         """Run ``coro`` in the background, keeping a reference until it is done."""
@@ -288,6 +289,8 @@ class Tables:
                 self._after_apply(live)
                 if table.playing != was_playing:
                     self._spawn(self.store.mark_active(table_id, table.playing))
+                    if was_playing:
+                        metrics.HANDS.labels(record.game).inc()
                 return table
         raise ServiceError(grpc.StatusCode.ABORTED, "busy", "the table is too busy; try again")
 
@@ -375,6 +378,7 @@ class Tables:
         async with live.lock:
             live.watchers.add(entry)
             first, version = live.views.wire(live.table, who), live.table.version
+        metrics.WATCHERS.inc()
         self.beacon.touch(table_id)
         if who is not None:
             live.present[who] = live.present.get(who, 0) + 1
@@ -401,6 +405,7 @@ class Tables:
                     return
                 yield view
         finally:
+            metrics.WATCHERS.dec()
             live.watchers.discard(entry)
             self.beacon.touch(table_id)
             if who is not None:
