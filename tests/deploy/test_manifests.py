@@ -1,6 +1,7 @@
-"""The Kubernetes manifests in deploy/ agree with the code they run: every variable is a real
-setting and parses, each service listens where its Service, probes and peers look, secrets come
-from the Secret, and a pod's stop fits in its grace period."""
+"""The Kubernetes manifests, as each overlay renders them, agree with the code they run: every
+variable is a real setting and parses, each service listens where its Service, probes and peers
+look, secrets come from Secrets only (the databases' from CloudNativePG's own), a pod's stop fits
+in its grace period, every container is locked down, and prod is replicated where dev is not."""
 
 from __future__ import annotations
 
@@ -11,127 +12,238 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from chieu.kit import settings as settings_mod
 from chieu.kit.eventstore import EventStore
+from chieu.ladder.v1 import ladder_service_pb2
 from chieu.ledger.v1 import ledger_service_pb2
+from chieu.lobby.v1 import lobby_service_pb2
 from chieu.table.v1 import table_service_pb2
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+from .tools import DEPLOY, OVERLAYS, render
+
 SECRET_VARS = {"CHIEU_SERVICE_TOKEN", "CHIEU_TOKEN_PRIVATE_KEY", "DATABASE_URL"}
 DRAIN_S = inspect.signature(EventStore.close).parameters["timeout_s"].default  # a hanging drain is cut then
-SERVICES = {  # module → (the variable it listens on, the gRPC service its readiness names)
-    "chieu.table": ("CHIEU_TABLE_ADDR", table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name),
-    "chieu.ledger": ("CHIEU_LEDGER_ADDR", ledger_service_pb2.DESCRIPTOR.services_by_name["LedgerService"].full_name),
+SERVICES = {  # name → (the variable it listens on, its port, the gRPC service its readiness names)
+    "table": ("CHIEU_TABLE_ADDR", table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name),
+    "ledger": ("CHIEU_LEDGER_ADDR", ledger_service_pb2.DESCRIPTOR.services_by_name["LedgerService"].full_name),
+    "ladder": ("CHIEU_LADDER_ADDR", ladder_service_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name),
+    "lobby": ("CHIEU_LOBBY_ADDR", lobby_service_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name),
 }
+DATA_OWNERS = ("ledger", "ladder", "lobby")  # the services with a PostgreSQL database of their own
+CALLERS = ("table", "ladder", "lobby")  # the services that call others, with their own credential
+SIGNERS = ("lobby",)  # the only pod given the token signing key
 
 
-def _docs() -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for path in sorted(DEPLOY.glob("*.yaml")):
-        out += [d for d in yaml.safe_load_all(path.read_text()) if d]
-    return out
+def _kind(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [d for d in docs if d["kind"] == kind]
 
 
-def _kind(kind: str) -> list[dict[str, Any]]:
-    return [d for d in _docs() if d.get("kind") == kind]
+def _named(docs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    (found,) = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
+    return found
 
 
-def _config() -> dict[str, str]:
-    (cm,) = _kind("ConfigMap")
+def _config(docs: list[dict[str, Any]]) -> dict[str, str]:
+    (cm,) = [d for d in _kind(docs, "ConfigMap") if d["metadata"]["name"].startswith("chieu-config-")]
     data: dict[str, str] = cm["data"]
     return data
 
 
-def _containers() -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    return [(d, c) for d in _kind("Deployment") for c in d["spec"]["template"]["spec"]["containers"]]
+def _service(docs: list[dict[str, Any]], name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    deployment = _named(docs, "Deployment", f"chieu-{name}")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return deployment, container
 
 
-def test_kustomization_lists_every_manifest() -> None:
-    kust = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
-    files = {p.name for p in DEPLOY.glob("*.yaml")} - {"kustomization.yaml"}
-    assert set(kust["resources"]) == files
+def _env(container: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {e["name"]: e for e in container.get("env", [])}
 
 
-def test_the_configuration_is_production_and_parses() -> None:
-    config = _config()
-    assert config["CHIEU_ENV"] == "prod" and config["CHIEU_LOG_FORMAT"] == "json"
-    for _, c in _containers():
+def _workloads(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [d for d in docs if d["kind"] in ("Deployment", "StatefulSet")]
+
+
+@pytest.fixture(scope="module", params=OVERLAYS)
+def overlay(request: pytest.FixtureRequest) -> tuple[str, list[dict[str, Any]]]:
+    return request.param, render(request.param)
+
+
+def test_every_overlay_builds_the_whole_system(overlay: tuple[str, list[dict[str, Any]]]) -> None:
+    _, docs = overlay
+    assert {d["metadata"]["name"] for d in _kind(docs, "Deployment")} == {
+        *(f"chieu-{s}" for s in SERVICES), "chieu-gateway"}
+    assert [d["metadata"]["name"] for d in _kind(docs, "StatefulSet")] == ["nats"]
+    assert {d["metadata"]["name"] for d in _kind(docs, "Cluster")} == {f"chieu-{s}-db" for s in DATA_OWNERS}
+    assert {d["metadata"].get("namespace") for d in docs if d["kind"] != "Namespace"} == {"chieu"}
+
+
+def test_the_configuration_is_settings_and_parses(overlay: tuple[str, list[dict[str, Any]]]) -> None:
+    name, docs = overlay
+    config = _config(docs)
+    known = set(settings_mod._ENV.values())
+    for s in SERVICES:
+        _, c = _service(docs, s)
         env = dict(config)
         for e in c.get("env", []):
             env[e["name"]] = e.get("value", "from-the-cluster")
-        known = set(settings_mod._ENV.values())
         assert set(env) <= known, f"not a setting: {sorted(set(env) - known)}"
         parsed = settings_mod.from_env(env)  # raises on a value that does not parse
-        assert parsed.env == "prod"
+        assert parsed.env == ("prod" if name == "prod" else "dev")
+    if name == "prod":
+        assert (config["CHIEU_LOG_FORMAT"], config["CHIEU_REFLECTION"]) == ("json", "0")
 
 
-def test_secrets_come_from_the_secret_only() -> None:
-    assert not SECRET_VARS & set(_config())
-    for _, c in _containers():
-        for e in c.get("env", []):
-            if e["name"] in SECRET_VARS:
-                assert "value" not in e and e["valueFrom"]["secretKeyRef"]["name"] == "chieu-secrets"
-    ledger = next(c for _, c in _containers() if c["args"] == ["chieu.ledger"])
-    assert "DATABASE_URL" in {e["name"] for e in ledger["env"]}
+def test_secrets_come_from_secrets_only(overlay: tuple[str, list[dict[str, Any]]]) -> None:
+    _, docs = overlay
+    assert not SECRET_VARS & set(_config(docs))
+    for d in _workloads(docs):
+        for c in d["spec"]["template"]["spec"]["containers"]:
+            for e in c.get("env", []):
+                if e["name"] in SECRET_VARS - {"CHIEU_TOKEN_PRIVATE_KEY"}:
+                    assert "value" not in e and "secretKeyRef" in e["valueFrom"], (d["metadata"]["name"], e)
+    for s in DATA_OWNERS:  # its own database, with the credentials the operator generated
+        _, c = _service(docs, s)
+        ref = _env(c)["DATABASE_URL"]["valueFrom"]["secretKeyRef"]
+        assert ref == {"name": f"chieu-{s}-db-app", "key": "uri"}
+        cluster = _named(docs, "Cluster", f"chieu-{s}-db")
+        assert cluster["spec"]["bootstrap"]["initdb"] == {"database": s, "owner": s}
+    assert "DATABASE_URL" not in _env(_service(docs, "table")[1])
+    for s in CALLERS:
+        ref = _env(_service(docs, s)[1])["CHIEU_SERVICE_TOKEN"]["valueFrom"]["secretKeyRef"]
+        assert ref == {"name": "chieu-secrets", "key": f"{s}-service-token"}
+    assert "CHIEU_SERVICE_TOKEN" not in _env(_service(docs, "ledger")[1])  # it calls no one
 
 
-@pytest.mark.parametrize("module", sorted(SERVICES))
-def test_each_service_listens_where_it_is_probed_and_found(module: str) -> None:
-    addr_var, service_name = SERVICES[module]
-    ((deployment, c),) = [(d, c) for d, c in _containers() if c["args"] == [module]]
-    assert importlib.util.find_spec(f"{module}.__main__") is not None
+@pytest.mark.parametrize("service", sorted(SERVICES))
+def test_each_service_listens_where_it_is_probed_and_found(overlay: tuple[str, list[dict[str, Any]]],
+                                                           service: str) -> None:
+    name, docs = overlay
+    addr_var, grpc_service = SERVICES[service]
+    deployment, c = _service(docs, service)
+    assert importlib.util.find_spec(f"chieu.{service}.__main__") is not None
+    assert c["args"] == [f"chieu.{service}"]
     (port,) = [p["containerPort"] for p in c["ports"] if p["name"] == "grpc"]
-    listen = next(e["value"] for e in c["env"] if e["name"] == addr_var)
-    assert listen == f"0.0.0.0:{port}"  # not the loopback default
+    assert _env(c)[addr_var]["value"] == f"0.0.0.0:{port}"  # not the loopback default
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert c[probe]["grpc"]["port"] == port
-    assert c["readinessProbe"]["grpc"]["service"] == service_name
+    assert c["readinessProbe"]["grpc"]["service"] == grpc_service
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert deployment["spec"]["selector"]["matchLabels"].items() <= labels.items()
-    (svc,) = [s for s in _kind("Service") if s["metadata"]["name"] == deployment["metadata"]["name"]]
+    svc = _named(docs, "Service", f"chieu-{service}")
     assert svc["spec"]["selector"].items() <= labels.items()
     assert [(p["port"], p["targetPort"]) for p in svc["spec"]["ports"]] == [(port, "grpc")]
-    (pdb,) = [p for p in _kind("PodDisruptionBudget") if p["metadata"]["name"] == deployment["metadata"]["name"]]
-    assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
-    assert deployment["spec"]["replicas"] >= 2
+    host, _, peer_port = _config(docs)[addr_var].partition(":")  # where the others dial it
+    assert (host, int(peer_port)) == (f"chieu-{service}", port)
+    replicas = deployment["spec"]["replicas"]
+    if name == "prod":
+        assert replicas >= 2
+        pdb = _named(docs, "PodDisruptionBudget", f"chieu-{service}")
+        assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
+        assert pdb["spec"]["maxUnavailable"] == 1
+        anti = deployment["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
+        (term,) = anti["preferredDuringSchedulingIgnoredDuringExecution"]
+        assert term["podAffinityTerm"]["labelSelector"]["matchLabels"].items() <= labels.items()
+    else:
+        assert replicas == 1
+    assert {"requests", "limits"} <= c["resources"].keys()
 
 
-def test_every_pod_verifies_with_the_public_keys_only_and_none_can_sign() -> None:
-    path = Path(_config()["CHIEU_TOKEN_PUBLIC_KEYS"])
-    for d, c in _containers():
-        assert "CHIEU_TOKEN_PRIVATE_KEY" not in {e["name"] for e in c.get("env", [])}
+def test_every_pod_verifies_with_the_public_keys_and_only_the_lobby_signs(
+        overlay: tuple[str, list[dict[str, Any]]]) -> None:
+    _, docs = overlay
+    path = Path(_config(docs)["CHIEU_TOKEN_PUBLIC_KEYS"])
+    for s in SERVICES:
+        d, c = _service(docs, s)
+        volumes = {v["name"]: v for v in d["spec"]["template"]["spec"]["volumes"]}
         (mount,) = [m for m in c["volumeMounts"] if Path(m["mountPath"]) == path.parent]
         assert mount["readOnly"] is True
-        (volume,) = [v for v in d["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"]]
-        assert volume["configMap"]["name"] == "chieu-token-keys"  # public: a ConfigMap, not a Secret
-    table = next(c for _, c in _containers() if c["args"] == ["chieu.table"])
-    (cred,) = [e for e in table["env"] if e["name"] == "CHIEU_SERVICE_TOKEN"]
-    assert cred["valueFrom"]["secretKeyRef"] == {"name": "chieu-secrets", "key": "table-service-token"}
+        assert volumes[mount["name"]]["configMap"]["name"] == "chieu-token-keys"  # public: a ConfigMap
+        signing = [v for v in volumes.values() if v.get("secret", {}).get("secretName") == "chieu-token-signing"]
+        if s in SIGNERS:
+            key = Path(_env(c)["CHIEU_TOKEN_PRIVATE_KEY"]["value"])
+            (m,) = [m for m in c["volumeMounts"] if Path(m["mountPath"]) == key.parent]
+            assert m["readOnly"] is True and signing and m["name"] == signing[0]["name"]
+        else:
+            assert "CHIEU_TOKEN_PRIVATE_KEY" not in _env(c) and not signing
 
 
-def test_peers_dial_the_ledger_service() -> None:
-    host, _, port = _config()["CHIEU_LEDGER_ADDR"].partition(":")
-    (svc,) = [s for s in _kind("Service") if s["metadata"]["name"] == host]
-    assert [p["port"] for p in svc["spec"]["ports"]] == [int(port)]
-
-
-def test_a_graceful_stop_fits_in_the_grace_period() -> None:
-    grace_s = float(_config()["CHIEU_SHUTDOWN_GRACE_S"])
-    for d, c in _containers():
+def test_a_graceful_stop_fits_in_the_grace_period(overlay: tuple[str, list[dict[str, Any]]]) -> None:
+    _, docs = overlay
+    grace_s = float(_config(docs)["CHIEU_SHUTDOWN_GRACE_S"])
+    for s in SERVICES:
+        d, c = _service(docs, s)
         pre_stop = c["lifecycle"]["preStop"]["exec"]["command"]
         assert pre_stop[0] == "sleep"
         budget = d["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
         assert int(pre_stop[1]) + grace_s + DRAIN_S < budget
 
 
-def test_the_image_runs_the_named_modules() -> None:
+def test_every_container_is_locked_down(overlay: tuple[str, list[dict[str, Any]]]) -> None:
+    _, docs = overlay
+    for d in _workloads(docs):
+        pod = d["spec"]["template"]["spec"]
+        where = d["metadata"]["name"]
+        assert pod["securityContext"]["runAsNonRoot"] is True, where
+        assert pod["securityContext"]["runAsUser"] >= 10000, where
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}, where
+        assert pod["automountServiceAccountToken"] is False, where
+        for c in pod["containers"]:
+            sc = c["securityContext"]
+            assert sc["readOnlyRootFilesystem"] is True, (where, c["name"])
+            assert sc["allowPrivilegeEscalation"] is False, (where, c["name"])
+            assert sc["capabilities"]["drop"] == ["ALL"] and "add" not in sc["capabilities"], (where, c["name"])
+            assert {"cpu", "memory"} <= c["resources"]["limits"].keys(), (where, c["name"])
+            assert re.search(r":[\w.-]+$", c["image"]), f"{where}/{c['name']}: the image has no pinned tag"
+
+
+def test_the_image_runs_the_named_modules(overlay: tuple[str, list[dict[str, Any]]]) -> None:
+    _, docs = overlay
     text = (DEPLOY / "Dockerfile").read_text()
     assert re.search(r'^ENTRYPOINT \["python", "-m"\]$', text, re.M)
     (default,) = re.findall(r'^CMD \["([\w.]+)"\]$', text, re.M)
-    assert default in SERVICES
-    assert {c["image"] for _, c in _containers()} == {"chieu"}
+    assert default in {f"chieu.{s}" for s in SERVICES}
     assert re.search(r"^USER 10001$", text, re.M)
-    for _, c in _containers():
-        assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    assert {_service(docs, s)[1]["image"] for s in SERVICES} == {"registry.example.com/chieu:0.1.0"}
+    for s in SERVICES:
+        d, _ = _service(docs, s)
+        assert d["spec"]["template"]["spec"]["securityContext"]["runAsUser"] == 10001  # the image's USER
+
+
+def test_each_database_is_replicated_and_backed_up_in_prod(overlay: tuple[str, list[dict[str, Any]]]) -> None:
+    name, docs = overlay
+    backups = {b["spec"]["cluster"]["name"]: b for b in _kind(docs, "ScheduledBackup")}
+    for s in DATA_OWNERS:
+        spec = _named(docs, "Cluster", f"chieu-{s}-db")["spec"]
+        assert spec["enableSuperuserAccess"] is False
+        if name == "prod":
+            assert spec["instances"] == 3
+            assert spec["postgresql"]["synchronous"]["number"] >= 1
+            assert spec["postgresql"]["synchronous"]["dataDurability"] == "required"
+            assert spec["affinity"]["podAntiAffinityType"] == "required"
+            store = spec["backup"]["barmanObjectStore"]
+            assert store["destinationPath"].endswith(f"/{s}")
+            assert {store["s3Credentials"][k]["name"] for k in store["s3Credentials"]} == {"chieu-backup-s3"}
+            assert backups[f"chieu-{s}-db"]["spec"]["method"] == "barmanObjectStore"
+        else:
+            assert spec["instances"] == 1 and "backup" not in spec
+    assert (set(backups) == {f"chieu-{s}-db" for s in DATA_OWNERS}) is (name == "prod")
+
+
+def test_every_grpc_and_nats_endpoint_has_a_certificate_for_its_names(
+        overlay: tuple[str, list[dict[str, Any]]]) -> None:
+    _, docs = overlay
+    certs = {c["metadata"]["name"]: c["spec"] for c in _kind(docs, "Certificate")}
+    issuers = {i["metadata"]["name"]: i["spec"] for i in _kind(docs, "Issuer")}
+    services = {s["metadata"]["name"] for s in _kind(docs, "Service")}
+    for s in SERVICES:
+        spec = certs[f"chieu-{s}-tls"]
+        assert spec["secretName"] == f"chieu-{s}-tls" and spec["issuerRef"]["name"] in issuers
+        names = {n for n in services if n in (f"chieu-{s}", f"chieu-{s}-pods")}
+        assert names and names <= set(spec["dnsNames"])
+        assert f"chieu-{s}.chieu.svc" in spec["dnsNames"]
+        assert "server auth" in spec["usages"]
+    nats = certs["nats-tls"]
+    assert {"nats", "*.nats-headless"} <= set(nats["dnsNames"]) and {"server auth", "client auth"} <= set(
+        nats["usages"])
+    assert issuers["chieu-ca"]["ca"]["secretName"] == certs["chieu-ca"]["secretName"] and certs["chieu-ca"]["isCA"]
