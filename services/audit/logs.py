@@ -35,6 +35,19 @@ class Logs:
     def events(self) -> int:
         return sum(len(rec.events) for recs in self.tables.values() for _, rec in recs)
 
+    def players(self) -> set[str]:
+        """Every player the logs name (seated, in a hand, quitting, disconnected, settled)."""
+        out: set[str] = set()
+        for recs in self.tables.values():
+            for _, rec in recs:
+                for e in rec.events:
+                    kind = e.WhichOneof("kind")
+                    if kind in ("player_seated", "player_left", "forced_quit", "disconnected"):
+                        out.add(getattr(e, kind).player_id)
+                    elif kind in ("hand_started", "hand_ended", "settlement"):
+                        out.update(getattr(e, kind).players)
+        return out
+
     def in_order(self) -> list[tuple[int, log_pb2.Record]]:
         """Every record of every table, in stream order."""
         return sorted((x for recs in self.tables.values() for x in recs), key=lambda x: x[0])

@@ -33,6 +33,19 @@ CODES: dict[str, str] = {
     "standing_mismatch": "a standing differs from the rules folded over the logs",
     "standing_without_source": "a standing has no history behind it",
     "ladder_behind": "the ladder has not applied every record of the period yet",
+    # reputation (信誉度)
+    "reputation_change_missing": "a quit or disconnect of the log, or a paid reset in the ledger, has no "
+                                 "reputation change",
+    "reputation_change_without_source": "a reputation change has no quit or disconnect in the log, or no paid "
+                                        "reset in the ledger",
+    "reputation_change_mismatch": "a reputation change differs from its source or the rules (player, cause, "
+                                  "before → after, order)",
+    "reputation_mismatch": "a player's reputation (score, quits, disconnects) is not what their changes give",
+    # the ladder's rewards
+    "reward_missing": "a best-level or monthly reward the rules give is not recorded by the ladder",
+    "reward_without_source": "a ladder reward (record or ledger posting) with no rule, or no ladder record, behind it",
+    "reward_altered": "a reward differs from the rules (amount, player), or its posting from the ladder's record",
+    "reward_unpaid": "a reward the ladder records has no posting in the ledger",
 }
 """Every finding code and what it means (docs and the JSON report use the same words)."""
 

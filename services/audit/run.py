@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from chieu.audit import archive, levels, logs, money
+from chieu.audit import archive, levels, logs, money, reputation, rewards
 from chieu.audit.report import Report
+from chieu.audit.terms import Terms
 from chieu.ladder.rules import Params
 
 
@@ -26,6 +27,9 @@ class Options:
     ledger: bool = True
     ladder: bool = True
     params: Params = field(default_factory=Params)
+    terms: Terms | None = None
+    """The ladder's configuration to hold its books to (None: ``CHIEU_LADDER_*`` of the
+    environment, with ``params``)."""
 
 
 async def load(options: Options, report: Report) -> logs.Logs:
@@ -71,7 +75,13 @@ async def audit(options: Options, progress: Callable[[int, int], None] | None = 
             if options.ledger:
                 await money.reconcile(conn, period, report)
             if options.ladder:
-                await levels.reconcile(conn, period, report, options.params)
+                from chieu.kit.settings import from_env
+
+                terms = options.terms or replace(Terms.from_settings(from_env()), params=options.params)
+                await levels.reconcile(conn, period, report, terms.params)
+                await reputation.reconcile(conn, period, report, terms)
+                if options.ledger:
+                    await rewards.reconcile(conn, period, report, terms)
         finally:
             await conn.close()
     else:

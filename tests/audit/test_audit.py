@@ -24,17 +24,22 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import grpc
 import pytest
 
 from chieu.audit import archive, logs, replay
 from chieu.audit.archive import ArchiveError
 from chieu.audit.run import Options, audit
 from chieu.audit.v1 import archive_pb2
+from chieu.games.xiangqi.v1 import xiangqi_pb2
 from chieu.kit.settings import Settings
+from chieu.ledger.v1 import ledger_service_pb2 as gpb
+from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
 from chieu.table import codec
 from chieu.table.client import TableClient
 from chieu.table.v1 import log_pb2
 from tests.conftest import token
+from tests.ladder.helpers import act, play
 from tests.table.helpers import play_to_end
 
 pytestmark = pytest.mark.integration
@@ -61,7 +66,8 @@ async def settled(p: Played, within: float = 30.0) -> Any:
     while True:
         report = await audit(options(p))
         waiting = [f for f in report.findings if f.code in ("settlement_missing", "ladder_behind",
-                                                            "ladder_result_missing", "standing_mismatch")]
+                                                            "ladder_result_missing", "standing_mismatch",
+                                                            "reputation_change_missing", "reputation_mismatch")]
         if not waiting or time.monotonic() > deadline:
             return report
         await asyncio.sleep(0.3)
@@ -80,6 +86,14 @@ async def played(settings: Settings, table_server: str, ledger_server: str, ladd
             for _ in range(hands):
                 view = await play_to_end(await clients[a].start(view.table_id), clients)
             tables.append(view.table_id)
+        # a quits a 中国象棋 ladder hand (a penalty, and 信誉度; b ends the hand), then pays the ledger for a reset
+        tables.append(await play("Q", clients[a], a, clients[b], 1))
+        await act(clients[b], tables[-1], xiangqi_pb2.Resign())
+        channel = grpc.aio.insecure_channel(ledger_server)
+        stub, md = gpb_grpc.LedgerServiceStub(channel), (("authorization", f"Bearer {token(settings, a)}"),)
+        await stub.ClaimWelcome(gpb.ClaimWelcomeRequest(player_id=a), metadata=md)
+        await stub.ResetReputation(gpb.ResetReputationRequest(request_id="r1", player_id=a), metadata=md)
+        await channel.close()
     finally:
         for c in clients.values():
             await c.close()
@@ -92,8 +106,13 @@ async def test_an_honest_run_audits_clean(played: Played) -> None:
     report = await settled(played)
     assert report.ok, report.findings
     c = report.counts
-    assert c["tables"] == 2 and c["hands"] == 3 and c["moves_redecided"] > 20
-    assert c["settlements"] >= 3 and c["ladder_results"] == 4  # 2 ladder hands × 2 players
+    assert c["tables"] == 3 and c["hands"] == 4 and c["moves_redecided"] > 20
+    # 2 Ô ăn quan ladder hands × 2 players; the 中国象棋 hand: a's penalty, then its end (b's loss; a's result
+    # is the penalty)
+    assert c["settlements"] >= 3 and c["ladder_results"] == 4 + 1 + 2
+    # a's quit, and the reset a paid for
+    assert c["reputation_changes"] >= 2 and c["reputation_quits_and_disconnects"] == 1
+    assert c["reputation_resets_paid"] == 1 and c["reputations"] == 1  # (b has none: never lowered)
     assert report.to_json()["ok"] is True
 
 
@@ -110,7 +129,7 @@ async def test_the_cli_writes_a_json_report_and_exits_0(played: Played, tmp_path
     import json
 
     doc = json.loads(out.read_text())
-    assert doc["ok"] is True and doc["counts"]["hands"] == 3 and doc["findings"] == []
+    assert doc["ok"] is True and doc["counts"]["hands"] == 4 and doc["findings"] == []
 
 
 class Db:
@@ -232,6 +251,48 @@ async def test_an_edited_ladder_row_is_found(played: Played) -> None:
     assert (await audit(options(played))).ok
 
 
+async def test_an_edited_reputation_row_is_found(played: Played) -> None:
+    db = await Db.open(played.database_url)
+    a = played.players[0]
+    try:
+        await db.conn.execute("UPDATE ladder_reputation SET score = score + 10, quits = 0 WHERE player_id = $1", a)
+        report = await audit(options(played))
+        assert [(f.code, f.subject) for f in report.findings] == [("reputation_mismatch", a)], report.findings
+        assert "reputation 110 after 0 quits" in report.findings[0].detail
+    finally:
+        await db.conn.execute("UPDATE ladder_reputation SET score = score - 10, quits = 1 WHERE player_id = $1", a)
+        await db.conn.close()
+    assert (await audit(options(played))).ok
+
+
+async def test_a_reward_posting_without_a_ladder_record_is_found(played: Played) -> None:
+    db = await Db.open(played.database_url)
+    a = played.players[0]
+    pid = f"reward/ladder/best/o_an_quan/{a}/7"
+    account = f"player/coins/{a}"  # (opened by a's welcome coins)
+    try:
+        async with db.conn.transaction():  # a reward the ladder never gave, paid as the ladder pays
+            await db.conn.execute("INSERT INTO ledger_accounts (id, kind, currency, owner) VALUES"
+                                  " ('system/coins/rewards', 'system', 'coins', 'rewards') ON CONFLICT DO NOTHING")
+            await db.conn.execute("INSERT INTO ledger_postings (id, digest, kind, actor, memo) VALUES"
+                                  " ($1, '\\x00', 'reward', 'service:ladder', '过关斩将 new best level 7')", pid)
+            await db.conn.execute("INSERT INTO ledger_transfers (id, posting_id, debit, credit, currency, amount,"
+                                  " owed, reason) VALUES ($1, $1, 'system/coins/rewards', $2, 'coins', 70, 70,"
+                                  " '过关斩将 new best level 7')", pid, account)
+            await db.move("system/coins/rewards", -70)
+            await db.move(account, 70)
+        report = await audit(options(played))
+        assert [(f.code, f.subject) for f in report.findings] == [("reward_without_source", pid)], report.findings
+    finally:
+        async with db.conn.transaction():
+            await db.conn.execute("DELETE FROM ledger_transfers WHERE id = $1", pid)
+            await db.conn.execute("DELETE FROM ledger_postings WHERE id = $1", pid)
+            await db.move("system/coins/rewards", 70)
+            await db.move(account, -70)
+        await db.conn.close()
+    assert (await audit(options(played))).ok
+
+
 async def _messages(p: Played) -> list[archive.Message]:
     nc = await archive.connect(p.nats_url)
     try:
@@ -248,9 +309,9 @@ def _save(path: Path, messages: list[archive.Message]) -> archive_pb2.Manifest:
 async def test_the_audit_works_from_an_archive_alone(played: Played, tmp_path: Path) -> None:
     path = tmp_path / "period.chieu"
     manifest = _save(path, await _messages(played))
-    assert manifest.tables == 2 and manifest.entries > 20
+    assert manifest.tables == 3 and manifest.entries > 20
     report = await audit(Options(archive=str(path)))  # no NATS, no database: the logs
-    assert report.ok and report.counts["hands"] == 3 and report.skipped
+    assert report.ok and report.counts["hands"] == 4 and report.skipped
     report = await audit(Options(archive=str(path), database_url=played.database_url))
     assert report.ok, report.findings
 
