@@ -88,6 +88,15 @@ def flush(timeout_ms: int = 5000) -> None:
         _provider.force_flush(timeout_ms)
 
 
+def outgoing() -> tuple[tuple[str, str], ...]:
+    """gRPC metadata carrying the current span's context to another service (empty when off)."""
+    if _tracer is None:
+        return ()
+    carrier: dict[str, str] = {}
+    PROPAGATOR.inject(carrier)
+    return tuple(carrier.items())
+
+
 def _carrier(headers: Any) -> Mapping[str, str]:
     return headers if isinstance(headers, Mapping) else {}
 

@@ -26,7 +26,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from chieu.kit import auth, logs, metrics
+from chieu.kit import auth, logs, metrics, tracing
 from chieu.kit.errors import GuardedServer, ServiceError, not_found, precondition
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot, Stored
 from chieu.kit.revocations import RevocationList
@@ -512,10 +512,11 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         """The credentials of the table service's own calls to the ledger and the ladder (every
         peer call goes through here): its own service credential (``CHIEU_SERVICE_TOKEN``,
         ``service:table``), never a token it signs (it holds no private key). Without one, the
-        peers refuse the call and the gate answers ``UNAVAILABLE``."""
+        peers refuse the call and the gate answers ``UNAVAILABLE``. When tracing, the call's
+        ``traceparent`` goes too: the peer's span is part of the caller's trace."""
         if not self.settings.service_token:
-            return ()
-        return (("authorization", f"Bearer {self.settings.service_token}"),)
+            return tracing.outgoing()
+        return (("authorization", f"Bearer {self.settings.service_token}"), *tracing.outgoing())
 
     async def ledger_pot(self, table_id: str) -> int:
         """The table's gà pot as the ledger has it (UNAVAILABLE if the ledger cannot say)."""

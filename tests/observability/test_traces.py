@@ -87,6 +87,11 @@ async def test_a_move_is_one_trace_from_act_to_the_posting_and_the_ladder(
         view = await a.create("xiangqi", {}, ladder_level=1)
         table_id = view.table_id
         await b.sit(table_id)
+        # the table's call to the ladder (the seat check) carries the TakeSeat span's context
+        (sit,) = [s for s in named(spans, "chieu.table.v1.TableService/TakeSeat")]
+        checks = [s for s in named(spans, "chieu.ladder.v1.LadderService/CheckSeat")
+                  if s.context.trace_id == sit.context.trace_id]
+        assert checks and all(c.parent is not None and c.parent.span_id == sit.context.span_id for c in checks)
         await a.start(table_id)
         with capture_logs(processors=[logs.add_trace]) as lines:
             assert await refused(act(a, "no-such-table", xiangqi_pb2.Resign())) == (
