@@ -132,7 +132,10 @@ def test_each_service_listens_where_it_is_probed_and_found(overlay: tuple[str, l
     assert deployment["spec"]["selector"]["matchLabels"].items() <= labels.items()
     svc = _named(docs, "Service", f"chieu-{service}")
     assert svc["spec"]["selector"].items() <= labels.items()
-    assert [(p["port"], p["targetPort"]) for p in svc["spec"]["ports"]] == [(port, "grpc")]
+    (metrics,) = [p["containerPort"] for p in c["ports"] if p["name"] == "metrics"]
+    assert _env(c)["CHIEU_METRICS_ADDR"]["value"] == f"0.0.0.0:{metrics}"
+    assert [(p["name"], p["port"], p["targetPort"]) for p in svc["spec"]["ports"]] == [
+        ("grpc", port, "grpc"), ("metrics", metrics, "metrics")]
     host, _, peer_port = _config(docs)[addr_var].partition(":")  # where the others dial it
     assert (host, int(peer_port)) == (f"chieu-{service}", port)
     replicas = deployment["spec"]["replicas"]

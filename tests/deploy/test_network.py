@@ -24,7 +24,7 @@ CALLS = {  # who calls whom over gRPC (services/*/app.py, peers.py): the table a
     "lobby": ("table", "ledger", "ladder"),
 }
 DATA_OWNERS = ("ledger", "ladder", "lobby")
-METRICS_PORT = 9090
+METRICS_PORT = 9464  # every service's CHIEU_METRICS_ADDR in the manifests
 
 
 @dataclass(frozen=True)

@@ -102,11 +102,13 @@ def ensure_checkov() -> str:
 
 
 def checkov(manifests: Path) -> dict[str, Any]:
-    """checkov's Kubernetes checks over one rendered file (offline: no download, no upload)."""
+    """checkov's Kubernetes checks over a rendered file or a folder of them (offline: no download,
+    no upload); each finding's ``file_path`` says which file."""
     env = {**os.environ, "BC_SKIP_MAPPING": "TRUE", "CHECKOV_RUN_SCA_PACKAGE_SCAN_V2": "false"}
-    out = subprocess.run([ensure_checkov(), "-f", str(manifests), "--framework", "kubernetes", "--quiet",
+    target = ["-d" if manifests.is_dir() else "-f", str(manifests)]
+    out = subprocess.run([ensure_checkov(), *target, "--framework", "kubernetes",
                           "--compact", "--skip-download", "-o", "json"], capture_output=True, text=True,
-                         timeout=600, env=env, cwd=manifests.parent)
+                         timeout=600, env=env, cwd=manifests if manifests.is_dir() else manifests.parent)
     if out.returncode not in (0, 1):  # 1: failed checks (reported below), anything else: it broke
         raise RuntimeError(f"checkov failed ({out.returncode}):\n{out.stderr[-3000:]}")
     report = json.loads(out.stdout)
