@@ -13,7 +13,7 @@ from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
-from chieu.kit.errors import not_found
+from chieu.kit.errors import invalid, not_found
 from chieu.table import codec
 from chieu.table.rules import registry
 from chieu.table.rules.core import Game, Outcome, Seat
@@ -46,8 +46,13 @@ def _whole(value: Any) -> Any:
 
 
 def options_dict(options: struct_pb2.Struct) -> dict[str, Any]:
-    """Game options as the rules core reads them: ``15``, not ``15.0``, for a whole number."""
-    out: dict[str, Any] = _whole(json_format.MessageToDict(options))
+    """Game options as the rules core reads them: ``15``, not ``15.0``, for a whole number.
+    INVALID_ARGUMENT / ``bad_options`` for a value that is no JSON (NaN, ±Infinity)."""
+    try:
+        raw = json_format.MessageToDict(options)
+    except ValueError:
+        raise invalid("bad_options", "options are JSON: a number is finite (no NaN, no Infinity)") from None
+    out: dict[str, Any] = _whole(raw)
     return out
 
 
