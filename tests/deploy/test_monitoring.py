@@ -117,3 +117,13 @@ def test_each_alert_fires_when_it_must_and_not_otherwise(tmp_path: Path) -> None
                          cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert all(r["labels"]["severity"] in ("page", "ticket") for g in _rule_groups() for r in g["rules"])
+
+
+def test_every_alert_has_its_runbook_in_the_operators_guide() -> None:
+    guide = (DEPLOY.parent / "docs" / "operating.md").read_text()
+    headings = {h.strip().lower() for h in re.findall(r"^### (\w+)$", guide, re.M)}
+    for group in _rule_groups():
+        for rule in group["rules"]:
+            anchor = rule["annotations"]["runbook"].partition("#")[2]
+            assert rule["annotations"]["runbook"].startswith("docs/operating.md#")
+            assert anchor == rule["alert"].lower() and anchor in headings, rule["alert"]
