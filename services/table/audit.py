@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from chieu.table import codec, decide
 from chieu.table.rules import fair
@@ -49,18 +50,31 @@ class Verdict:
 @dataclass
 class _Hand:
     started: log_pb2.HandStarted
-    dealt: list[bytes]
+    dealt: list[tuple[str, bytes]]
     at_ms: int
     before: Table
     moves: int = 0
     bad_moves: list[str] = field(default_factory=list)
 
 
-def _game_events(record: log_pb2.Record) -> list[bytes]:
-    return [e.game_event.SerializeToString() for e in record.events if e.WhichOneof("kind") == "game_event"]
+def _game_events(record: log_pb2.Record) -> list[tuple[str, bytes]]:
+    """The record's game events as (type URL, bytes): compared as logged, never re-encoded."""
+    return [(e.game_event.type_url, e.game_event.value) for e in record.events if e.WhichOneof("kind") == "game_event"]
 
 
-def _redecide(table: Table, record: log_pb2.Record) -> list[bytes] | str:
+def _encoded(events: Iterable[Any], game_key: str) -> list[tuple[str, bytes]]:
+    """Derived game events as they would be logged (``codec.pack``'s type URL and bytes)."""
+    out = []
+    for e in events:
+        msg = codec.to_message(e, game_key)
+        out.append((_TYPE_URL + msg.DESCRIPTOR.full_name, msg.SerializeToString()))
+    return out
+
+
+_TYPE_URL = "type.googleapis.com/"
+
+
+def _redecide(table: Table, record: log_pb2.Record) -> list[Any] | str:
     """The game events the rules give for the record's cause, or why they give none."""
     game = table.game
     try:
@@ -74,29 +88,39 @@ def _redecide(table: Table, record: log_pb2.Record) -> list[bytes] | str:
             events = game.on_timeout(table.game_state, int(record.timeout_seat), int(record.server_time_ms))
     except RuleViolation as e:
         return f"the rules refuse it now ({e.code})"
-    return [codec.pack(e, table.game_key).SerializeToString() for e in events]
+    return list(events)
 
 
 def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]]) -> list[Verdict]:
-    """Verdicts for every hand of the log ``records`` (stream sequence, record)."""
+    """Verdicts for every hand of the log ``records`` (stream sequence, record).
+
+    A move whose events the rules give again byte for byte is folded with the events just
+    derived (they encode to the logged bytes), so its game events are not decoded a second time."""
     table = Table(table_id)
     hands: dict[int, _Hand] = {}
     ended: dict[int, bytes] = {}
     for seq, record in records:
         for ev in record.events:
-            if ev.WhichOneof("kind") == "hand_started":
+            kind = ev.WhichOneof("kind")
+            if kind == "hand_started":
                 h = ev.hand_started
-                hands[int(h.hand_no)] = _Hand(h, _game_events(record), int(record.server_time_ms), copy.deepcopy(table))
-            elif ev.WhichOneof("kind") == "hand_ended":
+                # the deal is checked at the hand's end with the table as it was: what set-up reads of
+                # it (options, the last outcome and players) is replaced by the fold, never changed
+                hands[int(h.hand_no)] = _Hand(h, _game_events(record), int(record.server_time_ms), copy.copy(table))
+            elif kind == "hand_ended":
                 ended[int(ev.hand_ended.hand_no)] = ev.hand_ended.server_seed
+        derived: list[Any] | None = None
         if record.WhichOneof("cause") is not None and table.playing:
             hand = hands[table.hand_no]
             hand.moves += 1
-            derived = _redecide(table, record)
-            if derived != _game_events(record):
-                why = derived if isinstance(derived, str) else "other events"
-                hand.bad_moves.append(f"version {record.version}: {why}")
-        table.apply(record, seq)
+            got = _redecide(table, record)
+            if isinstance(got, str):
+                hand.bad_moves.append(f"version {record.version}: {got}")
+            elif _encoded(got, table.game_key) != _game_events(record):
+                hand.bad_moves.append(f"version {record.version}: other events")
+            else:
+                derived = got
+        table.apply(record, seq, derived)
     out: list[Verdict] = []
     for hand_no, hand in sorted(hands.items()):
         seed = ended.get(hand_no)
@@ -109,9 +133,9 @@ def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]]) -> list
         players = list(h.players)
         material = fair.seed_material(seed, list(h.client_seeds))
         setup = decide.setup(hand.before, players, material, hand.at_ms, hand_no, int(h.owner_seat))
-        derived = [codec.pack(e, hand.before.game_key).SerializeToString() for e in hand.before.game.start(setup)]
-        deal_ok = derived == hand.dealt
-        details = [] if deal_ok else [f"derived {len(derived)} start events, logged {len(hand.dealt)}; they differ"]
+        dealt = _encoded(hand.before.game.start(setup), hand.before.game_key)
+        deal_ok = dealt == hand.dealt
+        details = [] if deal_ok else [f"derived {len(dealt)} start events, logged {len(hand.dealt)}; they differ"]
         details += hand.bad_moves[:5]
         out.append(Verdict(hand_no, True, commitment_ok, deal_ok, "; ".join(details), hand.moves, not hand.bad_moves))
     return out

@@ -8,6 +8,7 @@ read it and encode what each viewer may see; snapshots (``chieu.table.snapshot``
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -150,13 +151,17 @@ class Table:
 
     # ------------------------------------------------------------ folding
 
-    def apply(self, record: log_pb2.Record, seq: int) -> None:
-        """Fold one record (never fails on a logged record of a known game)."""
+    def apply(self, record: log_pb2.Record, seq: int, game_events: Sequence[Any] | None = None) -> None:
+        """Fold one record (never fails on a logged record of a known game). ``game_events``:
+        the record's game events already decoded, in order (the auditor's, who derived the same
+        bytes again), instead of decoding them from the record."""
         version = int(record.version)
+        decoded = iter(game_events) if game_events is not None else None
         for ev in record.events:
             kind = ev.WhichOneof("kind")
             if kind == "game_event":
-                self.game_state = self.game.evolve(self.game_state, codec.unpack(ev.game_event, self.game_key))
+                event = next(decoded) if decoded is not None else codec.unpack(ev.game_event, self.game_key)
+                self.game_state = self.game.evolve(self.game_state, event)
             elif kind is not None:
                 getattr(self, f"_on_{kind}")(getattr(ev, kind), version)
                 if self.ladder_level and kind in LADDER_EVENTS:

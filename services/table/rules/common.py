@@ -7,8 +7,8 @@ and a message that names the option, what it takes and what it got.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, TypeVar
 
 from chieu.table.rules.core import BadOptions
@@ -61,6 +61,33 @@ def choice(name: str, value: Any, allowed: Collection[T]) -> T:
 
 
 # ---------------------------------------------------------------- frozen states
+
+
+def replacer(cls: type[T]) -> Callable[..., T]:
+    """``dataclasses.replace`` for the frozen, slotted state class ``cls``, made for the hot path
+    (every logged event folds one state into the next): ``replacer(State)(s, turn=1)`` is
+    ``replace(s, turn=1)`` — a new object, every other field the same — several times faster, as it
+    copies the fields in straight-line code instead of walking them and calling ``__init__`` with
+    keywords. A name that is not a field raises ``TypeError``; ``cls`` may have no
+    ``__post_init__`` and no field outside ``__init__`` (checked here)."""
+    if not (is_dataclass(cls) and "__slots__" in cls.__dict__):
+        raise TypeError(f"{cls.__name__} is not a slotted dataclass")
+    names = [f.name for f in fields(cls)]
+    if hasattr(cls, "__post_init__") or not all(f.init for f in fields(cls)):
+        raise TypeError(f"{cls.__name__} has a __post_init__ or a field outside __init__")
+    body = "".join(f"    _set(n, {name!r}, s.{name})\n" for name in names)
+    source = (f"def replace(s, /, **changes):\n    n = _new(cls)\n{body}"
+              "    for k, v in changes.items():\n"
+              "        if k not in _names:\n"
+              "            raise TypeError(f'{cls.__name__} has no field {k!r}')\n"
+              "        _set(n, k, v)\n"
+              "    return n\n")
+    scope: dict[str, Any] = {"cls": cls, "_new": object.__new__, "_set": object.__setattr__,
+                             "_names": frozenset(names)}
+    exec(source, scope)
+    made: Callable[..., T] = scope["replace"]
+    made.__qualname__ = f"replacer({cls.__name__})"
+    return made
 
 
 def put(t: tuple[T, ...], i: int, v: T) -> tuple[T, ...]:

@@ -10,7 +10,6 @@ the deal :mod:`deal`'s, the card tests (phỏm, cạ, cover, Ù) :mod:`cards`'.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from chieu.table.rules import fair
@@ -57,6 +56,7 @@ from chieu.table.rules.phom.model import (
     WindowClosed,
     WinKind,
     WonU,
+    replace,
 )
 from chieu.table.rules.phom.options import POT_OPTIONS, Options, option_values, parse_options
 from chieu.table.rules.phom.scenario import HOOKS
@@ -101,6 +101,8 @@ class Phom:
 
     def __init__(self) -> None:
         self.scenario = HOOKS
+        self._last: tuple[State, object, State] | None = None
+        """The last evolve: (state, event, next state), for the fold of a decider's look-ahead."""
 
     parse_options = staticmethod(parse_options)
     option_values = staticmethod(option_values)
@@ -344,6 +346,18 @@ class Phom:
     # ------------------------------------------------------------ evolve
 
     def evolve(self, state: State, event: Any) -> State:
+        """The state after ``event``. Pure; the last result is remembered by identity, so when the
+        fold applies the very event object a decider has just looked ahead with (its ``after``), on
+        the very same state, the next state is not computed twice (the auditor folds what it
+        derives). A decoded event is another object: computed as always."""
+        last = self._last
+        if last is not None and last[0] is state and last[1] is event:
+            return last[2]
+        after = self._evolve(state, event)
+        self._last = (state, event, after)
+        return after
+
+    def _evolve(self, state: State, event: Any) -> State:
         s = state
         t = type(event)
         if t is TurnPassed:

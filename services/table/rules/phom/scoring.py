@@ -4,11 +4,9 @@ party is the gà pot."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from chieu.table.rules.core import Transfer
 from chieu.table.rules.phom import cards as C
-from chieu.table.rules.phom.model import BaoCaught, Scored, State, ULao, WinKind, WonU
+from chieu.table.rules.phom.model import BaoCaught, Scored, State, ULao, WinKind, WonU, replace
 from chieu.table.rules.phom.options import Options
 
 U_REASON = {WinKind.THUONG: "u", WinKind.TRON: "u_tron", WinKind.KHAN: "u_khan"}
