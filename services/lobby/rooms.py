@@ -110,7 +110,10 @@ def from_message(m: pb.Room) -> Room:
         raise invalid("bad_ladder_levels", f"ladder levels are both 0, or 1 <= min <= max <= {MAX_LEVEL}")
     if m.min_reputation < 0:
         raise invalid("bad_min_reputation", "min_reputation must not be negative")
-    options = json_format.MessageToDict(m.options)
+    try:
+        options = json_format.MessageToDict(m.options)
+    except ValueError:
+        raise invalid("bad_options", "options are JSON: a number is finite (no NaN, no Infinity)") from None
     try:
         registry.get(m.game).parse_options(options)
     except Exception as e:
