@@ -1,10 +1,18 @@
 """Every table log of a period, replayed and verified: each hand's commitment, deal and every
 move decided again by the rules core (``chieu.table.audit``, the check behind ``chieu verify``),
-and each table's records following on (version 1, 2, …, the subject's table id)."""
+and each table's records following on (version 1, 2, …, the subject's table id).
+
+Tables are independent, so a long period is verified in worker processes (``forkserver``: one
+fresh interpreter imports the rules, the workers fork from it), each given whole tables as the
+record bytes stored; the findings are the same, in the same order, as one process gives.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 from google.protobuf.message import DecodeError
@@ -23,6 +31,8 @@ class Logs:
     """The table logs of a period: per table, its (stream sequence, record) in stream order."""
 
     tables: dict[str, list[tuple[int, log_pb2.Record]]] = field(default_factory=dict)
+    raw: dict[str, list[tuple[int, bytes]]] = field(default_factory=dict)
+    """The same records as stored (what a worker process is given)."""
     complete: bool = True
     """The whole stream (not a period of it): everything in the books must have its source here."""
     last_seq: int = 0
@@ -65,20 +75,40 @@ def load(messages: Iterable[Message], report: Report | None = None, *, complete:
                 report.add(AREA, "log_unreadable", f"seq {m.seq}", str(e))
             continue
         logs.tables.setdefault(m.table_id, []).append((m.seq, record))
+        logs.raw.setdefault(m.table_id, []).append((m.seq, m.data))
         logs.last_seq = max(logs.last_seq, m.seq)
     return logs
 
 
-def verify_all(logs: Logs, report: Report, progress: Callable[[int], None] | None = None) -> None:
-    """Verify every table's log into ``report``; ``progress(records)`` after each table."""
+PARALLEL_FROM = 20_000
+"""Records from which the automatic choice verifies in worker processes (below, starting them
+costs more than it saves)."""
+CHUNK = 4_000
+"""Records per piece of work given to a worker (whole tables; the progress moves per piece)."""
+
+Outcome = list[audit.Verdict] | str
+"""A table's verdicts, or why its log cannot be folded."""
+
+
+def processes(records: int, workers: int = 0) -> int:
+    """How many processes verify ``records``: ``workers`` if given (1: this one), else one per
+    core this process may use once the period is long enough."""
+    if workers > 0:
+        return workers
+    return max(1, len(os.sched_getaffinity(0))) if records >= PARALLEL_FROM else 1
+
+
+def verify_all(logs: Logs, report: Report, progress: Callable[[int], None] | None = None, *,
+               workers: int = 0) -> None:
+    """Verify every table's log into ``report``; ``progress(records)`` as tables are done.
+    ``workers``: processes to use (0: :func:`processes` chooses)."""
+    n = processes(logs.records, workers)
+    outcomes = _parallel(logs, n, progress) if n > 1 else _serial(logs, progress)
     for table_id, records in sorted(logs.tables.items()):
         _follows_on(table_id, records, report)
-        try:
-            verdicts = audit.verify(table_id, records)
-        except Exception as e:  # a log the fold cannot take is itself a finding
-            report.add(AREA, "replay_failed", table_id, f"{type(e).__name__}: {e}")
-            if progress is not None:
-                progress(len(records))
+        verdicts = outcomes[table_id]
+        if isinstance(verdicts, str):  # a log the fold cannot take is itself a finding
+            report.add(AREA, "replay_failed", table_id, verdicts)
             continue
         report.count("tables")
         report.count("records", len(records))
@@ -99,8 +129,54 @@ def verify_all(logs: Logs, report: Report, progress: Callable[[int], None] | Non
                 report.add(AREA, "deal_mismatch", subject, v.detail)
             if not v.moves_ok:
                 report.add(AREA, "move_mismatch", subject, v.detail)
+
+
+def _verify(table_id: str, records: list[tuple[int, log_pb2.Record]]) -> Outcome:
+    try:
+        return audit.verify(table_id, records)
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+
+
+def _serial(logs: Logs, progress: Callable[[int], None] | None) -> dict[str, Outcome]:
+    out: dict[str, Outcome] = {}
+    for table_id, records in sorted(logs.tables.items()):
+        out[table_id] = _verify(table_id, records)
         if progress is not None:
             progress(len(records))
+    return out
+
+
+def _chunks(logs: Logs) -> Iterator[list[tuple[str, list[tuple[int, bytes]]]]]:
+    chunk: list[tuple[str, list[tuple[int, bytes]]]] = []
+    size = 0
+    for table_id, raw in sorted(logs.raw.items(), key=lambda t: -len(t[1])):  # the longest first
+        chunk.append((table_id, raw))
+        size += len(raw)
+        if size >= CHUNK:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def verify_chunk(chunk: list[tuple[str, list[tuple[int, bytes]]]]) -> list[tuple[str, Outcome]]:
+    """A worker's piece: whole tables as stored, parsed and verified."""
+    return [(table_id, _verify(table_id, [(seq, log_pb2.Record.FromString(data)) for seq, data in raw]))
+            for table_id, raw in chunk]
+
+
+def _parallel(logs: Logs, n: int, progress: Callable[[int], None] | None) -> dict[str, Outcome]:
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["chieu.audit.logs"])
+    out: dict[str, Outcome] = {}
+    with ProcessPoolExecutor(max_workers=n, mp_context=context) as pool:
+        pending = {pool.submit(verify_chunk, chunk): sum(len(raw) for _, raw in chunk) for chunk in _chunks(logs)}
+        for done in as_completed(pending):
+            out.update(done.result())
+            if progress is not None:
+                progress(pending[done])
+    return out
 
 
 def _follows_on(table_id: str, records: list[tuple[int, log_pb2.Record]], report: Report) -> None:

@@ -27,6 +27,8 @@ class Options:
     ledger: bool = True
     ladder: bool = True
     params: Params = field(default_factory=Params)
+    workers: int = 0
+    """Processes that verify the logs (0: one per core for a long period, else this one)."""
     terms: Terms | None = None
     """The ladder's configuration to hold its books to (None: ``CHIEU_LADDER_*`` of the
     environment, with ``params``)."""
@@ -66,7 +68,7 @@ async def audit(options: Options, progress: Callable[[int, int], None] | None = 
         if progress is not None:
             progress(done, total)
 
-    logs.verify_all(period, report, step)
+    logs.verify_all(period, report, step, workers=options.workers)
     if options.database_url and (options.ledger or options.ladder):
         import asyncpg
 

@@ -6,7 +6,8 @@
   of decoding them again: on real logs of several games that fold equals the plain fold, record by
   record, so the audit checks the state the table had;
 - Phỏm's ``evolve`` remembers its last look-ahead by identity only: an equal, decoded event is
-  computed again, and equal results come back.
+  computed again, and equal results come back;
+- worker processes report what one process reports, in the same order.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from chieu.audit import logs
+from chieu.audit.report import Report
 from chieu.table import codec
 from chieu.table.audit import verify
 from chieu.table.rules import registry
@@ -117,3 +120,32 @@ def test_phom_remembers_its_look_ahead_by_identity_only() -> None:
     assert recomputed == first and recomputed is not first
     other = dataclasses.replace(s, timeouts=s.timeouts + 1)  # an equal event on another state
     assert phom.evolve(other, events[0]).timeouts == s.timeouts + 1
+
+
+def test_worker_processes_find_what_one_process_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(11)
+    messages = [m for n in range(8) for m in table_log("phom", 3, 1, {}, rng, n)]
+    tampered = broken = ""
+    for i, m in enumerate(messages):
+        record = log_pb2.Record.FromString(m.data)
+        if not tampered and record.game_command.TypeName().endswith(".Discard"):
+            discard = codec.unpack(record.game_command, "phom")
+            other = type(discard)("2♠" if discard.card != "2♠" else "3♠")
+            record.game_command.CopyFrom(codec.pack(other, "phom"))  # the logged events no longer follow
+            tampered = record.table_id
+        elif tampered and not broken and record.table_id != tampered and record.version == 5:
+            record.version = 50  # a log that does not follow on
+            broken = record.table_id
+        else:
+            continue
+        messages[i] = dataclasses.replace(m, data=record.SerializeToString())
+    period = logs.load(messages)
+    monkeypatch.setattr(logs, "CHUNK", 60)  # several pieces, so both workers have tables
+    one, two = Report(), Report()
+    logs.verify_all(period, one, workers=1)
+    done: list[int] = []
+    logs.verify_all(period, two, done.append, workers=2)
+    assert sum(done) == period.records and len(done) > 2
+    assert two.findings == one.findings and two.counts == one.counts
+    assert {(f.code, f.subject.split(" ")[0]) for f in one.findings} == {("move_mismatch", tampered),
+                                                                          ("log_broken", broken)}
