@@ -251,6 +251,23 @@ async def test_an_edited_ladder_row_is_found(played: Played) -> None:
     assert (await audit(options(played))).ok
 
 
+async def test_an_edited_ladder_history_row_is_found(played: Played) -> None:
+    db = await Db.open(played.database_url)
+    a = played.players[0]
+    row = await db.conn.fetchrow("SELECT id FROM ladder_history WHERE player_id = $1 AND table_id = $2 ORDER BY id"
+                                 " LIMIT 1", a, played.ladder_table)
+    assert row is not None
+    try:
+        await db.conn.execute("UPDATE ladder_history SET lp_after = lp_after + 3 WHERE id = $1", row["id"])
+        report = await audit(options(played))
+        assert [f.code for f in report.findings] == ["ladder_history_mismatch"], report.findings
+        assert f"history row {row['id']}: after" in report.findings[0].detail
+    finally:
+        await db.conn.execute("UPDATE ladder_history SET lp_after = lp_after - 3 WHERE id = $1", row["id"])
+        await db.conn.close()
+    assert (await audit(options(played))).ok
+
+
 async def test_an_edited_reputation_row_is_found(played: Played) -> None:
     db = await Db.open(played.database_url)
     a = played.players[0]
@@ -342,6 +359,22 @@ async def test_a_record_whose_deal_does_not_match_its_commitment_is_found(played
     assert all(played.ladder_table in f.subject for f in report.findings)
 
 
+async def test_a_hand_whose_seed_does_not_hash_to_its_commitment_is_found(played: Played, tmp_path: Path) -> None:
+    forged, hand = [], ""
+    for m in await _messages(played):
+        rec = log_pb2.Record.FromString(m.data)
+        for ev in rec.events:
+            if not hand and ev.WhichOneof("kind") == "hand_started":  # another commitment published
+                ev.hand_started.seed_commitment = "0" * 64
+                hand = f"{rec.table_id} hand {ev.hand_started.hand_no}"
+                m = archive.Message(m.seq, m.subject, m.time_ms, rec.SerializeToString())
+        forged.append(m)
+    path = tmp_path / "forged.chieu"
+    _save(path, forged)
+    report = await audit(Options(archive=str(path)))
+    assert [(f.code, f.subject) for f in report.findings] == [("commitment_mismatch", hand)], report.findings
+
+
 async def test_an_archive_with_one_byte_changed_is_refused(played: Played, tmp_path: Path) -> None:
     path = tmp_path / "period.chieu"
     _save(path, await _messages(played))
@@ -362,6 +395,14 @@ async def test_an_archive_with_one_byte_changed_is_refused(played: Played, tmp_p
     bad.write_bytes(data + data[-10:])
     with pytest.raises(ArchiveError):
         archive.read(bad)
+    changed = bytearray(data)  # and the command says so, with its own exit code
+    changed[len(data) // 3] ^= 0x10
+    bad.write_bytes(bytes(changed))
+    proc = await asyncio.create_subprocess_exec(
+        str(ROOT / ".venv/bin/python"), "-m", "chieu.cli", "audit", "--archive", str(bad), "--no-db",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    stdout, stderr = await proc.communicate()
+    assert proc.returncode == 2 and b"the archive is refused" in stdout + stderr, (stdout + stderr).decode()
 
 
 def chromium() -> str:
