@@ -13,9 +13,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from chieu.kit import logs
+from chieu.kit.request_text import nul_field
 
 log = logs.get("chieu.rpc")
 
@@ -103,8 +105,16 @@ async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException
     await context.abort(err.status, f"{err.reason}: {err.message}")
 
 
+def _check_text(request: Any) -> None:
+    """INVALID_ARGUMENT / ``bad_text`` for a request with a NUL character in any string
+    (:mod:`chieu.kit.request_text`)."""
+    if isinstance(request, Message) and (where := nul_field(request)):
+        raise invalid("bad_text", f"{where} holds a NUL character")
+
+
 def guard(method: str, handler: Any) -> Any:
-    """``handler`` with every failure turned into a status (wrapped once, at registration).
+    """``handler`` with every failure turned into a status (wrapped once, at registration), and
+    a request with a NUL character in its text refused before the handler runs.
 
     A per-call interceptor would build this wrapper again for every RPC; wrapping the method
     handlers when they are registered costs nothing per call.
@@ -114,6 +124,7 @@ def guard(method: str, handler: Any) -> Any:
 
         async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             try:
+                _check_text(request)
                 return await inner(request, context)
             except Exception as exc:
                 await _abort(context, exc, method)
@@ -127,6 +138,7 @@ def guard(method: str, handler: Any) -> Any:
 
         async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
             try:
+                _check_text(request)
                 async for item in inner_stream(request, context):
                     yield item
             except Exception as exc:
