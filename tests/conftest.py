@@ -6,6 +6,14 @@ Tokens: a fresh Ed25519 keypair per test session (:data:`SIGNER`); its public ke
 to a temporary JWKS file that every service's settings (and, through ``CHIEU_TOKEN_PUBLIC_KEYS``
 in the environment, every service started as a subprocess) verify with. :func:`token` signs with
 it; only the lobby's settings hold the private key; each service has its own credential.
+
+NATS: the embedded server runs with authorization (:mod:`chieu.kit.natsauth`): one NKEY user per
+service with only the subjects it needs, seeds fresh per test session in :data:`NATS_CREDS`. Each
+in-process service's settings name its own seed; a test that connects to NATS itself takes the
+credential of what it does (:func:`nats_creds`, :func:`nats_connect`): ``table`` to write table
+records as the table service would, ``audit`` to read, and the test-only ``admin`` (no restriction)
+for tests that make streams of their own or plant records the table service would not write. An
+external server (``NATS_URL``, Testcontainers) runs without authorization: every credential is "".
 """
 
 from __future__ import annotations
@@ -20,8 +28,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from nats.aio.client import Client
 
-from chieu.kit import auth, localnats
+from chieu.kit import auth, localnats, natsauth
 from chieu.kit.settings import Settings
 
 SIGNER = auth.Signer.generate()
@@ -34,6 +43,28 @@ PRIVATE_KEY = KEYS_DIR / "private.pem"
 PRIVATE_KEY.touch(mode=0o600)
 PRIVATE_KEY.write_bytes(SIGNER.private_pem())
 os.environ["CHIEU_TOKEN_PUBLIC_KEYS"] = str(PUBLIC_KEYS)  # for services started as subprocesses
+
+
+NATS_CREDS = natsauth.ensure(Path(tempfile.mkdtemp(prefix="chieu-nats-creds-")), admin=True)
+"""The test session's NATS users (every service's, ``audit`` and the test-only ``admin``)."""
+atexit.register(shutil.rmtree, NATS_CREDS.folder, True)
+NATS_AUTH = not os.environ.get("NATS_URL") and os.environ.get("CHIEU_TESTCONTAINERS") != "1"
+"""The embedded nats-server runs with authorization; an external one is taken as it is."""
+
+
+def nats_creds(user: str) -> str:
+    """The seed file of NATS user ``user`` ("" for an external server without authorization)."""
+    return str(NATS_CREDS.seed(user)) if NATS_AUTH else ""
+
+
+def nats_env(user: str) -> dict[str, str]:
+    """The environment that gives a subprocess NATS user ``user``'s credential."""
+    return {"CHIEU_NATS_CREDS": nats_creds(user)}
+
+
+async def nats_connect(url: str, user: str = natsauth.ADMIN, **options: object) -> Client:
+    """A NATS connection as ``user`` (default: the test-only ``admin``)."""
+    return await natsauth.connect_url(url, f"test-{user}", creds=nats_creds(user), **options)
 
 
 def credential(service: str) -> str:
@@ -52,7 +83,8 @@ def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         with NatsContainer(image="nats:2.12", jetstream=True) as container:
             yield container.nats_uri()
         return
-    proc, url = localnats.start(Path(tmp_path_factory.mktemp("nats")), quiet=True)
+    proc, url = localnats.start(Path(tmp_path_factory.mktemp("nats")), quiet=True,
+                                extra=natsauth.server_block(NATS_CREDS.folder))
     try:
         yield url
     finally:
@@ -66,7 +98,8 @@ def settings(nats_url: str) -> Settings:
                    ladder_addr=f"127.0.0.1:{localnats.free_port()}",
                    lobby_addr=f"127.0.0.1:{localnats.free_port()}",
                    shutdown_grace_s=0.5, snapshot_every=50, revocation_poll_s=0.3,
-                   token_public_keys=str(PUBLIC_KEYS), service_token=credential("table"))
+                   token_public_keys=str(PUBLIC_KEYS), service_token=credential("table"),
+                   nats_creds=nats_creds("table"))
 
 
 @pytest.fixture(scope="session")
@@ -110,7 +143,8 @@ async def ledger_server(settings: Settings, database_url: str) -> AsyncIterator[
     """An in-process ledger service (its JetStream consumer included) on a free port."""
     from chieu.ledger.app import build
 
-    ledger_settings = replace(settings, database_url=database_url, service_token=credential("ledger"))
+    ledger_settings = replace(settings, database_url=database_url, service_token=credential("ledger"),
+                              nats_creds=nats_creds("ledger"))
     server = await build(ledger_settings)
     await server.start()
     try:
@@ -124,7 +158,8 @@ async def ladder_server(settings: Settings, database_url: str) -> AsyncIterator[
     """An in-process ladder service (its JetStream consumers included) on a free port."""
     from chieu.ladder.app import build
 
-    ladder_settings = replace(settings, database_url=database_url, service_token=credential("ladder"))
+    ladder_settings = replace(settings, database_url=database_url, service_token=credential("ladder"),
+                              nats_creds=nats_creds("ladder"))
     server = await build(ladder_settings)
     await server.start()
     try:
@@ -139,7 +174,8 @@ async def lobby_server(settings: Settings, database_url: str) -> AsyncIterator[s
     from chieu.lobby.app import build
 
     lobby_settings = replace(settings, database_url=database_url, lobby_ack_wait_s=2.0,
-                             token_private_key=str(PRIVATE_KEY), service_token=credential("lobby"))
+                             token_private_key=str(PRIVATE_KEY), service_token=credential("lobby"),
+                             nats_creds=nats_creds("lobby"))
     server = await build(lobby_settings)
     await server.start()
     try:

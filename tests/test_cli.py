@@ -13,12 +13,14 @@ import pytest
 
 from chieu.kit import auth
 from chieu.kit.settings import Settings
+from tests.conftest import nats_env
 from tests.table.helpers import client, play_to_end
 
 
 async def _chieu(*args: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "chieu.cli", *args,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                env={**os.environ, **nats_env("audit")})  # verify reads as audit
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode is not None
     assert "Traceback" not in err.decode(), err.decode()

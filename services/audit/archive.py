@@ -169,17 +169,23 @@ def read(path: str | Path) -> Archive:
 # -- the live stream ---------------------------------------------------------------------------
 
 
-async def connect(url: str) -> Any:
-    """A NATS connection for a command-line reader: each server tried once, quietly."""
-    import nats
+async def connect(url: str, creds: str | None = None, ca: str | None = None) -> Any:
+    """A NATS connection for a command-line reader: each server tried once, quietly, as the user of
+    ``creds`` over TLS checked against ``ca`` (default: ``CHIEU_NATS_CREDS``, ``CHIEU_NATS_CA``; the
+    read-only ``audit`` user is the one to give it)."""
+    from chieu.kit import natsauth
+    from chieu.kit.settings import from_env
 
     async def quiet(e: Exception) -> None:
         pass
 
-    from chieu.kit.settings import nats_servers
-
-    return await nats.connect(nats_servers(url), name="chieu-audit", max_reconnect_attempts=1, reconnect_time_wait=0.2,
-                              error_cb=quiet, allow_reconnect=False, connect_timeout=3)
+    if creds is None or ca is None:
+        env = from_env()
+        creds = env.nats_creds if creds is None else creds
+        ca = env.nats_ca if ca is None else ca
+    return await natsauth.connect_url(url, "chieu-audit", creds=creds, ca=ca, max_reconnect_attempts=1,
+                                      reconnect_time_wait=0.2, error_cb=quiet, allow_reconnect=False,
+                                      connect_timeout=3)
 
 
 async def stream_messages(nc: Any, stream: str = names.TABLES.name, subjects: str = names.TABLES.subjects,

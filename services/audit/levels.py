@@ -9,6 +9,11 @@ replaces that player's result of the hand (one result or penalty per table, hand
 Each player's standing is ``rules.record`` folded over their results in stream order, with the
 ladder's parameters (``CHIEU_LADDER_*``). An operator's correction (a history row with an actor
 and a reason) sets a standing at its place among the results; one without a reason is a finding.
+
+That fold from the start needs the whole stream. A period (``--table``, a period archive) holds
+only some of its players' results, so there each of its history rows is checked against its
+record and the rules applied to the row's own ``before``, and each of its players' rows must
+follow on (``before`` = the previous ``after``, in stream order) up to the standing.
 """
 
 from __future__ import annotations
@@ -114,6 +119,10 @@ async def reconcile(conn: Any, logs: Logs, report: Report, params: Params | None
         elif r["stream_seq"] is not None:
             last_seq = max(last_seq, int(r["stream_seq"]))
 
+    if not logs.complete:
+        _period(logs, items, history, standings, report, params)
+        return
+
     state: dict[tuple[str, str], Standing] = {}
     games: dict[tuple[str, str], int] = defaultdict(int)
     expected: dict[tuple[str, int, str], Row] = {}
@@ -183,3 +192,80 @@ async def reconcile(conn: Any, logs: Logs, report: Report, params: Params | None
     for who, folded in state.items():
         if who not in rows:
             report.add(AREA, "standing_mismatch", f"{who[0]}/{who[1]}", f"no standing; the rules give {folded}")
+
+
+def _period(logs: Logs, items: list[Counted], history: list[Any], standings: list[Any], report: Report,
+            params: Params) -> None:
+    """A period (``--table``, a period archive): its players' standings also hold results of tables
+    outside it, so the rules are not folded from the start. Instead every history row the period
+    gives is checked against its record and the rules applied to the row's own ``before``; each of
+    the period's players' rows follows on from the one before (``before`` = the previous
+    ``after``, results in stream order), and their standings are their last rows."""
+    by_key = {(r["table_id"], int(r["hand_no"] or 0), r["player_id"]): r for r in history
+              if r["cause"] != "correction"}
+    seen: set[tuple[str, int, str]] = set()
+    for c in items:
+        rows = {p: by_key.get((c.table_id, c.hand_no, p)) for p, _ in c.results}
+        penalized = {p for p, _ in c.results if (c.table_id, c.hand_no, p) in seen}
+        # each player's level when the hand's results are counted (after a penalty of the same hand)
+        levels = {q: _standing(r, "_after" if q in penalized else "_before").level
+                  for q, r in rows.items() if r is not None}
+        for p, result in c.results:
+            key = (c.table_id, c.hand_no, p)
+            if key in seen:
+                continue  # a penalty replaced this player's result of the hand
+            seen.add(key)
+            r = rows[p]
+            if r is None:
+                report.add(AREA, "ladder_result_missing", f"{p} at {c.table_id} hand {c.hand_no}",
+                           f"{c.cause} {result.value} at stream sequence {c.seq} is not in the history")
+                continue
+            before = _standing(r, "_before")
+            others = [lv for q, lv in levels.items() if q != p]
+            after = rules.record(before, result, c.table_level, params, others).standing
+            want = Row(c.cause, result.value, c.table_level, before, after, c.seq)
+            got = Row(r["cause"], r["result"], int(r["table_level"]), before, _standing(r, "_after"),
+                      int(r["stream_seq"] or 0))
+            if got != want:
+                diffs = [f"{f} {getattr(got, f)} (rules: {getattr(want, f)})" for f in Row.__slots__
+                         if getattr(got, f) != getattr(want, f)]
+                report.add(AREA, "ladder_history_mismatch", f"{c.game}/{p} at {c.table_id} hand {c.hand_no}",
+                           f"history row {r['id']}: " + ", ".join(diffs))
+    for r in history:  # the period's tables' rows that no record gives
+        key = (r["table_id"], int(r["hand_no"] or 0), r["player_id"])
+        if r["cause"] != "correction" and r["table_id"] in logs.tables and key not in seen:
+            report.add(AREA, "ladder_row_without_source", f"{r['game']}/{r['player_id']} at {r['table_id']} hand "
+                       f"{r['hand_no']}", f"history row {r['id']} ({r['cause']} {r['result']}) that no record of the "
+                       "log gives")
+
+    players = logs.players()
+    chains: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for r in history:
+        if r["player_id"] in players:
+            chains[(r["game"], r["player_id"])].append(r)
+    for (game, p), chain in chains.items():
+        last_seq = 0
+        for prev, r in zip([None, *chain], chain, strict=False):
+            if prev is not None and _standing(r, "_before") != _standing(prev, "_after"):
+                report.add(AREA, "ladder_history_mismatch", f"{game}/{p}", f"history row {r['id']} starts from "
+                           f"{_standing(r, '_before')}, row {prev['id']} ended at {_standing(prev, '_after')}")
+            if r["cause"] != "correction" and r["stream_seq"] is not None:
+                if int(r["stream_seq"]) < last_seq:
+                    report.add(AREA, "ladder_history_mismatch", f"{game}/{p}", f"history row {r['id']} (stream "
+                               f"sequence {r['stream_seq']}) applied after stream sequence {last_seq}")
+                last_seq = max(last_seq, int(r["stream_seq"]))
+    report.count("ladder_players_in_period", len({p for _, p in chains}))
+    for st in standings:
+        who = (st["game"], st["player_id"])
+        if st["player_id"] not in players:
+            continue
+        chain = chains.get(who, [])
+        now = _standing(st, "")
+        counted_games = sum(r["cause"] != "correction" for r in chain)
+        if not chain or now != _standing(chain[-1], "_after") or int(st["games"]) != counted_games:
+            last = f"{_standing(chain[-1], '_after')} after {counted_games} games" if chain else "no history"
+            report.add(AREA, "standing_mismatch", f"{who[0]}/{who[1]}", f"the ladder says {now} after "
+                       f"{st['games']} games, its history {last}")
+    for who in chains.keys() - {(st["game"], st["player_id"]) for st in standings}:
+        report.add(AREA, "standing_mismatch", f"{who[0]}/{who[1]}", f"no standing; its history ends at "
+                   f"{_standing(chains[who][-1], '_after')}")

@@ -26,7 +26,7 @@ from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, NoKe
 
 from chieu.kit import metrics, tracing
 from chieu.kit.names import Stream
-from chieu.kit.settings import nats_servers
+from chieu.kit.natsauth import connect_url
 
 WRONG_LAST_SEQUENCE = 10071
 
@@ -75,8 +75,10 @@ class EventStore:
         self._active: Any = None
 
     @classmethod
-    async def connect(cls, url: str, *, once: bool = False, **kw: object) -> EventStore:
-        """Connect to NATS and make sure the stream and the snapshot bucket exist.
+    async def connect(cls, url: str, *, once: bool = False, creds: str = "", ca: str = "",
+                      **kw: object) -> EventStore:
+        """Connect to NATS (as the user of the seed file ``creds``, over TLS checked against ``ca``
+        when given) and make sure the stream and the snapshot bucket exist.
 
         A service reconnects for ever; ``once`` (a command line tool) tries each server once and
         raises, quietly, when none answers.
@@ -87,7 +89,7 @@ class EventStore:
         options: dict[str, Any] = {"max_reconnect_attempts": 1, "reconnect_time_wait": 0.2, "error_cb": quiet,
                                    "allow_reconnect": False, "connect_timeout": 3} if once else {
                                    "max_reconnect_attempts": -1}
-        nc = await nats.connect(nats_servers(url), name=str(kw.pop("name", "chieu")), **options)
+        nc = await connect_url(url, str(kw.pop("name", "chieu")), creds=creds, ca=ca, **options)
         store = cls(nc, **kw)  # type: ignore[arg-type]
         await store.ensure()
         return store

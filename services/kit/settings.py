@@ -19,6 +19,20 @@ class Settings:
     """``CHIEU_ENV``: ``dev`` or ``prod`` (prod refuses to start without public token keys)."""
     nats_url: str = "nats://127.0.0.1:4222"
     """``NATS_URL``: the NATS server(s), comma-separated."""
+    nats_creds: str = ""
+    """``CHIEU_NATS_CREDS``: this process's NATS credential, an NKEY seed file (``chieu up`` and
+    ``chieu nats-creds`` make one per service); the server admits only its users (prod refuses to
+    start without one)."""
+    nats_ca: str = ""
+    """``CHIEU_NATS_CA``: a CA (PEM) the NATS server's TLS certificate must chain to; set: NATS over TLS."""
+    tls_cert: str = ""
+    """``CHIEU_TLS_CERT``: this service's TLS certificate chain (PEM); with ``CHIEU_TLS_KEY`` every
+    gRPC port listens with TLS only."""
+    tls_key: str = ""
+    """``CHIEU_TLS_KEY``: the private key (PEM) of ``CHIEU_TLS_CERT``."""
+    tls_ca: str = ""
+    """``CHIEU_TLS_CA``: the CA (PEM) that the other services' certificates must chain to: set, every
+    call to another service is TLS, checked against it."""
     table_addr: str = "127.0.0.1:50051"
     """``CHIEU_TABLE_ADDR``: where the table service listens (host:port)."""
     log_format: str = "console"
@@ -151,6 +165,11 @@ class Settings:
 _ENV = {
     "env": "CHIEU_ENV",
     "nats_url": "NATS_URL",
+    "nats_creds": "CHIEU_NATS_CREDS",
+    "nats_ca": "CHIEU_NATS_CA",
+    "tls_cert": "CHIEU_TLS_CERT",
+    "tls_key": "CHIEU_TLS_KEY",
+    "tls_ca": "CHIEU_TLS_CA",
     "table_addr": "CHIEU_TABLE_ADDR",
     "log_format": "CHIEU_LOG_FORMAT",
     "log_level": "CHIEU_LOG_LEVEL",
@@ -253,6 +272,8 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError(f"CHIEU_ENV must be dev or prod, not {s.env!r}")
     if s.env == "prod" and not s.token_public_keys:
         raise SettingsError("CHIEU_TOKEN_PUBLIC_KEYS must be set in production")
+    if bool(s.tls_cert) != bool(s.tls_key):
+        raise SettingsError("CHIEU_TLS_CERT and CHIEU_TLS_KEY are set together or not at all")
     if s.event_loop not in ("uvloop", "asyncio"):
         raise SettingsError(f"CHIEU_EVENT_LOOP must be uvloop or asyncio, not {s.event_loop!r}")
     if s.log_format not in ("console", "json"):

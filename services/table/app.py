@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import grpc
 
-from chieu.kit import logs, names
+from chieu.kit import channels, logs, names, natsauth
 from chieu.kit.eventstore import EventStore
 from chieu.kit.revocations import RevocationList
 from chieu.kit.server import Server, run
@@ -17,11 +17,10 @@ from chieu.table.v1 import table_service_pb2
 
 async def build(settings: Settings) -> Server:
     """A ready (not yet started) table server connected to its event store."""
-    store = await EventStore.connect(
-        settings.nats_url, name=f"chieu-table {settings.instance}".strip(), stream=names.TABLES,
-        replicas=settings.stream_replicas,
-        duplicate_window_s=settings.duplicate_window_s,
-    )
+    nc = await natsauth.connect(settings, "table", max_reconnect_attempts=-1)
+    store = EventStore(nc, stream=names.TABLES, replicas=settings.stream_replicas,
+                       duplicate_window_s=settings.duplicate_window_s)
+    await store.ensure()
     for key in registry.KEYS:  # every game's messages in the descriptor pool, for reflection clients
         codec.game_module(key)
     tables = Tables(store, settings)
@@ -42,7 +41,7 @@ def revocation_list(settings: Settings) -> tuple[RevocationList, grpc.aio.Channe
     from chieu.lobby.v1 import lobby_service_pb2, lobby_service_pb2_grpc
 
     # its own subchannels: a lobby not up yet puts only this channel in connection backoff
-    channel = grpc.aio.insecure_channel(settings.lobby_addr, options=[("grpc.use_local_subchannel_pool", 1)])
+    channel = channels.channel(settings, settings.lobby_addr, options=[("grpc.use_local_subchannel_pool", 1)])
     stub = lobby_service_pb2_grpc.LobbyServiceStub(channel)
     metadata = (("authorization", f"Bearer {settings.service_token}"),) if settings.service_token else ()
 

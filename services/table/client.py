@@ -9,6 +9,7 @@ from typing import Any
 import grpc
 from google.protobuf import struct_pb2
 
+from chieu.kit import channels
 from chieu.table import codec
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu.table.v1 import table_service_pb2_grpc as pb_grpc
@@ -17,8 +18,9 @@ from chieu.table.v1 import table_service_pb2_grpc as pb_grpc
 class TableClient:
     """One player's connection: every call carries the player's session token."""
 
-    def __init__(self, target: str, token: str, channel: grpc.aio.Channel | None = None) -> None:
-        self.channel = channel or grpc.aio.insecure_channel(target)
+    def __init__(self, target: str, token: str, channel: grpc.aio.Channel | None = None, *, ca: str = "") -> None:
+        """``ca``: the CA file a TLS service's certificate must chain to (none: plaintext)."""
+        self.channel = channel or channels.open_channel(target, ca=ca)
         self.stub = pb_grpc.TableServiceStub(self.channel)
         self.metadata = (("authorization", f"Bearer {token}"),)
 

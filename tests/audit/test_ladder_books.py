@@ -227,6 +227,34 @@ async def test_the_whole_period_reconciles(period: Books_) -> None:
         (f"ladder/monthly/xiangqi/2024-01/{period.c}", 20)]  # c (1,1,−1) ranks above b (1,1,−4)
 
 
+def only(p: Books_, *tables: str) -> Books_:
+    """The period of ``tables`` alone (the other tables' results are in the books, not in the logs)."""
+    return replace(p, logs=Logs({t: p.logs.tables[t] for t in tables}, complete=False))
+
+
+async def test_a_period_is_checked_without_the_tables_before_it(period: Books_) -> None:
+    lt2 = only(period, "lt-2")  # b comes to lt-2 at (1,1,−5) from lt-1, which is not in the period
+    report = await audit(lt2)
+    assert report.ok, report.findings
+    assert report.counts["ladder_players_in_period"] == 2 and report.counts["reputations"] == 1  # c's
+    row = await _row(period, "SELECT id FROM ladder_history WHERE table_id = 'lt-1' AND hand_no = 7 AND player_id"
+                     " = $1", period.b)
+    # a row of b's before the period edited: b's history no longer follows on into it
+    async with altered(period, sql("UPDATE ladder_history SET lp_after = lp_after - 1 WHERE id = $1", row["id"]),
+                       sql("UPDATE ladder_history SET lp_after = lp_after + 1 WHERE id = $1", row["id"])):
+        report = await audit(lt2)
+        assert found(report) == [("ladder_history_mismatch", f"xiangqi/{period.b}")], report.findings
+        assert f"row {row['id']} ended at" in report.findings[0].detail
+    # the period's own row edited: the rules applied to its before say otherwise
+    async with altered(period, sql("UPDATE ladder_history SET result = 'L' WHERE table_id = 'lt-2' AND player_id"
+                                   " = $1", period.b),
+                       sql("UPDATE ladder_history SET result = 'W' WHERE table_id = 'lt-2' AND player_id = $1",
+                           period.b)):
+        report = await audit(lt2)
+        assert found(report) == [("ladder_history_mismatch", f"xiangqi/{period.b} at lt-2 hand 1")], report.findings
+    assert (await audit(lt2)).ok
+
+
 # -- reputation ----------------------------------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ from chieu.kit.settings import Settings
 from chieu.table.client import game_view
 from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.v1 import table_service_pb2 as pb
+from tests.conftest import nats_env
 from tests.table.helpers import client, play_to_end
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
@@ -40,7 +41,7 @@ async def reflection_knows_every_game(addr: str) -> None:
 
 
 def start_service(nats_url: str, port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "NATS_URL": nats_url, "CHIEU_TABLE_ADDR": f"127.0.0.1:{port}",
+    env = {**os.environ, **nats_env("table"), "NATS_URL": nats_url, "CHIEU_TABLE_ADDR": f"127.0.0.1:{port}",
            "CHIEU_LOG_FORMAT": "json", "CHIEU_SNAPSHOT_EVERY": "7"}
     proc = subprocess.Popen([sys.executable, "-m", "chieu.table"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -12,6 +12,7 @@ from chieu.kit.eventstore import EventStore
 from chieu.kit.names import TABLES
 from chieu.kit.settings import Settings
 from chieu.table.client import game_view
+from tests.conftest import nats_creds, nats_env
 from tests.e2e.test_o_an_quan_e2e import start_service
 from tests.table.helpers import client
 from tests.table.phom_bot import play_turn
@@ -24,7 +25,7 @@ async def test_sigkill_mid_hand_then_the_clock_resumes_alone(nats_url: str, sett
     addr = f"127.0.0.1:{port}"
     names = ["k1", "k2", "k3", "k4"]
     clients = {n: client(settings, addr, n) for n in names}
-    store = await EventStore.connect(nats_url, stream=TABLES)
+    store = await EventStore.connect(nats_url, stream=TABLES, creds=nats_creds("table"))
     try:
         t = await clients["k1"].create("phom", {"uWindowSeconds": 0, "turnSeconds": 2})
         for n in names[1:]:
@@ -76,7 +77,7 @@ async def test_the_verify_command_re_derives_every_deal_from_the_log(
             view = await play_turn(clients[view.hand_players[game_view(view).to_move]], t.table_id)
     out = await asyncio.to_thread(
         subprocess.run, [sys.executable, "-m", "chieu.cli", "verify", t.table_id],
-        env={**os.environ, "NATS_URL": nats_url}, capture_output=True, text=True, timeout=60)
+        env={**os.environ, **nats_env("audit"), "NATS_URL": nats_url}, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count(": OK") == 2, out.stdout
     for c in clients.values():

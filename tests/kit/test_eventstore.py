@@ -10,13 +10,14 @@ import pytest
 
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot
 from chieu.kit.names import Stream
+from tests.conftest import nats_creds
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
 async def store(nats_url: str) -> AsyncIterator[EventStore]:
-    s = await EventStore.connect(nats_url, stream=Stream("TEST_STORE", "test.store"))
+    s = await EventStore.connect(nats_url, stream=Stream("TEST_STORE", "test.store"), creds=nats_creds("admin"))
     yield s
     await s.close()
 

@@ -9,6 +9,7 @@ import pytest
 from chieu.kit import localnats, names
 from chieu.kit.eventstore import EventStore
 from chieu.kit.settings import nats_servers
+from tests.conftest import nats_creds
 
 pytestmark = pytest.mark.integration
 
@@ -20,7 +21,7 @@ def test_a_comma_separated_url_is_a_list_of_servers() -> None:
 
 async def test_the_event_store_connects_through_a_list_with_a_dead_server(nats_url: str) -> None:
     dead = f"nats://127.0.0.1:{localnats.free_port()}"
-    store = await EventStore.connect(f"{dead},{nats_url}", stream=names.TABLES)
+    store = await EventStore.connect(f"{dead},{nats_url}", stream=names.TABLES, creds=nats_creds("table"))
     try:
         assert store.nc.is_connected
         assert store.nc.connected_url is not None and store.nc.connected_url.port != int(dead.rsplit(":", 1)[1])

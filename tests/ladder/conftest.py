@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
-import nats
 import pytest
 from nats.js import api
 
@@ -21,6 +20,7 @@ from chieu.ladder.rules import Result, Standing
 from chieu.ladder.schema import MIGRATIONS
 from chieu.ladder.standings import Store
 from chieu.table.v1 import log_pb2
+from tests.conftest import nats_connect
 from tests.ladder.helpers import uid
 
 
@@ -122,7 +122,7 @@ class Log:
 @pytest.fixture
 async def tlog(nats_url: str) -> AsyncIterator[Log]:
     """A fresh stream per test: the cursor is per stream, so each test starts at 0."""
-    nc = await nats.connect(nats_url)
+    nc = await nats_connect(nats_url)  # the test-only admin: a stream of its own
     js = nc.jetstream()
     name, prefix = uid("LADDERTEST_").upper(), uid("lt")
     await js.add_stream(api.StreamConfig(name=name, subjects=[f"{prefix}.>"], storage=api.StorageType.FILE))

@@ -14,7 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nats
 import pytest
 
 from chieu.kit import localnats, names
@@ -24,6 +23,7 @@ from chieu.ladder.consumer import items_of
 from chieu.ladder.rules import Standing
 from chieu.ladder.standings import Games, Store
 from chieu.table.v1 import log_pb2
+from tests.conftest import nats_connect, nats_creds, nats_env
 from tests.ladder.conftest import hand_ended, penalty
 from tests.ladder.helpers import uid, until
 
@@ -34,7 +34,8 @@ TABLES, HANDS, PLAYERS = 40, 8, 24
 
 def start_ladder(nats_url: str, database_url: str, log: Path) -> subprocess.Popen[bytes]:
     port = localnats.free_port()
-    env = {**os.environ, "NATS_URL": nats_url, "DATABASE_URL": database_url, "CHIEU_LADDER_ADDR": f"127.0.0.1:{port}",
+    env = {**os.environ, **nats_env("ladder"), "NATS_URL": nats_url, "DATABASE_URL": database_url,
+           "CHIEU_LADDER_ADDR": f"127.0.0.1:{port}",
            "CHIEU_LADDER_ACK_WAIT_S": "2", "CHIEU_LOG_FORMAT": "json", "CHIEU_INSTANCE": "ladder-2",
            "CHIEU_LEDGER_ADDR": ""}
     with log.open("ab") as out:
@@ -79,12 +80,13 @@ async def test_second_ladder_process_killed_midway(ladder_server: str, nats_url:
                                           before=[penalty(kind, players[0], hand_no, 0, level)]))
             else:
                 records.append(hand_ended(table_id, hand_no, players, {"W": 0, "L": 1, "D": None}[kind], level=level))
-    owner = await EventStore.connect(nats_url, stream=names.TABLES)  # the table stream, as its owner creates it
+    # the table stream, as its owner creates it
+    owner = await EventStore.connect(nats_url, stream=names.TABLES, creds=nats_creds("table"))
     await owner.close()
     log = tmp_path / "ladder-2.log"
     proc = start_ladder(nats_url, database_url, log)
     second = f"{socket.gethostname()}:{proc.pid}"
-    nc = await nats.connect(nats_url)
+    nc = await nats_connect(nats_url, "table")  # records as the table service writes them
     js = nc.jetstream()
     seqs: list[int] = []
     try:

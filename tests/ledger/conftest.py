@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import asyncpg
-import nats
 import pytest
 from nats.js import api
 
@@ -19,6 +18,7 @@ from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
 from chieu.ledger.schema import MIGRATIONS
 from chieu.table.v1 import log_pb2
+from tests.conftest import nats_connect
 
 
 @pytest.fixture(scope="session")
@@ -75,7 +75,7 @@ class Log:
 
 @pytest.fixture(scope="module")
 async def tlog(nats_url: str) -> AsyncIterator[Log]:
-    nc = await nats.connect(nats_url)
+    nc = await nats_connect(nats_url)  # the test-only admin: a stream of its own
     js = nc.jetstream()
     name, prefix = uid("LEDGERTEST_").upper(), uid("lt")
     await js.add_stream(api.StreamConfig(name=name, subjects=[f"{prefix}.>"], storage=api.StorageType.FILE,

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-import nats
 import pytest
 
 from chieu.ledger import books as b
@@ -23,6 +22,7 @@ from chieu.ledger.books import Books, Leg, Posting
 from chieu.ledger.consumer import SettlementConsumer
 from chieu.table.scenario import Result, _Run, load
 from chieu.table.v1 import log_pb2
+from tests.conftest import nats_connect
 
 from .conftest import Log, settlement, uid, until
 
@@ -198,7 +198,7 @@ async def test_two_consumers_at_once(database_url: str, nats_url: str, books: Bo
     from chieu.kit import db
     from chieu.table.rules.core import Transfer
 
-    nc2 = await nats.connect(nats_url)
+    nc2 = await nats_connect(nats_url)  # admin: the test's own stream and durable
     pool2 = await db.create_pool(database_url, max_size=4)
     durable = uid("d")
     one = tlog.consumer(books, durable, batch=8)

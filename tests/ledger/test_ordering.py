@@ -15,13 +15,13 @@ import asyncio
 import random
 from typing import Any
 
-import nats
 import pytest
 
 from chieu.kit import db
 from chieu.ledger import books as b
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
+from tests.conftest import nats_connect
 
 from .conftest import Log, settlement, uid, until
 from .script import Script, fund_postings, table_script
@@ -66,7 +66,7 @@ async def run(books: Books, tlog: Log, database_url: str, nats_url: str, *, cons
     group = uid("g")
     seqs = await publish(tlog, group, scripts)
     durable = uid("d")
-    nc2 = await nats.connect(nats_url)
+    nc2 = await nats_connect(nats_url)  # admin: the test's own stream and durable
     pool2 = await db.create_pool(database_url, max_size=2)
 
     async def slow(msg: Any) -> None:

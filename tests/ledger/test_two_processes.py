@@ -18,12 +18,12 @@ import sys
 import time
 from pathlib import Path
 
-import nats
 import pytest
 
 from chieu.kit import localnats, names
 from chieu.kit.eventstore import EventStore
 from chieu.ledger.books import Books
+from tests.conftest import nats_connect, nats_creds, nats_env
 
 from .conftest import hand_started_record, until
 from .script import Script, fund_postings, table_script
@@ -35,7 +35,8 @@ COIN_TABLES, POINT_TABLES, HANDS = 24, 8, 5  # 3 settlements a hand: 480 records
 
 def start_ledger(nats_url: str, database_url: str, log: Path) -> subprocess.Popen[bytes]:
     port = localnats.free_port()
-    env = {**os.environ, "NATS_URL": nats_url, "DATABASE_URL": database_url, "CHIEU_LEDGER_ADDR": f"127.0.0.1:{port}",
+    env = {**os.environ, **nats_env("ledger"), "NATS_URL": nats_url, "DATABASE_URL": database_url,
+           "CHIEU_LEDGER_ADDR": f"127.0.0.1:{port}",
            "CHIEU_LEDGER_ACK_WAIT_S": "2", "CHIEU_LOG_FORMAT": "json", "CHIEU_INSTANCE": "ledger-2"}
     with log.open("ab") as out:
         proc = subprocess.Popen([sys.executable, "-m", "chieu.ledger"], env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -50,12 +51,13 @@ async def test_second_ledger_process_killed_midway(ledger_server: str, nats_url:
     scripts += [table_script(rng, coins=False, hands=HANDS, prefix="xq") for _ in range(POINT_TABLES)]
     for p in fund_postings(scripts):
         await books.post(p)
-    owner = await EventStore.connect(nats_url, stream=names.TABLES)  # the table stream, as its owner creates it
+    # the table stream, as its owner creates it
+    owner = await EventStore.connect(nats_url, stream=names.TABLES, creds=nats_creds("table"))
     await owner.close()
     log = tmp_path / "ledger-2.log"
     proc = start_ledger(nats_url, database_url, log)
     second = f"{socket.gethostname()}:{proc.pid}"
-    nc = await nats.connect(nats_url)
+    nc = await nats_connect(nats_url, "table")  # records as the table service writes them
     seqs: list[int] = []
     try:
         js = nc.jetstream()

@@ -14,7 +14,6 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
-import nats
 import pytest
 
 from chieu.kit import db, names
@@ -26,18 +25,18 @@ from chieu.lobby.schema import MIGRATIONS
 from chieu.table.client import TableClient
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as tpb
-from tests.conftest import token
+from tests.conftest import nats_connect, nats_creds, token
 from tests.lobby.conftest import uid, until
 
 pytestmark = pytest.mark.integration
 
 CHILD = textwrap.dedent("""
     import asyncio, sys
-    import nats
+    from chieu.kit import natsauth
     from chieu.lobby.projection import Projection
 
     async def main():
-        nc = await nats.connect(sys.argv[1])
+        nc = await natsauth.connect_url(sys.argv[1], "child", creds=sys.argv[4])
         async def slow(msgs):
             await asyncio.sleep(0.05)  # a kill here: committed, not acknowledged
         p = Projection(sys.argv[2], nc.jetstream(), durable=sys.argv[3], batch=4, ack_wait_s=1.0, after_commit=slow,
@@ -50,8 +49,8 @@ CHILD = textwrap.dedent("""
 
 
 def start_child(nats_url: str, url: str, durable: str) -> subprocess.Popen[bytes]:
-    """The projection alone in its own OS process."""
-    return subprocess.Popen([sys.executable, "-c", CHILD, nats_url, url, durable],
+    """The projection alone in its own OS process (as the test-only admin: its durable is not the lobby's)."""
+    return subprocess.Popen([sys.executable, "-c", CHILD, nats_url, url, durable, nats_creds("admin")],
                             env={**os.environ, "CHIEU_LOG_LEVEL": "warning"})
 
 
@@ -113,7 +112,7 @@ async def test_a_projector_killed_midway_leaves_nothing_missing_or_twice(
         settings: Settings, table_server: str, database_url: str) -> None:
     url = await fresh_database(database_url)
     durable = uid("lobby-kill-")
-    nc = await nats.connect(settings.nats_url)
+    nc = await nats_connect(settings.nats_url)
     js = nc.jetstream()
     await activity(settings, 24)
     child = start_child(settings.nats_url, url, durable)

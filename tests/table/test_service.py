@@ -230,7 +230,7 @@ async def test_the_log_holds_one_record_per_command_and_the_settlement(
     t = await a.create("o_an_quan", {"payout": "perPoint", "maxMoves": 60}, command_id="mk-log-test")
     await b.sit(t.table_id)
     end = await play_to_end(await a.start(t.table_id), {"alice": a, "bob": b})
-    store = await EventStore.connect(settings.nats_url, stream=TABLES)
+    store = await EventStore.connect(settings.nats_url, stream=TABLES, creds=settings.nats_creds)
     records = [log_pb2.Record.FromString(s.data) for s in await store.read(t.table_id)]
     await store.close()
     assert [r.version for r in records] == list(range(1, end.version + 1))
@@ -263,7 +263,7 @@ async def test_idle_tables_leave_the_cache_and_come_back_from_the_log(settings: 
     from chieu.kit.names import TABLES
     from chieu.table.service import Tables
 
-    store = await EventStore.connect(settings.nats_url, stream=TABLES)
+    store = await EventStore.connect(settings.nats_url, stream=TABLES, creds=settings.nats_creds)
     tables = Tables(store, replace(settings, table_cache=3))
     ids = [f"evict-{i}-{id(tables)}" for i in range(6)]
     for tid in ids:

@@ -128,7 +128,7 @@ def test_the_state_shape_follows_the_types() -> None:
 
 @pytest.mark.integration
 async def test_a_table_loads_from_its_snapshot_and_from_the_log_alone(settings: Settings) -> None:
-    store = await EventStore.connect(settings.nats_url, stream=TABLES)
+    store = await EventStore.connect(settings.nats_url, stream=TABLES, creds=settings.nats_creds)
     try:
         writer = Tables(store, replace(settings, snapshot_every=5))
         tid = f"snapload-{random.getrandbits(40):x}"
