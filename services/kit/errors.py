@@ -105,16 +105,43 @@ async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException
     await context.abort(err.status, f"{err.reason}: {err.message}")
 
 
-def _check_text(request: Any) -> None:
-    """INVALID_ARGUMENT / ``bad_text`` for a request with a NUL character in any string
-    (:mod:`chieu.kit.request_text`)."""
+class _Malformed:
+    """What a request body that does not parse becomes (see :func:`_lenient`)."""
+
+    __slots__ = ()
+
+
+MALFORMED = _Malformed()
+
+
+def _lenient(deserializer: Any) -> Any:
+    """``deserializer`` that gives :data:`MALFORMED` for a body that does not parse, so the guard
+    answers INVALID_ARGUMENT with a reason, not gRPC's UNKNOWN naming the parser's exception."""
+    if deserializer is None:
+        return None
+
+    def parse(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception:
+            return MALFORMED
+
+    return parse
+
+
+def _check_request(request: Any) -> None:
+    """INVALID_ARGUMENT for a body that did not parse (``malformed_request``) or a request with a
+    NUL character in any string (``bad_text``, :mod:`chieu.kit.request_text`)."""
+    if request is MALFORMED:
+        raise invalid("malformed_request", "the request is not valid protobuf of its message type")
     if isinstance(request, Message) and (where := nul_field(request)):
         raise invalid("bad_text", f"{where} holds a NUL character")
 
 
 def guard(method: str, handler: Any) -> Any:
     """``handler`` with every failure turned into a status (wrapped once, at registration), and
-    a request with a NUL character in its text refused before the handler runs.
+    a request that does not parse or has a NUL character in its text refused before the handler
+    runs.
 
     A per-call interceptor would build this wrapper again for every RPC; wrapping the method
     handlers when they are registered costs nothing per call.
@@ -124,13 +151,13 @@ def guard(method: str, handler: Any) -> Any:
 
         async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             try:
-                _check_text(request)
+                _check_request(request)
                 return await inner(request, context)
             except Exception as exc:
                 await _abort(context, exc, method)
 
         return grpc.unary_unary_rpc_method_handler(
-            unary, request_deserializer=handler.request_deserializer,
+            unary, request_deserializer=_lenient(handler.request_deserializer),
             response_serializer=handler.response_serializer,
         )
     if handler.unary_stream is not None:
@@ -138,14 +165,14 @@ def guard(method: str, handler: Any) -> Any:
 
         async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
             try:
-                _check_text(request)
+                _check_request(request)
                 async for item in inner_stream(request, context):
                     yield item
             except Exception as exc:
                 await _abort(context, exc, method)
 
         return grpc.unary_stream_rpc_method_handler(
-            stream, request_deserializer=handler.request_deserializer,
+            stream, request_deserializer=_lenient(handler.request_deserializer),
             response_serializer=handler.response_serializer,
         )
     raise TypeError(f"{method}: only unary-unary and unary-stream methods are guarded")
