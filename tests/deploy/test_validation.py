@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from chieu.kit import localnats
+from chieu.kit import localnats, natsauth
 
 from .tools import OVERLAYS, checkov, render, validate_custom
 
@@ -160,6 +160,8 @@ def test_nats_server_accepts_the_rendered_config(overlay: str, tmp_path: Path) -
         for old, new in moved.items():
             text = text.replace(old, new)
         (config / name).write_text(text)
+    # the operator's nats-auth ConfigMap: the users `chieu nats-auth` prints (chieu.kit.natsauth)
+    (config / "auth.conf").write_text(natsauth.server_block(natsauth.ensure(tmp_path / "creds").folder))
     conf = config / Path(nats["args"][nats["args"].index("--config") + 1]).name
     env = {**os.environ, **{e["name"]: "nats-0" if e["name"] == "POD_NAME" else "test-secret"
                             for e in nats.get("env", [])}}
