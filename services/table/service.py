@@ -33,6 +33,7 @@ from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
 from chieu.table import audit, codec, decide, presence, snapshot
 from chieu.table.decide import check_command_id, check_table_id
+from chieu.table.rules.core import RuleViolation
 from chieu.table.state import Table, options_dict
 from chieu.table.v1 import log_pb2, table_service_pb2, table_service_pb2_grpc
 from chieu.table.views import Views
@@ -261,7 +262,19 @@ class Tables:
                 if key in table.commands:
                     return _same_request(table, key, digest)
                 now = now_ms()
-                events = decider(table, now)
+                try:
+                    events = decider(table, now)
+                except (ServiceError, RuleViolation):
+                    # decided on this process's copy: a copy behind the log (its follower late) is
+                    # brought up to date and the command decided again (a retry of a command another
+                    # process applied is then found acted, not refused)
+                    if await self.store.last_seq(table_id) <= table.last_seq:
+                        raise
+                    version = table.version
+                    await self._catch_up(table)
+                    if table.version != version:
+                        self._after_apply(live)
+                    continue
                 if not events:
                     return table
                 record = log_pb2.Record(
