@@ -80,9 +80,9 @@ def load(messages: Iterable[Message], report: Report | None = None, *, complete:
     return logs
 
 
-PARALLEL_FROM = 20_000
-"""Records from which the automatic choice verifies in worker processes (below, starting them
-costs more than it saves)."""
+PARALLEL_FROM = 50_000
+"""Records from which the automatic choice verifies in worker processes: below, starting them
+(a fresh interpreter importing the rules, about half a CPU-second) costs more than it saves."""
 CHUNK = 4_000
 """Records per piece of work given to a worker (whole tables; the progress moves per piece)."""
 
@@ -99,9 +99,11 @@ def processes(records: int, workers: int = 0) -> int:
 
 
 def verify_all(logs: Logs, report: Report, progress: Callable[[int], None] | None = None, *,
-               workers: int = 0) -> None:
+               workers: int = 1) -> None:
     """Verify every table's log into ``report``; ``progress(records)`` as tables are done.
-    ``workers``: processes to use (0: :func:`processes` chooses)."""
+    ``workers``: processes to use (1: this one; 0: :func:`processes` chooses). As with any
+    ``multiprocessing`` start but fork, a program that uses workers has its main module guarded
+    (``if __name__ == "__main__"``): each worker imports it."""
     n = processes(logs.records, workers)
     outcomes = _parallel(logs, n, progress) if n > 1 else _serial(logs, progress)
     for table_id, records in sorted(logs.tables.items()):
