@@ -337,8 +337,8 @@ class Player(Client):
                         return
                     continue
                 waited_since = time.monotonic()
-                if self.player_id not in view.hand_players:
-                    continue
+                if self.player_id not in view.hand_players or self.player_id in view.auto_played:
+                    continue  # not in this hand, or the rules play for this seat until it ends
                 if not await self.turn(view):
                     return
         finally:

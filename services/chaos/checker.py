@@ -277,6 +277,10 @@ async def check(folder: Path, *, nats_url: str, database_url: str, lobby_target:
     c.lobby(listed)
     c.result.count("tables", len(period.tables))
     c.result.count("records", period.records)
+    for recs in period.tables.values():
+        for _, r in recs:
+            if r.WhichOneof("cause") == "game_command":
+                c.result.count(f"moves_{r.game}")
     hands = hands_by_game(period)
     c.result.count("hands_ended", sum(hands.values()))
     for game, n in hands.items():
