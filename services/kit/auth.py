@@ -224,10 +224,11 @@ class Signer:
     def sign(self, player_id: str, roles: Iterable[str] = ("player",), ttl_s: int = 86400, *, sid: str = "",
              jti: str | None = None, now: float | None = None) -> str:
         """A token for ``player_id`` valid for ``ttl_s`` seconds (``ValueError`` for an unknown
-        role, an empty or overlong id, or a service role that does not go with a ``service:`` id)."""
+        role, an empty, overlong or unprintable id, or a service role that does not go with a
+        ``service:`` id)."""
         role_set = set(roles)
         bad = role_set - set(ROLES)
-        if bad or not role_set or not player_id or len(player_id) > MAX_SUBJECT:
+        if bad or not role_set or not player_id or len(player_id) > MAX_SUBJECT or not player_id.isprintable():
             raise ValueError(f"bad player id or roles {sorted(bad) or sorted(role_set)}")
         _check_service_shape(player_id, role_set, ValueError)
         t = int(time.time() if now is None else now)
@@ -311,7 +312,8 @@ def _check(keys: KeySet, token: str, now: float) -> Principal:
     try:
         sub, roles, exp, iat = claims["sub"], claims["roles"], claims["exp"], claims["iat"]
         sid, jti = claims.get("sid", ""), claims["jti"]
-        if not (isinstance(sub, str) and 0 < len(sub) <= MAX_SUBJECT and isinstance(roles, list) and roles
+        if not (isinstance(sub, str) and 0 < len(sub) <= MAX_SUBJECT and sub.isprintable()
+                and isinstance(roles, list) and roles
                 and all(isinstance(r, str) and r in ROLES for r in roles) and type(exp) is int
                 and type(iat) is int and isinstance(sid, str) and isinstance(jti, str)):
             raise ValueError("claims of the wrong shape")
