@@ -231,7 +231,7 @@ def _chaos(args: argparse.Namespace) -> int:
     """Exit 0: no violation; 1: violations (each listed); 2: the run could not be made."""
     from chieu.chaos.run import main
 
-    return main(args.seed, args.minutes, args.data, args.full)
+    return main(args.seed, args.minutes, args.data, args.full, args.keep)
 
 
 def _perft(args: argparse.Namespace) -> int:
@@ -302,6 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--minutes", type=float, default=30.0, help="how long the bots play (default 30)")
     ch.add_argument("--full", action="store_true", help="every game in several rooms (58 players; default: 21)")
     ch.add_argument("--data", default=".var/chaos", help="where each run keeps its cluster and records")
+    ch.add_argument("--keep", action="store_true", help="keep the cluster up after the report, until Ctrl-C")
     ch.set_defaults(func=_chaos)
 
     pf = sub.add_parser("perft", help="中国象棋: count the leaf nodes of the move tree from a FEN")

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -72,6 +73,8 @@ class Config:
     behaviour: Behaviour = field(default_factory=Behaviour)
     quiet_s: float = 240.0
     """How long the system may take to go quiet after the clients stop."""
+    keep: bool = False
+    """Keep the cluster up after the report, until Ctrl-C (to look at a failure with the audit tools)."""
 
 
 def say(text: str) -> None:
@@ -259,6 +262,12 @@ async def run(config: Config) -> dict[str, Any]:
                                      params=Params(s.ladder_up, s.ladder_down, s.ladder_floor_style,
                                                    s.ladder_only_lose_basis), t0_ms=t0_ms)
         summary = _summary(config, journal, injector.applied, result, t0_ms, end_ms, calm_s, quiet, oracle)
+        if config.keep:
+            for line in report(summary):
+                print(line, flush=True)
+            say(f"the cluster stays up until Ctrl-C: NATS_URL={cluster.nats_url} "
+                f"DATABASE_URL='{cluster.database_url}' ./chieu audit (or verify TABLE, replay TABLE --html F)")
+            await _interrupted()
     finally:
         journal.close()
         if oracle is not None:
@@ -269,6 +278,14 @@ async def run(config: Config) -> dict[str, Any]:
             proxy.wait(10)
     (folder / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False))
     return summary
+
+
+async def _interrupted() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    await stop.wait()
 
 
 def _start_proxy(port: int, target: int, delay_file: Path) -> subprocess.Popen[bytes]:
@@ -346,18 +363,19 @@ def report(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-def main(seed: int | None, minutes: float, folder: str, full: bool) -> int:
+def main(seed: int | None, minutes: float, folder: str, full: bool, keep: bool = False) -> int:
     """Run, print the report; 0 without violations, 1 with, 2 if the run could not be made."""
     seed = random.SystemRandom().randrange(1, 2**31) if seed is None else seed
     base = Path(folder) / f"seed-{seed}-{time.strftime('%Y%m%d-%H%M%S')}"
     config = Config(seed, minutes, base, groups=list(FULL if full else SHORT), spectators=4 if full else 2,
-                    probes=3 if full else 2)
+                    probes=3 if full else 2, keep=keep)
     os.environ.setdefault("CHIEU_LOG_FORMAT", "json")
     try:
         summary = asyncio.run(run(config))
     except Exception as e:
         say(f"the run failed before its checks: {type(e).__name__}: {e}")
         return 2
-    for line in report(summary):
-        print(line)
+    if not keep:  # a kept cluster's run printed its report already
+        for line in report(summary):
+            print(line)
     return 0 if summary.get("ok") else 1
