@@ -23,7 +23,20 @@ def _up(args: argparse.Namespace) -> int:
         return run_cluster(Path(args.data) / "cluster")
     from chieu.up import run
 
-    return run(Path(args.data), args.nats_port, args.table_port, web_port=args.web_port)
+    return run(Path(args.data), args.nats_port, args.table_port, web_port=args.web_port, tls=args.tls)
+
+
+def _nats_auth(args: argparse.Namespace) -> int:
+    """Make the NATS credentials in ``--dir`` (kept if there) and print the server's authorization
+    block (public keys only) for the nats-server config."""
+    from chieu.kit import natsauth
+
+    creds = natsauth.ensure(args.dir)
+    sys.stdout.write(natsauth.server_block(creds.folder))
+    print(f"chieu nats-auth: seeds in {creds.folder} (mode 0600): " +
+          ", ".join(f"{u}.nk" for u in creds.users) + "; give each service its own as CHIEU_NATS_CREDS",
+          file=sys.stderr)
+    return 0
 
 
 def _token(args: argparse.Namespace) -> int:
@@ -80,10 +93,11 @@ def _verify(args: argparse.Namespace) -> int:
     except ServiceError as e:
         print(f"chieu verify: {e.message}", file=sys.stderr)
         return 2
-    url = args.nats or from_env().nats_url
+    env = from_env()
+    url = args.nats or env.nats_url
 
-    async def run() -> list[tuple[int, log_pb2.Record]]:
-        store = await EventStore.connect(url, stream=TABLES, once=True)
+    async def run() -> list[tuple[int, log_pb2.Record]]:  # as CHIEU_NATS_CREDS (the audit user)
+        store = await EventStore.connect(url, stream=TABLES, once=True, creds=env.nats_creds, ca=env.nats_ca)
         try:
             return [(s.seq, log_pb2.Record.FromString(s.data)) for s in await store.read(table_id)]
         finally:
@@ -263,7 +277,13 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--cluster", action="store_true",
                     help="the production topology: 3 NATS nodes (R3), 2 processes of every service "
                          "(data in DATA/cluster)")
+    up.add_argument("--tls", action="store_true",
+                    help="TLS on every gRPC port and on NATS, with a local CA made in DATA/tls")
     up.set_defaults(func=_up)
+
+    na = sub.add_parser("nats-auth", help="make the NATS users' credentials and print the server's authorization")
+    na.add_argument("--dir", required=True, help="where the seeds are (made if missing, kept if there)")
+    na.set_defaults(func=_nats_auth)
 
     ver = sub.add_parser("verify", help="auditor: re-derive every deal and move of a table from its log (NATS_URL)")
     ver.add_argument("table", help="the table id")

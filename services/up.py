@@ -8,6 +8,10 @@ Token keys: the first run generates an Ed25519 key under ``<data>/keys/`` (``pri
 0600) and writes its public keyset (``public.jwks.json``); later runs reuse them. Each service is
 given the public keyset and its own credential (``service:<name>``, minted at start); only the
 lobby is given the private key. No constant secret anywhere.
+
+NATS: the server admits only the users of ``<data>/nats-creds/`` (an NKEY seed per service and the
+read-only ``audit`` user, generated on first run, mode 0600; :mod:`chieu.kit.natsauth`), each
+allowed only its subjects; each service is given its own seed (``CHIEU_NATS_CREDS``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pathlib import Path
 
 from chieu.gateway import local as local_gateway
 from chieu.gateway.envoy import DEFAULT_PORT as DEFAULT_WEB_PORT
-from chieu.kit import auth, localnats, localpg
+from chieu.kit import auth, localnats, localpg, natsauth, tlsgen
 from chieu.kit.settings import from_env
 
 SERVICES = {"table": "chieu.table", "ledger": "chieu.ledger", "ladder": "chieu.ladder", "lobby": "chieu.lobby"}
@@ -60,14 +64,18 @@ def ensure_keys(data_dir: Path) -> tuple[auth.Signer, Path, Path]:
     return signer, private, public
 
 
-def service_envs(base: dict[str, str], signer: auth.Signer, private: Path, public: Path) -> dict[str, dict[str, str]]:
-    """Each service's environment: the public keyset for all, its own credential, and the private
-    key for the lobby alone."""
-    common = {k: v for k, v in base.items() if k not in ("CHIEU_TOKEN_PRIVATE_KEY", "CHIEU_SERVICE_TOKEN")}
+def service_envs(base: dict[str, str], signer: auth.Signer, private: Path, public: Path,
+                 nats: natsauth.Credentials | None = None) -> dict[str, dict[str, str]]:
+    """Each service's environment: the public keyset for all, its own credential (and its own NATS
+    seed from ``nats``), and the private key for the lobby alone."""
+    common = {k: v for k, v in base.items()
+              if k not in ("CHIEU_TOKEN_PRIVATE_KEY", "CHIEU_SERVICE_TOKEN", "CHIEU_NATS_CREDS")}
     common["CHIEU_TOKEN_PUBLIC_KEYS"] = str(public)
     envs: dict[str, dict[str, str]] = {}
     for name in SERVICES:
         env = {**common, "CHIEU_SERVICE_TOKEN": signer.service_credential(name, CREDENTIAL_TTL_S)}
+        if nats is not None:
+            env["CHIEU_NATS_CREDS"] = str(nats.seed(name))
         if name in SIGNERS:
             env["CHIEU_TOKEN_PRIVATE_KEY"] = str(private)
         envs[name] = env
@@ -75,11 +83,21 @@ def service_envs(base: dict[str, str], signer: auth.Signer, private: Path, publi
 
 
 def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None = None,
-        web_port: int = DEFAULT_WEB_PORT) -> int:
+        web_port: int = DEFAULT_WEB_PORT, tls: bool = False) -> int:
+    """``tls``: a local CA under ``<data>/tls`` (:mod:`chieu.kit.tlsgen`), every gRPC port and NATS
+    with TLS only, every service's and Envoy's calls checked against that CA."""
     data_dir = data_dir.resolve()
     print(f"chieu up: data in {data_dir}", file=sys.stderr)
-    nats, url = localnats.start(data_dir / "nats", nats_port)
-    print(f"chieu up: nats-server (JetStream, sync_interval always) on {url}", file=sys.stderr)
+    creds = natsauth.ensure(data_dir / "nats-creds")
+    pki = tlsgen.ensure(data_dir / "tls") if tls else None
+    extra = natsauth.server_block(creds.folder) + (natsauth.tls_block(pki.cert, pki.key) if pki else "")
+    nats, url = localnats.start(data_dir / "nats", nats_port, extra=extra)
+    print(f"chieu up: nats-server (JetStream, sync_interval always{', TLS' if pki else ''}) on {url}; users "
+          f"{', '.join(creds.users)} (seeds in {creds.folder}; the audit commands: "
+          f"CHIEU_NATS_CREDS={creds.seed('audit')})", file=sys.stderr)
+    if pki:
+        print(f"chieu up: TLS on every gRPC port and on NATS (local CA {pki.ca}: CHIEU_TLS_CA and CHIEU_NATS_CA "
+              "for a client)", file=sys.stderr)
     settings = from_env()
     pg = None
     database_url = settings.database_url
@@ -97,11 +115,13 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
         "CHIEU_LADDER_ADDR": f"127.0.0.1:{ladder_port}",
         "CHIEU_LOBBY_ADDR": f"127.0.0.1:{lobby_port}",
         "DATABASE_URL": database_url,
+        **({"CHIEU_TLS_CERT": str(pki.cert), "CHIEU_TLS_KEY": str(pki.key), "CHIEU_TLS_CA": str(pki.ca),
+            "CHIEU_NATS_CA": str(pki.ca)} if pki else {}),
     }
     signer, private, public = ensure_keys(data_dir)
     print(f"chieu up: token key {signer.kid}; public keys in {public} "
           f"(sign a token: CHIEU_TOKEN_PRIVATE_KEY={private} ./chieu token PLAYER)", file=sys.stderr)
-    envs = service_envs(env, signer, private, public)
+    envs = service_envs(env, signer, private, public, creds)
     for name, port in METRICS_PORTS.items():
         envs[name]["CHIEU_METRICS_ADDR"] = f"127.0.0.1:{port}"
     print("chieu up: metrics on " + ", ".join(f"http://127.0.0.1:{port}/metrics ({name})"
@@ -129,7 +149,8 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
         print(f"chieu up: table service on 127.0.0.1:{table_port} (gRPC, reflection on)", file=sys.stderr)
         gateway = local_gateway.start(data_dir, {
             "table": env["CHIEU_TABLE_ADDR"], "ledger": env["CHIEU_LEDGER_ADDR"],
-            "ladder": env["CHIEU_LADDER_ADDR"], "lobby": env["CHIEU_LOBBY_ADDR"]}, web_port)
+            "ladder": env["CHIEU_LADDER_ADDR"], "lobby": env["CHIEU_LOBBY_ADDR"]}, web_port,
+            upstream_ca=str(pki.ca) if pki else None)
         print(f"chieu up: open {gateway.url} (the portal; Envoy, gRPC-Web for every service). "
               "Ctrl-C stops everything.", file=sys.stderr)
         while not stopping:

@@ -10,6 +10,7 @@ front-end's static files. Routes have no timeout and streams no idle timeout, so
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import subprocess
@@ -47,7 +48,21 @@ def _split(addr: str) -> tuple[str, int]:
     return ("127.0.0.1" if host in ("", "0.0.0.0", "[::]") else host), int(port)
 
 
-def _cluster(name: str, addr: str, *, http2: bool, dns: bool) -> dict[str, Any]:
+def _upstream_tls(host: str, ca: str) -> dict[str, Any]:
+    """TLS to an upstream: its certificate must chain to ``ca`` and name ``host``; HTTP/2 by ALPN."""
+    try:
+        ipaddress.ip_address(host)
+        san, sni = "IP_ADDRESS", {}
+    except ValueError:
+        san, sni = "DNS", {"sni": host}
+    return {"name": "envoy.transport_sockets.tls", "typed_config": {
+        "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext", **sni,
+        "common_tls_context": {"alpn_protocols": ["h2"], "validation_context": {
+            "trusted_ca": {"filename": ca},
+            "match_typed_subject_alt_names": [{"san_type": san, "matcher": {"exact": host}}]}}}}
+
+
+def _cluster(name: str, addr: str, *, http2: bool, dns: bool, ca: str | None = None) -> dict[str, Any]:
     host, port = _split(addr)
     cluster: dict[str, Any] = {
         "name": name,
@@ -66,15 +81,19 @@ def _cluster(name: str, addr: str, *, http2: bool, dns: bool) -> dict[str, Any]:
                 "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
                 "explicit_http_config": {"http2_protocol_options": {}},
             }}
+    if ca is not None:
+        cluster["transport_socket"] = _upstream_tls(host, ca)
     return cluster
 
 
 def config(listen: str, upstream: dict[str, str], static: str | None, *,
-           cors_origins: tuple[str, ...] = (), dns: bool = False, admin: str | None = None) -> dict[str, Any]:
+           cors_origins: tuple[str, ...] = (), dns: bool = False, admin: str | None = None,
+           upstream_ca: str | None = None) -> dict[str, Any]:
     """Envoy's bootstrap: a listener on ``listen`` (``host:port``), the services of ``upstream``
     (cluster name → ``host:port``) over HTTP/2, and ``static`` (``host:port`` of a plain HTTP file
     server; None: no front-end files). ``cors_origins``: exact origins allowed cross-origin (the
-    portal's own pages are same-origin and need none). ``dns``: resolve upstream names (Kubernetes)."""
+    portal's own pages are same-origin and need none). ``dns``: resolve upstream names (Kubernetes).
+    ``upstream_ca``: the services listen with TLS, their certificates checked against this CA file."""
     host, port = _split(listen)
     routes: list[dict[str, Any]] = []
     for cluster, services in SERVICES.items():
@@ -112,7 +131,7 @@ def config(listen: str, upstream: dict[str, str], static: str | None, *,
                 "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}},
         ],
     }
-    clusters = [_cluster(name, addr, http2=True, dns=dns) for name, addr in upstream.items()]
+    clusters = [_cluster(name, addr, http2=True, dns=dns, ca=upstream_ca) for name, addr in upstream.items()]
     if static is not None:
         clusters.append(_cluster("static", static, http2=False, dns=dns))
     boot: dict[str, Any] = {"static_resources": {
@@ -147,11 +166,12 @@ def binary() -> str:
 
 def start(data_dir: Path, listen: str, upstream: dict[str, str], static: str | None, *,
           cors_origins: tuple[str, ...] = (), quiet: bool = False,
-          concurrency: int = 2) -> subprocess.Popen[bytes]:
+          concurrency: int = 2, upstream_ca: str | None = None) -> subprocess.Popen[bytes]:
     """Write the config under ``data_dir`` and start Envoy; returns once it listens."""
     data_dir.mkdir(parents=True, exist_ok=True)
     path = data_dir / "envoy.yaml"
-    path.write_text(render(config(listen, upstream, static, cors_origins=cors_origins)), encoding="utf-8")
+    path.write_text(render(config(listen, upstream, static, cors_origins=cors_origins, upstream_ca=upstream_ca)),
+                    encoding="utf-8")
     out = subprocess.DEVNULL if quiet else None
     proc = subprocess.Popen([binary(), "-c", str(path), "--disable-hot-restart", "--log-level", "warn",
                              "--concurrency", str(concurrency)], stdout=out, stderr=out, env={**os.environ})

@@ -27,7 +27,7 @@ class Gateway:
 
 
 def start(data_dir: Path, upstream: dict[str, str], port: int = envoy.DEFAULT_PORT,
-          web_dir: Path = WEB_DIR) -> Gateway:
+          web_dir: Path = WEB_DIR, upstream_ca: str | None = None) -> Gateway:
     """Build the front-end (npm ci on first use), serve it, start Envoy on 127.0.0.1:``port``.
     Without node the gateway still starts, for gRPC-Web clients only."""
     files, static_addr = None, None
@@ -36,5 +36,5 @@ def start(data_dir: Path, upstream: dict[str, str], port: int = envoy.DEFAULT_PO
         files, static_addr = static.serve(dist)
     except (FileNotFoundError, subprocess.CalledProcessError) as e:
         print(f"chieu up: the web front-end is not served ({e})", file=sys.stderr)
-    proc = envoy.start(data_dir / "envoy", f"127.0.0.1:{port}", upstream, static_addr)
+    proc = envoy.start(data_dir / "envoy", f"127.0.0.1:{port}", upstream, static_addr, upstream_ca=upstream_ca)
     return Gateway(proc, files, f"http://127.0.0.1:{port}/")

@@ -33,8 +33,9 @@ def free_port() -> int:
         return port
 
 
-def write_config(data_dir: Path, port: int) -> Path:
-    """A config file under ``data_dir`` for a loopback server on ``port``."""
+def write_config(data_dir: Path, port: int, *, extra: str = "") -> Path:
+    """A config file under ``data_dir`` for a loopback server on ``port``; ``extra`` is appended
+    (the ``authorization`` block of :func:`chieu.kit.natsauth.server_block`, a ``tls`` block)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     conf = data_dir / "nats-server.conf"
     conf.write_text(
@@ -44,7 +45,7 @@ def write_config(data_dir: Path, port: int) -> Path:
         "jetstream {\n"
         f'  store_dir: "{data_dir}"\n'
         "  sync_interval: always\n"
-        "}\n",
+        "}\n" + extra,
         encoding="utf-8",
     )
     return conf
@@ -106,10 +107,12 @@ def wait_for_port(port: int, timeout: float = 15.0, proc: subprocess.Popen[bytes
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
 
 
-def start(data_dir: Path, port: int | None = None, *, quiet: bool = False) -> tuple[subprocess.Popen[bytes], str]:
-    """Start nats-server; returns the process and its URL once it accepts connections."""
+def start(data_dir: Path, port: int | None = None, *, quiet: bool = False,
+          extra: str = "") -> tuple[subprocess.Popen[bytes], str]:
+    """Start nats-server (``extra`` appended to its config: authorization, TLS); returns the process
+    and its URL once it accepts connections."""
     port = port or free_port()
-    conf = write_config(data_dir, port)
+    conf = write_config(data_dir, port, extra=extra)
     out = subprocess.DEVNULL if quiet else None
     proc = subprocess.Popen([binary(), "-c", str(conf)], stdout=out, stderr=out,
                             env={**os.environ})

@@ -14,7 +14,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, text_format
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 
-from chieu.kit import auth, logs, metrics, tracing
+from chieu.kit import auth, channels, logs, metrics, tracing
 from chieu.kit.errors import GuardedServer
 from chieu.kit.settings import Settings
 
@@ -125,7 +125,7 @@ class Server:
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         if settings.reflection:
             enable_reflection(self.server, (*self.services, health.SERVICE_NAME))
-        self.port = self.server.add_insecure_port(addr)
+        self.port = channels.bind(self.server, settings, addr)  # TLS only when it has a certificate
         if self.port == 0:
             raise OSError(f"cannot listen on {addr}")
         self._on_shutdown = list(on_shutdown)

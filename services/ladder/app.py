@@ -4,12 +4,10 @@ gRPC server."""
 
 from __future__ import annotations
 
-import nats
-
-from chieu.kit import db, logs, names
+from chieu.kit import db, logs, names, natsauth
 from chieu.kit.outbox import OutboxRelay
 from chieu.kit.server import Server, run
-from chieu.kit.settings import Settings, from_env, nats_servers
+from chieu.kit.settings import Settings, from_env
 from chieu.ladder.consumer import STREAM, LadderConsumer, ResetConsumer
 from chieu.ladder.rewards import RewardPayer
 from chieu.ladder.rules import Params
@@ -36,15 +34,14 @@ async def build(settings: Settings) -> Server:
     pool = await db.create_pool(settings.database_url, max_size=10)
     async with pool.acquire() as conn:
         await db.migrate(conn, "ladder", MIGRATIONS)
-    nc = await nats.connect(nats_servers(settings.nats_url), name=f"chieu-ladder {settings.instance}".strip(),
-                            max_reconnect_attempts=-1)
+    nc = await natsauth.connect(settings, "ladder", max_reconnect_attempts=-1)
     store = Store(pool, config(settings))
     consumer = LadderConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s,
                               metrics_every_s=settings.metrics_refresh_s)
     resets = ResetConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s)
     relay = OutboxRelay(pool, nc.jetstream(), service="ladder", stream=names.LADDER,
                         replicas=settings.stream_replicas)
-    payer = RewardPayer(pool, settings.ledger_addr, settings.service_token)
+    payer = RewardPayer(pool, settings.ledger_addr, settings.service_token, settings=settings)
     servicer = LadderService(store, settings, STREAM)
     name = ladder_service_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
     return Server(

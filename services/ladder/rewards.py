@@ -21,8 +21,9 @@ from typing import Any
 import asyncpg
 import grpc
 
-from chieu.kit import logs
+from chieu.kit import channels, logs
 from chieu.kit.errors import precondition
+from chieu.kit.settings import Settings
 from chieu.ladder.standings import Store, monthly_reward_id
 
 log = logs.get("chieu.ladder.rewards")
@@ -30,10 +31,12 @@ log = logs.get("chieu.ladder.rewards")
 
 class RewardPayer:
     """Pays unpaid rewards through the ledger with the ladder's own credential (``service:ladder``,
-    ``CHIEU_SERVICE_TOKEN``), marks them paid after it answers."""
+    ``CHIEU_SERVICE_TOKEN``), marks them paid after it answers; over TLS when ``settings`` say so."""
 
-    def __init__(self, pool: asyncpg.Pool, ledger_addr: str, credential: str, *, every_s: float = 0.5) -> None:
+    def __init__(self, pool: asyncpg.Pool, ledger_addr: str, credential: str, *, every_s: float = 0.5,
+                 settings: Settings | None = None) -> None:
         self.pool = pool
+        self.settings = settings or Settings()
         self.ledger_addr = ledger_addr
         self.credential = credential
         self.every_s = every_s
@@ -58,7 +61,7 @@ class RewardPayer:
         from chieu.ledger.v1 import ledger_service_pb2, ledger_service_pb2_grpc
 
         if self._channel is None:
-            self._channel = grpc.aio.insecure_channel(self.ledger_addr)
+            self._channel = channels.channel(self.settings, self.ledger_addr)
         stub = ledger_service_pb2_grpc.LedgerServiceStub(self._channel)
         paid = 0
         async with self.pool.acquire() as conn, conn.transaction():

@@ -3,12 +3,10 @@ consumer, the outbox relay and the gRPC server."""
 
 from __future__ import annotations
 
-import nats
-
-from chieu.kit import db, logs, metrics, names
+from chieu.kit import db, logs, metrics, names, natsauth
 from chieu.kit.outbox import OutboxRelay
 from chieu.kit.server import Server, run
-from chieu.kit.settings import Settings, from_env, nats_servers
+from chieu.kit.settings import Settings, from_env
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
 from chieu.ledger.schema import MIGRATIONS
@@ -23,8 +21,7 @@ async def build(settings: Settings) -> Server:
     pool = await db.create_pool(settings.database_url, max_size=10)
     async with pool.acquire() as conn:
         await db.migrate(conn, "ledger", MIGRATIONS)
-    nc = await nats.connect(nats_servers(settings.nats_url), name=f"chieu-ledger {settings.instance}".strip(),
-                            max_reconnect_attempts=-1)
+    nc = await natsauth.connect(settings, "ledger", max_reconnect_attempts=-1)
     books = Books(pool)
     consumer = SettlementConsumer(books, nc.jetstream(), ack_wait_s=settings.ledger_ack_wait_s,
                                   metrics_every_s=settings.metrics_refresh_s)

@@ -3,11 +3,9 @@ first start), the table-list projection and its feed, the peers, and the gRPC se
 
 from __future__ import annotations
 
-import nats
-
-from chieu.kit import db, logs
+from chieu.kit import db, logs, natsauth
 from chieu.kit.server import Server, run
-from chieu.kit.settings import Settings, from_env, nats_servers
+from chieu.kit.settings import Settings, from_env
 from chieu.lobby.peers import Peers
 from chieu.lobby.projection import Feed, Projection
 from chieu.lobby.rooms import Rooms
@@ -28,8 +26,7 @@ async def build(settings: Settings) -> Server:
     loaded = await Rooms(pool).load_defaults()
     if loaded:
         log.info("default rooms loaded", rooms=loaded)
-    nc = await nats.connect(nats_servers(settings.nats_url), name=f"chieu-lobby {settings.instance}".strip(),
-                            max_reconnect_attempts=-1)
+    nc = await natsauth.connect(settings, "lobby", max_reconnect_attempts=-1)
     projection = Projection(settings.database_url, nc.jetstream(), ack_wait_s=settings.lobby_ack_wait_s,
                             metrics_every_s=settings.metrics_refresh_s)
     feed = Feed(settings.database_url)

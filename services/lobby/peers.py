@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import grpc
 
+from chieu.kit import channels
 from chieu.kit.errors import ServiceError
 from chieu.kit.settings import Settings
 from chieu.ladder.v1 import ladder_service_pb2 as ladder_pb
@@ -53,7 +54,7 @@ class Peers:
     def _channel(self, addr: str) -> grpc.aio.Channel:
         ch = self._channels.get(addr)
         if ch is None:
-            ch = self._channels[addr] = grpc.aio.insecure_channel(addr)
+            ch = self._channels[addr] = channels.channel(self.settings, addr)
         return ch
 
     def _own(self) -> tuple[tuple[str, str]]:

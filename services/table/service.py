@@ -26,7 +26,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from chieu.kit import auth, logs, metrics, tracing
+from chieu.kit import auth, channels, logs, metrics, tracing
 from chieu.kit.errors import GuardedServer, ServiceError, not_found, precondition
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot, Stored
 from chieu.kit.revocations import RevocationList
@@ -538,7 +538,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         from chieu.ledger.v1 import ledger_service_pb2, ledger_service_pb2_grpc
 
         if self._ledger is None:
-            self._ledger = grpc.aio.insecure_channel(self.settings.ledger_addr)
+            self._ledger = channels.channel(self.settings, self.settings.ledger_addr)
         try:
             resp = await ledger_service_pb2_grpc.LedgerServiceStub(self._ledger).GetPot(
                 ledger_service_pb2.GetPotRequest(table_id=table_id), timeout=LEDGER_TIMEOUT_S,
@@ -557,7 +557,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
             raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ledger_unavailable",
                                "no ledger service is configured (CHIEU_LEDGER_ADDR)")
         if self._ledger is None:
-            self._ledger = grpc.aio.insecure_channel(self.settings.ledger_addr)
+            self._ledger = channels.channel(self.settings, self.settings.ledger_addr)
         try:
             resp = await ledger_service_pb2_grpc.LedgerServiceStub(self._ledger).CheckEligibility(
                 ledger_service_pb2.CheckEligibilityRequest(player_id=player), timeout=LEDGER_TIMEOUT_S,
@@ -576,7 +576,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
             raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ladder_unavailable",
                                "no ladder service is configured (CHIEU_LADDER_ADDR)")
         if self._ladder is None:
-            self._ladder = grpc.aio.insecure_channel(self.settings.ladder_addr)
+            self._ladder = channels.channel(self.settings, self.settings.ladder_addr)
         try:
             resp = await ladder_service_pb2_grpc.LadderServiceStub(self._ladder).GetReputation(
                 ladder_service_pb2.GetReputationRequest(player_id=player),
@@ -600,7 +600,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         from chieu.ladder.v1 import ladder_service_pb2, ladder_service_pb2_grpc
 
         if self._ladder is None:
-            self._ladder = grpc.aio.insecure_channel(self.settings.ladder_addr)
+            self._ladder = channels.channel(self.settings, self.settings.ladder_addr)
         try:
             resp = await ladder_service_pb2_grpc.LadderServiceStub(self._ladder).CheckSeat(
                 ladder_service_pb2.CheckSeatRequest(game=game, table_level=level, player_ids=players,

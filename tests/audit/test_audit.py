@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,11 +39,19 @@ from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
 from chieu.table import codec
 from chieu.table.client import TableClient
 from chieu.table.v1 import log_pb2
-from tests.conftest import token
+from tests.conftest import nats_creds, token
 from tests.ladder.helpers import act, play
 from tests.table.helpers import play_to_end
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _as_auditor() -> Iterator[None]:
+    """The audit commands read NATS as the read-only ``audit`` user (``CHIEU_NATS_CREDS``)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CHIEU_NATS_CREDS", nats_creds("audit"))
+        yield
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "build" / "audit"
 
