@@ -1,0 +1,175 @@
+"""The world the fuzzers play in: every service up (real nats-server and PostgreSQL), players with
+money, a room, tables waiting and tables in play (whose seated players keep a ``Watch`` open, as
+a client would), and what a refused call must leave as it was (:meth:`World.fingerprint`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+import grpc
+import nats
+import pytest
+from google.protobuf import struct_pb2
+
+from chieu.kit import names
+from chieu.kit.settings import Settings
+from chieu.ledger.v1 import ledger_service_pb2 as lpb
+from chieu.ledger.v1 import ledger_service_pb2_grpc as lpb_grpc
+from chieu.lobby.v1 import lobby_service_pb2 as opb
+from chieu.lobby.v1 import lobby_service_pb2_grpc as opb_grpc
+from chieu.table.client import TableClient
+from chieu.table.rules import registry
+from chieu.table.v1 import log_pb2
+from tests.conftest import credential, token
+
+STATE_SQL = """
+SELECT
+  (SELECT count(*) FROM ledger_postings WHERE kind <> 'settlement') AS postings,
+  (SELECT coalesce(sum(days), 0) FROM ledger_memberships) AS membership_days,
+  (SELECT count(*) FROM ladder_history WHERE cause = 'correction') AS corrections,
+  (SELECT count(*) FROM ladder_months) AS months_paid,
+  (SELECT count(*) FROM ladder_rewards WHERE kind = 'monthly') AS monthly_rewards,
+  (SELECT count(*) FROM lobby_players) AS players,
+  (SELECT count(*) FROM lobby_devices) AS devices,
+  (SELECT count(*) FROM lobby_accounts) AS accounts,
+  (SELECT coalesce(md5(string_agg(to_jsonb(r)::text, ',' ORDER BY room_id)), '') FROM lobby_rooms r) AS rooms,
+  (SELECT count(*) FROM lobby_room_audit) AS room_audit,
+  (SELECT count(*) FROM lobby_sessions) AS sessions,
+  (SELECT count(*) FROM lobby_sessions WHERE revoked_at IS NULL) AS live_sessions,
+  (SELECT count(*) FROM lobby_revocations) AS revocations
+"""
+"""What the API alone changes in the three databases (not what the consumers write from the table
+log, which goes on by itself): the ledger's postings other than settlements and its membership
+days, the ladder's corrections and monthly payouts, the lobby's accounts, rooms and sessions."""
+
+SESSION_STATE = ("sessions", "live_sessions", "revocations")
+"""What a refused ``Refresh`` may change: a refresh token used twice revokes its session
+(``refresh_reused``, as the README says), whose tokens are then listed as revoked."""
+
+
+@dataclass
+class World:
+    channels: dict[str, grpc.aio.Channel]
+    db: asyncpg.Pool
+    js: Any
+    tokens: dict[str, str]
+    """Valid tokens by who holds them: p, q (seated), r (a spectator), operator, auditor, and each
+    service's credential (``service:table``...)."""
+    pools: dict[str, list[Any]]
+    players: list[str]
+    watches: list[asyncio.Task[None]] = field(default_factory=list)
+
+    async def state(self) -> dict[str, Any]:
+        row = await self.db.fetchrow(STATE_SQL)
+        assert row is not None
+        return dict(row)
+
+    async def last_seq(self) -> int:
+        info = await self.js.stream_info(names.TABLES.name)
+        return int(info.state.last_seq)
+
+    async def commands_since(self, seq: int) -> list[log_pb2.Record]:
+        """The records appended after ``seq`` that a command made: not a timer's (actor
+        ``system``) nor a presence record (a closed or reopened ``Watch``: ``lost:``/``back:``)."""
+        out = []
+        for s in range(seq + 1, await self.last_seq() + 1):
+            msg = await self.js.get_msg(names.TABLES.name, s)
+            rec = log_pb2.Record.FromString(msg.data)
+            if rec.actor != "system" and not rec.command_id.startswith(("lost:", "back:")):
+                out.append(rec)
+        return out
+
+
+async def _read_only_nats(url: str) -> Any:
+    """A NATS connection that may read the table stream (the audit user where NATS has
+    authorization)."""
+    try:
+        from tests.conftest import nats_connect  # type: ignore[attr-defined]
+    except ImportError:  # NATS without authorization
+        return await nats.connect(url)
+    return await nats_connect(url, "audit")
+
+
+def _md(tok: str) -> tuple[tuple[str, str]]:
+    return (("authorization", f"Bearer {tok}"),)
+
+
+async def _hold_watch(client: TableClient, table_id: str) -> None:
+    with contextlib.suppress(grpc.aio.AioRpcError, asyncio.CancelledError):
+        async for _ in client.watch(table_id):
+            pass
+
+
+@pytest.fixture(scope="module")
+async def world(settings: Settings, database_url: str, table_server: str, ledger_server: str,
+                ladder_server: str, lobby_server: str) -> AsyncIterator[World]:
+    run = uuid.uuid4().hex[:6]
+    p, q, r = f"fz-p-{run}", f"fz-q-{run}", f"fz-r-{run}"
+    tokens = {p: token(settings, p), q: token(settings, q), r: token(settings, r),
+              "operator": token(settings, f"fz-ops-{run}", "operator"),
+              "auditor": token(settings, f"fz-aud-{run}", "auditor"),
+              **{f"service:{s}": credential(s) for s in ("table", "ledger", "ladder", "lobby")}}
+    addrs = {"table": table_server, "ledger": ledger_server, "ladder": ladder_server, "lobby": lobby_server}
+    channels = {k: grpc.aio.insecure_channel(a) for k, a in addrs.items()}
+    db = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
+    nc = await _read_only_nats(settings.nats_url)
+
+    ops = _md(tokens["operator"])
+    ledger = lpb_grpc.LedgerServiceStub(channels["ledger"])
+    for who in (p, q):
+        await ledger.Adjust(lpb.AdjustRequest(adjustment_id=f"fz-{who}", player_id=who, currency="coins",
+                                              delta=1000, reason="fuzz"), metadata=ops)
+        await ledger.CreditPurchase(lpb.CreditPurchaseRequest(payment_id=f"fz-{who}", player_id=who, hearts=20),
+                                    metadata=ops)
+    lobby = opb_grpc.LobbyServiceStub(channels["lobby"])
+    room = f"o_an_quan.coins.fz{run}"
+    await lobby.PutRoom(opb.PutRoomRequest(room=opb.Room(room_id=room, game="o_an_quan", name="fuzz",
+                                                         currency=log_pb2.CURRENCY_COINS, stake=1), reason="fuzz"),
+                        metadata=ops)
+    listed = await lobby.ListRooms(opb.ListRoomsRequest(game="o_an_quan"), metadata=ops)
+    rooms = [r.room.room_id for r in listed.rooms]
+    guest = (await lobby.SignInGuest(opb.SignInGuestRequest(device_id=f"fz-dev-{run}"))).session
+
+    cp, cq = (TableClient(table_server, tokens[x], channels["table"]) for x in (p, q))
+    calm = {"turnSeconds": 3600}
+    waiting = (await cp.create("o_an_quan", calm)).table_id
+    tables, watches = [waiting], []
+    for extra in ({}, {"currency": log_pb2.CURRENCY_COINS, "stake": 1}):
+        t = (await cp.create("o_an_quan", calm, reconnect_grace_s=600, **extra)).table_id
+        await cq.sit(t)
+        for c in (cp, cq):  # a player's open Watch is their presence: the fuzzers' streams come and go
+            watches.append(asyncio.ensure_future(_hold_watch(c, t)))
+        await cp.start(t)
+        tables.append(t)
+
+    options = struct_pb2.Struct()
+    options.update(calm)
+    pools: dict[str, list[Any]] = {
+        "table_id": tables, "player_id": [p, q, r], "player_ids": [p, q, r], "game": list(registry.KEYS),
+        "room_id": rooms, "currency": ["coins", "hearts", "points:o_an_quan", "pot:coins"],
+        "refresh_token": [guest.refresh_token], "access_token": [guest.access_token, tokens[p]],
+        "month": ["2024-01", "2026-11"], "square": list(range(12)), "seat": [0, 1, 2],
+        "device_id": [f"fz-dev-{run}"],
+        "username": [f"fz{run}"], "reason": ["fuzz"], "song": ["song-1"], "target": [q],
+        "options": [options], "command_games": ["o_an_quan"], "direction": [1, 2], "days": [1], "hearts": [1],
+        "coins": [1], "delta": [1, -1], "stake": [1], "top": [10], "page_size": [10], "limit": [10],
+        "after_cursor": [0], "after_version": [0], "from_version": [0], "after_seq": [0], "table_level": [1],
+        "ladder_level": [0], "min_reputation": [0], "reconnect_grace_s": [30],
+    }
+    w = World(channels, db, nc.jetstream(), tokens, pools, [p, q, r], watches)
+    try:
+        yield w
+    finally:
+        for task in watches:
+            task.cancel()
+        await asyncio.gather(*watches, return_exceptions=True)
+        await nc.close()
+        await db.close()
+        for ch in channels.values():
+            await ch.close()
