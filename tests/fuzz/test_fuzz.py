@@ -131,3 +131,45 @@ def test_what_the_fuzzers_saw() -> None:
     for line, n in sorted(SEEN.items()):
         print(f"{n:5d} {line}")
     assert not SEEN or any(" OK " in k for k in SEEN), "no fuzzed call ever succeeded: the world is broken"
+
+
+def test_the_answer_checks_catch_what_they_should(settings: Settings) -> None:
+    """The oracle is not vacuous: an internal error, a missing or unstable reason, a leaked trace
+    or an unbounded message are each reported."""
+    ok_refusal = Answer(grpc.StatusCode.NOT_FOUND, "unknown_game", "unknown_game: no game 'x'", "unknown_game", "chieu")
+    assert problems(ok_refusal, 10, settings) == []
+    assert problems(Answer(grpc.StatusCode.OK), 10, settings) == []
+    bad = [
+        Answer(grpc.StatusCode.INTERNAL, "internal", "internal: an internal error occurred", "internal", "chieu"),
+        Answer(grpc.StatusCode.UNKNOWN, "", "Unexpected <class 'DecodeError'>"),
+        Answer(grpc.StatusCode.INVALID_ARGUMENT, "", "bad"),
+        Answer(grpc.StatusCode.INVALID_ARGUMENT, "Bad Reason!", "Bad Reason!: x", "Bad Reason!", "chieu"),
+        Answer(grpc.StatusCode.INVALID_ARGUMENT, "bad_x", "bad_x: x", None, None),
+        Answer(grpc.StatusCode.INVALID_ARGUMENT, "bad_x", "bad_x: " + "x" * 500, "bad_x", "chieu"),
+        Answer(grpc.StatusCode.INVALID_ARGUMENT, "bad_x", 'bad_x: Traceback File "/work/main/services/x.py"',
+               "bad_x", "chieu"),
+        Answer(grpc.StatusCode.RESOURCE_EXHAUSTED, "", "Received message larger than max"),
+    ]
+    for a in bad:
+        assert problems(a, 10, settings), a
+    assert problems(bad[-1], settings.max_message_bytes + 1, settings) == []
+
+
+async def test_the_state_checks_see_a_change(world: World) -> None:
+    """The fingerprints are not vacuous: an accepted command appears as a command record, an
+    accepted operator adjustment in the ledger's state."""
+    from chieu.ledger.v1 import ledger_service_pb2 as lpb
+    from chieu.ledger.v1 import ledger_service_pb2_grpc as lpb_grpc
+    from chieu.table.client import TableClient
+
+    seq, state = await world.last_seq(), await world.state()
+    player = world.players[2]
+    host = TableClient("", world.tokens[player], world.channels["table"])
+    await host.create("o_an_quan")
+    assert [r.actor for r in await world.commands_since(seq)] == [player]
+    ledger = lpb_grpc.LedgerServiceStub(world.channels["ledger"])
+    await ledger.Adjust(lpb.AdjustRequest(adjustment_id=f"oracle-{seq}", player_id=player, currency="coins", delta=1,
+                                          reason="oracle"),
+                        metadata=(("authorization", f"Bearer {world.tokens['operator']}"),))
+    after = await world.state()
+    assert after["postings"] == state["postings"] + 1
