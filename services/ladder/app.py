@@ -38,7 +38,8 @@ async def build(settings: Settings) -> Server:
     store = Store(pool, config(settings))
     consumer = LadderConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s,
                               metrics_every_s=settings.metrics_refresh_s)
-    resets = ResetConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s)
+    resets = ResetConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s,
+                           metrics_every_s=settings.metrics_refresh_s)
     relay = OutboxRelay(pool, nc.jetstream(), service="ladder", stream=names.LADDER,
                         replicas=settings.stream_replicas)
     payer = RewardPayer(pool, settings.ledger_addr, settings.service_token, settings=settings)

@@ -239,7 +239,7 @@ class ResetConsumer:
 
     def __init__(self, store: Store, js: JetStreamContext, *, durable: str = names.LADDER_RESETS_DURABLE,
                  stream: str = names.LEDGER.name, subject: str = names.LEDGER.subject("reputation_reset"),
-                 ack_wait_s: float = 30.0) -> None:
+                 ack_wait_s: float = 30.0, metrics_every_s: float = 5.0) -> None:
         self.store = store
         self.js = js
         self.durable = durable
@@ -248,9 +248,12 @@ class ResetConsumer:
         self.ack_wait_s = ack_wait_s
         self.applied = 0
         self._task: asyncio.Task[None] | None = None
+        self.metrics = metrics.ConsumerMetrics(durable)
+        self.metrics_every_s = metrics_every_s
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="ladder-resets")
+        await self.metrics.watch(self.js, self.stream, self.metrics_every_s)
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -258,6 +261,7 @@ class ResetConsumer:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
             self._task = None
+        await self.metrics.stop()
 
     async def _run(self) -> None:
         while True:  # the ledger creates its outbox stream
@@ -289,6 +293,7 @@ class ResetConsumer:
                     log.exception("reputation reset not applied; it will be redelivered")
 
     async def handle(self, msg: Any) -> str:
+        self.metrics.delivered(msg)
         try:
             payload = json.loads(msg.data)
             player_id, request_id = str(payload["player_id"]), str(payload["request_id"])
@@ -301,7 +306,7 @@ class ResetConsumer:
             self.applied += 1
             metrics.LADDER_CHANGES.inc()
         elif outcome == "seen":
-            metrics.CONSUMER_INBOX_HITS.labels(self.durable).inc()
+            self.metrics.inbox_hits.inc()
         await msg.ack()
         return outcome
 

@@ -155,6 +155,7 @@ async def test_a_played_hand_moves_the_counters(stack: Stack) -> None:
     d0, d1 = before["ladder"], after["ladder"]
     assert value(d1, "chieu_ladder_changes_total") - value(d0, "chieu_ladder_changes_total") == 2  # both players
     assert ("chieu_consumer_lag", (("durable", "ladder"),)) in d1
+    await until(lambda: ("chieu_consumer_lag", (("durable", "ladder-reputation-resets"),)) in stack.scrape("ladder"))
 
     o0, o1 = before["lobby"], after["lobby"]
     signins = "chieu_lobby_signins_total"
