@@ -77,7 +77,7 @@ async def reconcile(conn: Any, logs: Logs, report: Report, terms: Terms | None =
         cursor = int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM ladder_cursor WHERE stream = $1",
                                          stream) or 0)
         paid = {r["id"]: r for r in await conn.fetch(
-            "SELECT p.id, array_agg(t.debit) AS debits FROM ledger_postings p"
+            "SELECT p.id, array_remove(array_agg(t.debit), NULL) AS debits FROM ledger_postings p"
             " LEFT JOIN ledger_transfers t ON t.posting_id = p.id"
             " WHERE p.kind = 'reputation_reset' GROUP BY p.id")}
     report.count("reputation_changes", len(changes))
