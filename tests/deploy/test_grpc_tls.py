@@ -16,7 +16,6 @@ from typing import Any
 import grpc
 import kubernetes_validate
 import pytest
-import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -26,18 +25,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from chieu.kit import localnats
 from chieu.kit import settings as settings_mod
 
-from .tools import OVERLAYS, ROOT, build
+from .tools import OVERLAYS, with_grpc_tls
 
 SERVICES = ("table", "ledger", "ladder", "lobby")
-
-
-def _with_tls(overlay: str) -> list[dict[str, Any]]:
-    folder = ROOT / "build" / "deploy-grpc-tls" / overlay
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "kustomization.yaml").write_text(yaml.safe_dump({
-        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-        "resources": [f"../../../deploy/overlays/{overlay}"], "components": ["../../../deploy/components/grpc-tls"]}))
-    return [d for d in yaml.safe_load_all(build(folder)) if d]
 
 
 def _service(docs: list[dict[str, Any]], s: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -48,7 +38,7 @@ def _service(docs: list[dict[str, Any]], s: str) -> tuple[dict[str, Any], dict[s
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
 def test_each_service_serves_and_calls_with_its_own_certificate(overlay: str) -> None:
-    docs = _with_tls(overlay)
+    docs = with_grpc_tls(overlay)
     certs = {c["spec"]["secretName"]: c["spec"] for c in docs if c["kind"] == "Certificate"}
     for s in SERVICES:
         d, c = _service(docs, s)
@@ -113,7 +103,7 @@ def tls_health(tmp_path: Path) -> Iterator[tuple[int, Path, health.HealthService
 
 def test_the_in_pod_probe_answers_as_the_kubelet_needs(tls_health: tuple[int, Path, health.HealthServicer]) -> None:
     port, certs, servicer = tls_health
-    _, c = _service(_with_tls("prod"), "ledger")
+    _, c = _service(with_grpc_tls("prod"), "ledger")
     command = c["readinessProbe"]["exec"]["command"]
     assert command[0] == "python"
 

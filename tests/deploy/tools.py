@@ -65,6 +65,16 @@ def render(overlay: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(_rendered(overlay)) if d]
 
 
+def with_grpc_tls(overlay: str) -> list[dict[str, Any]]:
+    """An overlay with the deploy/components/grpc-tls component added (built from build/)."""
+    folder = ROOT / "build" / "deploy-grpc-tls" / overlay
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": [f"../../../deploy/overlays/{overlay}"], "components": ["../../../deploy/components/grpc-tls"]}))
+    return [d for d in yaml.safe_load_all(build(folder)) if d]
+
+
 def ensure_schemas() -> Path:
     """deploy/schemas/node_modules, installed from its lock file when missing; the validator."""
     if not (SCHEMAS / "node_modules" / "@kubernetes-models" / "cloudnative-pg").exists():
