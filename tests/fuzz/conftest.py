@@ -67,6 +67,31 @@ class World:
     players: list[str]
     watches: list[asyncio.Task[None]] = field(default_factory=list)
 
+    async def deal_tables(self) -> list[str]:
+        """Fresh tables for the next fuzzer (the last one may have aborted or ended their hands):
+        one waiting, and two in play (one of 金币) whose seated players keep a ``Watch`` open, as
+        clients do, so the fuzzers' own streams coming and going are not their presence. Their
+        ids become the ``table_id`` pool."""
+        await self.clear_tables()
+        p, q = self.players[:2]
+        cp, cq = (TableClient("", self.tokens[x], self.channels["table"]) for x in (p, q))
+        tables = [(await cp.create("o_an_quan", CALM)).table_id]
+        for extra in ({}, {"currency": log_pb2.CURRENCY_COINS, "stake": 1}):
+            t = (await cp.create("o_an_quan", CALM, reconnect_grace_s=600, **extra)).table_id
+            await cq.sit(t)
+            for c in (cp, cq):
+                self.watches.append(asyncio.ensure_future(_hold_watch(c, t)))
+            await cp.start(t)
+            tables.append(t)
+        self.pools["table_id"] = tables
+        return tables
+
+    async def clear_tables(self) -> None:
+        for task in self.watches:
+            task.cancel()
+        await asyncio.gather(*self.watches, return_exceptions=True)
+        self.watches.clear()
+
     async def state(self) -> dict[str, Any]:
         row = await self.db.fetchrow(STATE_SQL)
         assert row is not None
@@ -96,6 +121,10 @@ async def _read_only_nats(url: str) -> Any:
     except ImportError:  # NATS without authorization
         return await nats.connect(url)
     return await nats_connect(url, "audit")
+
+
+CALM = {"turnSeconds": 3600}
+"""Turns of an hour: no timer fires while the fuzzers play."""
 
 
 def _md(tok: str) -> tuple[tuple[str, str]]:
@@ -138,22 +167,10 @@ async def world(settings: Settings, database_url: str, table_server: str, ledger
     rooms = [r.room.room_id for r in listed.rooms]
     guest = (await lobby.SignInGuest(opb.SignInGuestRequest(device_id=f"fz-dev-{run}"))).session
 
-    cp, cq = (TableClient(table_server, tokens[x], channels["table"]) for x in (p, q))
-    calm = {"turnSeconds": 3600}
-    waiting = (await cp.create("o_an_quan", calm)).table_id
-    tables, watches = [waiting], []
-    for extra in ({}, {"currency": log_pb2.CURRENCY_COINS, "stake": 1}):
-        t = (await cp.create("o_an_quan", calm, reconnect_grace_s=600, **extra)).table_id
-        await cq.sit(t)
-        for c in (cp, cq):  # a player's open Watch is their presence: the fuzzers' streams come and go
-            watches.append(asyncio.ensure_future(_hold_watch(c, t)))
-        await cp.start(t)
-        tables.append(t)
-
     options = struct_pb2.Struct()
-    options.update(calm)
+    options.update(CALM)
     pools: dict[str, list[Any]] = {
-        "table_id": tables, "player_id": [p, q, r], "player_ids": [p, q, r], "game": list(registry.KEYS),
+        "table_id": [], "player_id": [p, q, r], "player_ids": [p, q, r], "game": list(registry.KEYS),
         "room_id": rooms, "currency": ["coins", "hearts", "points:o_an_quan", "pot:coins"],
         "refresh_token": [guest.refresh_token], "access_token": [guest.access_token, tokens[p]],
         "month": ["2024-01", "2026-11"], "square": list(range(12)), "seat": [0, 1, 2],
@@ -164,13 +181,11 @@ async def world(settings: Settings, database_url: str, table_server: str, ledger
         "after_cursor": [0], "after_version": [0], "from_version": [0], "after_seq": [0], "table_level": [1],
         "ladder_level": [0], "min_reputation": [0], "reconnect_grace_s": [30],
     }
-    w = World(channels, db, nc.jetstream(), tokens, pools, [p, q, r], watches)
+    w = World(channels, db, nc.jetstream(), tokens, pools, [p, q, r])
     try:
         yield w
     finally:
-        for task in watches:
-            task.cancel()
-        await asyncio.gather(*watches, return_exceptions=True)
+        await w.clear_tables()
         await nc.close()
         await db.close()
         for ch in channels.values():

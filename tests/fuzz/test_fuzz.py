@@ -87,6 +87,8 @@ def problems(a: Answer, request_size: int, settings: Settings) -> list[str]:
 @pytest.mark.parametrize("rpc_id", sorted(RPCS))
 async def test_fuzz(rpc_id: str, world: World, settings: Settings) -> None:
     rpc: Rpc = RPCS[rpc_id]
+    if rpc.service in ("table", "lobby"):
+        await world.deal_tables()
     loop = asyncio.get_running_loop()
     channel = world.channels[rpc.service]
     health = health_pb2_grpc.HealthStub(channel)
