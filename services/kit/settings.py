@@ -21,8 +21,8 @@ class Settings:
     """``NATS_URL``: the NATS server(s), comma-separated."""
     nats_creds: str = ""
     """``CHIEU_NATS_CREDS``: this process's NATS credential, an NKEY seed file (``chieu up`` and
-    ``chieu nats-creds`` make one per service); the server admits only its users (prod refuses to
-    start without one)."""
+    ``chieu nats-auth`` make one per service); the server admits only its users (prod refuses to
+    connect without one)."""
     nats_ca: str = ""
     """``CHIEU_NATS_CA``: a CA (PEM) the NATS server's TLS certificate must chain to; set: NATS over TLS."""
     tls_cert: str = ""
