@@ -23,8 +23,10 @@ from chieu.ledger.v1 import ledger_service_pb2 as lpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as lpb_grpc
 from chieu.lobby.v1 import lobby_service_pb2 as opb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as opb_grpc
-from chieu.table.client import TableClient
+from chieu.table import codec
+from chieu.table.client import TableClient, game_view
 from chieu.table.rules import registry
+from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.v1 import log_pb2
 from tests.conftest import credential, token
 
@@ -71,19 +73,20 @@ class World:
         """Fresh tables for the next fuzzer (the last one may have aborted or ended their hands):
         one waiting, and two in play (one of 金币) whose seated players keep a ``Watch`` open, as
         clients do, so the fuzzers' own streams coming and going are not their presence. Their
-        ids become the ``table_id`` pool."""
+        ids become the ``table_id`` pool, and the first hand's legal moves the ``command`` pool."""
         await self.clear_tables()
         p, q = self.players[:2]
         cp, cq = (TableClient("", self.tokens[x], self.channels["table"]) for x in (p, q))
-        tables = [(await cp.create("o_an_quan", CALM)).table_id]
+        tables, moves = [(await cp.create("o_an_quan", CALM)).table_id], []
         for extra in ({}, {"currency": log_pb2.CURRENCY_COINS, "stake": 1}):
             t = (await cp.create("o_an_quan", CALM, reconnect_grace_s=600, **extra)).table_id
             await cq.sit(t)
             for c in (cp, cq):
                 self.watches.append(asyncio.ensure_future(_hold_watch(c, t)))
-            await cp.start(t)
+            gv = game_view(await cp.start(t))
+            moves += [codec.pack(Sow(m.square, m.direction), "o_an_quan") for m in gv.legal]
             tables.append(t)
-        self.pools["table_id"] = tables
+        self.pools["table_id"], self.pools["command"] = tables, moves
         return tables
 
     async def clear_tables(self) -> None:
