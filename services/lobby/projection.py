@@ -16,6 +16,9 @@ Exactly once, in order:
   and an older record is never folded again.
 - Records that change nothing of the list (game moves, readiness, presence) are acknowledged
   without a write.
+- A projector that takes the lead while records are delivered but unacknowledged (the last one
+  died, or its batch failed) waits for their redelivery before it fetches, so a table's records
+  are never folded newer first.
 
 Every change is a ``NOTIFY lobby_tables`` with the table's summary as JSON (sent at commit by
 PostgreSQL to every lobby process): :class:`Feed` listens and hands it to the room's watchers.
@@ -240,6 +243,7 @@ class Projection:
             if info.config.ack_wait is None or abs(info.config.ack_wait - self.ack_wait_s) > 1e-3:
                 await self.js.add_consumer(self.stream, config=info.config.evolve(ack_wait=self.ack_wait_s))
         sub = await self.js.pull_subscribe(self.subjects, durable=self.durable, stream=self.stream, config=config)
+        await self._after_the_lost_batch()
         self.projecting = True
         log.info("projecting the table list", durable=self.durable)
         try:
@@ -257,6 +261,18 @@ class Projection:
         finally:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
+
+    async def _after_the_lost_batch(self) -> None:
+        """Before the first fetch of a new lead: if records were delivered to a projector that never
+        acknowledged them (it died, or its batch failed before the commit), wait until the durable
+        hands them out again (its ack wait), so they come back before any newer record. Folding a
+        table's newer record first would drop the older one ("folded already") from its line."""
+        info = await self.js.consumer_info(self.stream, self.durable)
+        if info.num_ack_pending:
+            wait = info.config.ack_wait or self.ack_wait_s
+            log.info("records held by a lost projector: waiting for their redelivery", pending=info.num_ack_pending,
+                     wait_s=wait)
+            await asyncio.sleep(wait + STANDBY_S)
 
     async def _wait_for_stream(self) -> None:
         said = False
