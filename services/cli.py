@@ -320,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--seed", type=int,
                     help="the seed of the fault schedule and the bots (default: a random one, printed)")
     ch.add_argument("--minutes", type=float, default=30.0, help="how long the bots play (default 30)")
-    ch.add_argument("--full", action="store_true", help="every game in several rooms (58 players; default: 21)")
+    ch.add_argument("--full", action="store_true", help="every game in several rooms (53 players; default: 21)")
     ch.add_argument("--data", default=".var/chaos", help="where each run keeps its cluster and records")
     ch.add_argument("--keep", action="store_true", help="keep the cluster up after the report, until Ctrl-C")
     ch.set_defaults(func=_chaos)

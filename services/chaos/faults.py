@@ -10,13 +10,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import nats
-
 from chieu.chaos.records import AppliedFault, Journal
 from chieu.chaos.schedule import Fault
 from chieu.cluster import Cluster, Process
-from chieu.kit import logs, names
-from chieu.kit.settings import nats_servers
+from chieu.kit import logs, names, natsauth
 
 log = logs.get("chieu.chaos.faults")
 
@@ -105,8 +102,8 @@ class Injector:
     async def stream_leader(self) -> str:
         """The node leading the table stream now ("" if none answers within 2 s)."""
         try:
-            nc = await nats.connect(nats_servers(self.cluster.nats_url), connect_timeout=2,
-                                    max_reconnect_attempts=1, allow_reconnect=False)
+            nc = await natsauth.connect_url(self.cluster.nats_url, "chieu-chaos", creds=self.cluster.audit_creds,
+                                            connect_timeout=2, max_reconnect_attempts=1, allow_reconnect=False)
         except Exception:
             return ""
         try:
@@ -128,3 +125,5 @@ class Injector:
                 p.paused = False
             if not p.alive:
                 p.start()
+        if self.cluster.pg is not None:
+            self.cluster.start_pg()

@@ -12,8 +12,7 @@ from typing import Any
 import nats
 from nats.js import api
 
-from chieu.kit import logs, names
-from chieu.kit.settings import nats_servers
+from chieu.kit import logs, names, natsauth
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 
@@ -27,8 +26,10 @@ started again from where it was (an ordered consumer lost on a NATS node)."""
 class Oracle:
     """Every table of the stream, folded as its records arrive."""
 
-    def __init__(self, nats_url: str) -> None:
+    def __init__(self, nats_url: str, creds: str = "") -> None:
         self.nats_url = nats_url
+        self.creds = creds
+        """The NATS user's seed (the read-only ``audit`` user)."""
         self.tables: dict[str, Table] = {}
         self.last_seq = 0
         self.anomalies: list[str] = []
@@ -45,8 +46,8 @@ class Oracle:
         async def quiet(e: Exception) -> None:
             pass
 
-        self._nc = await nats.connect(nats_servers(self.nats_url), name="chieu-chaos-oracle",
-                                      max_reconnect_attempts=-1, reconnect_time_wait=0.2, error_cb=quiet)
+        self._nc = await natsauth.connect_url(self.nats_url, "chieu-chaos-oracle", creds=self.creds,
+                                              max_reconnect_attempts=-1, reconnect_time_wait=0.2, error_cb=quiet)
         self._task = asyncio.create_task(self._follow())
 
     async def stop(self) -> None:

@@ -80,17 +80,24 @@ class Journal:
         self._faults = (folder / "faults.jsonl").open("a", encoding="utf-8")
         self.commands: list[Command] = []
         self.views = 0
+        self.closed = False
 
     def command(self, c: Command) -> None:
+        if self.closed:  # a client still finishing after the run's end: nothing more is recorded
+            return
         self.commands.append(c)
         self._commands.write(json.dumps(asdict(c)) + "\n")
 
     def view(self, player: str, table_id: str, source: str, stream: int, received_ms: int, data: bytes) -> None:
+        if self.closed:
+            return
         head = json.dumps({"p": player, "t": table_id, "s": source, "w": stream, "r": received_ms}).encode()
         self._views.write(_LEN.pack(len(head)) + head + _LEN.pack(len(data)) + data)
         self.views += 1
 
     def fault(self, f: AppliedFault) -> None:
+        if self.closed:
+            return
         self._faults.write(json.dumps(asdict(f)) + "\n")
         self._faults.flush()
 
@@ -99,6 +106,7 @@ class Journal:
             f.flush()
 
     def close(self) -> None:
+        self.closed = True
         for f in (self._commands, self._views, self._faults):
             f.close()
 

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import nats
 
 from chieu.chaos import checker, schedule
 from chieu.chaos import client as calls
@@ -38,8 +37,8 @@ from chieu.chaos.faults import Injector
 from chieu.chaos.oracle import Oracle
 from chieu.chaos.records import AppliedFault, Command, Journal
 from chieu.cluster import Cluster
-from chieu.kit import localnats, names
-from chieu.kit.settings import from_env, nats_servers
+from chieu.kit import localnats, names, natsauth
+from chieu.kit.settings import from_env
 from chieu.ladder.rules import Params
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
@@ -53,7 +52,7 @@ FULL = [Group(g, k, n) for g, n, kinds in (
     ("phom", 4, ("points", "coins", "ladder")), ("dominoes", 3, ("points", "coins", "ladder")),
     ("mahjong", 4, ("points", "coins")), ("gouji", 6, ("points",)), ("lianliankan", 3, ("points", "ladder")),
 ) for k in kinds]
-"""The long run: every game in several kinds of room (58 players)."""
+"""Every game in several kinds of room (53 players: `chieu chaos --full`)."""
 SLOW_NODE = 2
 """The node (0-based) behind the latency proxy: ``n3``."""
 WINDOW_AFTER_S = 5.0
@@ -164,10 +163,10 @@ async def _put_rooms(target: str, token: str, groups: list[Group]) -> None:
                 raise RuntimeError(f"cannot put room {room.room_id}: {r.code} {r.reason}")
 
 
-async def quiesce(nats_url: str, limit_s: float, still_s: float = 5.0) -> bool:
+async def quiesce(nats_url: str, creds: str, limit_s: float, still_s: float = 5.0) -> bool:
     """Wait until the table stream has been still for ``still_s`` and every durable consumer of it
-    (ledger, ladder, lobby) has nothing pending nor unacknowledged."""
-    nc = await nats.connect(nats_servers(nats_url), max_reconnect_attempts=-1)
+    (ledger, ladder, lobby) has nothing pending nor unacknowledged (read as the ``audit`` user)."""
+    nc = await natsauth.connect_url(nats_url, "chieu-chaos", creds=creds, max_reconnect_attempts=-1)
     try:
         js = nc.jetstream()
         deadline = time.monotonic() + limit_s
@@ -222,7 +221,8 @@ async def run(config: Config) -> dict[str, Any]:
             f"(n3 through the latency proxy), table {cluster.target('table')}")
         operator = cluster.signer.sign("chaos-operator", ("operator",), 24 * 3600)
         await _put_rooms(cluster.target("lobby"), operator, config.groups)
-        oracle = Oracle(cluster.nats_url)
+        os.environ["CHIEU_NATS_CREDS"] = cluster.audit_creds  # the checker's audit reads as the audit user
+        oracle = Oracle(cluster.nats_url, cluster.audit_creds)
         await oracle.start()
         shared = Shared(cluster.target("table"), cluster.target("lobby"), journal, oracle)
         clients: list[Any] = []
@@ -254,7 +254,7 @@ async def run(config: Config) -> dict[str, Any]:
         await asyncio.to_thread(injector.heal)
         journal.flush()
         say("waiting for the system to go quiet (hands of players gone end by the rules' auto-play)")
-        quiet = await quiesce(cluster.nats_url, config.quiet_s)
+        quiet = await quiesce(cluster.nats_url, cluster.audit_creds, config.quiet_s)
         say("checking" + ("" if quiet else " (the system did not go quiet in time: the checks may see it moving)"))
         s = from_env()
         result = await checker.check(folder, nats_url=cluster.nats_url, database_url=cluster.database_url,
@@ -266,7 +266,8 @@ async def run(config: Config) -> dict[str, Any]:
             for line in report(summary):
                 print(line, flush=True)
             say(f"the cluster stays up until Ctrl-C: NATS_URL={cluster.nats_url} "
-                f"DATABASE_URL='{cluster.database_url}' ./chieu audit (or verify TABLE, replay TABLE --html F)")
+                f"CHIEU_NATS_CREDS={cluster.audit_creds} DATABASE_URL='{cluster.database_url}' "
+                "./chieu audit (or verify TABLE, replay TABLE --html F)")
             await _interrupted()
     finally:
         journal.close()

@@ -1,7 +1,8 @@
-"""The local cluster (``chieu up --cluster``): three NATS nodes with R3 streams, two processes of
-every service. Ô ăn quan is played through both table processes; the node leading the table stream
-is SIGKILLed mid-game and play goes on within seconds; once the node is back, every acknowledged
-command is in the log exactly once, the versions follow on, and the node holds the whole stream."""
+"""The local cluster (``chieu up --cluster``): three NATS nodes with R3 streams admitting only each
+service's own NATS user, two processes of every service. Ô ăn quan is played through both table
+processes; the node leading the table stream is SIGKILLed mid-game and play goes on within
+seconds; once the node is back and current, every acknowledged command is in the log exactly once
+and the versions follow on."""
 
 from __future__ import annotations
 
@@ -12,12 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
-import nats
 import pytest
 
 from chieu.chaos import client as calls
 from chieu.cluster import REPLICAS, Cluster
-from chieu.kit import names
+from chieu.kit import names, natsauth
 from chieu.kit.eventstore import EventStore
 from chieu.table import codec
 from chieu.table.client import TableClient, game_view
@@ -78,7 +78,7 @@ class Players:
 
 
 async def _leader(cluster: Cluster) -> str:
-    nc = await nats.connect(cluster.nats_url.split(","))
+    nc = await natsauth.connect_url(cluster.nats_url, "test", creds=cluster.audit_creds)
     try:
         info = await nc.jetstream().stream_info(names.TABLES.name)
         assert info.config.num_replicas == REPLICAS
@@ -90,7 +90,7 @@ async def _leader(cluster: Cluster) -> str:
 
 async def _current(cluster: Cluster, node: str, timeout_s: float = 60.0) -> bool:
     """Whether ``node`` becomes a current replica of the table stream (nothing left to catch up)."""
-    nc = await nats.connect(cluster.nats_url.split(","))
+    nc = await natsauth.connect_url(cluster.nats_url, "test", creds=cluster.audit_creds)
     try:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -135,7 +135,7 @@ async def test_a_nats_node_killed_mid_game_loses_no_acknowledged_move(cluster: C
 
         # the restarted node caught up with everything acknowledged while it was gone
         assert await _current(cluster, leader), f"{leader} is not current again"
-        store = await EventStore.connect(cluster.nats_url, stream=names.TABLES)
+        store = await EventStore.connect(cluster.nats_url, stream=names.TABLES, creds=cluster.audit_creds)
         try:
             records = [log_pb2.Record.FromString(s.data) for s in await store.read(table_id)]
         finally:
