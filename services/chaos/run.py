@@ -58,7 +58,10 @@ SLOW_NODE = 2
 WINDOW_AFTER_S = 5.0
 """A fault's window lasts until this long after its end (throughput outside the windows)."""
 SERVICE_ENV = {"CHIEU_LOG_FORMAT": "json", "CHIEU_LEDGER_ACK_WAIT_S": "5", "CHIEU_LADDER_ACK_WAIT_S": "5",
-               "CHIEU_LOBBY_ACK_WAIT_S": "5"}
+               "CHIEU_LOBBY_ACK_WAIT_S": "5", "CHIEU_LOBBY_ACCESS_TTL_S": "240"}
+"""Short ack waits (a message held by a killed consumer comes back within 5 s) and 4-minute access
+tokens (every player refreshes its session, and its watch streams end with their token, every
+two minutes or so)."""
 
 
 @dataclass
