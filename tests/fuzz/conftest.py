@@ -13,7 +13,6 @@ from typing import Any
 
 import asyncpg
 import grpc
-import nats
 import pytest
 from google.protobuf import struct_pb2
 
@@ -28,7 +27,7 @@ from chieu.table.client import TableClient, game_view
 from chieu.table.rules import registry
 from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.v1 import log_pb2
-from tests.conftest import credential, token
+from tests.conftest import credential, nats_connect, token
 
 STATE_SQL = """
 SELECT
@@ -116,16 +115,6 @@ class World:
         return out
 
 
-async def _read_only_nats(url: str) -> Any:
-    """A NATS connection that may read the table stream (the audit user where NATS has
-    authorization)."""
-    try:
-        from tests.conftest import nats_connect  # type: ignore[attr-defined]
-    except ImportError:  # NATS without authorization
-        return await nats.connect(url)
-    return await nats_connect(url, "audit")
-
-
 CALM = {"turnSeconds": 3600}
 """Turns of an hour: no timer fires while the fuzzers play."""
 
@@ -155,7 +144,7 @@ async def world(settings: Settings, database_url: str, table_server: str, ledger
     addrs = {"table": table_server, "ledger": ledger_server, "ladder": ladder_server, "lobby": lobby_server}
     channels = {k: grpc.aio.insecure_channel(a) for k, a in addrs.items()}
     db = await asyncpg.create_pool(database_url, min_size=1, max_size=2)
-    nc = await _read_only_nats(settings.nats_url)
+    nc = await nats_connect(settings.nats_url, "audit")  # reads the table stream, writes nothing
 
     ops = _md(tokens["operator"])
     ledger = lpb_grpc.LedgerServiceStub(channels["ledger"])
