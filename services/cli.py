@@ -161,6 +161,7 @@ def _audit(args: argparse.Namespace) -> int:
     options = Options(nats_url=args.nats or settings.nats_url, archive=args.archive or "",
                       tables=frozenset(args.table or ()),
                       database_url="" if args.no_db else (args.database_url or os.environ.get("DATABASE_URL", "")),
+                      ladder_database_url="" if args.no_db else (args.ladder_database_url or ""),
                       ledger=not args.no_ledger, ladder=not args.no_ladder,
                       params=Params(settings.ladder_up, settings.ladder_down, settings.ladder_floor_style,
                                     settings.ladder_only_lose_basis))
@@ -293,7 +294,9 @@ def build_parser() -> argparse.ArgumentParser:
     au = sub.add_parser("audit", help="auditor: prove a period of play (every log, the ledger, the ladder)")
     au.add_argument("--archive", help="an archive file from `chieu export` (default: the live stream)")
     au.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
-    au.add_argument("--database-url", help="the ledger's and ladder's PostgreSQL (default $DATABASE_URL)")
+    au.add_argument("--database-url", help="the ledger's PostgreSQL, and the ladder's unless --ladder-database-url "
+                    "(default $DATABASE_URL)")
+    au.add_argument("--ladder-database-url", help="the ladder's PostgreSQL when it has its own (as in deploy/)")
     au.add_argument("--table", action="append", help="only this table (repeat for more): its books only")
     au.add_argument("--no-db", action="store_true", help="check the logs only")
     au.add_argument("--no-ledger", action="store_true", help="do not reconcile the ledger")

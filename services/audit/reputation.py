@@ -25,6 +25,7 @@ from typing import Any
 
 from chieu.audit.logs import Logs
 from chieu.audit.report import Report
+from chieu.audit.snapshot import read_only
 from chieu.audit.terms import Terms
 from chieu.kit import names
 
@@ -66,17 +67,18 @@ def _log_key(key: str, stream: str) -> tuple[int, int] | None:
 
 
 async def reconcile(conn: Any, logs: Logs, report: Report, terms: Terms | None = None,
-                    stream: str = names.TABLES.name) -> None:
-    """Reconcile reputations on ``conn`` (asyncpg: the ladder's and the ledger's tables) with ``logs``."""
+                    stream: str = names.TABLES.name, ledger: Any = None) -> None:
+    """Reconcile reputations on ``conn`` (asyncpg: the ladder's tables, and the ledger's unless
+    ``ledger`` is given, the ledger's own database) with ``logs``."""
     terms = terms or Terms()
-    await conn.execute("SET default_transaction_read_only = on")
-    async with conn.transaction(isolation="repeatable_read", readonly=True):
+    books = conn if ledger is None else ledger
+    async with read_only(conn, books):
         rows = await conn.fetch("SELECT player_id, score, quits, disconnects FROM ladder_reputation")
         changes = await conn.fetch(
             "SELECT id, player_id, cause, cause_key, before, after FROM ladder_reputation_changes ORDER BY id")
         cursor = int(await conn.fetchval("SELECT coalesce(max(seq), 0) FROM ladder_cursor WHERE stream = $1",
                                          stream) or 0)
-        paid = {r["id"]: r for r in await conn.fetch(
+        paid = {r["id"]: r for r in await books.fetch(
             "SELECT p.id, array_remove(array_agg(t.debit), NULL) AS debits FROM ledger_postings p"
             " LEFT JOIN ledger_transfers t ON t.posting_id = p.id"
             " WHERE p.kind = 'reputation_reset' GROUP BY p.id")}

@@ -26,6 +26,7 @@ from typing import Any
 
 from chieu.audit.logs import Logs
 from chieu.audit.report import Report
+from chieu.audit.snapshot import read_only
 from chieu.audit.terms import Terms
 
 AREA = "rewards"
@@ -80,11 +81,12 @@ def expected(best_ups: list[Any], months: dict[tuple[str, str], list[Any]], term
     return out
 
 
-async def reconcile(conn: Any, logs: Logs, report: Report, terms: Terms | None = None) -> None:
-    """Reconcile the ladder's rewards on ``conn`` (asyncpg: the ladder's and the ledger's tables)."""
+async def reconcile(conn: Any, logs: Logs, report: Report, terms: Terms | None = None, ledger: Any = None) -> None:
+    """Reconcile the ladder's rewards on ``conn`` (asyncpg: the ladder's tables, and the ledger's
+    unless ``ledger`` is given, the ledger's own database)."""
     terms = terms or Terms()
-    await conn.execute("SET default_transaction_read_only = on")
-    async with conn.transaction(isolation="repeatable_read", readonly=True):
+    books = conn if ledger is None else ledger
+    async with read_only(conn, books):
         recorded = await conn.fetch(
             "SELECT reward_id, player_id, game, kind, coins, reason, paid_at, attempts, last_error FROM ladder_rewards")
         best_ups = await conn.fetch(
@@ -94,7 +96,7 @@ async def reconcile(conn: Any, logs: Logs, report: Report, terms: Terms | None =
         month_rows = await conn.fetch(
             "SELECT h.id, h.game, h.month, h.player_id, h.level_after, h.best_after, h.lp_after, h.reached"
             " FROM ladder_history h JOIN ladder_months m ON m.game = h.game AND m.month = h.month ORDER BY h.id")
-        postings = await conn.fetch(
+        postings = await books.fetch(
             "SELECT p.id, p.actor, p.memo, t.debit, t.credit, t.amount, t.reason FROM ledger_postings p"
             " LEFT JOIN ledger_transfers t ON t.posting_id = p.id WHERE p.kind = 'reward' ORDER BY p.id, t.seq")
     complete, scope = logs.complete, logs.players()

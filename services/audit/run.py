@@ -21,7 +21,10 @@ class Options:
     archive: str = ""
     """An archive file (``chieu export``): the logs come from it alone."""
     database_url: str = ""
-    """The ledger's and the ladder's PostgreSQL (empty: neither is reconciled)."""
+    """The ledger's PostgreSQL, and the ladder's unless ``ladder_database_url`` is given (empty:
+    neither is reconciled)."""
+    ladder_database_url: str = ""
+    """The ladder's PostgreSQL when it is not the ledger's (deploy/: a database per service)."""
     tables: frozenset[str] = frozenset()
     """Only these tables (empty: every table): a period, so the books are checked for them only."""
     ledger: bool = True
@@ -73,6 +76,8 @@ async def audit(options: Options, progress: Callable[[int, int], None] | None = 
         import asyncpg
 
         conn = await asyncpg.connect(options.database_url)
+        own = options.ladder_database_url not in ("", options.database_url)
+        ladder = await asyncpg.connect(options.ladder_database_url) if own and options.ladder else conn
         try:
             if options.ledger:
                 await money.reconcile(conn, period, report)
@@ -80,11 +85,13 @@ async def audit(options: Options, progress: Callable[[int, int], None] | None = 
                 from chieu.kit.settings import from_env
 
                 terms = options.terms or replace(Terms.from_settings(from_env()), params=options.params)
-                await levels.reconcile(conn, period, report, terms.params)
-                await reputation.reconcile(conn, period, report, terms)
+                await levels.reconcile(ladder, period, report, terms.params)
+                await reputation.reconcile(ladder, period, report, terms, ledger=conn)
                 if options.ledger:
-                    await rewards.reconcile(conn, period, report, terms)
+                    await rewards.reconcile(ladder, period, report, terms, ledger=conn)
         finally:
+            if ladder is not conn:
+                await ladder.close()
             await conn.close()
     else:
         report.skipped.append("the ledger and the ladder: no DATABASE_URL")

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import grpc
@@ -33,7 +34,9 @@ from chieu.audit.archive import ArchiveError
 from chieu.audit.run import Options, audit
 from chieu.audit.v1 import archive_pb2
 from chieu.games.xiangqi.v1 import xiangqi_pb2
+from chieu.kit import db as kit_db
 from chieu.kit.settings import Settings
+from chieu.ladder.schema import MIGRATIONS as LADDER_MIGRATIONS
 from chieu.ledger.v1 import ledger_service_pb2 as gpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
 from chieu.table import codec
@@ -450,3 +453,34 @@ async def test_the_html_replay_renders_in_a_headless_browser(played: Played) -> 
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a real page, not a blank one
     width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
     assert (width, height) == (1280, 1600)
+
+
+def _database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+async def test_the_ladder_in_a_database_of_its_own(played: Played) -> None:
+    await settled(played)
+    # the same books under a second URL: two connections, the same answer as one
+    same = played.database_url + ("&" if "?" in played.database_url else "?") + "application_name=ladder"
+    report = await audit(options(played, ladder_database_url=same))
+    assert report.ok, report.findings
+    # a ladder database that never applied anything: the ladder's checks find it behind, the
+    # ledger's (read where the settlements are) stay clean
+    name = f"audit_ladder_{uuid.uuid4().hex[:8]}"
+    admin = await asyncpg.connect(played.database_url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+        empty = await asyncpg.connect(_database(played.database_url, name))
+        try:
+            await kit_db.migrate(empty, "ladder", LADDER_MIGRATIONS)
+        finally:
+            await empty.close()
+        report = await audit(options(played, ladder_database_url=_database(played.database_url, name)))
+        areas = {f.area for f in report.findings}
+        assert "ladder" in areas and "ledger" not in areas and "logs" not in areas, report.findings
+        assert {"ladder_behind", "ladder_result_missing"} & {f.code for f in report.findings}
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        await admin.close()
