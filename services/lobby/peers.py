@@ -31,7 +31,21 @@ from chieu.table.v1 import table_service_pb2_grpc as table_grpc
 TIMEOUT_S = 3.0
 
 
+RELAYED = frozenset({grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.OUT_OF_RANGE})
+"""A peer's refusals of the request itself: passed on as they are (retrying cannot help)."""
+
+
 def unavailable(service: str, e: grpc.aio.AioRpcError | str) -> ServiceError:
+    """What the caller is told when a peer did not give what was asked: its refusal of the request
+    itself (invalid argument) as it is, with its reason; anything else as ``UNAVAILABLE``."""
+    if not isinstance(e, str) and e.code() in RELAYED:
+        reason = dict(e.trailing_metadata() or ()).get("chieu-reason", "")
+        if isinstance(reason, bytes):
+            reason = reason.decode()
+        text = e.details() or ""
+        if reason and text.startswith(f"{reason}: "):
+            text = text[len(reason) + 2:]
+        return ServiceError(e.code(), str(reason) or f"{service}_refused", text)
     why = e if isinstance(e, str) else e.code().name
     return ServiceError(grpc.StatusCode.UNAVAILABLE, f"{service}_unavailable",
                         f"the {service} cannot answer now ({why}); try again")
