@@ -16,6 +16,7 @@ from typing import Any
 import grpc
 import kubernetes_validate
 import pytest
+import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -25,7 +26,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from chieu.kit import localnats
 from chieu.kit import settings as settings_mod
 
-from .tools import OVERLAYS, with_grpc_tls
+from .tools import OVERLAYS, render, with_grpc_tls
 
 SERVICES = ("table", "ledger", "ladder", "lobby")
 
@@ -121,3 +122,26 @@ def test_the_in_pod_probe_answers_as_the_kubelet_needs(tls_health: tuple[int, Pa
     other.mkdir()
     _pki(other, "chieu-ledger")
     assert probe(other / "ca.crt") != 0  # a server whose certificate is not the namespace CA's
+
+
+def test_production_runs_every_grpc_port_with_tls_and_the_gateway_checks_the_services() -> None:
+    docs = render("prod")
+    for s in SERVICES:
+        _, c = _service(docs, s)
+        env = {e["name"] for e in c["env"]}
+        assert {"CHIEU_TLS_CERT", "CHIEU_TLS_KEY", "CHIEU_TLS_CA"} <= env, s
+    (gateway,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "chieu-gateway"]
+    pod = gateway["spec"]["template"]["spec"]
+    (tls,) = [v for v in pod["volumes"] if v["name"] == "tls"]
+    assert tls["secret"] == {"secretName": "chieu-gateway-tls", "items": [{"key": "ca.crt", "path": "ca.crt"}]}
+    (envoy_cm,) = [d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].startswith("chieu-envoy")]
+    config = yaml.safe_load(envoy_cm["data"]["envoy.yaml"])
+    clusters = {c["name"]: c for c in config["static_resources"]["clusters"]}
+    for s in SERVICES:
+        ctx = clusters[s]["transport_socket"]["typed_config"]["common_tls_context"]["validation_context"]
+        assert ctx["trusted_ca"]["filename"] == "/etc/chieu/tls/ca.crt"
+        (san,) = ctx["match_typed_subject_alt_names"]
+        host = clusters[s]["load_assignment"]["endpoints"][0]["lb_endpoints"][0]["endpoint"]["address"]
+        assert san["matcher"]["exact"] == host["socket_address"]["address"]
+    dev = render("dev")
+    assert not any(e["name"] == "CHIEU_TLS_CERT" for e in _service(dev, "table")[1]["env"])  # dev: plaintext

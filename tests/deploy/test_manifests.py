@@ -125,9 +125,15 @@ def test_each_service_listens_where_it_is_probed_and_found(overlay: tuple[str, l
     assert c["args"] == [f"chieu.{service}"]
     (port,) = [p["containerPort"] for p in c["ports"] if p["name"] == "grpc"]
     assert _env(c)[addr_var]["value"] == f"0.0.0.0:{port}"  # not the loopback default
-    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-        assert c[probe]["grpc"]["port"] == port
-    assert c["readinessProbe"]["grpc"]["service"] == grpc_service
+    if "CHIEU_TLS_CERT" in _env(c):  # TLS (prod): the health checks run in the pod, over TLS
+        for probe in ("startupProbe", "readinessProbe"):
+            assert c[probe]["exec"]["command"][3] == f"127.0.0.1:{port}"
+        assert c["readinessProbe"]["exec"]["command"][6] == grpc_service
+        assert c["livenessProbe"]["tcpSocket"]["port"] == "grpc"
+    else:
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            assert c[probe]["grpc"]["port"] == port
+        assert c["readinessProbe"]["grpc"]["service"] == grpc_service
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert deployment["spec"]["selector"]["matchLabels"].items() <= labels.items()
     svc = _named(docs, "Service", f"chieu-{service}")

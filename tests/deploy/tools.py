@@ -66,7 +66,11 @@ def render(overlay: str) -> list[dict[str, Any]]:
 
 
 def with_grpc_tls(overlay: str) -> list[dict[str, Any]]:
-    """An overlay with the deploy/components/grpc-tls component added (built from build/)."""
+    """An overlay with the deploy/components/grpc-tls component (prod has it; another overlay is
+    built with it added, from build/)."""
+    own = yaml.safe_load((DEPLOY / "overlays" / overlay / "kustomization.yaml").read_text())
+    if "../../components/grpc-tls" in own.get("components", ()):
+        return render(overlay)
     folder = ROOT / "build" / "deploy-grpc-tls" / overlay
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "kustomization.yaml").write_text(yaml.safe_dump({

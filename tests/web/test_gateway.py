@@ -45,6 +45,18 @@ def test_the_kubernetes_configuration_is_the_generated_one_and_valid() -> None:
     _validate(committed)
 
 
+def test_the_kubernetes_tls_configuration_is_the_generated_one_and_valid(tmp_path: Path) -> None:
+    committed = DEPLOY.parent / "components" / "grpc-tls" / "envoy.yaml"
+    assert committed.read_text() == envoy.kubernetes(tls=True), \
+        "deploy/components/grpc-tls/envoy.yaml is stale: python -m chieu.gateway.envoy --kubernetes --tls > it"
+    from chieu.kit import tlsgen
+
+    ca = tlsgen.ensure(tmp_path / "tls").ca  # Envoy's validation reads the CA file: a real one here
+    copy = tmp_path / "envoy.yaml"
+    copy.write_text(committed.read_text().replace(envoy.KUBERNETES_UPSTREAM_CA, str(ca)))
+    _validate(copy)
+
+
 def _docs() -> list[dict[str, Any]]:
     return [d for p in sorted(DEPLOY.glob("*.yaml")) if p.name not in ("envoy.yaml", "kustomization.yaml")
             for d in yaml.safe_load_all(p.read_text()) if d]
