@@ -203,16 +203,27 @@ async def _played(ladder: Ladder, player: str, game: str = "gouji") -> tuple[int
 
 
 async def test_leaderboard_history_and_corrections(settings: Settings, ladder_server: str, ladder: Ladder) -> None:
-    game = "lianliankan"  # a game no other test ranks
+    game = "lianliankan"  # other suites (the fuzzers) may rank players here too: compare with the whole board
     people = [uid("lb-") for _ in range(5)]
+
+    async def board() -> lpb.GetLeaderboardResponse:
+        return await ladder.stub.GetLeaderboard(lpb.GetLeaderboardRequest(game=game, top=1000, player_id=people[0]),
+                                                metadata=ladder.md)
+
+    before = (await ladder.stub.GetLeaderboard(lpb.GetLeaderboardRequest(game=game, top=1), metadata=ladder.md)).players
     for i, p in enumerate(people):
         await ladder.set(p, 1 + i % 3, 3, i - 2, game=game)
     top = await ladder.stub.GetLeaderboard(lpb.GetLeaderboardRequest(game=game, top=3, player_id=people[0]),
                                            metadata=ladder.md)
-    assert top.players == 5
+    assert top.players == before + 5
     order = [(r.standing.best, r.standing.level, r.standing.lp) for r in top.top]
     assert order == sorted(order, reverse=True) and [r.rank for r in top.top] == [1, 2, 3]
-    assert top.you.player_id == people[0] and top.you.rank == 5  # (3, 1, −2): last
+    full = await board()
+    ids = [r.player_id for r in full.top]
+    assert [r.rank for r in full.top] == list(range(1, len(ids) + 1))
+    ours = [p for p in ids if p in people]  # best 3 each: level, then lp, decides
+    assert ours == [people[2], people[4], people[1], people[3], people[0]]
+    assert top.you.player_id == people[0] and top.you.rank == ids.index(people[0]) + 1  # (3, 1, −2): last of ours
     fix = lpb.CorrectRequest(correction_id=uid("c-"), player_id=people[0], game=game, reason="support ticket 7",
                              standing=lpb.Standing(level=3, best=3, lp=5))
     first = await ladder.stub.Correct(fix, metadata=ladder.md)
@@ -222,9 +233,10 @@ async def test_leaderboard_history_and_corrections(settings: Settings, ladder_se
     fix.reason = "another"
     assert await refused(ladder.stub.Correct(fix, metadata=ladder.md)) == (grpc.StatusCode.FAILED_PRECONDITION,
                                                                           "id_reused")
-    top = await ladder.stub.GetLeaderboard(lpb.GetLeaderboardRequest(game=game, top=1, player_id=people[0]),
-                                           metadata=ladder.md)
-    assert top.you.rank == 1 and top.top[0].player_id == people[0]
+    full = await board()
+    ids = [r.player_id for r in full.top]
+    assert full.you.rank == ids.index(people[0]) + 1
+    assert next(p for p in ids if p in people) == people[0]  # (3, 3, 5) now leads ours
     changes = await ladder.changes(people[0], game)
     assert [c.cause for c in changes] == ["correction", "correction"]  # a new row, never an update
     page = await ladder.stub.GetHistory(lpb.GetHistoryRequest(player_id=people[0], page_size=1), metadata=ladder.md)
