@@ -18,7 +18,7 @@ from typing import Any
 
 import grpc
 
-from chieu.kit.settings import Settings
+from chieu.kit.settings import Settings, SettingsError
 
 Options = Sequence[tuple[str, Any]]
 
@@ -73,6 +73,17 @@ def server_credentials(settings: Settings) -> grpc.ServerCredentials:
     files = _Files(settings.tls_cert, settings.tls_key)
     # the fetcher returns None for "unchanged", as gRPC documents (the stub says it may not)
     return grpc.dynamic_ssl_server_credentials(files.load(), files.fetch)  # type: ignore[arg-type]
+
+
+def check(settings: Settings) -> None:
+    """Production refuses to serve or call in plaintext: a certificate for its own port and the CA
+    its peers' certificates chain to."""
+    if settings.env != "prod":
+        return
+    missing = [n for n, v in (("CHIEU_TLS_CERT", settings.tls_cert), ("CHIEU_TLS_KEY", settings.tls_key),
+                              ("CHIEU_TLS_CA", settings.tls_ca)) if not v]
+    if missing:
+        raise SettingsError(f"{', '.join(missing)} must be set in production (gRPC is TLS only there)")
 
 
 def bind(server: grpc.aio.Server, settings: Settings, addr: str) -> int:

@@ -252,9 +252,11 @@ async def connect_url(url: str, name: str, *, creds: str = "", ca: str = "", **o
 
 
 def check(settings: Settings) -> None:
-    """Production refuses to connect without its NATS credential."""
+    """Production refuses to connect without its NATS credential, or in plaintext."""
     if settings.env == "prod" and not settings.nats_creds:
         raise SettingsError("CHIEU_NATS_CREDS must be set in production")
+    if settings.env == "prod" and not settings.nats_ca:
+        raise SettingsError("CHIEU_NATS_CA must be set in production (NATS is TLS only there)")
 
 
 async def connect(settings: Settings, name: str, **options: Any) -> Client:

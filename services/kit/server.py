@@ -109,6 +109,7 @@ class Server:
         self.addr = addr
         self.services = tuple(services)
         auth.check_keys(settings)  # the public keyset loads now, or the service does not start
+        channels.check(settings)  # production: TLS both ways, or the service does not start
         self.server = grpc.aio.server(
             options=[
                 ("grpc.max_receive_message_length", settings.max_message_bytes),

@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from chieu.kit import localnats
+from chieu.kit import channels, localnats, natsauth
 from chieu.kit import settings as settings_mod
 
 from .tools import OVERLAYS, render, with_grpc_tls
@@ -126,10 +126,17 @@ def test_the_in_pod_probe_answers_as_the_kubelet_needs(tls_health: tuple[int, Pa
 
 def test_production_runs_every_grpc_port_with_tls_and_the_gateway_checks_the_services() -> None:
     docs = render("prod")
+    (config,) = [x for x in docs if x["kind"] == "ConfigMap" and x["metadata"]["name"].startswith("chieu-config-")]
     for s in SERVICES:
         _, c = _service(docs, s)
         env = {e["name"] for e in c["env"]}
         assert {"CHIEU_TLS_CERT", "CHIEU_TLS_KEY", "CHIEU_TLS_CA"} <= env, s
+        # what the pod's process reads: it passes production's refusals to run in plaintext
+        settings = settings_mod.from_env(config["data"] | {e["name"]: e.get("value", "from-the-cluster")
+                                                           for e in c["env"]})
+        assert settings.env == "prod"
+        channels.check(settings)
+        natsauth.check(settings)
     (gateway,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "chieu-gateway"]
     pod = gateway["spec"]["template"]["spec"]
     (tls,) = [v for v in pod["volumes"] if v["name"] == "tls"]

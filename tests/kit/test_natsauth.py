@@ -111,7 +111,11 @@ def test_credentials_are_fresh_private_files_and_the_config_holds_public_keys_on
 def test_production_refuses_to_connect_without_a_credential() -> None:
     with pytest.raises(SettingsError, match="CHIEU_NATS_CREDS"):
         natsauth.check(Settings(env="prod", token_public_keys="/k"))
-    natsauth.check(Settings(env="prod", token_public_keys="/k", nats_creds="/run/secrets/table.nk"))
+    with pytest.raises(SettingsError, match="CHIEU_NATS_CA"):  # nor in plaintext
+        natsauth.check(Settings(env="prod", token_public_keys="/k", nats_creds="/run/secrets/table.nk"))
+    natsauth.check(Settings(env="prod", token_public_keys="/k", nats_creds="/run/secrets/table.nk",
+                            nats_ca="/etc/chieu/nats-ca/ca.crt"))
+    natsauth.check(Settings())  # development: loopback, as the developer runs it
 
 
 # -- against the real server ------------------------------------------------------------------

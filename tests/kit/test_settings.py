@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from chieu.kit import settings as settings_mod
 from chieu.kit.settings import Settings, SettingsError, from_env
 
 
@@ -41,3 +44,10 @@ def test_no_constant_secret_and_no_key_by_default() -> None:
 
 def test_the_service_credential_is_not_printed() -> None:
     assert "secret-credential" not in repr(Settings(service_token="secret-credential"))
+
+
+def test_every_setting_is_in_the_readme() -> None:
+    """The README's Configuration table names every variable a process reads."""
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("## Configuration"):text.index("## Running on Kubernetes")]
+    assert [v for v in settings_mod._ENV.values() if f"`{v}`" not in table] == []

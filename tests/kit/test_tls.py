@@ -77,6 +77,18 @@ def test_a_certificate_needs_its_key() -> None:
         from_env({"CHIEU_TLS_CERT": "/c.pem"})
 
 
+def test_production_refuses_to_serve_or_call_in_plaintext(settings: Settings,
+                                                          pki: tuple[tlsgen.Files, tlsgen.Files]) -> None:
+    prod = replace(settings, env="prod")
+    addr = f"127.0.0.1:{localnats.free_port()}"
+    with pytest.raises(SettingsError, match="CHIEU_TLS_CERT, CHIEU_TLS_KEY, CHIEU_TLS_CA must be set in production"):
+        Server(prod, addr=addr, services=[], register=[])
+    with pytest.raises(SettingsError, match=r"^CHIEU_TLS_CA must be set"):  # TLS served, plaintext calls
+        channels.check(replace(tls(prod, pki[0]), tls_ca=""))
+    channels.check(tls(prod, pki[0]))
+    channels.check(settings)  # development: plaintext on loopback
+
+
 @pytest.mark.integration
 async def test_a_tls_service_refuses_plaintext_and_other_cas_and_takes_a_renewed_certificate(
         settings: Settings, pki: tuple[tlsgen.Files, tlsgen.Files], tmp_path: Path) -> None:
