@@ -18,7 +18,7 @@ from typing import Any
 
 import grpc
 
-from chieu.kit import auth
+from chieu.kit import auth, fields
 from chieu.kit.errors import ServiceError, invalid, not_found
 from chieu.kit.settings import Settings, monthly_rewards
 from chieu.ladder import rules
@@ -30,18 +30,10 @@ from chieu.ladder.v1 import ladder_service_pb2_grpc as pb_grpc
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
-MAX_ID = 200
-MAX_REASON = 500
 MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 CATCH_UP_S = 1.0
 """How long a seat check waits for the table's last counted record to be applied."""
 MAX_SEAT_PLAYERS = 16
-
-
-def _id(value: str, what: str) -> str:
-    if not value or len(value) > MAX_ID or any(c in value for c in "\n\r\t"):
-        raise invalid(f"bad_{what}", f"{what} must be 1..{MAX_ID} printable characters")
-    return value
 
 
 def _game(game: str) -> str:
@@ -96,7 +88,7 @@ class LadderService(pb_grpc.LadderServiceServicer):
     def _self_or_staff(self, context: Context, player_id: str, *services: str) -> auth.Principal:
         """The player themselves, ``operator``, ``auditor``, or one of ``services`` (``service:lobby``)."""
         who = self._who(context)
-        _id(player_id, "player_id")
+        fields.ident(player_id, "player_id")
         if (who.player_id != player_id or who.service) and not auth.permits(who, ("operator", "auditor", *services)):
             raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "not_yours", "this is another player's standing")
         return who
@@ -121,9 +113,7 @@ class LadderService(pb_grpc.LadderServiceServicer):
         self._self_or_staff(context, request.player_id)
         if request.game:
             _game(request.game)
-        size = request.page_size or 50
-        if not 1 <= size <= 500:
-            raise invalid("bad_page_size", "page_size must be 1..500")
+        size = fields.page_size(request.page_size)
         before: int | None = None
         if request.page_token:
             try:
@@ -143,7 +133,7 @@ class LadderService(pb_grpc.LadderServiceServicer):
         level = _level(request.table_level)
         if not 1 <= len(request.player_ids) <= MAX_SEAT_PLAYERS:
             raise invalid("bad_player_ids", f"1..{MAX_SEAT_PLAYERS} player ids")
-        players = [_id(p, "player_id") for p in request.player_ids]
+        players = [fields.ident(p, "player_id") for p in request.player_ids]
         if request.after_seq:
             await self._caught_up(int(request.after_seq))
         levels = await self.store.levels(game, players)
@@ -167,7 +157,7 @@ class LadderService(pb_grpc.LadderServiceServicer):
         game = _game(request.game)
         n = _top(request.top)
         if request.player_id:
-            _id(request.player_id, "player_id")
+            fields.ident(request.player_id, "player_id")
         rows = await self.store.top(game, n)
         out = pb.GetLeaderboardResponse(players=await self.store.players(game), top=[
             pb.RankedPlayer(rank=i, player_id=r["player_id"], standing=_standing(standing_of(r)))
@@ -212,14 +202,10 @@ class LadderService(pb_grpc.LadderServiceServicer):
     async def Correct(self, request: pb.CorrectRequest, context: Context) -> pb.CorrectResponse:
         who = self._who(context)
         auth.require_role(who, "operator")
-        _id(request.correction_id, "correction_id")
-        _id(request.player_id, "player_id")
+        fields.ident(request.correction_id, "correction_id")
+        fields.ident(request.player_id, "player_id")
         game = _game(request.game)
-        reason = request.reason.strip()
-        if not reason:
-            raise invalid("reason_required", "a correction needs a reason")
-        if len(reason) > MAX_REASON:
-            raise invalid("bad_reason", f"a reason has at most {MAX_REASON} characters")
+        reason = fields.reason(request.reason, "a correction")
         s = request.standing
         target = Standing(int(s.level), int(s.best), int(s.lp))
         _level(target.level, "level")

@@ -18,7 +18,7 @@ from typing import Any
 import asyncpg
 import grpc
 
-from chieu.kit import auth, db, metrics
+from chieu.kit import auth, db, fields, metrics
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.settings import Settings
 from chieu.ledger import books as b
@@ -27,15 +27,6 @@ from chieu.ledger.v1 import ledger_service_pb2 as pb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as pb_grpc
 
 Context = grpc.aio.ServicerContext[Any, Any]
-
-MAX_ID = 200
-
-
-def _id(value: str, what: str) -> str:
-    if not value or len(value) > MAX_ID or any(c in value for c in "\n\r\t"):
-        raise invalid(f"bad_{what}", f"{what} must be 1..{MAX_ID} printable characters")
-    return value
-
 
 def _positive(value: int, what: str) -> int:
     if value <= 0:
@@ -66,7 +57,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         """The player themselves, or one of ``staff`` (roles, or ``service:<name>``; default
         ``operator`` and ``auditor``)."""
         who = self._who(context)
-        _id(player_id, "player_id")
+        fields.ident(player_id, "player_id")
         if (who.player_id != player_id or who.service) and not auth.permits(who, staff or ("operator", "auditor")):
             raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "not_yours", "this is another player's money")
         return who
@@ -120,7 +111,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
                            extra: Callable[[db.Conn], Awaitable[None]] | None = None) -> pb.PostingResult:
         """Post a paid service for ``player_id``, asked by ``who`` (the caller is checked first, by
         :meth:`_self_or_staff`, before anything of the request is read)."""
-        _id(request_id, "request_id")
+        fields.ident(request_id, "request_id")
         coins = b.player(b.COINS, player_id)
         p = Posting(f"{kind}/{player_id}/{request_id}", kind,
                     (Leg(f"{kind}/{player_id}/{request_id}/0", coins, b.house(b.COINS, "services"), price, kind),),
@@ -147,9 +138,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
     async def GetHistory(self, request: pb.GetHistoryRequest, context: Context) -> pb.GetHistoryResponse:
         self._mine(context, request)
         self._self_or_staff(context, request.player_id)
-        size = request.page_size or 50
-        if not 1 <= size <= 500:
-            raise invalid("bad_page_size", "page_size must be 1..500")
+        size = fields.page_size(request.page_size)
         before: int | None = None
         if request.page_token:
             try:
@@ -181,7 +170,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
 
     async def GetPot(self, request: pb.GetPotRequest, context: Context) -> pb.GetPotResponse:
         auth.require(self._who(context), "operator", "auditor", "service")
-        _id(request.table_id, "table_id")
+        fields.ident(request.table_id, "table_id")
         balance, currency = await self.books.pot(request.table_id)
         return pb.GetPotResponse(table_id=request.table_id, balance=balance, currency=currency)
 
@@ -213,8 +202,8 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
     async def CreditPurchase(self, request: pb.CreditPurchaseRequest,
                              context: Context) -> pb.CreditPurchaseResponse:
         who = self._operator(context)
-        _id(request.payment_id, "payment_id")
-        _id(request.player_id, "player_id")
+        fields.ident(request.payment_id, "payment_id")
+        fields.ident(request.player_id, "player_id")
         _positive(request.hearts, "hearts")
         pid = f"purchase/{request.payment_id}"
         p = Posting(pid, "purchase", (Leg(pid, b.system(b.HEARTS, "provider"), b.player(b.HEARTS, request.player_id),
@@ -224,7 +213,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
     async def ConvertHearts(self, request: pb.ConvertHeartsRequest, context: Context) -> pb.ConvertHeartsResponse:
         self._mine(context, request)
         who = self._self_or_staff(context, request.player_id, "operator")
-        _id(request.request_id, "request_id")
+        fields.ident(request.request_id, "request_id")
         _positive(request.hearts, "hearts")
         pid = f"convert/{request.player_id}/{request.request_id}"
         hearts = b.player(b.HEARTS, request.player_id)
@@ -239,8 +228,8 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
                                  context: Context) -> pb.ResetNegativeScoreResponse:
         self._mine(context, request)
         who = self._self_or_staff(context, request.player_id, "operator")
-        _id(request.request_id, "request_id")
-        _id(request.game, "game")
+        fields.ident(request.request_id, "request_id")
+        fields.ident(request.game, "game")
         player_id, game = request.player_id, request.game
         pid = f"negative_reset/{player_id}/{request.request_id}"
         coins, score = b.player(b.COINS, player_id), b.player(b.points(game), player_id)
@@ -277,7 +266,8 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
     async def RequestSong(self, request: pb.RequestSongRequest, context: Context) -> pb.RequestSongResponse:
         self._mine(context, request)
         who = self._self_or_staff(context, request.player_id, "operator")
-        _id(request.song, "song")
+        fields.ident(request.song, "song")
+        fields.text(request.target, "target")
         result = await self._pay_service(
             who, kind="song", request_id=request.request_id, player_id=request.player_id,
             price=self.settings.price_song, memo=f"{request.song}|{request.target}",
@@ -305,24 +295,22 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
 
     async def CreditReward(self, request: pb.CreditRewardRequest, context: Context) -> pb.CreditRewardResponse:
         who = self._operator(context, "service:ladder")
-        _id(request.reward_id, "reward_id")
-        _id(request.player_id, "player_id")
+        fields.ident(request.reward_id, "reward_id")
+        fields.ident(request.player_id, "player_id")
         _positive(request.coins, "coins")
-        if not request.reason:
-            raise invalid("reason_required", "a reward needs a reason")
+        reason = fields.reason(request.reason, "a reward")
         pid = f"reward/{request.reward_id}"
         p = Posting(pid, "reward", (Leg(pid, b.system(b.COINS, "rewards"), b.player(b.COINS, request.player_id),
-                                        request.coins, request.reason),), actor=who.player_id, memo=request.reason)
+                                        request.coins, reason),), actor=who.player_id, memo=reason)
         return pb.CreditRewardResponse(result=_result(await self._simple(p), request.player_id))
 
     # -- operators ---------------------------------------------------------------------------
 
     async def Adjust(self, request: pb.AdjustRequest, context: Context) -> pb.AdjustResponse:
         who = self._operator(context)
-        _id(request.adjustment_id, "adjustment_id")
-        _id(request.player_id, "player_id")
-        if not request.reason.strip():
-            raise invalid("reason_required", "an adjustment needs a reason")
+        fields.ident(request.adjustment_id, "adjustment_id")
+        fields.ident(request.player_id, "player_id")
+        reason = fields.reason(request.reason, "an adjustment")
         if request.delta == 0:
             raise invalid("bad_amount", "delta must not be 0")
         if not b.valid_currency(request.currency):
@@ -332,7 +320,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         pid = f"adjust/{request.adjustment_id}"
         debit, credit = (other, target) if request.delta > 0 else (target, other)
         p = Posting(pid, "adjust", (Leg(pid, debit, credit, abs(request.delta), "adjust"),), actor=who.player_id,
-                    memo=request.reason, must_exist=(target,) if request.delta < 0 and b.guarded(target) else ())
+                    memo=reason, must_exist=(target,) if request.delta < 0 and b.guarded(target) else ())
         return pb.AdjustResponse(result=_result(await self._simple(p), request.player_id))
 
     async def Audit(self, request: pb.AuditRequest, context: Context) -> pb.AuditResponse:

@@ -33,7 +33,6 @@ POINTS, COINS = log_pb2.CURRENCY_POINTS, log_pb2.CURRENCY_COINS
 ROOM_ID = re.compile(r"^[a-z0-9][a-z0-9_.:-]{0,63}$")
 MAX_STAKE = 1_000_000_000
 MAX_LEVEL = 10_000
-MAX_REASON = 400
 COIN_STAKES = (1, 10, 100)
 LADDER_BLOCKS = ((1, 5), (6, 10), (11, 20))
 
@@ -119,7 +118,8 @@ def from_message(m: pb.Room) -> Room:
     except Exception as e:
         if isinstance(e, Refusal):
             raise invalid("bad_options", e.message) from None
-        raise invalid("bad_options", str(e)) from None
+        # not the rules' own refusal: say what is wrong, never the exception's text
+        raise invalid("bad_options", f"these options are not valid for {m.game}") from None
     return Room(m.room_id, m.game, name, int(m.currency), int(m.stake), int(lo), int(hi), int(m.min_reputation),
                 options, int(m.sort))
 

@@ -16,7 +16,7 @@ from typing import Any
 import asyncpg
 import grpc
 
-from chieu.kit import auth, logs, metrics
+from chieu.kit import auth, fields, logs, metrics
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
@@ -35,19 +35,11 @@ from chieu.table.v1 import table_service_pb2
 log = logs.get("chieu.lobby")
 
 Context = grpc.aio.ServicerContext[Any, Any]
-MAX_ID = 200
-MAX_REASON = 400
 SNAPSHOT_CHUNK = 500
 SESSION_CHECK_S = 1.0
 """How often an open ``WatchRoom`` looks again whether its session was revoked."""
 QUICK_CANDIDATES = 8
 WAITING = table_service_pb2.TABLE_STATUS_WAITING
-
-
-def _id(value: str, what: str) -> str:
-    if not value or len(value) > MAX_ID or not value.isprintable():
-        raise invalid(f"bad_{what}", f"{what} must be 1..{MAX_ID} printable characters")
-    return value
 
 
 def _signin(kind: str) -> Callable[[Any], Any]:
@@ -72,22 +64,6 @@ def _signin(kind: str) -> Callable[[Any], Any]:
         return counted
 
     return wrap
-
-
-def _reason(text: str) -> str:
-    reason = text.strip()
-    if not reason:
-        raise invalid("reason_required", "this change needs a reason")
-    if len(reason) > MAX_REASON:
-        raise invalid("bad_reason", f"a reason has at most {MAX_REASON} characters")
-    return reason
-
-
-def _page_size(size: int, default: int = 50, most: int = 500) -> int:
-    size = size or default
-    if not 1 <= size <= most:
-        raise invalid("bad_page_size", f"page_size must be 1..{most}")
-    return size
 
 
 def _player_message(p: PlayerRow) -> pb.Player:
@@ -291,8 +267,8 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
     async def RevokeSessions(self, request: pb.RevokeSessionsRequest,
                              context: Context) -> pb.RevokeSessionsResponse:
         self._operator(context)
-        player_id = _id(request.player_id, "player_id")
-        reason = _reason(request.reason)
+        player_id = fields.ident(request.player_id, "player_id")
+        reason = fields.reason(request.reason)
         n = await self.sessions.revoke_player(player_id, f"operator: {reason}")
         log.info("sessions revoked", player_id=player_id, revoked=n, reason=reason)
         return pb.RevokeSessionsResponse(revoked=n)
@@ -310,7 +286,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
     async def ListRevocations(self, request: pb.ListRevocationsRequest,
                               context: Context) -> pb.ListRevocationsResponse:
         self._who(context)
-        limit = _page_size(request.limit, 1000, 10_000)
+        limit = fields.page_size(request.limit, 1000, 10_000)
         rows = await self.sessions.revocations(int(request.after_cursor), limit)
         return pb.ListRevocationsResponse(
             revocations=[pb.Revocation(token_sha256=bytes(r["hash"]), expires_ms=r["expires_ms"],
@@ -361,7 +337,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
 
     async def PutRoom(self, request: pb.PutRoomRequest, context: Context) -> pb.PutRoomResponse:
         who = self._operator(context)
-        reason = _reason(request.reason)
+        reason = fields.reason(request.reason)
         room = rooms.from_message(request.room)
         created = await self.rooms.put(room, who.player_id, reason)
         log.info("room changed", room_id=room.room_id, created=created, actor=who.player_id, reason=reason)
@@ -369,7 +345,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
 
     async def DeleteRoom(self, request: pb.DeleteRoomRequest, context: Context) -> pb.DeleteRoomResponse:
         who = self._operator(context)
-        reason = _reason(request.reason)
+        reason = fields.reason(request.reason)
         await self.rooms.get(request.room_id)
         await self.rooms.delete(request.room_id, who.player_id, reason)
         log.info("room deleted", room_id=request.room_id, actor=who.player_id, reason=reason)
@@ -380,7 +356,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         if not who.roles & {"operator", "auditor"}:
             raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "role_required",
                                "this call needs operator or auditor")
-        size = _page_size(request.page_size)
+        size = fields.page_size(request.page_size)
         before = _int_token(request.page_token)
         rows = await self.rooms.audit(request.room_id, before, size + 1)
         entries = []
@@ -412,7 +388,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
             raise invalid("bad_filter", f"status {request.status} is not a table status")
         if request.ladder_level < 0:
             raise invalid("bad_filter", "ladder_level must not be negative")
-        size = _page_size(request.page_size)
+        size = fields.page_size(request.page_size)
         after = _table_token(request.page_token)
         key, value = ("room_id", request.room_id) if request.room_id else ("game", request.game)
         rows = await self.pool.fetch(
@@ -536,7 +512,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
     async def GetHome(self, request: pb.GetHomeRequest, context: Context) -> pb.GetHomeResponse:
         who = self._who(context)
         player_id = request.player_id or who.player_id
-        _id(player_id, "player_id")
+        fields.ident(player_id, "player_id")
         if player_id != who.player_id and not who.roles & {"operator", "auditor"}:
             raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "not_yours", "this is another player's home")
         async with self.pool.acquire() as conn:

@@ -139,7 +139,13 @@ async def test_bad_input_gets_a_status_and_a_reason(settings: Settings, ladder_s
     bad = lpb.CorrectRequest(correction_id=uid(), player_id=me, game="xiangqi",
                              standing=lpb.Standing(level=2, best=2, lp=0))
     assert await refused(s.Correct(bad, metadata=md)) == (grpc.StatusCode.INVALID_ARGUMENT, "reason_required")
-    bad.reason = "x"
+    bad.reason = "see\x1b]8;;http://evil\x07"  # a terminal escape, for whoever reads the history
+    assert await refused(s.Correct(bad, metadata=md)) == (grpc.StatusCode.INVALID_ARGUMENT, "bad_reason")
+    bad.reason = "x" * 501
+    assert await refused(s.Correct(bad, metadata=md)) == (grpc.StatusCode.INVALID_ARGUMENT, "bad_reason")
+    bad.reason, bad.correction_id = "x", "id\x08\x08"
+    assert await refused(s.Correct(bad, metadata=md)) == (grpc.StatusCode.INVALID_ARGUMENT, "bad_correction_id")
+    bad.correction_id = uid()
     bad.standing.level = 3  # above best
     assert await refused(s.Correct(bad, metadata=md)) == (grpc.StatusCode.INVALID_ARGUMENT, "bad_standing")
     bad.standing.level = 0

@@ -149,6 +149,16 @@ async def test_bad_requests_change_nothing(channel: grpc.aio.Channel, settings: 
          grpc.StatusCode.INVALID_ARGUMENT, "reason_required"),
         (op.Adjust(adjustment_id=uid(), player_id=p, currency="dollars", delta=5, reason="x"),
          grpc.StatusCode.INVALID_ARGUMENT, "bad_currency"),
+        (op.Adjust(adjustment_id=uid(), player_id=p, currency="coins", delta=5, reason="x" * 501),
+         grpc.StatusCode.INVALID_ARGUMENT, "bad_reason"),  # kept in the books for ever: bounded
+        (op.Adjust(adjustment_id=uid(), player_id=p, currency="coins", delta=5, reason="ok\x1b[2Jwiped"),
+         grpc.StatusCode.INVALID_ARGUMENT, "bad_reason"),  # a terminal escape for whoever reads the books
+        (op.Adjust(adjustment_id=uid() + "\x07", player_id=p, currency="coins", delta=5, reason="x"),
+         grpc.StatusCode.INVALID_ARGUMENT, "bad_adjustment_id"),  # a control character in an id
+        (op.CreditReward(reward_id=uid(), player_id=p, coins=5, reason="line\u2028break"),
+         grpc.StatusCode.INVALID_ARGUMENT, "bad_reason"),
+        (op.RequestSong(request_id=uid(), player_id=p, song="x", target="t" * 201),
+         grpc.StatusCode.INVALID_ARGUMENT, "bad_target"),
         (op.Adjust(adjustment_id=uid(), player_id=p, currency="coins", delta=-11, reason="x"),
          grpc.StatusCode.FAILED_PRECONDITION, "insufficient_coins"),
         (op.Adjust(adjustment_id=uid(), player_id=uid("ghost"), currency="coins", delta=-1, reason="x"),

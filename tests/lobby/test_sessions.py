@@ -142,6 +142,8 @@ async def test_sign_out_and_operator_revocation(stub: Stub, settings: Settings, 
                   "role_required")
     await refused(stub.RevokeSessions(pb.RevokeSessionsRequest(player_id=a.player.player_id, reason=" "),
                                       metadata=operator), grpc.StatusCode.INVALID_ARGUMENT, "reason_required")
+    await refused(stub.RevokeSessions(pb.RevokeSessionsRequest(player_id=a.player.player_id, reason="x\x1b[2J"),
+                                      metadata=operator), grpc.StatusCode.INVALID_ARGUMENT, "bad_reason")
     n = await stub.RevokeSessions(pb.RevokeSessionsRequest(player_id=a.player.player_id, reason="stolen phone"),
                                   metadata=operator)
     assert n.revoked == 2
