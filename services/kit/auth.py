@@ -50,7 +50,9 @@ ISSUER = "chieu"
 AUDIENCE = "chieu"
 MAX_TOKEN = 4096
 """The longest token looked at (characters)."""
-MAX_SUBJECT = 200
+MAX_SUBJECT = 128
+"""The longest subject (player id) a token may carry: ids the services build from a player id
+(the ladder's reward ids) then stay within the 200 characters every id field takes."""
 CLOCK_SKEW_S = 300
 """A token issued at most this far in the future (another host's clock) is still accepted."""
 

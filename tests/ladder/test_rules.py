@@ -10,7 +10,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chieu.kit import auth, fields
 from chieu.ladder.rules import DELTA, Params, Result, Standing, game_results, may_sit, record
+from chieu.ladder.standings import best_reward_id, monthly_reward_id
+from chieu.table.rules import registry
 
 SCENARIOS = yaml.safe_load((Path(__file__).parent / "scenarios.yaml").read_text())
 
@@ -85,3 +88,12 @@ def test_what_always_holds(games: list[tuple[Result, int]]) -> None:
         highest = max(highest, n.level)
         assert n.best == highest and change.best_level_up == (n.best > s.best)
         s = n
+
+
+def test_the_ids_built_from_a_player_id_fit_the_ledgers_id_field() -> None:
+    """A reward id is the ledger's ``reward_id``: built from the longest player id a token can name
+    in the longest game name, it is still a valid id (else the reward could never be paid)."""
+    player = "p" * auth.MAX_SUBJECT
+    game = max(registry.KEYS, key=len)
+    for rid in (monthly_reward_id(game, "2026-11", player), best_reward_id(game, player, 10_000)):
+        assert fields.ident(rid, "reward_id") == rid
