@@ -24,7 +24,6 @@ once; a redelivery after a crash between commit and ack finds the cursor past it
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import socket
@@ -32,12 +31,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
-from nats.errors import TimeoutError as NatsTimeoutError
-from nats.js import api
 from nats.js.client import JetStreamContext
-from nats.js.errors import FetchTimeoutError, NotFoundError
+from nats.js.errors import NotFoundError
 
 from chieu.kit import logs, metrics, names, tracing
+from chieu.kit.durable import Durable
+from chieu.kit.durable import seq as _seq
 from chieu.ladder import rules
 from chieu.ladder.rules import Result
 from chieu.ladder.standings import Conduct, Games, Item, Store
@@ -48,7 +47,6 @@ log = logs.get("chieu.ladder.consumer")
 STREAM = names.TABLES.name
 SUBJECTS = names.TABLES.subjects
 DURABLE = names.LADDER_DURABLE
-STREAM_WAIT_S = 0.5
 
 
 def counts(record: log_pb2.Record) -> bool:
@@ -85,20 +83,17 @@ def items_of(record: log_pb2.Record, stream: str, seq: int) -> list[Item]:
     return out
 
 
-class LadderConsumer:
+class LadderConsumer(Durable):
     """The ladder's durable pull consumer of the table log."""
 
     def __init__(self, store: Store, js: JetStreamContext, *, durable: str = DURABLE, stream: str = STREAM,
                  subjects: str = SUBJECTS, batch: int = 64, ack_wait_s: float = 30.0,
                  after_commit: Callable[[Any], Awaitable[None]] | None = None, applied_by: str = "",
                  metrics_every_s: float = 5.0) -> None:
+        super().__init__(js, stream=stream, subjects=subjects, durable=durable, ack_wait_s=ack_wait_s,
+                         metrics_every_s=metrics_every_s)
         self.store = store
-        self.js = js
-        self.durable = durable
-        self.stream = stream
-        self.subjects = subjects
         self.batch = batch
-        self.ack_wait_s = ack_wait_s
         self.after_commit = after_commit
         """A test hook between commit and acknowledgement (a crash there is what it simulates)."""
         self.applied_by = applied_by or f"{socket.gethostname()}:{os.getpid()}"
@@ -106,55 +101,14 @@ class LadderConsumer:
         self.filled = 0
         """Messages read from the stream by sequence and applied (another consumer held them)."""
         self.floor = 0
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = False
-        self.metrics = metrics.ConsumerMetrics(durable)
-        self.metrics_every_s = metrics_every_s
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._subscribe_and_run(), name=f"ladder-consumer-{self.durable}")
-        await self.metrics.watch(self.js, self.stream, self.metrics_every_s)
+        await self.run(self._consume(), name=f"ladder-consumer-{self.durable}")
 
-    async def stop(self) -> None:
-        self._stopping = True
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
-        await self.metrics.stop()
-
-    async def _subscribe_and_run(self) -> None:
-        said = False
-        while True:
-            try:
-                await self.js.stream_info(self.stream)
-                break
-            except NotFoundError:
-                if not said:
-                    log.info("waiting for the table stream", stream=self.stream)
-                    said = True
-            await asyncio.sleep(STREAM_WAIT_S)
-        config = api.ConsumerConfig(ack_policy=api.AckPolicy.EXPLICIT, ack_wait=self.ack_wait_s,
-                                    max_ack_pending=4096, deliver_policy=api.DeliverPolicy.ALL)
-        with contextlib.suppress(NotFoundError):
-            info = await self.js.consumer_info(self.stream, self.durable)
-            if info.config.ack_wait is None or abs(info.config.ack_wait - self.ack_wait_s) > 1e-3:
-                await self.js.add_consumer(self.stream, config=info.config.evolve(ack_wait=self.ack_wait_s))
-        sub = await self.js.pull_subscribe(self.subjects, durable=self.durable, stream=self.stream, config=config)
-        while not self._stopping:
-            try:
-                msgs = await sub.fetch(self.batch, timeout=1.0)
-            except (FetchTimeoutError, NatsTimeoutError, TimeoutError):
-                continue
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("fetch failed; retrying")
-                await asyncio.sleep(0.5)
-                continue
-            msgs.sort(key=_seq)
-            for msg in msgs:
+    async def _consume(self) -> None:
+        sub = await self.subscribe()
+        while not self.stopping:
+            for msg in await self.fetch(sub, self.batch):
                 try:
                     await self.handle(msg)
                 except asyncio.CancelledError:
@@ -221,18 +175,12 @@ class LadderConsumer:
             at = found.seq + 1
 
     async def _refresh_floor(self) -> None:
-        try:
-            info = await self.js.consumer_info(self.stream, self.durable)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.warning("consumer info failed; reading the stream from the cursor instead")
-            return
-        if info.ack_floor is not None and info.ack_floor.stream_seq:
-            self.floor = max(self.floor, int(info.ack_floor.stream_seq))
+        floor = await self.ack_floor()  # None: NATS did not answer; read the stream from the cursor
+        if floor:
+            self.floor = max(self.floor, floor)
 
 
-class ResetConsumer:
+class ResetConsumer(Durable):
     """The ladder's durable consumer of the ledger's outbox: each paid 信誉度复位 restores the
     player's reputation exactly once (inbox row per stream sequence, and a change keyed by the
     player and the ledger's request id)."""
@@ -240,51 +188,18 @@ class ResetConsumer:
     def __init__(self, store: Store, js: JetStreamContext, *, durable: str = names.LADDER_RESETS_DURABLE,
                  stream: str = names.LEDGER.name, subject: str = names.LEDGER.subject("reputation_reset"),
                  ack_wait_s: float = 30.0, metrics_every_s: float = 5.0) -> None:
+        super().__init__(js, stream=stream, subjects=subject, durable=durable, ack_wait_s=ack_wait_s,
+                         metrics_every_s=metrics_every_s)
         self.store = store
-        self.js = js
-        self.durable = durable
-        self.stream = stream
-        self.subject = subject
-        self.ack_wait_s = ack_wait_s
         self.applied = 0
-        self._task: asyncio.Task[None] | None = None
-        self.metrics = metrics.ConsumerMetrics(durable)
-        self.metrics_every_s = metrics_every_s
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="ladder-resets")
-        await self.metrics.watch(self.js, self.stream, self.metrics_every_s)
+        await self.run(self._consume(), name="ladder-resets")
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
-        await self.metrics.stop()
-
-    async def _run(self) -> None:
-        while True:  # the ledger creates its outbox stream
-            try:
-                await self.js.stream_info(self.stream)
-                break
-            except NotFoundError:
-                await asyncio.sleep(STREAM_WAIT_S)
-        config = api.ConsumerConfig(ack_policy=api.AckPolicy.EXPLICIT, ack_wait=self.ack_wait_s,
-                                    deliver_policy=api.DeliverPolicy.ALL)
-        sub = await self.js.pull_subscribe(self.subject, durable=self.durable, stream=self.stream, config=config)
-        while True:
-            try:
-                msgs = await sub.fetch(32, timeout=1.0)
-            except (FetchTimeoutError, NatsTimeoutError, TimeoutError):
-                continue
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("fetch failed; retrying")
-                await asyncio.sleep(0.5)
-                continue
-            for msg in msgs:
+    async def _consume(self) -> None:
+        sub = await self.subscribe()  # the ledger creates its outbox stream
+        while not self.stopping:
+            for msg in await self.fetch(sub, 32):
                 try:
                     await self.handle(msg)
                 except asyncio.CancelledError:
@@ -309,7 +224,3 @@ class ResetConsumer:
             self.metrics.inbox_hits.inc()
         await msg.ack()
         return outcome
-
-
-def _seq(msg: Any) -> int:
-    return int(msg.metadata.sequence.stream)

@@ -45,12 +45,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
-from nats.errors import TimeoutError as NatsTimeoutError
-from nats.js import api
 from nats.js.client import JetStreamContext
-from nats.js.errors import FetchTimeoutError, NotFoundError
+from nats.js.errors import NotFoundError
 
 from chieu.kit import logs, metrics, names, tracing
+from chieu.kit.durable import Durable
+from chieu.kit.durable import seq as _seq
 from chieu.kit.errors import ServiceError, invalid, precondition
 from chieu.ledger import books as b
 from chieu.ledger.books import Books, Leg, Posting
@@ -61,9 +61,6 @@ log = logs.get("chieu.ledger.consumer")
 STREAM = names.TABLES.name
 SUBJECTS = names.TABLES.subjects
 DURABLE = names.LEDGER_DURABLE
-STREAM_WAIT_S = 0.5
-"""How often the consumer looks again for a table stream that does not exist yet (the table
-service, its owner, creates it; the ledger never does)."""
 
 
 def ordered(record: log_pb2.Record) -> bool:
@@ -117,7 +114,7 @@ def settlement_posting(table_id: str, s: log_pb2.Settlement) -> Posting | None:
     )
 
 
-class SettlementConsumer:
+class SettlementConsumer(Durable):
     """The ledger's durable pull consumer of the table log."""
 
     def __init__(self, books: Books, js: JetStreamContext, *, durable: str = DURABLE, stream: str = STREAM,
@@ -125,13 +122,10 @@ class SettlementConsumer:
                  after_commit: Callable[[Any], Awaitable[None]] | None = None,
                  before_apply: Callable[[Any], Awaitable[None]] | None = None, applied_by: str = "",
                  metrics_every_s: float = 5.0) -> None:
+        super().__init__(js, stream=stream, subjects=subjects, durable=durable, ack_wait_s=ack_wait_s,
+                         metrics_every_s=metrics_every_s)
         self.books = books
-        self.js = js
-        self.durable = durable
-        self.stream = stream
-        self.subjects = subjects
         self.batch = batch
-        self.ack_wait_s = ack_wait_s
         self.after_commit = after_commit
         """A test hook between commit and acknowledgement (a crash there is what it simulates)."""
         self.before_apply = before_apply
@@ -143,63 +137,15 @@ class SettlementConsumer:
         """Messages ``nak``ed because an earlier settlement of their table was not posted yet."""
         self.floor = 0
         """Every message of the stream with a sequence up to this one is done (acked or applied)."""
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = False
-        self.metrics = metrics.ConsumerMetrics(durable)
-        self.metrics_every_s = metrics_every_s
 
     async def start(self) -> None:
         """Start consuming in the background, once the table stream exists."""
-        self._task = asyncio.create_task(self._subscribe_and_run(), name=f"ledger-consumer-{self.durable}")
-        await self.metrics.watch(self.js, self.stream, self.metrics_every_s)
+        await self.run(self._consume(), name=f"ledger-consumer-{self.durable}")
 
-    async def _wait_for_stream(self) -> None:
-        said = False
-        while True:
-            try:
-                await self.js.stream_info(self.stream)
-                return
-            except NotFoundError:
-                if not said:
-                    log.info("waiting for the table stream", stream=self.stream)
-                    said = True
-            await asyncio.sleep(STREAM_WAIT_S)
-
-    async def _subscribe_and_run(self) -> None:
-        await self._wait_for_stream()
-        config = api.ConsumerConfig(ack_policy=api.AckPolicy.EXPLICIT, ack_wait=self.ack_wait_s,
-                                    max_ack_pending=4096, deliver_policy=api.DeliverPolicy.ALL)
-        with contextlib.suppress(NotFoundError):
-            info = await self.js.consumer_info(self.stream, self.durable)
-            if info.config.ack_wait is None or abs(info.config.ack_wait - self.ack_wait_s) > 1e-3:
-                # the ack wait is the durable's: the last process started sets it for all
-                await self.js.add_consumer(self.stream, config=info.config.evolve(ack_wait=self.ack_wait_s))
-        sub = await self.js.pull_subscribe(self.subjects, durable=self.durable, stream=self.stream, config=config)
-        await self._run(sub)
-
-    async def stop(self) -> None:
-        """Idempotent: stop fetching; a message in flight is either committed or redelivered."""
-        self._stopping = True
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
-        await self.metrics.stop()
-
-    async def _run(self, sub: Any) -> None:
-        while not self._stopping:
-            try:
-                msgs = await sub.fetch(self.batch, timeout=1.0)
-            except (FetchTimeoutError, NatsTimeoutError, TimeoutError):
-                continue
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("fetch failed; retrying")
-                await asyncio.sleep(0.5)
-                continue
-            msgs.sort(key=_seq)
+    async def _consume(self) -> None:
+        sub = await self.subscribe()
+        while not self.stopping:
+            msgs = await self.fetch(sub, self.batch)
             if msgs and _seq(msgs[0]) > self.floor + 1:
                 await self._refresh_floor()
             await self._batch(msgs)
@@ -224,7 +170,7 @@ class SettlementConsumer:
             pending = later
             if not pending:
                 return
-            if waited_s >= budget_s or self._stopping:
+            if waited_s >= budget_s or self.stopping:
                 break
             pause = min(0.025 * 2 ** int(waited_s / 0.025).bit_length(), budget_s - waited_s, 0.2)
             await asyncio.sleep(pause)
@@ -237,15 +183,9 @@ class SettlementConsumer:
 
     async def _refresh_floor(self) -> None:
         """Raise the floor to the durable's ack floor (every message up to it is acknowledged)."""
-        try:
-            info = await self.js.consumer_info(self.stream, self.durable)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.warning("consumer info failed; ordering falls back to the table marks")
-            return
-        if info.ack_floor is not None and info.ack_floor.stream_seq:
-            self.floor = max(self.floor, int(info.ack_floor.stream_seq))
+        floor = await self.ack_floor()  # None: NATS did not answer; ordering falls back to the table marks
+        if floor:
+            self.floor = max(self.floor, floor)
 
     async def handle(self, msg: Any, waiting: set[str] | None = None, *, keep: bool = False) -> str:
         """Apply one message exactly once, in its table's order; returns what happened
@@ -391,7 +331,3 @@ mark AS (
 SELECT seq FROM inbox
 """
 """The inbox row and the table's mark, raised (its row locked) in one statement; NULL: seen before."""
-
-
-def _seq(msg: Any) -> int:
-    return int(msg.metadata.sequence.stream)

@@ -37,12 +37,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
-from nats.errors import TimeoutError as NatsTimeoutError
-from nats.js import api
 from nats.js.client import JetStreamContext
-from nats.js.errors import FetchTimeoutError, NotFoundError
 
-from chieu.kit import db, logs, metrics, names
+from chieu.kit import db, logs, names
+from chieu.kit.durable import Durable
+from chieu.kit.durable import seq as _seq
 from chieu.lobby import rooms
 from chieu.lobby.v1 import lobby_service_pb2 as pb
 from chieu.table.v1 import log_pb2, table_service_pb2
@@ -54,7 +53,6 @@ SUBJECTS = names.TABLES.subjects
 DURABLE = names.LOBBY_DURABLE
 CHANNEL = "lobby_tables"
 LOCK_KEY = 0x4C_4F_42_42_59  # "LOBBY": the one projecting process holds it
-STREAM_WAIT_S = 0.5
 STANDBY_S = 0.5
 WAITING, PLAYING = table_service_pb2.TABLE_STATUS_WAITING, table_service_pb2.TABLE_STATUS_PLAYING
 
@@ -169,50 +167,36 @@ def relevant(record: log_pb2.Record) -> bool:
     return any(e.WhichOneof("kind") in RELEVANT for e in record.events)
 
 
-class Projection:
+class Projection(Durable):
     """The lobby's durable consumer of the table log (one process projects; the others stand by)."""
 
     def __init__(self, database_url: str, js: JetStreamContext, *, durable: str = DURABLE, stream: str = STREAM,
                  subjects: str = SUBJECTS, batch: int = 256, ack_wait_s: float = 30.0,
                  after_commit: Callable[[list[Any]], Awaitable[None]] | None = None, applied_by: str = "",
                  metrics_every_s: float = 5.0) -> None:
+        super().__init__(js, stream=stream, subjects=subjects, durable=durable, ack_wait_s=ack_wait_s,
+                         max_ack_pending=8192, metrics_every_s=metrics_every_s)
         self.database_url = database_url
-        self.js = js
-        self.durable = durable
-        self.stream = stream
-        self.subjects = subjects
         self.batch = batch
-        self.ack_wait_s = ack_wait_s
         self.after_commit = after_commit
         """A test hook between the commit of a batch and its acknowledgement."""
         self.applied_by = applied_by or f"{socket.gethostname()}:{os.getpid()}"
         self.applied = 0
         self.projecting = False
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = False
         self._conn: asyncpg.Connection[Any] | None = None
-        self.metrics = metrics.ConsumerMetrics(durable)
-        self.metrics_every_s = metrics_every_s
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._run_forever(), name=f"lobby-projection-{self.durable}")
-        await self.metrics.watch(self.js, self.stream, self.metrics_every_s)
+        await self.run(self._run_forever(), name=f"lobby-projection-{self.durable}")
 
     async def stop(self) -> None:
-        self._stopping = True
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
-        await self.metrics.stop()
+        await super().stop()
         if self._conn is not None:
             with contextlib.suppress(Exception):
                 await self._conn.close()
             self._conn = None
 
     async def _run_forever(self) -> None:
-        while not self._stopping:
+        while not self.stopping:
             try:
                 await self._lead()
             except asyncio.CancelledError:
@@ -235,24 +219,16 @@ class Projection:
                 log.info("another lobby process projects the table list; standing by")
                 said = True
             await asyncio.sleep(STANDBY_S)
-        await self._wait_for_stream()
-        config = api.ConsumerConfig(ack_policy=api.AckPolicy.EXPLICIT, ack_wait=self.ack_wait_s,
-                                    max_ack_pending=8192, deliver_policy=api.DeliverPolicy.ALL)
-        with contextlib.suppress(NotFoundError):
-            info = await self.js.consumer_info(self.stream, self.durable)
-            if info.config.ack_wait is None or abs(info.config.ack_wait - self.ack_wait_s) > 1e-3:
-                await self.js.add_consumer(self.stream, config=info.config.evolve(ack_wait=self.ack_wait_s))
-        sub = await self.js.pull_subscribe(self.subjects, durable=self.durable, stream=self.stream, config=config)
+        sub = await self.subscribe()
         await self._after_the_lost_batch()
         self.projecting = True
         log.info("projecting the table list", durable=self.durable)
         try:
-            while not self._stopping:
-                try:
-                    msgs = await sub.fetch(self.batch, timeout=0.5)
-                except (FetchTimeoutError, NatsTimeoutError, TimeoutError):
+            while not self.stopping:
+                # a failed fetch ends this lead: the lock and the connection are taken afresh
+                msgs = await self.fetch(sub, self.batch, 0.5, retry_failures=False)
+                if not msgs:
                     continue
-                msgs.sort(key=_seq)
                 await self._apply(conn, msgs)
                 if self.after_commit is not None:
                     await self.after_commit(msgs)
@@ -273,18 +249,6 @@ class Projection:
             log.info("records held by a lost projector: waiting for their redelivery", pending=info.num_ack_pending,
                      wait_s=wait)
             await asyncio.sleep(wait + STANDBY_S)
-
-    async def _wait_for_stream(self) -> None:
-        said = False
-        while True:
-            try:
-                await self.js.stream_info(self.stream)
-                return
-            except NotFoundError:
-                if not said:
-                    log.info("waiting for the table stream", stream=self.stream)
-                    said = True
-            await asyncio.sleep(STREAM_WAIT_S)
 
     async def _apply(self, conn: asyncpg.Connection[Any], msgs: list[Any]) -> None:
         """Fold a batch in one transaction (inbox rows, table lines, notifications)."""
@@ -342,10 +306,6 @@ async def _matcher(conn: db.Conn, rec: log_pb2.Record) -> str:
 
 def _constant(room: str) -> Callable[[Line], str]:
     return lambda _line: room
-
-
-def _seq(msg: Any) -> int:
-    return int(msg.metadata.sequence.stream)
 
 
 Listener = Callable[[Line], None]
