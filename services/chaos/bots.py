@@ -32,6 +32,7 @@ from google.protobuf.message import Message
 from chieu.chaos import client as calls
 from chieu.chaos.oracle import Oracle
 from chieu.chaos.records import Command, Journal
+from chieu.kit import tasks
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
 from chieu.table import codec
@@ -241,10 +242,7 @@ class Client:
 
     async def stop_watch(self) -> None:
         task, self._watch = self._watch, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await tasks.cancel(task)
 
     async def _watching(self, table_id: str) -> None:
         stub = self.raw.stream("Watch")

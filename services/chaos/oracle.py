@@ -12,7 +12,7 @@ from typing import Any
 import nats
 from nats.js import api
 
-from chieu.kit import logs, names, natsauth
+from chieu.kit import logs, names, natsauth, tasks
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 
@@ -51,10 +51,7 @@ class Oracle:
         self._task = asyncio.create_task(self._follow())
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+        await tasks.cancel(self._task)
         if self._nc is not None:
             with contextlib.suppress(Exception):
                 await self._nc.close()

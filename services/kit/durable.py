@@ -22,7 +22,7 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 from nats.js.errors import FetchTimeoutError, NotFoundError
 
-from chieu.kit import logs, metrics
+from chieu.kit import logs, metrics, tasks
 
 log = logs.get("chieu.kit.durable")
 
@@ -66,11 +66,8 @@ class Durable:
     async def stop(self) -> None:
         """Idempotent: stop fetching; a message in flight is either committed or redelivered."""
         self._stopping = True
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        await tasks.cancel(self._task)
+        self._task = None
         await self.metrics.stop()
 
     async def wait_for_stream(self) -> None:

@@ -12,7 +12,6 @@ handlers are wrapped once, when they are registered (:class:`Instrumented`), not
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import grpc
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
-from chieu.kit import logs, tracing
+from chieu.kit import logs, tasks, tracing
 
 log = logs.get("chieu.metrics")
 
@@ -246,11 +245,8 @@ class Every:
             self._task = asyncio.create_task(self._loop(), name=self.name)
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        await tasks.cancel(self._task)
+        self._task = None
 
     async def _loop(self) -> None:
         while True:

@@ -17,7 +17,7 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from chieu.kit import logs
+from chieu.kit import logs, tasks
 from chieu.kit.names import Stream
 
 log = logs.get("chieu.outbox")
@@ -54,11 +54,8 @@ class OutboxRelay:
         self._task = asyncio.create_task(self._run(), name=f"{self.service}-outbox")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        await tasks.cancel(self._task)
+        self._task = None
 
     async def relay_once(self, limit: int = 100) -> int:
         """Publish up to ``limit`` pending rows; returns how many."""

@@ -10,12 +10,11 @@ refused within that time, and forgets each entry once its token has expired anyw
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-from chieu.kit import logs
+from chieu.kit import logs, tasks
 
 log = logs.get("chieu.revocations")
 
@@ -51,11 +50,8 @@ class RevocationList:
         self._task = asyncio.create_task(self._run(), name="revocations")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        await tasks.cancel(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         said = False

@@ -14,14 +14,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime as dt
 from typing import Any
 
 import asyncpg
 import grpc
 
-from chieu.kit import channels, logs
+from chieu.kit import channels, logs, tasks
 from chieu.kit.errors import precondition
 from chieu.kit.settings import Settings
 from chieu.ladder.standings import Store, monthly_reward_id
@@ -48,11 +47,8 @@ class RewardPayer:
             self._task = asyncio.create_task(self._run(), name="ladder-rewards")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        await tasks.cancel(self._task)
+        self._task = None
         if self._channel is not None:
             await self._channel.close()
 

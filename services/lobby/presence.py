@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from chieu.kit import logs, names
+from chieu.kit import logs, names, tasks
 from chieu.table.v1 import presence_pb2
 
 log = logs.get("chieu.lobby.presence")
@@ -43,11 +43,8 @@ class Spectators:
         self._task = asyncio.create_task(self._sweep(), name="lobby-presence-sweep")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
-            self._task = None
+        await tasks.cancel(self._task)
+        self._task = None
         if self._sub is not None:
             with contextlib.suppress(Exception):
                 await self._sub.unsubscribe()

@@ -39,7 +39,7 @@ from typing import Any
 import asyncpg
 from nats.js.client import JetStreamContext
 
-from chieu.kit import db, logs, names
+from chieu.kit import db, logs, names, tasks
 from chieu.kit.durable import Durable
 from chieu.kit.durable import seq as _seq
 from chieu.lobby import rooms
@@ -344,10 +344,7 @@ class Feed:
 
     async def stop(self) -> None:
         self._stopping = True
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+        await tasks.cancel(self._task)
         if self._conn is not None:
             with contextlib.suppress(Exception):
                 await self._conn.close()

@@ -16,7 +16,7 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable
 
-from chieu.kit import logs, names
+from chieu.kit import logs, names, tasks
 from chieu.table.v1 import presence_pb2
 
 log = logs.get("chieu.table.presence")
@@ -70,10 +70,7 @@ class Beacon:
     async def stop(self) -> None:
         """Stop announcing and tell the readers this process has nobody any more."""
         for task in (self._task, self._flush):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+            await tasks.cancel(task)
         if self._task is not None:
             self._task = None
             with contextlib.suppress(Exception):
