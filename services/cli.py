@@ -39,6 +39,49 @@ def _nats_auth(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rewind(args: argparse.Namespace) -> int:
+    """Move a service's durables back to what its restored database lacks (chieu.kit.rewind).
+    0: done; 1: the service still runs; 2: bad arguments; 3: NATS or PostgreSQL cannot be reached."""
+    import asyncio
+
+    import asyncpg
+
+    from chieu.kit import natsauth, rewind
+    from chieu.kit.settings import from_env
+
+    env = from_env()
+    url, database_url = args.nats or env.nats_url, args.database_url or env.database_url
+    if not database_url:
+        print("chieu rewind: the service's restored database is needed (--database-url or DATABASE_URL)",
+              file=sys.stderr)
+        return 2
+
+    async def run() -> list[rewind.Step]:
+        conn = await asyncpg.connect(database_url)
+        try:
+            steps = await rewind.plan(conn, args.service, args.from_seq)
+        finally:
+            await conn.close()
+        nc = await natsauth.connect_url(url, f"chieu-rewind-{args.service}", creds=env.nats_creds, ca=env.nats_ca)
+        try:
+            return await rewind.apply(nc.jetstream(), steps, force=args.force)
+        finally:
+            await nc.close()
+
+    try:
+        done = asyncio.run(run())
+    except rewind.StillRunning as e:
+        print(f"chieu rewind: {e}", file=sys.stderr)
+        return 1
+    except (OSError, TimeoutError, asyncpg.PostgresError) as e:
+        print(f"chieu rewind: cannot reach NATS or PostgreSQL ({type(e).__name__}: {e})", file=sys.stderr)
+        return 3
+    for s in done:
+        moved = f"acknowledged up to {s.ack_floor} of {s.stream_last}; " if s.stream_last else ""
+        print(f"{s.stream} > {s.durable}: {moved}starts again at {s.start_seq} ({s.why})")
+    return 0
+
+
 def _token(args: argparse.Namespace) -> int:
     """Sign a token with the private key (``--key``, else ``CHIEU_TOKEN_PRIVATE_KEY``, else the key
     ``chieu up`` generated in ``.var/keys/``): a player's, or with ``--service`` a service's credential."""
@@ -285,6 +328,14 @@ def build_parser() -> argparse.ArgumentParser:
     na = sub.add_parser("nats-auth", help="make the NATS users' credentials and print the server's authorization")
     na.add_argument("--dir", required=True, help="where the seeds are (made if missing, kept if there)")
     na.set_defaults(func=_nats_auth)
+
+    rw = sub.add_parser("rewind", help="operator: move a service's durables back after its database was restored")
+    rw.add_argument("service", choices=("ledger", "ladder", "lobby"))
+    rw.add_argument("--from-seq", type=int, help="start every durable of the service here (default: from its inbox)")
+    rw.add_argument("--database-url", help="the service's restored PostgreSQL (default $DATABASE_URL)")
+    rw.add_argument("--nats", help="the NATS URL (default $NATS_URL); as the service's user, CHIEU_NATS_CREDS")
+    rw.add_argument("--force", action="store_true", help="even if the durable still has pull requests waiting")
+    rw.set_defaults(func=_rewind)
 
     ver = sub.add_parser("verify", help="auditor: re-derive every deal and move of a table from its log (NATS_URL)")
     ver.add_argument("table", help="the table id")

@@ -10,10 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
+from nats.js.errors import NotFoundError
 
-from chieu.kit import auth
+from chieu.kit import auth, names
 from chieu.kit.settings import Settings
-from tests.conftest import nats_env
+from tests.conftest import nats_connect, nats_env
 from tests.table.helpers import client, play_to_end
 
 
@@ -100,3 +101,35 @@ def test_up_makes_a_key_once_and_gives_the_private_key_to_the_lobby_only(tmp_pat
         assert auth.verify(signer.keyset(), env["CHIEU_SERVICE_TOKEN"]).service == name
         assert env.get("CHIEU_TOKEN_PRIVATE_KEY") == (str(private) if name == "lobby" else None)
     assert not any("TOKEN_SECRET" in k for env in envs.values() for k in env)
+
+
+async def test_rewind_refuses_while_the_service_runs(settings: Settings, table_server: str, ledger_server: str,
+                                                     database_url: str) -> None:
+    """``chieu rewind`` as the ledger's own NATS user: it may look at its durable, and refuses to move
+    it while the ledger still fetches (exit 1); without a database it says so (exit 2)."""
+    nc = await nats_connect(settings.nats_url)
+    try:
+        deadline = time.monotonic() + 20
+        while True:  # the ledger binds its durable once the table service made the stream
+            try:
+                await nc.jetstream().consumer_info(names.TABLES.name, names.LEDGER_DURABLE)
+                break
+            except NotFoundError:
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.2)
+    finally:
+        await nc.close()
+
+    async def rewind(*args: str, user: str = "ledger") -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "chieu.cli", "rewind", *args, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env={**os.environ, **nats_env(user), "DATABASE_URL": ""})
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert "Traceback" not in err.decode(), err.decode()
+        assert proc.returncode is not None
+        return proc.returncode, err.decode()
+
+    code, err = await rewind("ledger", "--nats", settings.nats_url, "--database-url", database_url)
+    assert code == 1 and "stop the service first" in err
+    code, err = await rewind("ledger", "--nats", settings.nats_url)
+    assert code == 2 and "--database-url" in err

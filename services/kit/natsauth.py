@@ -93,14 +93,16 @@ def _reads(stream: str) -> tuple[str, ...]:
 
 
 def _consumes(stream: str, durable: str) -> tuple[str, ...]:
-    """Consume ``stream`` through the durable ``durable`` only: create and inspect it, fetch from it,
-    acknowledge its messages; and read single messages of the stream (a consumer looks back for
+    """Consume ``stream`` through the durable ``durable`` only: create, inspect and delete it (to move
+    it back after a restore: ``chieu rewind``), fetch from it, acknowledge its messages; and read
+    single messages of the stream (a consumer looks back for
     what another process of its service holds)."""
     c = f"{API}.CONSUMER"
     return (f"{API}.STREAM.INFO.{stream}", f"{API}.STREAM.MSG.GET.{stream}", f"{API}.DIRECT.GET.{stream}",
             f"{API}.DIRECT.GET.{stream}.>", f"{c}.CREATE.{stream}.{durable}", f"{c}.CREATE.{stream}.{durable}.>",
             f"{c}.DURABLE.CREATE.{stream}.{durable}", f"{c}.INFO.{stream}.{durable}",
-            f"{c}.MSG.NEXT.{stream}.{durable}", f"$JS.ACK.{stream}.{durable}.>")
+            f"{c}.MSG.NEXT.{stream}.{durable}", f"$JS.ACK.{stream}.{durable}.>",
+            f"{c}.DELETE.{stream}.{durable}")  # chieu rewind, after a restore of its database
 
 
 def _reserved(user: str) -> tuple[str, ...]:

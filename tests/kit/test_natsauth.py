@@ -78,7 +78,8 @@ def test_matching_follows_the_nats_rules() -> None:
     ("$JS.API.CONSUMER.MSG.NEXT.CHIEU_TABLES.ledger", {"ledger"}),
     ("$JS.ACK.CHIEU_TABLES.ledger.1.2.3.4.5", {"ledger"}),
     ("$JS.API.CONSUMER.CREATE.CHIEU_TABLES.ledger.chieu.table.>", {"ledger"}),
-    ("$JS.API.CONSUMER.DELETE.CHIEU_TABLES.ledger", set()),
+    ("$JS.API.CONSUMER.DELETE.CHIEU_TABLES.ledger", {"ledger"}),  # its owner, to rewind it (chieu rewind)
+    ("$JS.API.CONSUMER.DELETE.CHIEU_TABLES.lobby", {"lobby"}),
     ("$JS.API.CONSUMER.MSG.NEXT.CHIEU_TABLES.lobby", {"lobby"}),
     ("$JS.API.CONSUMER.MSG.NEXT.CHIEU_LEDGER.ladder-reputation-resets", {"ladder"}),
     ("$JS.API.CONSUMER.CREATE.CHIEU_TABLES.some-ephemeral.chieu.table.t1", {"table", "audit"}),
