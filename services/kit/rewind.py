@@ -69,8 +69,8 @@ async def plan(conn: asyncpg.Connection, service: str, from_seq: int | None = No
             steps.append(Step(stream, durable, int(last or 0) + 1,
                               f"after the inbox's last sequence ({int(last or 0)}): applied in stream order"))
         else:
-            steps.append(Step(stream, durable, 1, "the stream's start: applied in table order only, the inbox skips "
-                                                  "what it has"))
+            steps.append(Step(stream, durable, 1, "the stream's start: not applied in stream order, so the inbox "
+                                                  "skips what it has"))
     return steps
 
 
