@@ -14,6 +14,8 @@ from pathlib import Path
 
 import grpc
 import pytest
+from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js.errors import ServiceUnavailableError
 
 from chieu.chaos import client as calls
 from chieu.cluster import REPLICAS, Cluster
@@ -106,6 +108,24 @@ async def _current(cluster: Cluster, node: str, timeout_s: float = 60.0) -> bool
         await nc.close()
 
 
+async def _read_log(cluster: Cluster, table_id: str, within_s: float = 60.0) -> list[log_pb2.Record]:
+    """The table's log as the audit user reads it. Right after a node's restart a JetStream API call
+    may go unanswered while the cluster settles (a bucket's leader still being elected): the
+    reader tries again, as the audit commands' user would, until ``within_s``."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            store = await EventStore.connect(cluster.nats_url, stream=names.TABLES, creds=cluster.audit_creds)
+            try:
+                return [log_pb2.Record.FromString(s.data) for s in await store.read(table_id)]
+            finally:
+                await store.close()
+        except (NatsTimeoutError, ServiceUnavailableError):
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(1.0)
+
+
 async def test_a_nats_node_killed_mid_game_loses_no_acknowledged_move(cluster: Cluster) -> None:
     players = Players(cluster)
     host = players.clients["ca"]
@@ -135,11 +155,7 @@ async def test_a_nats_node_killed_mid_game_loses_no_acknowledged_move(cluster: C
 
         # the restarted node caught up with everything acknowledged while it was gone
         assert await _current(cluster, leader), f"{leader} is not current again"
-        store = await EventStore.connect(cluster.nats_url, stream=names.TABLES, creds=cluster.audit_creds)
-        try:
-            records = [log_pb2.Record.FromString(s.data) for s in await store.read(table_id)]
-        finally:
-            await store.close()
+        records = await _read_log(cluster, table_id)
         keys = [f"{r.actor}/{r.command_id}" for r in records]
         assert [r.version for r in records] == list(range(1, len(records) + 1))  # no fork, no gap
         assert len(records) == view.version
