@@ -26,8 +26,8 @@ from typing import Any
 from chieu.audit.logs import Logs
 from chieu.audit.report import Report
 from chieu.audit.snapshot import read_only
-from chieu.audit.terms import Terms
 from chieu.kit import names
+from chieu.ladder.terms import Terms
 
 AREA = "reputation"
 

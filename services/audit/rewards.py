@@ -27,7 +27,7 @@ from typing import Any
 from chieu.audit.logs import Logs
 from chieu.audit.report import Report
 from chieu.audit.snapshot import read_only
-from chieu.audit.terms import Terms
+from chieu.ladder.terms import Terms
 
 AREA = "rewards"
 LADDER_SERVICE = "service:ladder"

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field, replace
 
 from chieu.audit import archive, levels, logs, money, reputation, rewards
 from chieu.audit.report import Report
-from chieu.audit.terms import Terms
 from chieu.ladder.rules import Params
+from chieu.ladder.terms import Terms
 
 
 @dataclass(frozen=True, slots=True)

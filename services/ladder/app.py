@@ -10,21 +10,11 @@ from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, from_env
 from chieu.ladder.consumer import STREAM, LadderConsumer, ResetConsumer
 from chieu.ladder.rewards import RewardPayer
-from chieu.ladder.rules import Params
 from chieu.ladder.schema import MIGRATIONS
 from chieu.ladder.service import LadderService
-from chieu.ladder.standings import Config, Store
+from chieu.ladder.standings import Store
+from chieu.ladder.terms import Terms
 from chieu.ladder.v1 import ladder_service_pb2, ladder_service_pb2_grpc
-
-
-def config(settings: Settings) -> Config:
-    """The storage's configuration from the settings."""
-    return Config(
-        params=Params(up=settings.ladder_up, down=settings.ladder_down, floor_style=settings.ladder_floor_style,
-                      only_lose_basis=settings.ladder_only_lose_basis),
-        reward_best_coins=settings.ladder_reward_best_coins, reputation_start=settings.ladder_reputation_start,
-        reputation_quit=settings.ladder_reputation_quit,
-        reputation_disconnect=settings.ladder_reputation_disconnect)
 
 
 async def build(settings: Settings) -> Server:
@@ -35,7 +25,7 @@ async def build(settings: Settings) -> Server:
     async with pool.acquire() as conn:
         await db.migrate(conn, "ladder", MIGRATIONS)
     nc = await natsauth.connect(settings, "ladder", max_reconnect_attempts=-1)
-    store = Store(pool, config(settings))
+    store = Store(pool, Terms.from_settings(settings))
     consumer = LadderConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s,
                               metrics_every_s=settings.metrics_refresh_s)
     resets = ResetConsumer(store, nc.jetstream(), ack_wait_s=settings.ladder_ack_wait_s,

@@ -16,7 +16,7 @@ import datetime as dt
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
@@ -25,7 +25,8 @@ import grpc
 from chieu.kit import db
 from chieu.kit.errors import ServiceError, precondition
 from chieu.ladder import rules
-from chieu.ladder.rules import Params, Result, Standing
+from chieu.ladder.rules import Result, Standing
+from chieu.ladder.terms import Terms
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,17 +55,6 @@ class Conduct:
 
 
 Item = Games | Conduct
-
-
-@dataclass(frozen=True, slots=True)
-class Config:
-    """What the storage needs of the settings."""
-
-    params: Params = field(default_factory=Params)
-    reward_best_coins: int = 0
-    reputation_start: int = 100
-    reputation_quit: int = 10
-    reputation_disconnect: int = 5
 
 
 def month_of(at_ms: int) -> str:
@@ -118,9 +108,9 @@ SELECT coalesce((SELECT seq FROM cursor), -1)
 class Store:
     """Standings, history, reputation and rewards on one connection pool."""
 
-    def __init__(self, pool: asyncpg.Pool, config: Config = Config()) -> None:
+    def __init__(self, pool: asyncpg.Pool, config: Terms | None = None) -> None:
         self.pool = pool
-        self.config = config
+        self.config = Terms() if config is None else config
 
     # -- applying the log ------------------------------------------------------------------
 
@@ -216,11 +206,7 @@ class Store:
                            c.player_id, start)
         score = int(await conn.fetchval("SELECT score FROM ladder_reputation WHERE player_id = $1 FOR UPDATE",
                                         c.player_id))
-        if c.cause == "reset":
-            new = start
-        else:
-            loss = self.config.reputation_quit if c.cause == "quit" else self.config.reputation_disconnect
-            new = max(0, score - loss)
+        new = self.config.reputation_after(score, c.cause)
         fresh = await conn.fetchval(
             "INSERT INTO ladder_reputation_changes (player_id, cause, cause_key, before, after)"
             " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (cause_key) DO NOTHING RETURNING id",

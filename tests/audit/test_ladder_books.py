@@ -25,14 +25,14 @@ import pytest
 from chieu.audit import levels, money, reputation, rewards
 from chieu.audit.logs import Logs
 from chieu.audit.report import Report
-from chieu.audit.terms import Terms
 from chieu.kit import db, localnats, names
 from chieu.kit.settings import Settings
 from chieu.ladder.consumer import items_of
 from chieu.ladder.rewards import RewardPayer, decide_month
 from chieu.ladder.rules import Params
 from chieu.ladder.schema import MIGRATIONS as LADDER
-from chieu.ladder.standings import Config, Store
+from chieu.ladder.standings import Store
+from chieu.ladder.terms import Terms
 from chieu.ledger.books import Books
 from chieu.ledger.schema import MIGRATIONS as LEDGER
 from chieu.ledger.service import LedgerService
@@ -105,8 +105,7 @@ async def period(settings: Settings, database_url: str) -> AsyncIterator[Books_]
 
 async def _play(settings: Settings, pool: asyncpg.Pool, ledger_addr: str, url: str) -> Books_:
     a, b, c = (f"lb-{x}-{uuid.uuid4().hex[:6]}" for x in "abc")
-    store = Store(pool, Config(TERMS.params, TERMS.reward_best_coins, TERMS.reputation_start, TERMS.reputation_quit,
-                               TERMS.reputation_disconnect))
+    store = Store(pool, TERMS)  # the ladder applies the very terms the audit holds it to
     logs = Logs(complete=True)
     seq = 0
 

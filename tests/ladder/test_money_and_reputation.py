@@ -16,7 +16,8 @@ from chieu.kit.errors import ServiceError
 from chieu.kit.settings import Settings
 from chieu.ladder.consumer import items_of
 from chieu.ladder.rewards import RewardPayer, decide_month
-from chieu.ladder.standings import Config, Store
+from chieu.ladder.standings import Store
+from chieu.ladder.terms import Terms
 from chieu.ladder.v1 import ladder_service_pb2 as lpb
 from chieu.ledger.v1 import ledger_service_pb2 as gpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
@@ -106,7 +107,7 @@ async def test_reputation_lowered_by_quits_and_restored_once_by_a_paid_reset(
 
 
 async def test_reward_ids_never_pay_twice(settings: Settings, ledger_server: str, lpool: Any) -> None:
-    store = Store(lpool, Config(reward_best_coins=10))
+    store = Store(lpool, Terms(reward_best_coins=10))
     a, b, t = uid("rw-"), uid("rw-"), uid("rwt-")
     stream = uid("REWARDS_")
     january = 1_704_067_200_000 + 14 * 86_400_000  # 2024-01-15

@@ -1,5 +1,7 @@
-"""What the ladder was configured with (``CHIEU_LADDER_*``), so the audit can hold its books to
-the rules: the level rules' parameters, reputation (信誉度) and rewards."""
+"""What the ladder is configured with (``CHIEU_LADDER_*``): the level rules' parameters,
+reputation (信誉度) and rewards. The ladder's store applies these terms and the audit holds the
+ladder's books to them: one definition for both (the auditor imports it with the pure rules, not
+the ladder's runtime)."""
 
 from __future__ import annotations
 
