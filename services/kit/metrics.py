@@ -116,6 +116,15 @@ def _code(context: grpc.aio.ServicerContext[Any, Any], default: str) -> str:
     return default
 
 
+def _failed(exc: BaseException, context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    """The status code a call ended with when its handler raised ``exc``."""
+    if isinstance(exc, grpc.aio.AbortError):
+        return _code(context, "UNKNOWN")
+    if isinstance(exc, (asyncio.CancelledError, GeneratorExit)):
+        return "CANCELLED"
+    return "UNKNOWN"
+
+
 def instrument(name: str, method: str, handler: Any) -> Any:
     """``handler`` (of service ``name``) counted, timed and traced; unary and server streams."""
     calls = _Calls(short_name(name), method, f"{name}/{method}")
@@ -130,14 +139,8 @@ def instrument(name: str, method: str, handler: Any) -> Any:
                     return await inner(request, context)
                 with tracing.server_span(calls.span, context.invocation_metadata()):
                     return await inner(request, context)
-            except grpc.aio.AbortError:
-                code = _code(context, "UNKNOWN")
-                raise
-            except asyncio.CancelledError:
-                code = "CANCELLED"
-                raise
-            except BaseException:
-                code = "UNKNOWN"
+            except BaseException as e:
+                code = _failed(e, context)
                 raise
             finally:
                 calls.done(code, started)
@@ -154,14 +157,8 @@ def instrument(name: str, method: str, handler: Any) -> Any:
                 with tracing.server_span(calls.span, context.invocation_metadata()):
                     async for item in inner_stream(request, context):
                         yield item
-            except grpc.aio.AbortError:
-                code = _code(context, "UNKNOWN")
-                raise
-            except (asyncio.CancelledError, GeneratorExit):
-                code = "CANCELLED"
-                raise
-            except BaseException:
-                code = "UNKNOWN"
+            except BaseException as e:
+                code = _failed(e, context)
                 raise
             finally:
                 calls.done(code, started)
