@@ -26,7 +26,9 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
+import asyncpg
 import pytest
 from nats.aio.client import Client
 
@@ -55,6 +57,21 @@ NATS_AUTH = not os.environ.get("NATS_URL") and os.environ.get("CHIEU_TESTCONTAIN
 def nats_creds(user: str) -> str:
     """The seed file of NATS user ``user`` ("" for an external server without authorization)."""
     return str(NATS_CREDS.seed(user)) if NATS_AUTH else ""
+
+
+def database_url_of(url: str, name: str) -> str:
+    """``url`` (a PostgreSQL server's) naming the database ``name`` instead."""
+    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+
+
+async def new_database(url: str, name: str, *, template: str = "") -> str:
+    """A new database ``name`` on the server of ``url`` (a copy of ``template`` when given); its URL."""
+    admin = await asyncpg.connect(url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+    finally:
+        await admin.close()
+    return database_url_of(url, name)
 
 
 def nats_env(user: str) -> dict[str, str]:

@@ -23,7 +23,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import grpc
@@ -42,7 +41,7 @@ from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
 from chieu.table import codec
 from chieu.table.client import TableClient
 from chieu.table.v1 import log_pb2
-from tests.conftest import nats_creds, token
+from tests.conftest import database_url_of, nats_creds, token
 from tests.ladder.helpers import act, play
 from tests.table.helpers import play_to_end
 
@@ -455,11 +454,6 @@ async def test_the_html_replay_renders_in_a_headless_browser(played: Played) -> 
     assert (width, height) == (1280, 1600)
 
 
-def _database(url: str, name: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{name}"))
-
-
 async def test_the_ladder_in_a_database_of_its_own(played: Played) -> None:
     await settled(played)
     # the same books under a second URL: two connections, the same answer as one
@@ -472,12 +466,12 @@ async def test_the_ladder_in_a_database_of_its_own(played: Played) -> None:
     admin = await asyncpg.connect(played.database_url)
     try:
         await admin.execute(f'CREATE DATABASE "{name}"')
-        empty = await asyncpg.connect(_database(played.database_url, name))
+        empty = await asyncpg.connect(database_url_of(played.database_url, name))
         try:
             await kit_db.migrate(empty, "ladder", LADDER_MIGRATIONS)
         finally:
             await empty.close()
-        report = await audit(options(played, ladder_database_url=_database(played.database_url, name)))
+        report = await audit(options(played, ladder_database_url=database_url_of(played.database_url, name)))
         areas = {f.area for f in report.findings}
         assert "ladder" in areas and "ledger" not in areas and "logs" not in areas, report.findings
         assert {"ladder_behind", "ladder_result_missing"} & {f.code for f in report.findings}

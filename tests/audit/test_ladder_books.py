@@ -16,7 +16,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import grpc
@@ -39,7 +38,7 @@ from chieu.ledger.service import LedgerService
 from chieu.ledger.v1 import ledger_service_pb2 as gpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
 from chieu.table.v1 import log_pb2
-from tests.conftest import credential, token
+from tests.conftest import credential, database_url_of, token
 from tests.ladder.conftest import hand_ended, penalty
 
 pytestmark = pytest.mark.integration
@@ -73,17 +72,12 @@ async def audit(p: Books_) -> Report:
     return report
 
 
-def _database(url: str, name: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{name}"))
-
-
 @pytest.fixture(scope="module")
 async def period(settings: Settings, database_url: str) -> AsyncIterator[Books_]:
     name = f"audit_{uuid.uuid4().hex[:12]}"
     admin = await asyncpg.connect(database_url)
     await admin.execute(f'CREATE DATABASE "{name}"')
-    url = _database(database_url, name)
+    url = database_url_of(database_url, name)
     pool = await db.create_pool(url, max_size=4)
     server = grpc.aio.server()
     try:

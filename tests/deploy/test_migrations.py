@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
@@ -17,13 +16,9 @@ from chieu.kit import db
 from chieu.ladder.schema import MIGRATIONS as LADDER
 from chieu.ledger.schema import MIGRATIONS as LEDGER
 from chieu.lobby.schema import MIGRATIONS as LOBBY
+from tests.conftest import database_url_of
 
 PODS = 4  # more than prod's replicas of any of them
-
-
-def _with_database(url: str, name: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{name}"))
 
 
 @pytest.mark.parametrize(("service", "scripts"), [("ledger", LEDGER), ("ladder", LADDER), ("lobby", LOBBY)])
@@ -33,7 +28,7 @@ async def test_pods_starting_together_apply_each_migration_once(database_url: st
     admin = await asyncpg.connect(database_url)
     await admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        conns = [await asyncpg.connect(_with_database(database_url, name)) for _ in range(PODS)]
+        conns = [await asyncpg.connect(database_url_of(database_url, name)) for _ in range(PODS)]
         try:
             applied = await asyncio.gather(*(db.migrate(c, service, scripts) for c in conns))
             assert sorted(applied, key=len) == [[]] * (PODS - 1) + [list(range(1, len(scripts) + 1))]

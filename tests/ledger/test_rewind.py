@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
@@ -20,29 +19,17 @@ from chieu.ledger import books as b
 from chieu.ledger.books import Books
 from chieu.ledger.schema import MIGRATIONS
 from chieu.table.rules.core import Transfer
+from tests.conftest import new_database
 from tests.ledger.conftest import Log, settlement, uid, until
 
 pytestmark = pytest.mark.integration
-
-
-def _url(database_url: str, name: str) -> str:
-    return urlunsplit(urlsplit(database_url)._replace(path=f"/{name}"))
-
-
-async def _create(database_url: str, name: str, template: str = "") -> str:
-    admin = await asyncpg.connect(database_url)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
-    finally:
-        await admin.close()
-    return _url(database_url, name)
 
 
 @pytest.fixture
 async def live(database_url: str) -> AsyncIterator[tuple[str, str]]:
     """The ledger's database (name, URL), migrated."""
     name = f"rewind_{uuid.uuid4().hex[:10]}"
-    url = await _create(database_url, name)
+    url = await new_database(database_url, name)
     conn = await asyncpg.connect(url)
     try:
         await db.migrate(conn, "ledger", MIGRATIONS)
@@ -83,7 +70,7 @@ async def test_a_restored_ledger_is_behind_until_its_durable_is_rewound(
     name, url = live
     players, tables, durable = [uid("a-"), uid("b-"), uid("c-")], [uid("t"), uid("t")], uid("d")
     await _play(tlog, url, durable, tables, players, range(1, 4))  # hands 1-3: in the backup
-    backup = await _create(database_url, f"{name}_bak", template=name)
+    backup = await new_database(database_url, f"{name}_bak", template=name)
     await _play(tlog, url, durable, tables, players, range(1, 7))  # hands 4-6: after it
     truth = await _balances(url, players)
     assert truth[b.player(b.points("phom"), players[0])] == 6 * 2 * 10  # 6 hands at 2 tables, 1 × stake 10 each
@@ -121,7 +108,7 @@ async def test_a_restored_ledger_is_behind_until_its_durable_is_rewound(
 
 
 async def test_a_service_applying_in_stream_order_starts_after_its_inbox(database_url: str) -> None:
-    url = await _create(database_url, f"rewind_{uuid.uuid4().hex[:10]}")
+    url = await new_database(database_url, f"rewind_{uuid.uuid4().hex[:10]}")
     conn = await asyncpg.connect(url)
     try:
         await db.migrate(conn, "ladder", LADDER_MIGRATIONS)

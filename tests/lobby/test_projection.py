@@ -11,9 +11,7 @@ import subprocess
 import sys
 import textwrap
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import asyncpg
 import pytest
 
 from chieu.kit import db, names
@@ -25,7 +23,7 @@ from chieu.lobby.schema import MIGRATIONS
 from chieu.table.client import TableClient
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as tpb
-from tests.conftest import nats_connect, nats_creds, token
+from tests.conftest import nats_connect, nats_creds, new_database, token
 from tests.lobby.conftest import uid, until
 
 pytestmark = pytest.mark.integration
@@ -55,14 +53,7 @@ def start_child(nats_url: str, url: str, durable: str) -> subprocess.Popen[bytes
 
 
 async def fresh_database(database_url: str) -> str:
-    name = uid("lobby_kill_")
-    conn = await asyncpg.connect(database_url)
-    try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await conn.close()
-    parts = urlsplit(database_url)
-    url = urlunsplit(parts._replace(path=f"/{name}"))
+    url = await new_database(database_url, uid("lobby_kill_"))
     pool = await db.create_pool(url, max_size=2)
     async with pool.acquire() as c:
         await db.migrate(c, "lobby", MIGRATIONS)

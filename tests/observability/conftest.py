@@ -8,14 +8,13 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 from urllib.request import urlopen
 
-import asyncpg
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from chieu.kit import localnats
+from tests.conftest import new_database
 from tests.ledger.conftest import books, pool, tlog  # noqa: F401 (the ledger's fixtures, for the consumer metrics)
 
 
@@ -31,14 +30,7 @@ def private_nats(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 async def private_db(database_url: str) -> AsyncIterator[str]:
     """A fresh database on the session's PostgreSQL server (its URL)."""
-    name = f"obs_{uuid.uuid4().hex[:10]}"
-    conn = await asyncpg.connect(database_url)
-    try:
-        await conn.execute(f"CREATE DATABASE {name}")
-    finally:
-        await conn.close()
-    parts = urlsplit(database_url)
-    yield urlunsplit(parts._replace(path=f"/{name}"))
+    yield await new_database(database_url, f"obs_{uuid.uuid4().hex[:10]}")
 
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
