@@ -87,6 +87,22 @@ async def tlog(nats_url: str) -> AsyncIterator[Log]:
         await nc.close()
 
 
+class CrashAfterCommit:
+    """A consumer's ``after_commit`` hook that fails once, on the first settlement record of table
+    ``table``, after its commit and before its ack (the process dying there); ``crashes`` holds
+    that record's stream sequence."""
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+        self.crashes: list[int] = []
+
+    async def __call__(self, msg: Any) -> None:
+        settles = any(e.WhichOneof("kind") == "settlement" for e in log_pb2.Record.FromString(msg.data).events)
+        if self.table in msg.subject and settles and not self.crashes:
+            self.crashes.append(int(msg.metadata.sequence.stream))
+            raise RuntimeError("simulated crash after commit, before ack")
+
+
 def hand_started_record(table_id: str, s: log_pb2.Settlement) -> log_pb2.Record:
     """The record that starts the hand of ``s`` with its money terms, as the table writes it."""
     rec = log_pb2.Record(table_id=table_id, command_id=uid("h"), actor="host", game=s.game)

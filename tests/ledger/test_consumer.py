@@ -21,10 +21,9 @@ from chieu.ledger import books as b
 from chieu.ledger.books import Books, Leg, Posting
 from chieu.ledger.consumer import SettlementConsumer
 from chieu.table.scenario import Result, _Run, load
-from chieu.table.v1 import log_pb2
 from tests.conftest import nats_connect
 
-from .conftest import Log, settlement, uid, until
+from .conftest import CrashAfterCommit, Log, settlement, uid, until
 
 pytestmark = pytest.mark.integration
 
@@ -129,13 +128,8 @@ async def test_gc2_coin_table_through_the_consumer(books: Books, tlog: Log) -> N
 async def test_crash_between_commit_and_ack(books: Books, tlog: Log) -> None:
     """The posting committed, the process died before the ack: the redelivery changes nothing."""
     a, c, t = uid("a"), uid("c"), uid("crash")
-    crashes: list[int] = []
-
-    async def crash(msg: Any) -> None:
-        settles = any(e.WhichOneof("kind") == "settlement" for e in log_pb2.Record.FromString(msg.data).events)
-        if t in msg.subject and settles and not crashes:
-            crashes.append(int(msg.metadata.sequence.stream))
-            raise RuntimeError("simulated crash after commit, before ack")
+    crash = CrashAfterCommit(t)
+    crashes = crash.crashes
 
     from chieu.table.rules.core import Transfer
 

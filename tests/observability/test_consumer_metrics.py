@@ -6,15 +6,13 @@ the lag gauge reads the durable's pending messages."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from prometheus_client import REGISTRY
 
 from chieu.ledger import books as b
 from chieu.ledger.books import Books
 from chieu.table.rules.core import Transfer
-from chieu.table.v1 import log_pb2
-from tests.ledger.conftest import Log, settlement, uid, until
+from tests.ledger.conftest import CrashAfterCommit, Log, settlement, uid, until
 
 
 def sample(name: str, durable: str) -> float:
@@ -27,13 +25,8 @@ def postings(kind: str) -> float:
 
 async def test_a_redelivery_caught_by_the_inbox_is_counted(books: Books, tlog: Log) -> None:
     a, c, t = uid("a"), uid("c"), uid("crash")
-    crashes: list[int] = []
-
-    async def crash(msg: Any) -> None:
-        settles = any(e.WhichOneof("kind") == "settlement" for e in log_pb2.Record.FromString(msg.data).events)
-        if t in msg.subject and settles and not crashes:
-            crashes.append(int(msg.metadata.sequence.stream))
-            raise RuntimeError("simulated crash after commit, before ack")
+    crash = CrashAfterCommit(t)
+    crashes = crash.crashes
 
     durable = uid("d")
     posted_before = postings("settlement")
