@@ -39,6 +39,9 @@ SNAPSHOT_CHUNK = 500
 SESSION_CHECK_S = 1.0
 """How often an open ``WatchRoom`` looks again whether its session was revoked."""
 QUICK_CANDIDATES = 8
+SEAT_LISTED_S = 2.0
+"""How long ``QuickSeat`` waits for the lobby's own list to show the seat it took (the projection
+is a few milliseconds behind the table log), so the player's next call sees it."""
 WAITING = table_service_pb2.TABLE_STATUS_WAITING
 
 
@@ -482,6 +485,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                 if e.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND):
                     continue  # lost the race for the seat (or the table changed): the next one
                 raise _relay("table", e) from None
+            await self._listed(row["table_id"], who.player_id)
             return pb.QuickSeatResponse(table_id=row["table_id"], seat=r.seat, table=r.table)
         create = table_service_pb2.CreateTableRequest(
             game=room.game, stake=room.stake, currency=room.currency,  # type: ignore[arg-type]
@@ -493,7 +497,20 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         except grpc.aio.AioRpcError as e:
             raise _relay("table", e) from None
         await self._place(view.table_id, room.room_id)
+        await self._listed(view.table_id, who.player_id)
         return pb.QuickSeatResponse(table_id=view.table_id, seat=view.your_seat, created=True, table=view)
+
+    async def _listed(self, table_id: str, player_id: str) -> None:
+        """Return once the table list shows ``player_id`` at ``table_id`` (read your own seat: the
+        home screen, and a second quick seat, see it), or after ``SEAT_LISTED_S`` (the projection is
+        away: the seat stands all the same)."""
+        deadline = time.monotonic() + SEAT_LISTED_S
+        while not await self.pool.fetchval("SELECT true FROM lobby_tables WHERE table_id = $1 AND $2 = ANY(seats)",
+                                           table_id, player_id):
+            if time.monotonic() > deadline:
+                log.warning("the table list does not show a quick seat yet", table_id=table_id)
+                return
+            await asyncio.sleep(0.005)
 
     async def _place(self, table_id: str, room_id: str) -> None:
         """Record the room of a table the lobby created (and move its line there if the projection

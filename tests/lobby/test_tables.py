@@ -10,6 +10,7 @@ import random
 import time
 from typing import Any
 
+import asyncpg
 import grpc
 import pytest
 
@@ -172,6 +173,32 @@ async def test_bad_input_of_table_calls(stub: Any) -> None:
     await refused(stub.QuickSeat(pb.QuickSeatRequest(room_id="phom.points", client_seed=b"x" * 65), metadata=me), IA,
                   "bad_client_seed")
     await refused(stub.QuickSeat(pb.QuickSeatRequest(room_id="phom.points")), grpc.StatusCode.UNAUTHENTICATED)
+
+
+async def test_a_quick_seat_is_seen_by_the_players_next_call(stub: Any, operator: Any, database_url: str) -> None:
+    """Read your own seat: QuickSeat returns once the lobby's table list shows the seat it took, so
+    the home screen lists the table and a second QuickSeat gives the same seat back (never a second
+    table). Here the list is held back on purpose (its table locked against writes, not reads)."""
+    room = await new_room(stub, operator)
+    host, me = [bearer((await guest(stub)).access_token) for _ in range(2)]
+    first = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room.room_id), metadata=host)
+    conn = await asyncpg.connect(database_url)
+    try:
+        tx = conn.transaction()
+        await tx.start()
+        await conn.execute("LOCK TABLE lobby_tables IN EXCLUSIVE MODE")  # the projection's writes wait
+        seat = asyncio.ensure_future(stub.QuickSeat(pb.QuickSeatRequest(room_id=room.room_id), metadata=me))
+        await asyncio.sleep(0.8)
+        assert not seat.done()  # seated at the table, but not listed yet: the answer waits
+        await tx.rollback()
+        mine = await asyncio.wait_for(seat, 5)
+    finally:
+        await conn.close()
+    assert (mine.table_id, mine.seat, mine.created) == (first.table_id, 1, False)
+    home = await stub.GetHome(pb.GetHomeRequest(), metadata=me)
+    assert first.table_id in [t.table_id for t in home.seated]
+    again = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room.room_id), metadata=me)
+    assert (again.table_id, again.seat, again.created) == (first.table_id, 1, False)
 
 
 async def test_quick_seat_races_for_the_last_seat(stub: Any, operator: Any, settings: Settings) -> None:
