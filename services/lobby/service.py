@@ -8,6 +8,7 @@ refusal is a gRPC status with a stable reason, and changes nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -485,7 +486,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                 if e.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND):
                     continue  # lost the race for the seat (or the table changed): the next one
                 raise _relay("table", e) from None
-            await self._listed(row["table_id"], who.player_id)
+            await self._listed(room.room_id, row["table_id"], who.player_id)
             return pb.QuickSeatResponse(table_id=row["table_id"], seat=r.seat, table=r.table)
         create = table_service_pb2.CreateTableRequest(
             game=room.game, stake=room.stake, currency=room.currency,  # type: ignore[arg-type]
@@ -497,20 +498,27 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         except grpc.aio.AioRpcError as e:
             raise _relay("table", e) from None
         await self._place(view.table_id, room.room_id)
-        await self._listed(view.table_id, who.player_id)
+        await self._listed(room.room_id, view.table_id, who.player_id)
         return pb.QuickSeatResponse(table_id=view.table_id, seat=view.your_seat, created=True, table=view)
 
-    async def _listed(self, table_id: str, player_id: str) -> None:
+    async def _listed(self, room_id: str, table_id: str, player_id: str) -> None:
         """Return once the table list shows ``player_id`` at ``table_id`` (read your own seat: the
         home screen, and a second quick seat, see it), or after ``SEAT_LISTED_S`` (the projection is
-        away: the seat stands all the same)."""
-        deadline = time.monotonic() + SEAT_LISTED_S
-        while not await self.pool.fetchval("SELECT true FROM lobby_tables WHERE table_id = $1 AND $2 = ANY(seats)",
-                                           table_id, player_id):
-            if time.monotonic() > deadline:
-                log.warning("the table list does not show a quick seat yet", table_id=table_id)
-                return
-            await asyncio.sleep(0.005)
+        away: the seat stands all the same). Looks again at each change the room's feed hears, and
+        every 50 ms in case a notice is lost."""
+        changes = self.feed.subscribe(room_id)
+        try:
+            deadline = time.monotonic() + SEAT_LISTED_S
+            while not await self.pool.fetchval(
+                    "SELECT true FROM lobby_tables WHERE table_id = $1 AND $2 = ANY(seats)", table_id, player_id):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    log.warning("the table list does not show a quick seat yet", table_id=table_id)
+                    return
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changes.get(), min(left, 0.05))
+        finally:
+            self.feed.unsubscribe(room_id, changes)
 
     async def _place(self, table_id: str, room_id: str) -> None:
         """Record the room of a table the lobby created (and move its line there if the projection
