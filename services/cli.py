@@ -293,7 +293,7 @@ def _chaos(args: argparse.Namespace) -> int:
 
 
 def _perft(args: argparse.Namespace) -> int:
-    from chieu.table.rules.xiangqi import perft
+    from chieu.games.xiangqi import perft
 
     return perft.main([args.fen, str(args.depth), *(["--divide"] if args.divide else [])])
 

@@ -14,14 +14,13 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from chieu.games import registry
 from chieu.table import audit, codec
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 
 TEMPLATE = Path(__file__).with_name("replay.html")
 RED_SUITS = ("♦", "♥")
-XQ = {"K": "帥", "A": "仕", "B": "相", "N": "傌", "R": "俥", "C": "炮", "P": "兵",
-      "k": "將", "a": "士", "b": "象", "n": "馬", "r": "車", "c": "砲", "p": "卒"}
 
 
 def _e(x: object) -> str:
@@ -62,37 +61,6 @@ def _chips(items: tuple[Any, ...]) -> str:
                    for c in items)
 
 
-def _o_an_quan(state: Any, players: list[str]) -> str:
-    b, quan = state.board, state.quan
-
-    def cell(i: int) -> str:
-        if i in (0, 6):
-            q = quan[0 if i == 0 else 1]
-            return f'<div class="quan" title="Q{i}">{b[i]}{"◆" if q else ""}</div>'
-        return f'<div title="{"S" if i < 6 else "N"}{i}">{b[i]}</div>'
-
-    top = cell(0) + "".join(cell(i) for i in (11, 10, 9, 8, 7)) + cell(6)
-    bottom = '<div class="blank"></div>' + "".join(cell(i) for i in range(1, 6)) + '<div class="blank"></div>'
-    stores = ", ".join(f"{_e(players[s] if s < len(players) else s)}: {state.stores[s]} dân"
-                       f" + {state.quans_captured[s]} quan" for s in range(len(state.stores)))
-    return f'<div class="ring">{top}{bottom}</div><div class="kv">stores — {stores}</div>'
-
-
-def _xiangqi(state: Any) -> str:
-    from chieu.table.rules.xiangqi.board import placement
-
-    rows = []
-    for r, rank in enumerate(placement(state.board).split("/")):
-        cells = []
-        for ch in rank:
-            if ch.isdigit():
-                cells += ["<td></td>"] * int(ch)
-            else:
-                cells.append(f'<td class="{"r" if ch.isupper() else "b"}">{XQ.get(ch, ch)}</td>')
-        rows.append(f'<tr{" class=river" if r == 5 else ""}>{"".join(cells)}</tr>')
-    return f'<table class="xq">{"".join(rows)}</table>'
-
-
 def _seat_view(view: Any) -> str:
     """A seat's own view: its cards or tiles as chips, its other short facts as text."""
     chips, facts = [], []
@@ -110,11 +78,10 @@ def _board(table: Table) -> str:
     if state is None:
         return ""
     try:
-        if table.game_key == "o_an_quan":
-            return _o_an_quan(state, table.hand_players or table.last_hand_players)
-        if table.game_key == "xiangqi":
-            return _xiangqi(state)
         players = table.hand_players or table.last_hand_players
+        draw = registry.descriptor(table.game_key).draw
+        if draw is not None:
+            return draw(state, players)
         return "".join(f'<div class="seatview"><b>{_e(p)}</b> {_seat_view(table.game.view(state, s))}</div>'
                        for s, p in enumerate(players))
     except Exception as e:  # a view the page cannot draw must not hide the moves

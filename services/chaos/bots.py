@@ -32,23 +32,15 @@ from google.protobuf.message import Message
 from chieu.chaos import client as calls
 from chieu.chaos.oracle import Oracle
 from chieu.chaos.records import Command, Journal
+from chieu.games import registry
 from chieu.kit import tasks
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
 from chieu.table import codec
-from chieu.table.rules import registry
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
 
-ROOM_OPTIONS: dict[str, dict[str, Any]] = {
-    "o_an_quan": {"turnSeconds": 3},
-    "phom": {"turnSeconds": 3, "uWindowSeconds": 1},
-    "dominoes": {"turnSeconds": 3},
-    "mahjong": {"TURN_SECONDS": 3, "CLAIM_SECONDS": 2, "PAIR_SECONDS": 3},
-    "gouji": {"TURN_TIMEOUT_S": 3, "TRIBUTE_RETURN_TIMEOUT_S": 3},
-    "xiangqi": {"TIME_CONTROL": "1min/20+1min/10", "MOVE_LIMIT": "120-plies"},
-    "lianliankan": {"BOARD": "14x6", "TIME_LIMIT": 90},
-}
+ROOM_OPTIONS: dict[str, dict[str, Any]] = {d.key: dict(d.short_clock) for d in registry.descriptors()}
 """Short clocks, so that seats that do not act are timed out within seconds."""
 TURN_S = 3.0
 GRACE_S = 8
@@ -440,6 +432,11 @@ class Spectator(Client):
             await self.close()
 
 
+PROBE_GAME = next(d.key for d in registry.descriptors() if d.min_seats >= 2)
+"""The probe's game: any that needs a second player, so that its one player's readiness never
+starts a hand."""
+
+
 class Probe(Client):
     """Its own table, where it toggles its readiness every ``every_s``: when a fault stops a table
     from accepting commands, the probe's answers stop, and resume when it accepts them again."""
@@ -453,7 +450,7 @@ class Probe(Client):
 
     async def run(self) -> None:
         try:
-            create = pb.CreateTableRequest(game="xiangqi", command_id=f"probe-{uuid.uuid4().hex}")
+            create = pb.CreateTableRequest(game=PROBE_GAME, command_id=f"probe-{uuid.uuid4().hex}")
             stub = pb_stub(self.table_channel)
             result = await calls.call(lambda t: stub.CreateTable(create, timeout=t, metadata=self.meta()),
                                       per_try_s=3.0, give_up_s=60.0, stop=self.shared.stopping)

@@ -35,11 +35,11 @@ from chieu.audit.logs import Logs
 from chieu.audit.report import Report
 from chieu.chaos.client import ACKED, REFUSED, UNKNOWN
 from chieu.chaos.records import AppliedFault, Command, View, read_commands, read_faults, read_views
+from chieu.games import fair, registry
 from chieu.ladder.rules import Params
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
 from chieu.table import codec, views
-from chieu.table.rules import fair, registry
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb

@@ -37,21 +37,17 @@ from chieu.chaos.faults import Injector
 from chieu.chaos.oracle import Oracle
 from chieu.chaos.records import AppliedFault, Command, Journal
 from chieu.cluster import Cluster
+from chieu.games import registry
 from chieu.kit import localnats, names, natsauth
 from chieu.kit.settings import from_env
 from chieu.ladder.rules import Params
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
 
-SHORT = [Group("o_an_quan", "points", 2), Group("xiangqi", "ladder", 2), Group("phom", "coins", 3),
-         Group("dominoes", "points", 3), Group("mahjong", "points", 3), Group("gouji", "points", 6),
-         Group("lianliankan", "points", 2)]
-"""The CI run: every game once, a coin room and a ladder room among them (21 players)."""
-FULL = [Group(g, k, n) for g, n, kinds in (
-    ("o_an_quan", 2, ("points", "coins", "ladder")), ("xiangqi", 2, ("points", "coins", "ladder")),
-    ("phom", 4, ("points", "coins", "ladder")), ("dominoes", 3, ("points", "coins", "ladder")),
-    ("mahjong", 4, ("points", "coins")), ("gouji", 6, ("points",)), ("lianliankan", 3, ("points", "ladder")),
-) for k in kinds]
+SHORT = [Group(d.key, d.exercise.short_room, d.exercise.players) for d in registry.descriptors()]
+"""The CI run: every game once, in the room its descriptor names for it (a coin room and a ladder
+room among them)."""
+FULL = [Group(d.key, kind, d.exercise.full_players) for d in registry.descriptors() for kind in d.exercise.full_rooms]
 """Every game in several kinds of room (53 players: `chieu chaos --full`)."""
 SLOW_NODE = 2
 """The node (0-based) behind the latency proxy: ``n3``."""

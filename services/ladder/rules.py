@@ -12,11 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-GAMES = ("o_an_quan", "phom", "dominoes", "mahjong", "gouji", "xiangqi", "lianliankan")
-"""The games with a ladder: every registered game (a test keeps this equal to the table's registry)."""
+from chieu.games import registry
 
-TEAM_GAMES = frozenset({"gouji"})
-"""Games whose result is a team's (§5.3.6): each seat's own score says win, loss or draw."""
+GAMES = registry.KEYS
+"""The games with a ladder: every registered game."""
+
+TEAM_GAMES = registry.team_games()
+"""Games whose result is a team's (§5.3.6, their descriptors' ``team_results``): each seat's own
+score says win, loss or draw."""
 
 MAX_LEVEL = 1000
 """The highest level a table or a correction may name."""

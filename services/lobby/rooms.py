@@ -23,10 +23,10 @@ from typing import Any
 import asyncpg
 from google.protobuf import json_format, struct_pb2
 
+from chieu.games import registry
 from chieu.kit import db
 from chieu.kit.errors import Refusal, invalid, not_found
 from chieu.lobby.v1 import lobby_service_pb2 as pb
-from chieu.table.rules import registry
 from chieu.table.v1 import log_pb2
 
 POINTS, COINS = log_pb2.CURRENCY_POINTS, log_pb2.CURRENCY_COINS
@@ -80,8 +80,8 @@ class Room:
 def defaults() -> list[Room]:
     """The default rooms of every registered game."""
     rooms: list[Room] = []
-    for g, game in enumerate(registry.KEYS):
-        base = g * 100
+    for d in registry.descriptors():
+        game, base = d.key, d.sort * 100
         rooms.append(Room(f"{game}.points", game, "Points", POINTS, 1, sort=base))
         for i, stake in enumerate(COIN_STAKES, 1):
             rooms.append(Room(f"{game}.coins.{stake}", game, f"金币 ×{stake}", COINS, stake, sort=base + i))

@@ -17,6 +17,7 @@ from typing import Any
 import asyncpg
 import grpc
 
+from chieu.games import registry
 from chieu.kit import auth, fields, logs, metrics
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
@@ -30,7 +31,6 @@ from chieu.lobby.rooms import Room, Rooms
 from chieu.lobby.sessions import RefreshReused, Sessions, Tokens, unauthenticated
 from chieu.lobby.v1 import lobby_service_pb2 as pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as pb_grpc
-from chieu.table.rules import registry
 from chieu.table.v1 import table_service_pb2
 
 log = logs.get("chieu.lobby")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import grpc
 
+from chieu.games import registry
 from chieu.kit import channels, logs, names, natsauth
 from chieu.kit.eventstore import EventStore
 from chieu.kit.revocations import RevocationList
 from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, from_env
 from chieu.table import codec
-from chieu.table.rules import registry
 from chieu.table.service import Tables, TableService, register
 from chieu.table.v1 import table_service_pb2
 

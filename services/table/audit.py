@@ -23,9 +23,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from chieu.games import fair
+from chieu.games.core import RuleViolation
 from chieu.table import codec, decide
-from chieu.table.rules import fair
-from chieu.table.rules.core import RuleViolation
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 

@@ -23,9 +23,9 @@ from google.protobuf import any_pb2
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 
+from chieu.games import registry
+from chieu.games.core import Game, InvalidCommand, Outcome, Transfer
 from chieu.games.v1 import games_pb2
-from chieu.table.rules import registry
-from chieu.table.rules.core import Game, InvalidCommand, Outcome, Transfer
 
 _SHARED: dict[type, type[Message]] = {Transfer: games_pb2.Transfer, Outcome: games_pb2.Outcome}
 

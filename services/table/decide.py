@@ -15,10 +15,10 @@ from typing import Any
 
 import grpc
 
+from chieu.games import fair
+from chieu.games.core import Game, Outcome, Seat, Setup, Transfer
 from chieu.kit.errors import ServiceError, invalid, precondition
 from chieu.table import codec
-from chieu.table.rules import fair
-from chieu.table.rules.core import Game, Outcome, Seat, Setup, Transfer
 from chieu.table.state import DEFAULT_GRACE_S, Table, game_of, options_struct, remap
 from chieu.table.v1 import log_pb2
 

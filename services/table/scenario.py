@@ -43,9 +43,9 @@ from typing import Any
 
 import yaml
 
-from chieu.table.rules import registry
-from chieu.table.rules.core import Game, Outcome, RuleViolation, Setup
-from chieu.table.rules.plain import from_plain, mismatches, to_plain
+from chieu.games import registry
+from chieu.games.core import Game, Outcome, RuleViolation, Setup
+from chieu.games.plain import from_plain, mismatches, to_plain
 
 
 @dataclass

@@ -26,6 +26,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
+from chieu.games.core import RuleViolation
 from chieu.kit import auth, channels, logs, metrics, tracing
 from chieu.kit.errors import GuardedServer, ServiceError, not_found, precondition
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot, Stored
@@ -33,7 +34,6 @@ from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
 from chieu.table import audit, codec, decide, presence, snapshot
 from chieu.table.decide import check_command_id, check_table_id
-from chieu.table.rules.core import RuleViolation
 from chieu.table.state import Table, options_dict
 from chieu.table.v1 import log_pb2, table_service_pb2, table_service_pb2_grpc
 from chieu.table.views import Views

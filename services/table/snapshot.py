@@ -14,8 +14,8 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 
+from chieu.games import plain
 from chieu.table import codec
-from chieu.table.rules import plain
 from chieu.table.state import Table
 from chieu.table.v1 import snapshot_pb2
 

@@ -14,10 +14,10 @@ from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
+from chieu.games import registry
+from chieu.games.core import Game, Outcome, Seat
 from chieu.kit.errors import invalid, not_found
 from chieu.table import codec
-from chieu.table.rules import registry
-from chieu.table.rules.core import Game, Outcome, Seat
 from chieu.table.v1 import log_pb2
 
 DEFAULT_GRACE_S = 30

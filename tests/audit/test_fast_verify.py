@@ -21,12 +21,12 @@ import pytest
 
 from chieu.audit import logs
 from chieu.audit.report import Report
+from chieu.games import registry
+from chieu.games.common import replacer
+from chieu.games.phom.model import State, replace
+from chieu.games.phom.options import parse_options
 from chieu.table import codec
 from chieu.table.audit import verify
-from chieu.table.rules import registry
-from chieu.table.rules.common import replacer
-from chieu.table.rules.phom.model import State, replace
-from chieu.table.rules.phom.options import parse_options
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 from tests.benchmarks.bench_audit import table_log

@@ -17,11 +17,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.table.rules.core import Setup
-from chieu.table.rules.dominoes import GAME
-from chieu.table.rules.dominoes.model import State
-from chieu.table.rules.dominoes.options import Options
-from chieu.table.rules.dominoes.tiles import dead, find_assistant, find_blocker
+from chieu.games.core import Setup
+from chieu.games.dominoes import GAME
+from chieu.games.dominoes.model import State
+from chieu.games.dominoes.options import Options
+from chieu.games.dominoes.tiles import dead, find_assistant, find_blocker
 from tests.benchmarks.common import line, median, pct
 
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.table.rules import fair
-from chieu.table.rules.core import Setup, replay
-from chieu.table.rules.gouji import cards as C
-from chieu.table.rules.gouji.game import GAME
-from chieu.table.rules.gouji.model import Play, State
+from chieu.games import fair
+from chieu.games.core import Setup, replay
+from chieu.games.gouji import cards as C
+from chieu.games.gouji.game import GAME
+from chieu.games.gouji.model import Play, State
 from tests.benchmarks.common import line, median
 from tests.rules.gouji.randgame import random_game
 

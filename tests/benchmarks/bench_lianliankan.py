@@ -21,15 +21,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.table.rules.fair import Stream
-from chieu.table.rules.lianliankan.board import (
+from chieu.games.fair import Stream
+from chieu.games.lianliankan.board import (
     Board,
     brute_turns,
     find_pair,
     generate,
     tile_set,
 )
-from chieu.table.rules.lianliankan.model import Cell, Remove
+from chieu.games.lianliankan.model import Cell, Remove
 from tests.benchmarks.common import line, median, pct, running_table_service, token
 
 ROWS, COLS = 8, 18

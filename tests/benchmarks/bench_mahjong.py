@@ -17,8 +17,8 @@ import statistics
 import time
 from collections.abc import Callable
 
-from chieu.table.rules.mahjong import hand as H
-from chieu.table.rules.mahjong import tiles as T
+from chieu.games.mahjong import hand as H
+from chieu.games.mahjong import tiles as T
 
 HANDS = 200_000
 WAIT_HANDS = 3_000

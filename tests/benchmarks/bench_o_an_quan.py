@@ -19,10 +19,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.table.rules.core import Setup, replay
-from chieu.table.rules.o_an_quan import GAME
-from chieu.table.rules.o_an_quan.model import Sow
-from chieu.table.rules.o_an_quan.options import parse_options
+from chieu.games.core import Setup, replay
+from chieu.games.o_an_quan import GAME
+from chieu.games.o_an_quan.model import Sow
+from chieu.games.o_an_quan.options import parse_options
 from tests.benchmarks.common import line, median, pct, running_table_service, token
 
 

@@ -33,9 +33,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from chieu.games.o_an_quan.model import Sow
 from chieu.kit import localnats, metrics
 from chieu.table.client import TableClient, game_view
-from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.v1 import table_service_pb2 as pb
 
 # tests.benchmarks.common (token, line, median) is imported by the measuring process only: importing it

@@ -20,11 +20,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.table.rules import fair
-from chieu.table.rules.core import Setup
-from chieu.table.rules.phom import cards as C
-from chieu.table.rules.phom.game import GAME
-from chieu.table.rules.phom.model import Phase, State, TurnKind
+from chieu.games import fair
+from chieu.games.core import Setup
+from chieu.games.phom import cards as C
+from chieu.games.phom.game import GAME
+from chieu.games.phom.model import Phase, State, TurnKind
 from tests.benchmarks.common import line, median, pct
 from tests.rules.phom.randgame import random_game
 

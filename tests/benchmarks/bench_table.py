@@ -37,14 +37,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from chieu.games.o_an_quan.board import Direction
+from chieu.games.o_an_quan.model import Sow
 from chieu.kit import localnats, names
 from chieu.kit.eventstore import EventStore
 from chieu.kit.server import tune_gc
 from chieu.kit.settings import Settings
 from chieu.table import codec, decide
 from chieu.table.client import TableClient, game_view
-from chieu.table.rules.o_an_quan.board import Direction
-from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.service import Tables
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
@@ -216,7 +216,7 @@ async def recovery(url: str) -> None:
     table_id = f"recovery-{os.getpid()}"
     events = 0
     hand = 0
-    from chieu.table.rules.o_an_quan.game import GAME
+    from chieu.games.o_an_quan.game import GAME
 
     await tables.execute(table_id, "r1", "c0", lambda t, now: decide.create(t, "o_an_quan", {}, "r1"), create=True)
     await tables.execute(table_id, "r2", "c1", lambda t, now: decide.take_seat(t, "r2", None))

@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.table.rules.xiangqi import board as bd
-from chieu.table.rules.xiangqi.game import GAME
-from chieu.table.rules.xiangqi.model import Move, State
-from chieu.table.rules.xiangqi.options import parse_options
+from chieu.games.xiangqi import board as bd
+from chieu.games.xiangqi.game import GAME
+from chieu.games.xiangqi.model import Move, State
+from chieu.games.xiangqi.options import parse_options
 from tests.benchmarks.common import line, median
 
 try:

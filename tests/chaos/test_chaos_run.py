@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from chieu.chaos.schedule import KINDS
-from chieu.table.rules import registry
+from chieu.games import registry
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.timeout(1200)]
 

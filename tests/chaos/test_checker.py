@@ -13,9 +13,9 @@ from chieu.audit.logs import Logs
 from chieu.chaos.checker import _Checker
 from chieu.chaos.client import ACKED, REFUSED, UNKNOWN
 from chieu.chaos.records import AppliedFault, Command, Journal, read_commands, read_views
+from chieu.games import registry
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
 from chieu.table import decide, views
-from chieu.table.rules import registry
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb

@@ -19,11 +19,11 @@ from nats.js.errors import ServiceUnavailableError
 
 from chieu.chaos import client as calls
 from chieu.cluster import REPLICAS, Cluster
+from chieu.games.o_an_quan.model import Sow
 from chieu.kit import names, natsauth
 from chieu.kit.eventstore import EventStore
 from chieu.table import codec
 from chieu.table.client import TableClient, game_view
-from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
 

@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from chieu.games.o_an_quan.model import Sow
 from chieu.kit import localnats
 from chieu.kit.settings import Settings
 from chieu.table.client import game_view
-from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.v1 import table_service_pb2 as pb
 from tests.conftest import nats_env
 from tests.table.helpers import client, play_to_end
@@ -28,7 +28,7 @@ async def reflection_knows_every_game(addr: str) -> None:
     import grpc
     from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-    from chieu.table.rules import registry
+    from chieu.games import registry
 
     async def ask() -> AsyncIterator[reflection_pb2.ServerReflectionRequest]:
         for key in registry.KEYS:

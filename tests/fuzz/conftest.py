@@ -16,6 +16,8 @@ import grpc
 import pytest
 from google.protobuf import struct_pb2
 
+from chieu.games import registry
+from chieu.games.o_an_quan.model import Sow
 from chieu.kit import names
 from chieu.kit.settings import Settings
 from chieu.ledger.v1 import ledger_service_pb2 as lpb
@@ -24,8 +26,6 @@ from chieu.lobby.v1 import lobby_service_pb2 as opb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as opb_grpc
 from chieu.table import codec
 from chieu.table.client import TableClient, game_view
-from chieu.table.rules import registry
-from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.v1 import log_pb2
 from tests.conftest import credential, nats_connect, token
 

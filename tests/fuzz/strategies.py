@@ -28,8 +28,8 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from hypothesis import strategies as st
 
+from chieu.games import registry
 from chieu.table import codec
-from chieu.table.rules import registry
 
 Pools = Mapping[str, Sequence[Any]]
 """Real values by field name (``table_id`` → the ids of tables that exist)."""

@@ -9,9 +9,9 @@ from typing import Any
 import grpc
 import pytest
 
+from chieu.games.core import IllegalMove
 from chieu.kit.errors import GuardedServer, ServiceError, invalid
 from chieu.kit.localnats import free_port
-from chieu.table.rules.core import IllegalMove
 from tests.table.helpers import reason_of
 
 

@@ -25,12 +25,12 @@ from nats.aio.client import Client
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.errors import NotFoundError
 
+from chieu.games.core import Transfer
 from chieu.kit import db, names, natsauth
 from chieu.kit.eventstore import EventStore
 from chieu.kit.settings import Settings, SettingsError
 from chieu.ledger import books as b
 from chieu.ledger.books import Books, Leg, Posting
-from chieu.table.rules.core import Transfer
 from chieu.table.v1 import log_pb2
 from tests.conftest import NATS_AUTH, nats_connect, nats_creds
 from tests.ledger.conftest import hand_started_record, settlement, until

@@ -10,10 +10,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chieu.games import registry
 from chieu.kit import auth, fields
 from chieu.ladder.rules import DELTA, Params, Result, Standing, game_results, may_sit, record
 from chieu.ladder.standings import best_reward_id, monthly_reward_id
-from chieu.table.rules import registry
 
 SCENARIOS = yaml.safe_load((Path(__file__).parent / "scenarios.yaml").read_text())
 

@@ -161,7 +161,7 @@ async def test_lv_12_a_gouji_ladder_game_played_to_its_end(settings: Settings, t
     end; every member of the winning team records a win, the other team a loss (a 0:0 game a draw)."""
     import random
 
-    from chieu.table.rules import registry
+    from chieu.games import registry
     from chieu.table.state import Table
 
     game = registry.get("gouji")
@@ -259,7 +259,7 @@ async def test_leaderboard_history_and_corrections(settings: Settings, ladder_se
 
 
 def test_the_ladder_knows_every_registered_game() -> None:
+    from chieu.games import registry
     from chieu.ladder import rules
-    from chieu.table.rules import registry
 
     assert sorted(rules.GAMES) == sorted(registry.KEYS)

@@ -14,11 +14,11 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from chieu.games.core import Transfer
 from chieu.kit.errors import ServiceError, precondition
 from chieu.ledger import books as b
 from chieu.ledger.books import Leg, Posting
 from chieu.ledger.consumer import settlement_posting
-from chieu.table.rules.core import Transfer
 from chieu.table.v1 import log_pb2
 
 from .conftest import settlement, uid

@@ -107,7 +107,7 @@ async def test_gc2_coin_table_through_the_consumer(books: Books, tlog: Log) -> N
     for p, n in ((w, 500), (lo, 100)):
         await books.post(Posting(f"fund/{p}", "test", (Leg(f"fund/{p}", b.system(b.COINS, "test"),
                                                             b.player(b.COINS, p), n, "fund"),)))
-    from chieu.table.rules.core import Transfer
+    from chieu.games.core import Transfer
 
     consumer = tlog.consumer(books)
     await consumer.start()
@@ -131,7 +131,7 @@ async def test_crash_between_commit_and_ack(books: Books, tlog: Log) -> None:
     crash = CrashAfterCommit(t)
     crashes = crash.crashes
 
-    from chieu.table.rules.core import Transfer
+    from chieu.games.core import Transfer
 
     durable = uid("d")
     first = tlog.consumer(books, durable, after_commit=crash)
@@ -162,7 +162,7 @@ async def test_same_settlement_after_the_duplicate_window(books: Books, tlog: Lo
     """Published again with the same Nats-Msg-Id once the window (1 s here) has passed: a new
     stream sequence, the same transfer ids, posted once."""
     a, c, t = uid("a"), uid("c"), uid("dup")
-    from chieu.table.rules.core import Transfer
+    from chieu.games.core import Transfer
 
     s = settlement("phom", [a, c], [Transfer(0, 1, 4, "chot"), Transfer(0, None, 1, "eat_1")], stake=2, coins=False)
     consumer = tlog.consumer(books)
@@ -189,8 +189,8 @@ async def test_same_settlement_after_the_duplicate_window(books: Books, tlog: Lo
 
 async def test_two_consumers_at_once(database_url: str, nats_url: str, books: Books, tlog: Log) -> None:
     """Two ledger consumers (own pools, own connections) on one durable: every hand once."""
+    from chieu.games.core import Transfer
     from chieu.kit import db
-    from chieu.table.rules.core import Transfer
 
     nc2 = await nats_connect(nats_url)  # admin: the test's own stream and durable
     pool2 = await db.create_pool(database_url, max_size=4)
@@ -226,7 +226,7 @@ async def test_two_consumers_at_once(database_url: str, nats_url: str, books: Bo
 
 async def test_refused_settlement_is_recorded_and_acknowledged(books: Books, tlog: Log, pool: asyncpg.Pool) -> None:
     """A settlement naming a seat with no player is refused (bad_settlement), logged, never retried forever."""
-    from chieu.table.rules.core import Transfer
+    from chieu.games.core import Transfer
 
     t = uid("bad")
     consumer = tlog.consumer(books)
@@ -250,7 +250,7 @@ async def test_a_settlement_the_log_does_not_account_for_is_never_posted(books: 
     """Attack 1 of the trust issue, as defence in depth: a forged Settlement (victim → attacker)
     on a table the log never started is refused (unknown_hand); one that changes the hand's terms
     (another stake, other players) is refused (hand_mismatch). No coin moves."""
-    from chieu.table.rules.core import Transfer
+    from chieu.games.core import Transfer
 
     victim, attacker, other = uid("victim"), uid("attacker"), uid("other")
     await books.post(Posting(uid("fund"), "adjustment", (Leg(uid("fund"), b.system(b.COINS, "adjustments"),

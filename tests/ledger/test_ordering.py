@@ -126,7 +126,7 @@ async def test_without_the_order_check_the_result_differs(books: Books, tlog: Lo
 
 async def test_a_pot_paying_before_it_is_fed_is_refused(books: Books, tlog: Log) -> None:
     """In stream order a gà pot short of what it pays is a bug upstream: refused, recorded, acknowledged."""
-    from chieu.table.rules.core import Transfer
+    from chieu.games.core import Transfer
 
     t, p = uid("pot"), uid("p")
     seq = await tlog.publish(t, [settlement("phom", [p, uid()], [Transfer(None, 0, 3, "ga_win")], stake=10,

@@ -13,12 +13,12 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
+from chieu.games.core import Transfer
 from chieu.kit import db, names, rewind
 from chieu.ladder.schema import MIGRATIONS as LADDER_MIGRATIONS
 from chieu.ledger import books as b
 from chieu.ledger.books import Books
 from chieu.ledger.schema import MIGRATIONS
-from chieu.table.rules.core import Transfer
 from tests.conftest import new_database
 from tests.ledger.conftest import Log, settlement, uid, until
 

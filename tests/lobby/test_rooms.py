@@ -7,9 +7,9 @@ from typing import Any
 
 import grpc
 
+from chieu.games import registry
 from chieu.kit.settings import Settings
 from chieu.lobby.v1 import lobby_service_pb2 as pb
-from chieu.table.rules import registry
 from chieu.table.v1 import log_pb2
 from tests.conftest import token
 from tests.lobby.conftest import bearer, guest, refused, uid

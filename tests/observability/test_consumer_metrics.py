@@ -9,9 +9,9 @@ import asyncio
 
 from prometheus_client import REGISTRY
 
+from chieu.games.core import Transfer
 from chieu.ledger import books as b
 from chieu.ledger.books import Books
-from chieu.table.rules.core import Transfer
 from tests.ledger.conftest import CrashAfterCommit, Log, settlement, uid, until
 
 

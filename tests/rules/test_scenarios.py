@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from chieu.table.rules import registry
+from chieu.games import registry
 from chieu.table.scenario import expand, load, run_scenario
 
 FOLDER = Path(__file__).resolve().parents[1] / "scenarios"

@@ -9,9 +9,9 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
+from chieu.games.o_an_quan.model import Sow
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
-from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.v1 import table_service_pb2 as pb
 from tests.conftest import token
 

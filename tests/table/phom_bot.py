@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import grpc
 
+from chieu.games.phom.model import Discard, Draw, Phase, TurnKind
 from chieu.table.client import TableClient, game_view
-from chieu.table.rules.phom.model import Discard, Draw, Phase, TurnKind
 from chieu.table.v1 import table_service_pb2 as pb
 
 

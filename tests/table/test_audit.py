@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import secrets
 
+from chieu.games.o_an_quan import GAME
+from chieu.games.o_an_quan.model import Started
 from chieu.table import audit, codec, decide
-from chieu.table.rules.o_an_quan import GAME
-from chieu.table.rules.o_an_quan.model import Started
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 

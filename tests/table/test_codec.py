@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chieu.games import registry
 from chieu.table import codec
-from chieu.table.rules import registry
 
 
 def _types(key: str) -> list[type]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import grpc
 import pytest
 
+from chieu.games.o_an_quan.model import Sow
 from chieu.kit.settings import Settings
 from chieu.table.client import game_view
-from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.service import request_digest
 from chieu.table.v1 import table_service_pb2 as pb
 from tests.table.helpers import client, refused

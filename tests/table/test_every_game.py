@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from google.protobuf import struct_pb2
 
+from chieu.games import registry
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient
-from chieu.table.rules import registry
 from chieu.table.state import Table
 from chieu.table.v1 import table_service_pb2 as pb
 from tests.table.helpers import client

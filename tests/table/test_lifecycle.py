@@ -9,9 +9,9 @@ from typing import Any
 import grpc
 import pytest
 
+from chieu.games.phom.model import Phase
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
-from chieu.table.rules.phom.model import Phase
 from chieu.table.v1 import table_service_pb2 as pb
 from tests.table.helpers import client, refused
 from tests.table.phom_bot import play_turn
@@ -138,7 +138,7 @@ async def test_disconnect_reconnect_forced_quit_and_spectators(settings: Setting
     await asyncio.sleep(1.6)  # the grace of the second drop runs out
     after = await p1.get(tid)
     assert "p2" in after.auto_played and "p2" not in after.reconnect_deadlines
-    assert await refused(p2.act(tid, "phom", __import__("chieu.table.rules.phom.model",
+    assert await refused(p2.act(tid, "phom", __import__("chieu.games.phom.model",
                                                         fromlist=["Draw"]).Draw())) == (
         grpc.StatusCode.FAILED_PRECONDITION, "auto_played")
 

@@ -10,11 +10,11 @@ import grpc
 import pytest
 from google.protobuf import any_pb2, struct_pb2
 
+from chieu.games.o_an_quan.board import Direction
+from chieu.games.o_an_quan.model import Sow
 from chieu.kit.settings import Settings
 from chieu.table import decide, views
 from chieu.table.client import TableClient, game_view
-from chieu.table.rules.o_an_quan.board import Direction
-from chieu.table.rules.o_an_quan.model import Sow
 from chieu.table.state import Table
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu.table.v1 import table_service_pb2_grpc as pb_grpc

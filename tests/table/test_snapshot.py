@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chieu.games import plain, registry
 from chieu.kit.eventstore import EventStore, Snapshot
 from chieu.kit.names import TABLES
 from chieu.kit.settings import Settings
 from chieu.table import decide, snapshot
-from chieu.table.rules import plain, registry
 from chieu.table.service import Tables
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2, snapshot_pb2

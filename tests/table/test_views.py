@@ -7,8 +7,8 @@ import random
 
 import pytest
 
+from chieu.games import registry
 from chieu.table import decide
-from chieu.table.rules import registry
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb

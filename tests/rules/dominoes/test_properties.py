@@ -8,11 +8,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chieu.table.rules.core import Setup
-from chieu.table.rules.dominoes import GAME
-from chieu.table.rules.dominoes.model import State
-from chieu.table.rules.dominoes.options import Options
-from chieu.table.rules.dominoes.tiles import ALL_TILES, Tile
+from chieu.games.core import Setup
+from chieu.games.dominoes import GAME
+from chieu.games.dominoes.model import State
+from chieu.games.dominoes.options import Options
+from chieu.games.dominoes.tiles import ALL_TILES, Tile
 
 
 def _tiles(s: State) -> list[Tile]:

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from chieu.table.rules.core import BadOptions, IllegalMove, InvalidCommand, Outcome, Setup
-from chieu.table.rules.dominoes import GAME
-from chieu.table.rules.dominoes.model import Dealt, Draw, Ended, Hand, Pass, Play, State
-from chieu.table.rules.dominoes.options import Options
-from chieu.table.rules.dominoes.scoring import forced_block_winner, settle_blocker
-from chieu.table.rules.dominoes.tiles import End, Option, Tile, Turn, find_assistant, parse_tiles
+from chieu.games.core import BadOptions, IllegalMove, InvalidCommand, Outcome, Setup
+from chieu.games.dominoes import GAME
+from chieu.games.dominoes.model import Dealt, Draw, Ended, Hand, Pass, Play, State
+from chieu.games.dominoes.options import Options
+from chieu.games.dominoes.scoring import forced_block_winner, settle_blocker
+from chieu.games.dominoes.tiles import End, Option, Tile, Turn, find_assistant, parse_tiles
 
 DM04 = [
     "[0|0][0|2][5|6][2|3][1|4][3|3][2|4]",

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from chieu.games.dominoes.model import Draw, Pass
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
-from chieu.table.rules.dominoes.model import Draw, Pass
 from chieu.table.v1 import table_service_pb2 as pb
 from tests.table.helpers import client
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from chieu.table.rules import fair
-from chieu.table.rules.core import Setup
-from chieu.table.rules.gouji import cards as C
-from chieu.table.rules.gouji.game import GAME
-from chieu.table.rules.gouji.model import (
+from chieu.games import fair
+from chieu.games.core import Setup
+from chieu.games.gouji import cards as C
+from chieu.games.gouji.game import GAME
+from chieu.games.gouji.model import (
     Burn,
     Dealt,
     DeclareRevolution,

@@ -7,10 +7,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chieu.table.rules.core import Outcome, replay
-from chieu.table.rules.gouji import cards as C
-from chieu.table.rules.gouji.game import GAME
-from chieu.table.rules.gouji.model import (
+from chieu.games.core import Outcome, replay
+from chieu.games.gouji import cards as C
+from chieu.games.gouji.game import GAME
+from chieu.games.gouji.model import (
     REPORT_AT,
     Burned,
     BurnFailed,
@@ -22,7 +22,7 @@ from chieu.table.rules.gouji.model import (
     TributePaid,
     TributeReturned,
 )
-from chieu.table.rules.gouji.tribute import decode_carry, encode_carry
+from chieu.games.gouji.tribute import decode_carry, encode_carry
 from tests.rules.gouji.randgame import random_game
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from chieu.table.rules import fair
-from chieu.table.rules.common import TimedOut
-from chieu.table.rules.core import IllegalMove, Outcome, Setup, replay
-from chieu.table.rules.gouji import cards as C
-from chieu.table.rules.gouji.game import GAME
-from chieu.table.rules.gouji.model import (
+from chieu.games import fair
+from chieu.games.common import TimedOut
+from chieu.games.core import IllegalMove, Outcome, Setup, replay
+from chieu.games.gouji import cards as C
+from chieu.games.gouji.game import GAME
+from chieu.games.gouji.model import (
     SEATS,
     DealCancelled,
     Dealt,
@@ -25,7 +25,7 @@ from chieu.table.rules.gouji.model import (
     TributePaid,
     TurnStarted,
 )
-from chieu.table.rules.gouji.tribute import decode_carry, encode_carry
+from chieu.games.gouji.tribute import decode_carry, encode_carry
 
 GE_MING = {"GE_MING": "on"}
 ONE_ELIGIBLE = bytes.fromhex("000f")  # seat 1 alone holds no 2s and no jokers

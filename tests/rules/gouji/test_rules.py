@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from chieu.table.rules.core import BadOptions, IllegalMove, InvalidCommand, Outcome, Setup
-from chieu.table.rules.gouji import cards as C
-from chieu.table.rules.gouji.game import GAME
-from chieu.table.rules.gouji.model import (
+from chieu.games.core import BadOptions, IllegalMove, InvalidCommand, Outcome, Setup
+from chieu.games.gouji import cards as C
+from chieu.games.gouji.game import GAME
+from chieu.games.gouji.model import (
     Burn,
     Dealt,
     Pass,
@@ -79,7 +79,7 @@ def test_deal_gives_36_each_from_four_decks() -> None:
 
 
 def test_shangban_leader_is_first_seat_dealt_a_second_identical_three() -> None:
-    from chieu.table.rules import fair
+    from chieu.games import fair
 
     opts = GAME.parse_options({"FIRST_LEADER": "shangban"})
     for seed in (b"a", b"b", b"c", b"d"):

@@ -7,8 +7,8 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chieu.table.rules.fair import Stream
-from chieu.table.rules.lianliankan.board import (
+from chieu.games.fair import Stream
+from chieu.games.lianliankan.board import (
     Board,
     brute_turns,
     find_pair,

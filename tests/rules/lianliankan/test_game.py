@@ -10,17 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chieu.table.rules.core import BadOptions, IllegalMove, Setup
-from chieu.table.rules.lianliankan import GAME
-from chieu.table.rules.lianliankan.board import greedy_remaining
-from chieu.table.rules.lianliankan.model import (
+from chieu.games.core import BadOptions, IllegalMove, Setup
+from chieu.games.lianliankan import GAME
+from chieu.games.lianliankan.board import greedy_remaining
+from chieu.games.lianliankan.model import (
     Cell,
     Leave,
     Remove,
     Started,
     State,
 )
-from chieu.table.rules.lianliankan.options import Options
+from chieu.games.lianliankan.options import Options
 
 
 def started(players: int, seed: bytes = b"seed", options: dict[str, Any] | None = None,

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from chieu.games.lianliankan.board import Board, find_pair
+from chieu.games.lianliankan.model import Cell, Remove
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
-from chieu.table.rules.lianliankan.board import Board, find_pair
-from chieu.table.rules.lianliankan.model import Cell, Remove
 from chieu.table.v1 import table_service_pb2 as pb
 from tests.table.helpers import client
 

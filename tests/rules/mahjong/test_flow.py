@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from chieu.table.rules.core import BadOptions, IllegalMove, Setup, Transfer
-from chieu.table.rules.mahjong import GAME
-from chieu.table.rules.mahjong.model import (
+from chieu.games.core import BadOptions, IllegalMove, Setup, Transfer
+from chieu.games.mahjong import GAME
+from chieu.games.mahjong.model import (
     ChoosePair,
     ClaimAnswered,
     ClaimOpened,
@@ -24,7 +24,7 @@ from chieu.table.rules.mahjong.model import (
     TurnStarted,
     Won,
 )
-from chieu.table.rules.mahjong.scenario import describe, parse_command, position
+from chieu.games.mahjong.scenario import describe, parse_command, position
 
 
 def given(spec: Mapping[str, Any], options: Mapping[str, Any] | None = None, players: int = 4) -> State:

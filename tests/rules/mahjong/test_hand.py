@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from chieu.table.rules.mahjong.scenario import score
+from chieu.games.mahjong.scenario import score
 
 P = {"LAIZI_MODE": "普通"}
 LOULOU = "中 发 白 中 发 白 1m 2m 3m 4m 5m 6m 9m 9m"

@@ -11,14 +11,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chieu.table.rules.core import Setup
-from chieu.table.rules.mahjong import GAME
-from chieu.table.rules.mahjong import hand as H
-from chieu.table.rules.mahjong import tiles as T
-from chieu.table.rules.mahjong.model import State, Win
-from chieu.table.rules.mahjong.options import Mode
-from chieu.table.rules.mahjong.scenario import describe
-from chieu.table.rules.mahjong.scoring import hand_rules
+from chieu.games.core import Setup
+from chieu.games.mahjong import GAME
+from chieu.games.mahjong import hand as H
+from chieu.games.mahjong import tiles as T
+from chieu.games.mahjong.model import State, Win
+from chieu.games.mahjong.options import Mode
+from chieu.games.mahjong.scenario import describe
+from chieu.games.mahjong.scoring import hand_rules
 
 MODES = [m.value for m in Mode]
 

@@ -7,11 +7,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chieu.table.rules.core import Setup, replay
-from chieu.table.rules.o_an_quan import GAME
-from chieu.table.rules.o_an_quan.board import DAN_TOTAL, SIDES
-from chieu.table.rules.o_an_quan.model import State, scores
-from chieu.table.rules.o_an_quan.options import parse_options
+from chieu.games.core import Setup, replay
+from chieu.games.o_an_quan import GAME
+from chieu.games.o_an_quan.board import DAN_TOTAL, SIDES
+from chieu.games.o_an_quan.model import State, scores
+from chieu.games.o_an_quan.options import parse_options
 
 OPTIONS = st.fixed_dictionaries({}, optional={
     "quanValue": st.sampled_from([10, 5]),

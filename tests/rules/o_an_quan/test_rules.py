@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from chieu.table.rules.common import TimedOut, TurnPassed
-from chieu.table.rules.core import BadOptions, IllegalMove, InvalidCommand, Setup, replay
-from chieu.table.rules.o_an_quan import GAME
-from chieu.table.rules.o_an_quan.board import Direction
-from chieu.table.rules.o_an_quan.model import Captured, Ended, Refilled, Sow, Sowed, Started, State, scores
-from chieu.table.rules.o_an_quan.notation import format_position, parse_position
-from chieu.table.rules.o_an_quan.options import parse_options
+from chieu.games.common import TimedOut, TurnPassed
+from chieu.games.core import BadOptions, IllegalMove, InvalidCommand, Setup, replay
+from chieu.games.o_an_quan import GAME
+from chieu.games.o_an_quan.board import Direction
+from chieu.games.o_an_quan.model import Captured, Ended, Refilled, Sow, Sowed, Started, State, scores
+from chieu.games.o_an_quan.notation import format_position, parse_position
+from chieu.games.o_an_quan.options import parse_options
 
 CW, CCW = Direction.CW, Direction.CCW
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chieu.table.rules import fair
-from chieu.table.rules.core import Setup
-from chieu.table.rules.phom.game import GAME
-from chieu.table.rules.phom.model import Accuse, Phase, State
-from chieu.table.rules.phom.options import Options
+from chieu.games import fair
+from chieu.games.core import Setup
+from chieu.games.phom.game import GAME
+from chieu.games.phom.model import Accuse, Phase, State
+from chieu.games.phom.options import Options
 
 
 def random_game(

@@ -8,12 +8,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chieu.table.rules.core import RuleViolation, replay
-from chieu.table.rules.phom import cards as C
-from chieu.table.rules.phom.game import GAME
-from chieu.table.rules.phom.model import Phase, State
-from chieu.table.rules.phom.scoring import balances
-from chieu.table.rules.plain import to_plain
+from chieu.games.core import RuleViolation, replay
+from chieu.games.phom import cards as C
+from chieu.games.phom.game import GAME
+from chieu.games.phom.model import Phase, State
+from chieu.games.phom.scoring import balances
+from chieu.games.plain import to_plain
 from tests.rules.phom.randgame import random_game
 
 ALL = (1 << 52) - 1
@@ -164,7 +164,7 @@ def test_cover_and_u_tests_agree_with_brute_force(hand: set[int], data: st.DataO
 
 
 def _state_after_start(seed: bytes, n: int) -> State:
-    from chieu.table.rules.core import Setup
+    from chieu.games.core import Setup
 
     opts = GAME.parse_options({"uWindowSeconds": 0})
     return replay(GAME, GAME.initial(opts, n), GAME.start(Setup(opts, n, seed, 0)))

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from chieu.table.rules.core import BadOptions, Deadline, Outcome, RuleViolation, Setup, replay
-from chieu.table.rules.phom import cards as C
-from chieu.table.rules.phom.game import GAME
-from chieu.table.rules.phom.model import (
+from chieu.games.core import BadOptions, Deadline, Outcome, RuleViolation, Setup, replay
+from chieu.games.phom import cards as C
+from chieu.games.phom.game import GAME
+from chieu.games.phom.model import (
     Accuse,
     Ate,
     ClaimU,
@@ -24,8 +24,8 @@ from chieu.table.rules.phom.model import (
     WinKind,
     WonU,
 )
-from chieu.table.rules.phom.scenario import parse_command, position
-from chieu.table.rules.phom.scoring import balances
+from chieu.games.phom.scenario import parse_command, position
+from chieu.games.phom.scoring import balances
 
 PH07 = ["3♠ 4♠ 5♠ 9♦ 9♣ 9♥ K♣ Q♦ 2♥ 7♣", "6♥ 7♥ 8♥ J♠ J♦ A♣ 4♦ 10♣ K♦"]
 PH07_STOCK = "5♦ 2♣ J♥ 8♠ 10♠ 6♣ 10♦"

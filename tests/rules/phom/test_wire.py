@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from chieu.games.phom.game import GAME
 from chieu.table import codec
-from chieu.table.rules.phom.game import GAME
 from tests.rules.phom.randgame import random_game
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chieu.table.rules.xiangqi.board import START_FEN, divide, parse_fen, perft
-from chieu.table.rules.xiangqi.perft import main as perft_main
+from chieu.games.xiangqi.board import START_FEN, divide, parse_fen, perft
+from chieu.games.xiangqi.perft import main as perft_main
 
 
 @pytest.mark.parametrize(("depth", "nodes"), [(1, 44), (2, 1_920), (3, 79_666), (4, 3_290_240)])
@@ -42,7 +42,7 @@ def test_divide_splits_perft_by_first_move() -> None:
 
 
 def _after(fen: str, move: str) -> tuple[list[int], int]:
-    from chieu.table.rules.xiangqi.board import make, parse_move
+    from chieu.games.xiangqi.board import make, parse_move
 
     board, side = parse_fen(fen)
     make(board, parse_move(move))

@@ -12,8 +12,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chieu.table.rules.core import Setup, replay
-from chieu.table.rules.xiangqi.board import (
+from chieu.games.core import Setup, replay
+from chieu.games.xiangqi.board import (
     BLACK,
     RED,
     K,
@@ -23,9 +23,9 @@ from chieu.table.rules.xiangqi.board import (
     parse_fen,
     perft,
 )
-from chieu.table.rules.xiangqi.game import GAME
-from chieu.table.rules.xiangqi.model import Ended, Move, Moved, State, fen_of
-from chieu.table.rules.xiangqi.options import parse_options
+from chieu.games.xiangqi.game import GAME
+from chieu.games.xiangqi.model import Ended, Move, Moved, State, fen_of
+from chieu.games.xiangqi.options import parse_options
 
 OPTIONS = st.fixed_dictionaries({}, optional={
     "FACING_KINGS": st.sampled_from(["illegal", "mover-loses"]),

@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from chieu.table.rules.core import BadOptions, Deadline, IllegalMove, InvalidCommand, Setup, Transfer
-from chieu.table.rules.xiangqi.board import (
+from chieu.games.core import BadOptions, Deadline, IllegalMove, InvalidCommand, Setup, Transfer
+from chieu.games.xiangqi.board import (
     START_FEN,
     parse_fen,
     parse_move,
     to_fen,
 )
-from chieu.table.rules.xiangqi.game import GAME
-from chieu.table.rules.xiangqi.model import (
+from chieu.games.xiangqi.game import GAME
+from chieu.games.xiangqi.model import (
     AcceptDraw,
     DeclineDraw,
     DrawAccepted,
@@ -31,9 +31,9 @@ from chieu.table.rules.xiangqi.model import (
     State,
     TimedOut,
 )
-from chieu.table.rules.xiangqi.notation import chinese
-from chieu.table.rules.xiangqi.options import option_values, parse_options
-from chieu.table.rules.xiangqi.scenario import query_chinese, query_is_legal
+from chieu.games.xiangqi.notation import chinese
+from chieu.games.xiangqi.options import option_values, parse_options
+from chieu.games.xiangqi.scenario import query_chinese, query_is_legal
 
 MIN = 60_000
 
@@ -235,8 +235,8 @@ def test_perpetual_check_by_black_loses() -> None:
 
 
 def test_the_repetition_procedure_on_a_built_history() -> None:
-    from chieu.table.rules.xiangqi.model import Ply
-    from chieu.table.rules.xiangqi.repetition import verdict
+    from chieu.games.xiangqi.model import Ply
+    from chieu.games.xiangqi.repetition import verdict
 
     key, o = "k w", parse_options({})
     keys = ("s", key, "x", "y", "z", key, "x", "y", "z", key)

@@ -1,0 +1,114 @@
+"""What every game's rules repeat, written once: table options read with one error shape,
+tuple updates of frozen states, and the turn events that are the same in every turn game.
+
+Options are refused with :class:`~chieu.games.core.BadOptions` (reason ``bad_options``)
+and a message that names the option, what it takes and what it got.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any, TypeVar
+
+from chieu.games.core import BadOptions
+
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------- options
+
+
+def check_names(raw: Mapping[str, Any], known: Iterable[str]) -> None:
+    """Refuse option names the game does not know."""
+    names = tuple(known)
+    unknown = sorted(set(raw) - set(names))
+    if unknown:
+        raise BadOptions(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(names)}")
+
+
+def flag(name: str, value: Any, *, words: bool = False) -> bool:
+    """A switch: ``true`` / ``false`` (and ``"on"`` / ``"off"`` where the rules file says so)."""
+    if isinstance(value, bool):
+        return value
+    if words and value in ("on", "off"):
+        return bool(value == "on")
+    allowed = "on or off" if words else "true or false"
+    raise BadOptions(f"{name} must be {allowed}, not {value!r}")
+
+
+def whole(name: str, value: Any, lo: int | None = None, hi: int | None = None) -> int:
+    """A whole number, within ``lo..hi`` where given (a JSON ``15.0`` reads as ``15``)."""
+    ok = not isinstance(value, bool) and isinstance(value, int | float) and int(value) == value
+    n = int(value) if ok else 0
+    if ok and (lo is None or n >= lo) and (hi is None or n <= hi):
+        return n
+    if lo is not None and hi is not None:
+        wanted = f"a whole number in {lo}..{hi}"
+    elif lo is not None:
+        wanted = f"a whole number of at least {lo}"
+    else:
+        wanted = "a whole number"
+    raise BadOptions(f"{name} must be {wanted}, not {value!r}")
+
+
+def choice(name: str, value: Any, allowed: Collection[T]) -> T:
+    """One of ``allowed``."""
+    if value in allowed:
+        found: T = value
+        return found
+    raise BadOptions(f"{name} must be one of {', '.join(map(str, allowed))}, not {value!r}")
+
+
+# ---------------------------------------------------------------- frozen states
+
+
+def replacer(cls: type[T]) -> Callable[..., T]:
+    """``dataclasses.replace`` for the frozen, slotted state class ``cls``, made for the hot path
+    (every logged event folds one state into the next): ``replacer(State)(s, turn=1)`` is
+    ``replace(s, turn=1)`` — a new object, every other field the same — several times faster, as it
+    copies the fields in straight-line code instead of walking them and calling ``__init__`` with
+    keywords. A name that is not a field raises ``TypeError``; ``cls`` may have no
+    ``__post_init__`` and no field outside ``__init__`` (checked here)."""
+    if not (is_dataclass(cls) and "__slots__" in cls.__dict__):
+        raise TypeError(f"{cls.__name__} is not a slotted dataclass")
+    names = [f.name for f in fields(cls)]
+    if hasattr(cls, "__post_init__") or not all(f.init for f in fields(cls)):
+        raise TypeError(f"{cls.__name__} has a __post_init__ or a field outside __init__")
+    body = "".join(f"    _set(n, {name!r}, s.{name})\n" for name in names)
+    source = (f"def replace(s, /, **changes):\n    n = _new(cls)\n{body}"
+              "    for k, v in changes.items():\n"
+              "        if k not in _names:\n"
+              "            raise TypeError(f'{cls.__name__} has no field {k!r}')\n"
+              "        _set(n, k, v)\n"
+              "    return n\n")
+    scope: dict[str, Any] = {"cls": cls, "_new": object.__new__, "_set": object.__setattr__,
+                             "_names": frozenset(names)}
+    exec(source, scope)
+    made: Callable[..., T] = scope["replace"]
+    made.__qualname__ = f"replacer({cls.__name__})"
+    return made
+
+
+def put(t: tuple[T, ...], i: int, v: T) -> tuple[T, ...]:
+    """``t`` with item ``i`` replaced by ``v`` (states are frozen: a new tuple)."""
+    return (*t[:i], v, *t[i + 1:])
+
+
+# ---------------------------------------------------------------- turn events
+
+
+@dataclass(frozen=True, slots=True)
+class TimedOut:
+    """``seat``'s clock ran out; the events after it are the server's auto-play for it (each
+    game's timeout rule says what that plays)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPassed:
+    """It is ``seat``'s turn until ``deadline_ms``."""
+
+    seat: int
+    deadline_ms: int

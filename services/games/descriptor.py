@@ -1,0 +1,93 @@
+"""What the rest of the system needs to know of a game besides its rules: its names in the
+players' three languages, its seats, how its results count, the options of a short-clock room,
+and how a tool may exercise or draw it.
+
+Every game package exports one :class:`Descriptor` as ``DESCRIPTOR``; the registry
+(:mod:`chieu.games.registry`) finds them, and the ladder, the lobby's default rooms, the chaos
+run, the audit's replay page and the web client (``web/gen/chieu/games/registry.ts``, generated
+by ``scripts/gamests``) read them. Nothing outside ``chieu.games`` names a game key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+ROOM_KINDS = ("points", "coins", "ladder")
+"""The kinds of room a game can be played in: for points, for 金币 at a stake, or on the
+过关斩将 ladder."""
+
+
+@dataclass(frozen=True, slots=True)
+class Titles:
+    """A game's name in each language a player may choose (Vietnamese, Chinese, English)."""
+
+    vi: str
+    zh: str
+    en: str
+
+    def __post_init__(self) -> None:
+        if not (self.vi and self.zh and self.en):
+            raise ValueError("a game has a title in vi, zh and en")
+
+    def get(self, lang: str) -> str:
+        """The title in ``lang`` (``vi``, ``zh`` or ``en``); English for any other language."""
+        return {"vi": self.vi, "zh": self.zh}.get(lang, self.en)
+
+
+@dataclass(frozen=True, slots=True)
+class Exercise:
+    """How the chaos run's bots play the game: how many of them sit at a table, in which kind of
+    room the short (CI) run plays it, and in which kinds the full run does."""
+
+    players: int
+    """Players at the short run's table."""
+    full_players: int
+    """Players at each of the full run's tables."""
+    short_room: str
+    full_rooms: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        rooms = (self.short_room, *self.full_rooms)
+        if any(r not in ROOM_KINDS for r in rooms) or self.short_room not in self.full_rooms:
+            raise ValueError(f"rooms are among {ROOM_KINDS}, and the short run's room is one of the full run's")
+
+
+Drawing = Callable[[Any, Sequence[str]], str]
+"""Draws a state as an HTML fragment for the audit's replay page, given the hand's player ids.
+Pure: text in, text out; the page escapes nothing the function did not."""
+
+
+@dataclass(frozen=True, slots=True)
+class Descriptor:
+    """One game as the rest of the system sees it (see the module's docstring)."""
+
+    key: str
+    """The stable ASCII key: the package's name and the proto package's (``chieu.games.<key>.v1``)."""
+    titles: Titles
+    min_seats: int
+    max_seats: int
+    sort: int
+    """Where the game is listed among the others (the lobby's rooms and home screen, the page);
+    also the hundreds of its default rooms' ``sort``."""
+    team_results: bool
+    """Whether a hand's result is a team's (够级): the ladder reads each seat's own score as the
+    team's win, loss or draw (ladder rules §5.3.6)."""
+    short_clock: Mapping[str, Any]
+    """Table options, with the rules file's names, that make every clock a few seconds long: the
+    chaos run's rooms and any test that wants timeouts soon."""
+    exercise: Exercise
+    draw: Drawing | None = None
+    """The audit replay page's drawing of a state; ``None``: the page lists each seat's view."""
+    rules_file: str = ""
+    """The rules file, relative to the shared rules folder (``phom.md``); empty if it has none."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not (self.key.isascii() and self.key.isidentifier() and self.key.islower()):
+            raise ValueError(f"a game key is a lower-case ASCII identifier, not {self.key!r}")
+        if not 1 <= self.min_seats <= self.max_seats:
+            raise ValueError("1 <= min_seats <= max_seats")
+        if not all(self.min_seats <= n <= self.max_seats for n in (self.exercise.players, self.exercise.full_players)):
+            raise ValueError("the chaos run seats between min_seats and max_seats players")

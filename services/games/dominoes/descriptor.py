@@ -1,0 +1,15 @@
+"""Đô Mi Nô (多米诺骨牌) as the rest of the system sees it: see :mod:`chieu.games.descriptor`."""
+
+from chieu.games.descriptor import Descriptor, Exercise, Titles
+
+DESCRIPTOR = Descriptor(
+    key="dominoes",
+    titles=Titles(vi="Đô Mi Nô", zh="多米诺骨牌", en="Dominoes"),
+    min_seats=2,
+    max_seats=4,
+    sort=5,
+    team_results=False,
+    short_clock={"turnSeconds": 3},
+    exercise=Exercise(players=3, full_players=3, short_room="points", full_rooms=("points", "coins", "ladder")),
+    rules_file="dominoes.md",
+)

@@ -1,0 +1,15 @@
+"""Nối thú (连连看) as the rest of the system sees it: see :mod:`chieu.games.descriptor`."""
+
+from chieu.games.descriptor import Descriptor, Exercise, Titles
+
+DESCRIPTOR = Descriptor(
+    key="lianliankan",
+    titles=Titles(vi="Nối thú (连连看)", zh="连连看", en="Lianliankan (Tile Link)"),
+    min_seats=2,
+    max_seats=6,
+    sort=6,
+    team_results=False,
+    short_clock={"BOARD": "14x6", "TIME_LIMIT": 90},
+    exercise=Exercise(players=2, full_players=3, short_room="points", full_rooms=("points", "ladder")),
+    rules_file="lianliankan.md",
+)

@@ -1,0 +1,17 @@
+"""Cờ tướng (中国象棋) as the rest of the system sees it: see :mod:`chieu.games.descriptor`."""
+
+from chieu.games.descriptor import Descriptor, Exercise, Titles
+from chieu.games.xiangqi.drawing import draw
+
+DESCRIPTOR = Descriptor(
+    key="xiangqi",
+    titles=Titles(vi="Cờ tướng", zh="中国象棋", en="Chinese Chess"),
+    min_seats=2,
+    max_seats=2,
+    sort=2,
+    team_results=False,
+    short_clock={"TIME_CONTROL": "1min/20+1min/10", "MOVE_LIMIT": "120-plies"},
+    exercise=Exercise(players=2, full_players=2, short_room="ladder", full_rooms=("points", "coins", "ladder")),
+    draw=draw,
+    rules_file="xiangqi.md",
+)

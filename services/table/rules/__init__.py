@@ -1,1 +1,0 @@
-"""The pure rules core: one subpackage per game, one contract (``core``), one registry."""
