@@ -1,4 +1,5 @@
-"""The ``chieu`` command line: run the system, run scenarios, and operator tools."""
+"""The ``chieu`` command line: scenarios, and the operators' and auditors' tools. The developer's
+commands (``up``, ``chaos``) are :mod:`chieu_tools.cli`'s, run through ``./chieu``."""
 
 from __future__ import annotations
 
@@ -12,18 +13,6 @@ def _scenario(args: argparse.Namespace) -> int:
     results = run_files(args.files)
     print(report(results, as_json=args.json))
     return 0 if results and all(r.passed for r in results) else 1
-
-
-def _up(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    if args.cluster:
-        from chieu.cluster import run as run_cluster
-
-        return run_cluster(Path(args.data) / "cluster")
-    from chieu.up import run
-
-    return run(Path(args.data), args.nats_port, args.table_port, web_port=args.web_port, tls=args.tls)
 
 
 def _nats_auth(args: argparse.Namespace) -> int:
@@ -285,13 +274,6 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _chaos(args: argparse.Namespace) -> int:
-    """Exit 0: no violation; 1: violations (each listed); 2: the run could not be made."""
-    from chieu.chaos.run import main
-
-    return main(args.seed, args.minutes, args.data, args.full, args.keep)
-
-
 def _perft(args: argparse.Namespace) -> int:
     from chieu.games.xiangqi import perft
 
@@ -303,7 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     # run by the ./chieu script itself; listed here so that --help names every command
     for name, what in (("test", "run the whole test suite (generated code, lint, types, tests)"),
-                       ("bench", "run the benchmarks, each beside a baseline measured in the same run")):
+                       ("bench", "run the benchmarks, each beside a baseline measured in the same run"),
+                       ("up", "run the whole system locally (developer tool, chieu-tools)"),
+                       ("chaos", "a seeded chaos run of the local cluster (developer tool, chieu-tools)")):
         sub.add_parser(name, help=f"{what} (./chieu {name})").set_defaults(func=_script_only)
 
     sc = sub.add_parser("scenario", help="golden game scenarios")
@@ -312,18 +296,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("files", nargs="+")
     run.add_argument("--json", action="store_true", help="print the report as JSON")
     run.set_defaults(func=_scenario)
-
-    up = sub.add_parser("up", help="run the whole system locally (nats-server + services)")
-    up.add_argument("--data", default=".var", help="data folder (default .var)")
-    up.add_argument("--nats-port", type=int, default=4222)
-    up.add_argument("--table-port", type=int, default=50051)
-    up.add_argument("--web-port", type=int, default=8080, help="the portal: Envoy, gRPC-Web (default 8080)")
-    up.add_argument("--cluster", action="store_true",
-                    help="the production topology: 3 NATS nodes (R3), 2 processes of every service "
-                         "(data in DATA/cluster)")
-    up.add_argument("--tls", action="store_true",
-                    help="TLS on every gRPC port and on NATS, with a local CA made in DATA/tls")
-    up.set_defaults(func=_up)
 
     na = sub.add_parser("nats-auth", help="make the NATS users' credentials and print the server's authorization")
     na.add_argument("--dir", required=True, help="where the seeds are (made if missing, kept if there)")
@@ -369,15 +341,6 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--archive", help="read the log from an archive file (default: the live stream)")
     rp.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
     rp.set_defaults(func=_replay)
-
-    ch = sub.add_parser("chaos", help="a seeded chaos run of the local cluster, then every promise checked")
-    ch.add_argument("--seed", type=int,
-                    help="the seed of the fault schedule and the bots (default: a random one, printed)")
-    ch.add_argument("--minutes", type=float, default=30.0, help="how long the bots play (default 30)")
-    ch.add_argument("--full", action="store_true", help="every game in several rooms (53 players; default: 21)")
-    ch.add_argument("--data", default=".var/chaos", help="where each run keeps its cluster and records")
-    ch.add_argument("--keep", action="store_true", help="keep the cluster up after the report, until Ctrl-C")
-    ch.set_defaults(func=_chaos)
 
     pf = sub.add_parser("perft", help="中国象棋: count the leaf nodes of the move tree from a FEN")
     pf.add_argument("fen", nargs="?", default="rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1")

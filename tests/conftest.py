@@ -32,8 +32,9 @@ import asyncpg
 import pytest
 from nats.aio.client import Client
 
-from chieu.kit import auth, localnats, natsauth
+from chieu.kit import auth, natsauth
 from chieu.kit.settings import Settings
+from chieu_tools import localnats
 
 SIGNER = auth.Signer.generate()
 """The test session's token key (the lobby's; tests sign with it through :func:`token`)."""
@@ -143,7 +144,7 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         with PostgresContainer("postgres:17", driver=None) as container:
             yield container.get_connection_url()
         return
-    from chieu.kit import localpg
+    from chieu_tools import localpg
 
     # not under pytest's basetemp: concurrent pytest runs prune each other's old basetemps
     base = Path(tempfile.mkdtemp(prefix="chieu-pg-"))

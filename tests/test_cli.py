@@ -87,7 +87,7 @@ async def test_token_without_a_private_key_says_so(tmp_path: Path) -> None:
 
 
 def test_up_makes_a_key_once_and_gives_the_private_key_to_the_lobby_only(tmp_path: Path) -> None:
-    from chieu import up
+    from chieu_tools import up
 
     signer, private, public = up.ensure_keys(tmp_path)
     assert private.stat().st_mode & 0o777 == 0o600

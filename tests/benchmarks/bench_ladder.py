@@ -27,13 +27,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.kit import db, localnats, localpg
+from chieu.kit import db
 from chieu.kit.settings import Settings
 from chieu.ladder import standings as st
 from chieu.ladder.consumer import LadderConsumer
 from chieu.ladder.schema import MIGRATIONS
 from chieu.ladder.standings import Store
 from chieu.table.v1 import log_pb2
+from chieu_tools import localnats, localpg
 from tests.benchmarks.common import credential, line, median, pct
 
 HANDS = 2000

@@ -26,13 +26,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.kit import db, localnats, localpg
+from chieu.kit import db
 from chieu.kit.settings import Settings
 from chieu.ledger import books as b
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
 from chieu.ledger.schema import MIGRATIONS
 from chieu.table.v1 import log_pb2
+from chieu_tools import localnats, localpg
 from tests.benchmarks.common import PUBLIC_KEYS, line, median, pct
 from tests.benchmarks.common import token as player_token
 

@@ -30,12 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import grpc
 import nats
 
-from chieu.kit import db, localnats, localpg, names
+from chieu.kit import db, names
 from chieu.lobby.accounts import HASHER
 from chieu.lobby.v1 import lobby_service_pb2 as pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as pb_grpc
 from chieu.table.client import TableClient
 from chieu.table.v1 import log_pb2
+from chieu_tools import localnats, localpg
 from tests.benchmarks.common import PRIVATE_KEY, another_table_service, credential, line, median, pct, token
 
 

@@ -34,9 +34,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from chieu.games.o_an_quan.model import Sow
-from chieu.kit import localnats, metrics
+from chieu.kit import metrics
 from chieu.table.client import TableClient, game_view
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu_tools import localnats
 
 # tests.benchmarks.common (token, line, median) is imported by the measuring process only: importing it
 # makes the run's token key, which the bare child, started from this file, must not make again

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from chieu.games.o_an_quan.board import Direction
 from chieu.games.o_an_quan.model import Sow
-from chieu.kit import localnats, names
+from chieu.kit import names
 from chieu.kit.eventstore import EventStore
 from chieu.kit.server import tune_gc
 from chieu.kit.settings import Settings
@@ -49,6 +49,7 @@ from chieu.table.service import Tables
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu_tools import localnats
 from tests.benchmarks.common import another_table_service, line, median, pct, running_table_service, token
 
 TABLES = int(os.environ.get("BENCH_TABLES", "200"))

@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from chieu.gateway import web  # noqa: E402
 from chieu.kit import localnats  # noqa: E402
+from chieu_tools.gateway import web  # noqa: E402
 from tests.benchmarks.common import line  # noqa: E402
 
 

@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from chieu.kit import localnats
+from chieu_tools import localnats
 from tests.conftest import PRIVATE_KEY, PUBLIC_KEYS, SIGNER, credential
 
 __all__ = ["PRIVATE_KEY", "PUBLIC_KEYS", "credential"]

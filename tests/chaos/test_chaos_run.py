@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from chieu.chaos.schedule import KINDS
 from chieu.games import registry
+from chieu_tools.chaos.schedule import KINDS
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e, pytest.mark.timeout(1200)]
 

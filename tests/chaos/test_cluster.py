@@ -17,8 +17,6 @@ import pytest
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.errors import ServiceUnavailableError
 
-from chieu.chaos import client as calls
-from chieu.cluster import REPLICAS, Cluster
 from chieu.games.o_an_quan.model import Sow
 from chieu.kit import names, natsauth
 from chieu.kit.eventstore import EventStore
@@ -26,6 +24,8 @@ from chieu.table import codec
 from chieu.table.client import TableClient, game_view
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu_tools.chaos import client as calls
+from chieu_tools.cluster import REPLICAS, Cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 
-from chieu.chaos.schedule import DURATIONS, KINDS, Targets, by_kind, calm_seconds, plan
+from chieu_tools.chaos.schedule import DURATIONS, KINDS, Targets, by_kind, calm_seconds, plan
 
 TARGETS = Targets(services=[f"{s}-{i}" for s in ("table", "ledger", "ladder", "lobby") for i in (1, 2)],
                   nodes=["n1", "n2", "n3"], slow="n3")

@@ -23,8 +23,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from chieu.kit import channels, localnats, natsauth
+from chieu.kit import channels, natsauth
 from chieu.kit import settings as settings_mod
+from chieu_tools import localnats
 
 from .tools import OVERLAYS, render, with_grpc_tls
 

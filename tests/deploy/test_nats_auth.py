@@ -23,7 +23,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from nats.errors import Error as NatsError
 
-from chieu.kit import localnats, names, natsauth
+from chieu.kit import names, natsauth
+from chieu_tools import localnats
 
 from .tools import OVERLAYS, render
 

@@ -23,7 +23,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from chieu.kit import localnats, natsauth
+from chieu.kit import natsauth
+from chieu_tools import localnats
 
 from .tools import OVERLAYS, checkov, render, validate_custom, with_grpc_tls
 

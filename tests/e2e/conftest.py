@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chieu.kit import localnats
+from chieu_tools import localnats
 
 
 @pytest.fixture

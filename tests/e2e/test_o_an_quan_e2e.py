@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from chieu.games.o_an_quan.model import Sow
-from chieu.kit import localnats
 from chieu.kit.settings import Settings
 from chieu.table.client import game_view
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu_tools import localnats
 from tests.conftest import nats_env
 from tests.table.helpers import client, play_to_end
 

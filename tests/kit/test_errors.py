@@ -11,7 +11,7 @@ import pytest
 
 from chieu.games.core import IllegalMove
 from chieu.kit.errors import GuardedServer, ServiceError, invalid
-from chieu.kit.localnats import free_port
+from chieu_tools.localnats import free_port
 from tests.table.helpers import reason_of
 
 

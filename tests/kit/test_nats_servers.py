@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from chieu.kit import localnats, names
+from chieu.kit import names
 from chieu.kit.eventstore import EventStore
 from chieu.kit.settings import nats_servers
+from chieu_tools import localnats
 from tests.conftest import nats_creds
 
 pytestmark = pytest.mark.integration

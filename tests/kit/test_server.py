@@ -10,9 +10,9 @@ import grpc
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2
 
-from chieu.kit import localnats
 from chieu.kit.server import REFLECTION_V1, Server
 from chieu.kit.settings import Settings
+from chieu_tools import localnats
 
 
 async def _list_services(addr: str, service: str) -> set[str]:

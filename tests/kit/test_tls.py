@@ -1,7 +1,7 @@
 """TLS (issue 16): a service with a certificate listens with TLS only; a client that trusts its CA
 is served, a plaintext client and a client trusting another CA are not; the services call each
 other over TLS; a renewed certificate is taken with no restart; NATS with a ``tls`` block serves
-clients with the CA and refuses the others. Certificates come from :mod:`chieu.kit.tlsgen`."""
+clients with the CA and refuses the others. Certificates come from :mod:`chieu_tools.tlsgen`."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import pytest
 from cryptography import x509
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from chieu.kit import channels, localnats, names, natsauth, tlsgen
+from chieu.kit import channels, names, natsauth
 from chieu.kit.eventstore import EventStore
 from chieu.kit.server import Server
 from chieu.kit.settings import Settings, SettingsError, from_env
@@ -31,6 +31,7 @@ from chieu.ledger.v1 import ledger_service_pb2 as gpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
 from chieu.table.client import TableClient
 from chieu.table.v1 import log_pb2
+from chieu_tools import localnats, tlsgen
 from tests.conftest import NATS_CREDS, nats_creds, token
 
 
@@ -227,9 +228,9 @@ async def test_envoy_reaches_the_services_over_tls(settings: Settings, pki: tupl
                                                    tmp_path: Path) -> None:
     """Through Envoy with the CA, a call reaches the TLS table service (which answers it: no token,
     UNAUTHENTICATED = 16); Envoy without the CA cannot reach it (UNAVAILABLE = 14, or a 503)."""
-    from chieu.gateway import envoy
     from chieu.table.app import build as build_table
     from chieu.table.v1 import table_service_pb2 as pb
+    from chieu_tools.gateway import envoyproc
 
     one, _ = pki
     table_s = replace(tls(settings, one), table_addr=f"127.0.0.1:{localnats.free_port()}", instance="tls-envoy")
@@ -240,12 +241,12 @@ async def test_envoy_reaches_the_services_over_tls(settings: Settings, pki: tupl
     try:
         for ca, expected in ((str(one.ca), {"16"}), (None, {"14", "http 503"})):
             listen = f"127.0.0.1:{localnats.free_port()}"
-            proc = await asyncio.to_thread(envoy.start, tmp_path / f"envoy-{ca is not None}", listen,
+            proc = await asyncio.to_thread(envoyproc.start, tmp_path / f"envoy-{ca is not None}", listen,
                                            {"table": table_s.table_addr}, None, quiet=True, upstream_ca=ca)
             try:
                 got = await asyncio.to_thread(grpc_web_status, f"http://{listen}", method, body)
                 assert got in expected, (ca, got)
             finally:
-                envoy.stop(proc)
+                envoyproc.stop(proc)
     finally:
         await table.shutdown()

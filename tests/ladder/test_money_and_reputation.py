@@ -11,7 +11,6 @@ from typing import Any
 import grpc
 import pytest
 
-from chieu.kit import localnats
 from chieu.kit.errors import ServiceError
 from chieu.kit.settings import Settings
 from chieu.ladder.consumer import items_of
@@ -21,6 +20,7 @@ from chieu.ladder.terms import Terms
 from chieu.ladder.v1 import ladder_service_pb2 as lpb
 from chieu.ledger.v1 import ledger_service_pb2 as gpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
+from chieu_tools import localnats
 from tests.conftest import credential, token
 from tests.ladder.conftest import hand_ended
 from tests.ladder.helpers import Ladder, play, uid, until

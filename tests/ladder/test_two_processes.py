@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from chieu.kit import localnats, names
+from chieu.kit import names
 from chieu.kit.eventstore import EventStore
 from chieu.ladder import rules
 from chieu.ladder.consumer import items_of
 from chieu.ladder.rules import Standing
 from chieu.ladder.standings import Games, Store
 from chieu.table.v1 import log_pb2
+from chieu_tools import localnats
 from tests.conftest import nats_connect, nats_creds, nats_env
 from tests.ladder.conftest import hand_ended, penalty
 from tests.ladder.helpers import uid, until

@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from chieu.kit import localnats, names
+from chieu.kit import names
 from chieu.kit.eventstore import EventStore
 from chieu.ledger.books import Books
+from chieu_tools import localnats
 from tests.conftest import nats_connect, nats_creds, nats_env
 
 from .conftest import hand_started_record, until

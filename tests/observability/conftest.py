@@ -13,7 +13,7 @@ from urllib.request import urlopen
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from chieu.kit import localnats
+from chieu_tools import localnats
 from tests.conftest import new_database
 from tests.ledger.conftest import books, pool, tlog  # noqa: F401 (the ledger's fixtures, for the consumer metrics)
 

@@ -18,10 +18,10 @@ import grpc
 import pytest
 
 from chieu.games.xiangqi.v1 import xiangqi_pb2
-from chieu.kit import localnats
 from chieu.kit.settings import Settings
 from chieu.lobby.v1 import lobby_service_pb2 as lpb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as lpb_grpc
+from chieu_tools import localnats
 from tests.conftest import PRIVATE_KEY, credential
 from tests.ladder.helpers import act
 from tests.observability.conftest import Samples, scrape, total, until, value

@@ -23,9 +23,10 @@ from opentelemetry.trace import SpanKind
 from structlog.testing import capture_logs
 
 from chieu.games.xiangqi.v1 import xiangqi_pb2
-from chieu.kit import localnats, logs, names, tracing
+from chieu.kit import logs, names, tracing
 from chieu.kit.server import Server
 from chieu.kit.settings import Settings
+from chieu_tools import localnats
 from tests.conftest import credential
 from tests.ladder.helpers import act
 from tests.observability.conftest import until

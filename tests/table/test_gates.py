@@ -13,7 +13,6 @@ from dataclasses import replace
 import grpc
 import pytest
 
-from chieu.kit import localnats
 from chieu.kit.settings import Settings
 from chieu.ladder.v1 import ladder_service_pb2 as lpb
 from chieu.ladder.v1 import ladder_service_pb2_grpc as lpb_grpc
@@ -22,6 +21,7 @@ from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
 from chieu.table.client import TableClient
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu_tools import localnats
 from tests.conftest import token
 from tests.table.helpers import client, refused
 

@@ -206,8 +206,8 @@ async def test_auditor_role_and_deal_verification(settings: Settings, table_serv
 async def test_two_service_processes_serve_the_same_table(settings: Settings, table_server: str) -> None:
     from dataclasses import replace
 
-    from chieu.kit import localnats
     from chieu.table.app import build
+    from chieu_tools import localnats
 
     other = replace(settings, table_addr=f"127.0.0.1:{localnats.free_port()}")
     server = await build(other)
@@ -256,8 +256,8 @@ async def test_the_stake_changes_only_when_the_ledger_can_vouch_for_the_pot(sett
     refused (UNAVAILABLE) while a change that needs no money goes through."""
     from dataclasses import replace
 
-    from chieu.kit import localnats
     from chieu.table.app import build
+    from chieu_tools import localnats
 
     lonely = replace(settings, table_addr=f"127.0.0.1:{localnats.free_port()}",
                      ledger_addr=f"127.0.0.1:{localnats.free_port()}")  # nothing listens there
@@ -308,8 +308,8 @@ async def test_only_an_operator_aborts_a_hand(settings: Settings, table_server: 
 async def test_a_stream_open_on_another_replica_keeps_the_player_present(settings: Settings, table_server: str) -> None:
     from dataclasses import replace
 
-    from chieu.kit import localnats
     from chieu.table.app import build
+    from chieu_tools import localnats
 
     other = replace(settings, table_addr=f"127.0.0.1:{localnats.free_port()}")
     server = await build(other)

@@ -14,12 +14,12 @@ from dataclasses import replace
 import pytest
 
 from chieu.games.o_an_quan.model import Sow
-from chieu.kit import localnats
 from chieu.kit.settings import Settings
 from chieu.table import codec
 from chieu.table.client import game_view
 from chieu.table.service import Tables
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu_tools import localnats
 from tests.table.helpers import client
 
 pytestmark = pytest.mark.integration

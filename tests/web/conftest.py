@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from chieu.gateway import envoy, static, web
-from chieu.kit import localnats
+from chieu.gateway import envoy
 from chieu.kit.settings import Settings
+from chieu_tools import localnats
+from chieu_tools.gateway import envoyproc, static, web
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "build" / "artifacts" / "web"
@@ -36,12 +37,12 @@ async def web_url(settings: Settings, table_server: str, ledger_server: str, lad
                   lobby_server: str, web_built: Path, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
     files, static_addr = static.serve(web_built / "dist")
     listen = f"127.0.0.1:{localnats.free_port()}"
-    proc = await asyncio.to_thread(envoy.start, tmp_path_factory.mktemp("envoy"), listen,
+    proc = await asyncio.to_thread(envoyproc.start, tmp_path_factory.mktemp("envoy"), listen,
                                    envoy.upstreams(settings), static_addr, quiet=True)
     try:
         yield f"http://{listen}"
     finally:
-        envoy.stop(proc)
+        envoyproc.stop(proc)
         files.shutdown()
 
 

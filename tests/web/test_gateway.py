@@ -12,12 +12,13 @@ import yaml
 
 from chieu.gateway import envoy
 from chieu.kit.settings import Settings
+from chieu_tools.gateway import envoyproc
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "gateway"
 
 
 def _validate(path: Path) -> None:
-    out = subprocess.run([envoy.binary(), "--mode", "validate", "-c", str(path), "--disable-hot-restart"],
+    out = subprocess.run([envoyproc.binary(), "--mode", "validate", "-c", str(path), "--disable-hot-restart"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
 
@@ -49,7 +50,7 @@ def test_the_kubernetes_tls_configuration_is_the_generated_one_and_valid(tmp_pat
     committed = DEPLOY.parent / "components" / "grpc-tls" / "envoy.yaml"
     assert committed.read_text() == envoy.kubernetes(tls=True), \
         "deploy/components/grpc-tls/envoy.yaml is stale: python -m chieu.gateway.envoy --kubernetes --tls > it"
-    from chieu.kit import tlsgen
+    from chieu_tools import tlsgen
 
     ca = tlsgen.ensure(tmp_path / "tls").ca  # Envoy's validation reads the CA file: a real one here
     copy = tmp_path / "envoy.yaml"

@@ -16,7 +16,7 @@ the cluster tests).
   lobby's durable consumers are shared by their two processes (an inbox row per stream sequence,
   so one posting, one standing change, one projection each).
 
-Token keys and credentials are :mod:`chieu.up`'s (``ensure_keys``, ``service_envs``). Each process
+Token keys and credentials are :mod:`chieu_tools.up`'s (``ensure_keys``, ``service_envs``). Each process
 can be SIGKILLed, paused (SIGSTOP / SIGCONT) and started again with the same address and data.
 """
 
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chieu import up
-from chieu.kit import localnats, localpg, natsauth
+from chieu.kit import natsauth
+from chieu_tools import localnats, localpg, up
 
 SERVICES = tuple(up.SERVICES)
 """The services, each run as :data:`PROCESSES` processes."""

@@ -1,7 +1,7 @@
 """A TCP proxy that can add latency: the chaos run's slow network to one NATS node, with no root
 tricks (no ``tc``, no iptables). It runs as its own process in front of the node's client port::
 
-    python -m chieu.chaos.proxy LISTEN_PORT TARGET_PORT DELAY_FILE
+    python -m chieu_tools.chaos.proxy LISTEN_PORT TARGET_PORT DELAY_FILE
 
 and delays every chunk each way by the milliseconds written in ``DELAY_FILE`` (read at most every
 50 ms; a missing or empty file is 0), keeping each direction's order. Clients that connect to the

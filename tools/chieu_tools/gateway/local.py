@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
-from chieu.gateway import envoy, static, web
+from chieu.gateway import envoy
+from chieu_tools.gateway import envoyproc, static, web
 
-WEB_DIR = Path(__file__).resolve().parents[2] / "web"
+WEB_DIR = Path(__file__).resolve().parents[3] / "web"
 
 
 @dataclass
@@ -21,7 +22,7 @@ class Gateway:
     url: str
 
     def stop(self) -> None:
-        envoy.stop(self.proc)
+        envoyproc.stop(self.proc)
         if self.files is not None:
             self.files.shutdown()
 
@@ -36,5 +37,5 @@ def start(data_dir: Path, upstream: dict[str, str], port: int = envoy.DEFAULT_PO
         files, static_addr = static.serve(dist)
     except (FileNotFoundError, subprocess.CalledProcessError) as e:
         print(f"chieu up: the web front-end is not served ({e})", file=sys.stderr)
-    proc = envoy.start(data_dir / "envoy", f"127.0.0.1:{port}", upstream, static_addr, upstream_ca=upstream_ca)
+    proc = envoyproc.start(data_dir / "envoy", f"127.0.0.1:{port}", upstream, static_addr, upstream_ca=upstream_ca)
     return Gateway(proc, files, f"http://127.0.0.1:{port}/")

@@ -5,13 +5,13 @@ A **player** signs in as a guest (``SignInGuest``, refreshing its session before
 quick-seats in its room (``QuickSeat``: the chaos rooms of its game, points, 金币 or 过关斩将, with short
 clocks), watches its table (``Watch``, resumed from its version after a drop), and plays: the host
 starts hands, every seat picks a random command of the rules core's ``legal()`` on the true state
-(the :class:`~chieu.chaos.oracle.Oracle`). Now and then a seat lets its clock run out, closes its
+(the :class:`~chieu_tools.chaos.oracle.Oracle`). Now and then a seat lets its clock run out, closes its
 stream and comes back (within the reconnect grace or not), quits mid-hand (强退) and quick-seats
 again, or leaves between hands. A **spectator** watches a table of the lobby's list for a while,
 then another. A **probe** toggles its readiness at its own table every few hundred milliseconds.
 
 Every table command is sent with one command id for all its retries and journaled with its
-outcome; every view received is journaled as its bytes came (:mod:`chieu.chaos.records`).
+outcome; every view received is journaled as its bytes came (:mod:`chieu_tools.chaos.records`).
 """
 
 from __future__ import annotations
@@ -29,9 +29,6 @@ import grpc
 from google.protobuf import struct_pb2
 from google.protobuf.message import Message
 
-from chieu.chaos import client as calls
-from chieu.chaos.oracle import Oracle
-from chieu.chaos.records import Command, Journal
 from chieu.games import registry
 from chieu.kit import tasks
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
@@ -39,6 +36,9 @@ from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
 from chieu.table import codec
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu_tools.chaos import client as calls
+from chieu_tools.chaos.oracle import Oracle
+from chieu_tools.chaos.records import Command, Journal
 
 ROOM_OPTIONS: dict[str, dict[str, Any]] = {d.key: dict(d.short_clock) for d in registry.descriptors()}
 """Short clocks, so that seats that do not act are timed out within seconds."""

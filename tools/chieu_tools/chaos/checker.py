@@ -1,5 +1,5 @@
 """The chaos run's checker: every promise checked at the end, from the clients' records
-(:mod:`chieu.chaos.records`) and the stores alone (the table stream, the ledger's and the ladder's
+(:mod:`chieu_tools.chaos.records`) and the stores alone (the table stream, the ledger's and the ladder's
 PostgreSQL, the lobby's table list).
 
 - **Commands**: every acknowledged command is in its table's log exactly once (and the view it was
@@ -33,8 +33,6 @@ import grpc
 from chieu.audit import run as audit_run
 from chieu.audit.logs import Logs
 from chieu.audit.report import Report
-from chieu.chaos.client import ACKED, REFUSED, UNKNOWN
-from chieu.chaos.records import AppliedFault, Command, View, read_commands, read_faults, read_views
 from chieu.games import fair, registry
 from chieu.ladder.rules import Params
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
@@ -43,6 +41,8 @@ from chieu.table import codec, views
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu_tools.chaos.client import ACKED, REFUSED, UNKNOWN
+from chieu_tools.chaos.records import AppliedFault, Command, View, read_commands, read_faults, read_views
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from chieu.kit import logs, names, natsauth, tasks
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 
-log = logs.get("chieu.chaos.oracle")
+log = logs.get("chieu_tools.chaos.oracle")
 
 STALL_S = 5.0
 """A follower that has delivered nothing for this long while a bot waits for a newer version is

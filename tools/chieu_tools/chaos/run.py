@@ -1,13 +1,13 @@
 """``chieu chaos``: one bounded chaos run on loopback, stopping by itself.
 
-1. The local cluster (:mod:`chieu.cluster`: 3 NATS nodes at R3, PostgreSQL, two processes of every
+1. The local cluster (:mod:`chieu_tools.cluster`: 3 NATS nodes at R3, PostgreSQL, two processes of every
    service) under the run's folder, the third node behind the latency proxy.
 2. The chaos rooms put in the lobby; the players, spectators and probes started.
-3. The fault schedule of the seed applied (:mod:`chieu.chaos.schedule`) after a calm phase; the
+3. The fault schedule of the seed applied (:mod:`chieu_tools.chaos.schedule`) after a calm phase; the
    run lasts ``minutes``.
 4. The clients stopped, every process healed, the system left to go quiet (every durable consumer
    caught up, the stream still).
-5. The checker (:mod:`chieu.chaos.checker`), then the report: moves, hands, faults by kind,
+5. The checker (:mod:`chieu_tools.chaos.checker`), then the report: moves, hands, faults by kind,
    throughput in and out of fault windows, recovery times, every violation with its nearest
    fault. ``summary.json`` in the folder keeps it all; exit code 1 on a violation.
 """
@@ -30,19 +30,20 @@ from typing import Any
 
 import grpc
 
-from chieu.chaos import checker, schedule
-from chieu.chaos import client as calls
-from chieu.chaos.bots import Behaviour, Group, Player, Probe, Shared, Spectator, rooms
-from chieu.chaos.faults import Injector
-from chieu.chaos.oracle import Oracle
-from chieu.chaos.records import AppliedFault, Command, Journal
-from chieu.cluster import Cluster
 from chieu.games import registry
-from chieu.kit import localnats, names, natsauth
+from chieu.kit import names, natsauth
 from chieu.kit.settings import from_env
 from chieu.ladder.rules import Params
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
+from chieu_tools import localnats
+from chieu_tools.chaos import checker, schedule
+from chieu_tools.chaos import client as calls
+from chieu_tools.chaos.bots import Behaviour, Group, Player, Probe, Shared, Spectator, rooms
+from chieu_tools.chaos.faults import Injector
+from chieu_tools.chaos.oracle import Oracle
+from chieu_tools.chaos.records import AppliedFault, Command, Journal
+from chieu_tools.cluster import Cluster
 
 SHORT = [Group(d.key, d.exercise.short_room, d.exercise.players) for d in registry.descriptors()]
 """The CI run: every game once, in the room its descriptor names for it (a coin room and a ladder
@@ -290,7 +291,7 @@ async def _interrupted() -> None:
 
 def _start_proxy(port: int, target: int, delay_file: Path) -> subprocess.Popen[bytes]:
     """The latency proxy (its own process) on ``port`` in front of a node's client port ``target``."""
-    return subprocess.Popen([sys.executable, "-m", "chieu.chaos.proxy", str(port), str(target), str(delay_file)])
+    return subprocess.Popen([sys.executable, "-m", "chieu_tools.chaos.proxy", str(port), str(target), str(delay_file)])
 
 
 async def _progress(journal: Journal, t0: float, total_s: float) -> None:

@@ -24,10 +24,11 @@ import sys
 import time
 from pathlib import Path
 
-from chieu.gateway import local as local_gateway
 from chieu.gateway.envoy import DEFAULT_PORT as DEFAULT_WEB_PORT
-from chieu.kit import auth, localnats, localpg, natsauth, tlsgen
+from chieu.kit import auth, natsauth
 from chieu.kit.settings import from_env
+from chieu_tools import localnats, localpg, tlsgen
+from chieu_tools.gateway import local as local_gateway
 
 SERVICES = {"table": "chieu.table", "ledger": "chieu.ledger", "ladder": "chieu.ladder", "lobby": "chieu.lobby"}
 SIGNERS = ("lobby",)
@@ -84,7 +85,7 @@ def service_envs(base: dict[str, str], signer: auth.Signer, private: Path, publi
 
 def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None = None,
         web_port: int = DEFAULT_WEB_PORT, tls: bool = False) -> int:
-    """``tls``: a local CA under ``<data>/tls`` (:mod:`chieu.kit.tlsgen`), every gRPC port and NATS
+    """``tls``: a local CA under ``<data>/tls`` (:mod:`chieu_tools.tlsgen`), every gRPC port and NATS
     with TLS only, every service's and Envoy's calls checked against that CA."""
     data_dir = data_dir.resolve()
     print(f"chieu up: data in {data_dir}", file=sys.stderr)

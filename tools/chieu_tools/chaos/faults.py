@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from chieu.chaos.records import AppliedFault, Journal
-from chieu.chaos.schedule import Fault
-from chieu.cluster import Cluster, Process
 from chieu.kit import logs, names, natsauth
+from chieu_tools.chaos.records import AppliedFault, Journal
+from chieu_tools.chaos.schedule import Fault
+from chieu_tools.cluster import Cluster, Process
 
-log = logs.get("chieu.chaos.faults")
+log = logs.get("chieu_tools.chaos.faults")
 
 
 def now_ms() -> int:

@@ -1,0 +1,64 @@
+"""The developer's commands, apart from the product: ``./chieu up`` (the whole system on one
+machine, or the local cluster) and ``./chieu chaos`` (a seeded chaos run). ``./chieu`` sends
+these two here and every other command to :mod:`chieu.cli`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _up(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    if args.cluster:
+        from chieu_tools.cluster import run as run_cluster
+
+        return run_cluster(Path(args.data) / "cluster")
+    from chieu_tools.up import run
+
+    return run(Path(args.data), args.nats_port, args.table_port, web_port=args.web_port, tls=args.tls)
+
+
+def _chaos(args: argparse.Namespace) -> int:
+    """Exit 0: no violation; 1: violations (each listed); 2: the run could not be made."""
+    from chieu_tools.chaos.run import main
+
+    return main(args.seed, args.minutes, args.data, args.full, args.keep)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="chieu", description=__doc__)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    up = sub.add_parser("up", help="run the whole system locally (nats-server + services)")
+    up.add_argument("--data", default=".var", help="data folder (default .var)")
+    up.add_argument("--nats-port", type=int, default=4222)
+    up.add_argument("--table-port", type=int, default=50051)
+    up.add_argument("--web-port", type=int, default=8080, help="the portal: Envoy, gRPC-Web (default 8080)")
+    up.add_argument("--cluster", action="store_true",
+                    help="the production topology: 3 NATS nodes (R3), 2 processes of every service "
+                         "(data in DATA/cluster)")
+    up.add_argument("--tls", action="store_true",
+                    help="TLS on every gRPC port and on NATS, with a local CA made in DATA/tls")
+    up.set_defaults(func=_up)
+
+    ch = sub.add_parser("chaos", help="a seeded chaos run of the local cluster, then every promise checked")
+    ch.add_argument("--seed", type=int,
+                    help="the seed of the fault schedule and the bots (default: a random one, printed)")
+    ch.add_argument("--minutes", type=float, default=30.0, help="how long the bots play (default 30)")
+    ch.add_argument("--full", action="store_true", help="every game in several rooms (53 players; default: 21)")
+    ch.add_argument("--data", default=".var/chaos", help="where each run keeps its cluster and records")
+    ch.add_argument("--keep", action="store_true", help="keep the cluster up after the report, until Ctrl-C")
+    ch.set_defaults(func=_chaos)
+
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    result: int = args.func(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

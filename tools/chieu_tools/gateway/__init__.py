@@ -1,0 +1,1 @@
+"""The gateway on one machine: Envoy started locally, the front-end built and served on loopback."""
