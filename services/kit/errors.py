@@ -3,7 +3,9 @@ gRPC status.
 
 A client always gets: the status code, details ``"<reason>: <message>"``, the trailing
 metadata ``chieu-reason: <reason>``, and a ``google.rpc.Status`` with an ``ErrorInfo``
-(``reason``, ``domain`` ``chieu``) in ``grpc-status-details-bin``. Never a stack trace.
+(``reason``, ``domain`` ``chieu``) in ``grpc-status-details-bin``. Never a stack trace. A refusal
+that says when to come back (a limit) adds ``retry-after-ms: <ms>`` to the trailing metadata and a
+``RetryInfo`` to the status.
 """
 
 from __future__ import annotations
@@ -47,14 +49,16 @@ def bounded(text: str, limit: int = MAX_MESSAGE) -> str:
 
 class ServiceError(Exception):
     """A refusal by a service: a gRPC status code, a stable reason and a readable message
-    (bounded: see :data:`MAX_MESSAGE`)."""
+    (bounded: see :data:`MAX_MESSAGE`); ``retry_after_ms`` (when positive) is the time to wait
+    before trying again."""
 
-    def __init__(self, status: grpc.StatusCode, reason: str, message: str) -> None:
+    def __init__(self, status: grpc.StatusCode, reason: str, message: str, *, retry_after_ms: int = 0) -> None:
         reason, message = bounded(reason, MAX_REASON), bounded(message)
         super().__init__(f"{reason}: {message}")
         self.status = status
         self.reason = reason
         self.message = message
+        self.retry_after_ms = max(0, int(retry_after_ms))
 
 
 def not_found(reason: str, message: str) -> ServiceError:
@@ -83,9 +87,15 @@ def _status_details(err: ServiceError) -> bytes:
     info = error_details_pb2.ErrorInfo(reason=err.reason, domain="chieu")
     detail = any_pb2.Any()
     detail.Pack(info)
+    details = [detail]
+    if err.retry_after_ms:
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromMilliseconds(err.retry_after_ms)
+        details.append(any_pb2.Any())
+        details[-1].Pack(retry)
     code = err.status.value[0]
     status = status_pb2.Status(code=code if code in code_pb2.Code.values() else 2,
-                               message=f"{err.reason}: {err.message}", details=[detail])
+                               message=f"{err.reason}: {err.message}", details=details)
     data: bytes = status.SerializeToString()
     return data
 
@@ -99,9 +109,11 @@ async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException
         log.error("unhandled error", method=method, exc_info=exc)
     else:
         log.info("refused", method=method, reason=err.reason, status=err.status.name)
-    context.set_trailing_metadata(
-        (("chieu-reason", err.reason), ("grpc-status-details-bin", _status_details(err)))
-    )
+    trailing: tuple[tuple[str, str | bytes], ...] = (
+        ("chieu-reason", err.reason), ("grpc-status-details-bin", _status_details(err)))
+    if err.retry_after_ms:
+        trailing += (("retry-after-ms", str(err.retry_after_ms)),)
+    context.set_trailing_metadata(trailing)
     await context.abort(err.status, f"{err.reason}: {err.message}")
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import grpc
 import pytest
+from google.rpc import error_details_pb2, status_pb2
 
 from chieu.games.core import IllegalMove
 from chieu.kit.errors import GuardedServer, ServiceError, invalid
@@ -32,6 +33,10 @@ async def _abort(request: bytes, context: Any) -> bytes:
     return b""
 
 
+async def _wait(request: bytes, context: Any) -> bytes:
+    raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, "too_many", "slow down; retry in 2 s", retry_after_ms=1500)
+
+
 async def _stream(request: bytes, context: Any) -> AsyncIterator[bytes]:
     yield b"first"
     raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "gone", "the table went away")
@@ -46,6 +51,7 @@ async def channel() -> AsyncIterator[grpc.aio.Channel]:
         "Illegal": grpc.unary_unary_rpc_method_handler(_illegal),
         "Abort": grpc.unary_unary_rpc_method_handler(_abort),
         "Stream": grpc.unary_stream_rpc_method_handler(_stream),
+        "Wait": grpc.unary_unary_rpc_method_handler(_wait),
     })
     port = server.add_insecure_port(f"127.0.0.1:{free_port()}")
     await server.start()
@@ -76,6 +82,18 @@ async def test_refusals_keep_their_status_and_reason(channel: grpc.aio.Channel, 
     assert err.code() == code and reason_of(err) == reason
     assert (err.details() or "").startswith(f"{reason}: ")
     assert dict(err.trailing_metadata() or ())["chieu-reason"] == reason
+
+
+async def test_a_limit_says_when_to_come_back(channel: grpc.aio.Channel) -> None:
+    err = await _fail(channel, "Wait")
+    trailing = dict(err.trailing_metadata() or ())
+    assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and trailing["retry-after-ms"] == "1500"
+    status = status_pb2.Status.FromString(trailing["grpc-status-details-bin"])
+    retry = error_details_pb2.RetryInfo()
+    assert [d.Unpack(retry) for d in status.details if d.Is(retry.DESCRIPTOR)] == [True]
+    assert retry.retry_delay.ToMilliseconds() == 1500
+    ok = await _fail(channel, "Refuse")  # a refusal with no wait says none
+    assert "retry-after-ms" not in dict(ok.trailing_metadata() or ())
 
 
 async def test_an_abort_of_the_handler_passes_through(channel: grpc.aio.Channel) -> None:
