@@ -2,17 +2,18 @@
 // Ô ăn quan and Phỏm with one's own view, the clock, the payments at the end and the coins.
 // Plain TypeScript on the typed client (src/client), bundled by esbuild; every call goes to the
 // page's own origin, the gateway (Envoy, gRPC-Web).
-import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import { SowSchema, type Direction } from "../../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
+import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import type { TableSummary } from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
 import { Currency } from "../../gen/chieu/table/v1/log_pb.js";
 import { TableStatus, type TableView } from "../../gen/chieu/table/v1/table_service_pb.js";
-import { commandId, gameView, Portal, reason, type RoomEntry } from "../client/index.js";
+import { commandId, GAMES as REGISTERED, gameView, Portal, reason, type RoomEntry } from "../client/index.js";
+import { loadBoards, type Send } from "./board.js";
 import { h, mount } from "./dom.js";
-import * as oaq from "./oaq.js";
-import * as phom from "./phom.js";
 
-const GAMES: Record<string, string> = { o_an_quan: "Ô ăn quan", phom: "Phỏm" };
+/** The games' names by key, from the generated registry (every game, in its listed order). */
+const GAMES: Record<string, string> = Object.fromEntries(REGISTERED.map((g) => [g.key, g.titles.vi]));
+const FIRST = REGISTERED[0]!.key;
+const boards = await loadBoards();
 const portal = new Portal(location.origin);
 const root = document.getElementById("app")!;
 const bar = document.getElementById("bar")!;
@@ -48,7 +49,7 @@ async function refreshBar(): Promise<void> {
   const p = portal.session.player!;
   mount(bar, h("b", {}, "Chiếu"), " · ", h("span", { id: "me" }, p.name || p.playerId), " · ",
     h("span", { id: "coins", "data-coins": coins === undefined ? "" : String(coins) }, coins === undefined ? "? 金币" : `${coins} 金币`),
-    " ", h("button", { onclick: () => void lobby("o_an_quan") }, "Rooms"));
+    " ", h("button", { onclick: () => void lobby(FIRST) }, "Rooms"));
 }
 
 // ---------------------------------------------------------------- sign in
@@ -63,7 +64,7 @@ function signIn(): void {
       const s = await portal.signInGuest(device, name.value.trim());
       if (s.welcomeCoins > 0n) toast(`welcome: ${s.welcomeCoins} 金币`, false);
       await refreshBar();
-      await lobby("o_an_quan");
+      await lobby(FIRST);
     } catch (e) { toast(`sign-in failed: ${reason(e)}`); }
   };
   mount(root, h("section", { class: "signin" }, h("h1", {}, "Chiếu"), h("p", {}, "Play as a guest on this device."),
@@ -141,7 +142,7 @@ async function table(tableId: string): Promise<void> {
   let lastHandShown = -1n;
   const view = h("div", { id: "table" });
   const clock = h("span", { id: "clock" });
-  mount(root, h("p", {}, h("button", { onclick: () => void lobby(last?.game ?? "o_an_quan") }, "Leave to the rooms"), " ", clock), view);
+  mount(root, h("p", {}, h("button", { onclick: () => void lobby(last?.game ?? FIRST) }, "Leave to the rooms"), " ", clock), view);
   const tick = setInterval(() => { if (last) drawClock(last, clock); }, 250);
   signal.addEventListener("abort", () => clearInterval(tick));
 
@@ -188,7 +189,7 @@ function who(t: TableView, handSeat: number): string {
   return p === portal.playerId ? "you" : p;
 }
 
-function tableBody(t: TableView, send: phom.Send, rerender: () => void): HTMLElement {
+function tableBody(t: TableView, send: Send, rerender: () => void): HTMLElement {
   const g = gameView(t);
   const seated = t.yourSeat !== undefined;
   const isHost = t.host === portal.playerId;
@@ -203,9 +204,7 @@ function tableBody(t: TableView, send: phom.Send, rerender: () => void): HTMLEle
   h("p", {}, t.status === TableStatus.PLAYING ? `hand ${t.handNo} in play` : "waiting", " · version ", String(t.version),
     canStart ? h("button", { id: "start", onclick: () => void portal.startHand(t.tableId).catch((e) => toast(reason(e))) }, "Start hand") : null,
     !seated && t.seats.length < Number(t.maxSeats) ? h("button", { onclick: () => void portal.takeSeat(t.tableId).catch((e) => toast(reason(e))) }, "Sit") : null),
-  g.game === "o_an_quan" && g.view ? oaq.board(g.view, mySeat,
-    (square: bigint, direction: Direction) => send(SowSchema, create(SowSchema, { square, direction }))) : null,
-  g.game === "phom" && g.view ? phom.board(g.view, send, rerender) : null,
+  g.view ? (boards.get(g.game)?.(g.view, { mySeat, send, rerender }) ?? h("p", { class: "no-board" }, "This page has no board for this game yet.")) : null,
   t.lastOutcome && t.status === TableStatus.WAITING ? outcome(t) : null);
 }
 

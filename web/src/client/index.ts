@@ -3,7 +3,7 @@
  *
  *   const portal = new Portal(location.origin);               // gRPC-Web through the gateway
  *   await portal.signInGuest(deviceId, "Lan");            // LobbyService.SignInGuest
- *   const rooms = await portal.rooms("o_an_quan");         // LobbyService.ListRooms (with gates)
+ *   const rooms = await portal.rooms(GAMES[0].key);        // LobbyService.ListRooms (with gates)
  *   for await (const change of portal.watchRoom(roomId)) … // LobbyService.WatchRoom
  *   const seat = await portal.quickSeat(roomId);           // LobbyService.QuickSeat
  *   for await (const view of portal.watch(tableId)) …      // TableService.Watch, resumed after a drop
@@ -12,12 +12,13 @@
  * Every call after sign-in carries "authorization: Bearer <access token>"; the access token is
  * refreshed (LobbyService.Refresh) shortly before it expires.
  */
-import { createRegistry, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import { createRegistry, type DescMessage, type Message, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import { anyPack, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
-import { ViewSchema as OAnQuanViewSchema, type View as OAnQuanView } from "../../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
-import { ViewSchema as PhomViewSchema, type View as PhomView } from "../../gen/chieu/games/phom/v1/phom_pb.js";
+import type { View as OAnQuanView } from "../../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
+import type { View as PhomView } from "../../gen/chieu/games/phom/v1/phom_pb.js";
+import { GAMES, gameOf, type GameDescriptor } from "../../gen/chieu/games/registry.js";
 import {
   LobbyService,
   type GetHomeResponse,
@@ -31,21 +32,25 @@ import { TableService, type CreateTableRequestSchema, type TableView } from "../
 
 export type { OAnQuanView, PhomView, RoomEntry, Session, TableView, WatchRoomResponse };
 
-/** The game views this client decodes (TableView.game_view is an Any of one of them). */
-export const gameViews = createRegistry(OAnQuanViewSchema, PhomViewSchema);
+export { GAMES, gameOf, type GameDescriptor };
 
-export type GameView =
-  | { game: "o_an_quan"; view: OAnQuanView }
-  | { game: "phom"; view: PhomView }
-  | { game: string; view: undefined };
+/** The game views this client decodes: every registered game's (TableView.game_view is an Any of one). */
+export const gameViews = createRegistry(...GAMES.map((g) => g.view));
+
+/** A table's game view, decoded with its game's schema from the generated registry; `view` is
+ * undefined before the first hand (or for a game this client was generated without). A board
+ * reads it as its own game's View type. */
+export interface GameView {
+  game: string;
+  view: (Message & { toMove?: bigint | number; deadlineMs?: bigint }) | undefined;
+}
 
 /** The caller's game view of a table view, decoded (undefined before the first hand). */
 export function gameView(table: TableView): GameView {
   const any = table.gameView;
-  if (!any) return { game: table.game, view: undefined };
-  if (table.game === "o_an_quan") return { game: "o_an_quan", view: anyUnpack(any, OAnQuanViewSchema) as OAnQuanView };
-  if (table.game === "phom") return { game: "phom", view: anyUnpack(any, PhomViewSchema) as PhomView };
-  return { game: table.game, view: undefined };
+  const game = gameOf(table.game);
+  if (!any || !game) return { game: table.game, view: undefined };
+  return { game: table.game, view: anyUnpack(any, game.view) as GameView["view"] };
 }
 
 /** The stable reason code of a refusal (the chieu-reason trailer, else the message's prefix). */

@@ -1,12 +1,17 @@
 // Ô ăn quan: the ring of ten dân squares and two quan squares, and the legal sowings as buttons.
 // Ring indices: Q0 = 0, S1..S5 = 1..5, Q6 = 6, N7..N11 = 7..11; seat 0 owns S1–S5. CCW is +1.
-import { Direction, type View } from "../../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
-import { h, type Child } from "./dom.js";
+import { create, type Message } from "@bufbuild/protobuf";
+import { Direction, SowSchema, type View } from "../../../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
+import type { BoardContext } from "../board.js";
+import { h, type Child } from "../dom.js";
 
 const NAME = (sq: number) => (sq === 0 ? "Q0" : sq === 6 ? "Q6" : sq < 6 ? `S${sq}` : `N${sq}`);
 const ARROW = { [Direction.CW]: "↻", [Direction.CCW]: "↺", [Direction.UNSPECIFIED]: "?" };
 
-export function board(v: View, mySeat: number | undefined, onMove: (square: bigint, dir: Direction) => void): HTMLElement {
+export function board(view: Message, ctx: BoardContext): HTMLElement {
+  const v = view as View;
+  const mySeat = ctx.mySeat;
+  const onMove = (square: bigint, direction: Direction) => ctx.send(SowSchema, create(SowSchema, { square, direction }));
   const myTurn = mySeat !== undefined && Number(v.toMove) === mySeat && !v.finished;
   const cell = (sq: number): HTMLElement => {
     const quan = sq === 0 || sq === 6;

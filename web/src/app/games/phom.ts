@@ -1,16 +1,17 @@
 // Phỏm: the caller's own hand (select cards), the laid phỏm, each seat's discards, and the commands.
 import { create } from "@bufbuild/protobuf";
-import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
+import type { Message } from "@bufbuild/protobuf";
 import {
   ClaimUSchema, DiscardSchema, DrawSchema, EatSchema, LaySchema, Phase, SendSchema, SortSchema, TurnKind, type View,
-} from "../../gen/chieu/games/phom/v1/phom_pb.js";
-import { h } from "./dom.js";
-
-export type Send = <D extends DescMessage>(schema: D, command: MessageShape<D>) => void;
+} from "../../../gen/chieu/games/phom/v1/phom_pb.js";
+import type { BoardContext } from "../board.js";
+import { h } from "../dom.js";
 
 const selected = new Set<string>();
 
-export function board(v: View, send: Send, rerender: () => void): HTMLElement {
+export function board(view: Message, ctx: BoardContext): HTMLElement {
+  const v = view as View;
+  const { send, rerender } = ctx;
   const mine = Number(v.seat) >= 0;
   const myTurn = mine && Number(v.toMove) === Number(v.seat) && v.phase !== Phase.OVER;
   for (const c of [...selected]) if (!v.hand.includes(c)) selected.delete(c);
