@@ -144,6 +144,30 @@ class Settings:
     lobby_ack_wait_s: float = 30.0
     """``CHIEU_LOBBY_ACK_WAIT_S``: how long the lobby's durable waits for an ack before it
     redelivers; the durable's setting (the last lobby process started sets it)."""
+    coin_stakes: str = "1,10,100"
+    """``CHIEU_COIN_STAKES``: the stakes of coin (金币) tables, comma-separated: the lobby's coin rooms
+    are made at these, and the table service refuses a coin table at any other (``stake_not_offered``)."""
+    reward_daily_cap: int = 10_000
+    """``CHIEU_REWARD_DAILY_CAP``: 金币 of rewards the ledger credits a player per UTC day (0: no cap);
+    a ladder reward over it is paid the next day."""
+    rate_per_player: float = 50.0
+    """``CHIEU_RATE_PER_PLAYER``: requests per second a player may make to one service process (a token
+    bucket, ``CHIEU_RATE_BURST`` deep); over it: ``RESOURCE_EXHAUSTED`` / ``rate_limited`` with the
+    wait. 0: no limit."""
+    rate_per_address: float = 200.0
+    """``CHIEU_RATE_PER_ADDRESS``: requests per second one client address may make to one service
+    process (the same bucket, per peer address). 0: no limit."""
+    rate_burst: float = 2.0
+    """``CHIEU_RATE_BURST``: how many seconds of requests a bucket holds (its depth: rate × burst)."""
+    unplayed_tables: int = 3
+    """``CHIEU_UNPLAYED_TABLES``: tables a player may have created and never played a hand at; the
+    next ``CreateTable`` is refused (``RESOURCE_EXHAUSTED`` / ``too_many_unplayed_tables``). 0: no limit."""
+    watches_per_session: int = 8
+    """``CHIEU_WATCHES_PER_SESSION``: ``Watch`` streams one session may hold open on a table-service
+    process (``RESOURCE_EXHAUSTED`` / ``too_many_watches``). 0: no limit."""
+    table_idle_expiry_s: float = 900.0
+    """``CHIEU_TABLE_IDLE_EXPIRY_S``: an empty table (nobody seated, no hand) idle this long is closed.
+    0: never."""
     metrics_addr: str = ""
     """``CHIEU_METRICS_ADDR``: where this process serves its Prometheus metrics (host:port, ``/metrics``;
     port 0: any free port, logged); empty: no metrics endpoint."""
@@ -216,6 +240,14 @@ _ENV = {
     "lobby_signin_failures": "CHIEU_LOBBY_SIGNIN_FAILURES",
     "lobby_signin_window_s": "CHIEU_LOBBY_SIGNIN_WINDOW_S",
     "lobby_ack_wait_s": "CHIEU_LOBBY_ACK_WAIT_S",
+    "coin_stakes": "CHIEU_COIN_STAKES",
+    "reward_daily_cap": "CHIEU_REWARD_DAILY_CAP",
+    "rate_per_player": "CHIEU_RATE_PER_PLAYER",
+    "rate_per_address": "CHIEU_RATE_PER_ADDRESS",
+    "rate_burst": "CHIEU_RATE_BURST",
+    "unplayed_tables": "CHIEU_UNPLAYED_TABLES",
+    "watches_per_session": "CHIEU_WATCHES_PER_SESSION",
+    "table_idle_expiry_s": "CHIEU_TABLE_IDLE_EXPIRY_S",
     "metrics_addr": "CHIEU_METRICS_ADDR",
     "metrics_refresh_s": "CHIEU_METRICS_REFRESH_S",
     "ledger_audit_every_s": "CHIEU_LEDGER_AUDIT_EVERY_S",
@@ -268,6 +300,15 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     except ValueError:
         raise SettingsError(f"CHIEU_LADDER_REWARD_MONTHLY={s.ladder_reward_monthly!r} is not a comma-separated "
                             "list of positive amounts") from None
+    try:
+        coin_stakes(s)
+    except ValueError:
+        raise SettingsError(f"CHIEU_COIN_STAKES={s.coin_stakes!r} is not a comma-separated list of positive "
+                            "stakes") from None
+    if min(s.reward_daily_cap, s.rate_per_player, s.rate_per_address, s.unplayed_tables, s.watches_per_session,
+           s.table_idle_expiry_s) < 0 or not s.rate_burst > 0:
+        raise SettingsError("the reward cap, rates, quotas and idle expiry must not be negative, and "
+                            "CHIEU_RATE_BURST must be positive")
     if s.env not in ("dev", "prod"):
         raise SettingsError(f"CHIEU_ENV must be dev or prod, not {s.env!r}")
     if s.env == "prod" and not s.token_public_keys:
@@ -288,6 +329,14 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
 def nats_servers(url: str) -> list[str]:
     """``NATS_URL`` as the list of servers a NATS client takes (one URL, or several comma-separated)."""
     return [u.strip() for u in url.split(",") if u.strip()]
+
+
+def coin_stakes(s: Settings) -> frozenset[int]:
+    """``CHIEU_COIN_STAKES`` as a set of stakes; ``ValueError`` if malformed or empty."""
+    stakes = frozenset(int(x) for x in s.coin_stakes.split(","))
+    if not stakes or any(x <= 0 for x in stakes):
+        raise ValueError("stakes must be positive")
+    return stakes
 
 
 def monthly_rewards(s: Settings) -> tuple[int, ...]:

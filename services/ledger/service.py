@@ -1,13 +1,16 @@
 """The ledger's gRPC API: balances, history, gà pots, 金币 entry rule, paid services, 红心币,
-operator adjustments and the audit.
+operator adjustments, holds and the audit.
 
 Who may call what (the README's table "RPC → who may call"): a player reads and spends only
 their own money; the ``operator`` role reads anyone's, credits 红心币 purchases (the payment
 provider's callback) and rewards, and adjusts; ``auditor`` reads and audits. Services call with
 their own credentials (role ``service``, subject ``service:<name>``), each only what it needs:
 GetPot and CheckEligibility any service (the table's gates, the lobby's), GetBalances and
-ClaimWelcome ``service:lobby``, CreditReward ``service:ladder``; a service credential never passes
-for an operator. Every refusal is a gRPC status with a stable reason, and changes nothing.
+ClaimWelcome ``service:lobby``; a service credential never passes for an operator. No service
+credential mints money: the ladder's rewards come as its records on NATS
+(:mod:`chieu.ledger.rewards`), and ``CreditReward`` is an operator's, within the daily cap. An
+operator holds a flagged player's 金币 for review (``HoldCoins``, ``ReleaseCoins``). Every refusal
+is a gRPC status with a stable reason, and changes nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from chieu.kit import auth, db, fields, metrics
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.settings import Settings
 from chieu.ledger import books as b
+from chieu.ledger import rewards
 from chieu.ledger.books import Books, Leg, Posting, Result
 from chieu.ledger.v1 import ledger_service_pb2 as pb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as pb_grpc
@@ -180,7 +184,9 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         self._self_or_staff(context, request.player_id, "operator", "auditor", "service")
         coins = await self.books.balance(b.player(b.COINS, request.player_id)) or 0
         minimum = self.settings.coin_table_minimum
-        return pb.CheckEligibilityResponse(eligible=coins > minimum, coins=coins, minimum=minimum)
+        held = await self.books.held(request.player_id) is not None
+        return pb.CheckEligibilityResponse(eligible=coins > minimum and not held, coins=coins, minimum=minimum,
+                                           held=held)
 
     # -- 金币 and 红心币 ---------------------------------------------------------------------
 
@@ -294,15 +300,21 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         return pb.BuyMembershipResponse(result=result)
 
     async def CreditReward(self, request: pb.CreditRewardRequest, context: Context) -> pb.CreditRewardResponse:
-        who = self._operator(context, "service:ladder")
+        who = self._operator(context)
         fields.ident(request.reward_id, "reward_id")
         fields.ident(request.player_id, "player_id")
         _positive(request.coins, "coins")
         reason = fields.reason(request.reason, "a reward")
-        pid = f"reward/{request.reward_id}"
-        p = Posting(pid, "reward", (Leg(pid, b.system(b.COINS, "rewards"), b.player(b.COINS, request.player_id),
-                                        request.coins, reason),), actor=who.player_id, memo=reason)
-        return pb.CreditRewardResponse(result=_result(await self._simple(p), request.player_id))
+        p = rewards.reward_posting(request.reward_id, request.player_id, request.coins, reason, who.player_id)
+        player, coins, cap = request.player_id, request.coins, self.settings.reward_daily_cap
+
+        async def build(conn: db.Conn) -> Posting:
+            return p
+
+        async def charge(conn: db.Conn) -> None:
+            await rewards.charge_day(conn, player, coins, cap)
+
+        return pb.CreditRewardResponse(result=_result(await self._post(build, charge), request.player_id))
 
     # -- operators ---------------------------------------------------------------------------
 
@@ -322,6 +334,20 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         p = Posting(pid, "adjust", (Leg(pid, debit, credit, abs(request.delta), "adjust"),), actor=who.player_id,
                     memo=reason, must_exist=(target,) if request.delta < 0 and b.guarded(target) else ())
         return pb.AdjustResponse(result=_result(await self._simple(p), request.player_id))
+
+    async def HoldCoins(self, request: pb.HoldCoinsRequest, context: Context) -> pb.HoldCoinsResponse:
+        who = self._operator(context)
+        fields.ident(request.player_id, "player_id")
+        reason = fields.reason(request.reason, "a hold")
+        row = await self.books.hold(request.player_id, reason, who.player_id)
+        return pb.HoldCoinsResponse(held=True, held_by=row["held_by"], reason=row["reason"],
+                                    held_ms=int(row["held_at"].timestamp() * 1000))
+
+    async def ReleaseCoins(self, request: pb.ReleaseCoinsRequest, context: Context) -> pb.ReleaseCoinsResponse:
+        who = self._operator(context)
+        fields.ident(request.player_id, "player_id")
+        reason = fields.reason(request.reason, "a release")
+        return pb.ReleaseCoinsResponse(released=await self.books.release(request.player_id, reason, who.player_id))
 
     async def Audit(self, request: pb.AuditRequest, context: Context) -> pb.AuditResponse:
         auth.require(self._who(context), "operator", "auditor")

@@ -17,7 +17,10 @@ def _up(args: argparse.Namespace) -> int:
         return run_cluster(Path(args.data) / "cluster")
     from chieu_tools.up import run
 
-    return run(Path(args.data), args.nats_port, args.table_port, web_port=args.web_port, tls=args.tls)
+    return run(Path(args.data), args.nats_port, args.table_port, web_port=args.web_port, tls=args.tls,
+               nats_monitor_port=args.nats_monitor_port, envoy_admin_port=args.envoy_admin_port,
+               metrics_port=args.metrics_port, web=not args.no_web, max_deaths=args.max_deaths,
+               window_s=args.window)
 
 
 def _chaos(args: argparse.Namespace) -> int:
@@ -35,6 +38,14 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--nats-port", type=int, default=4222)
     up.add_argument("--table-port", type=int, default=50051)
     up.add_argument("--web-port", type=int, default=8080, help="the portal: Envoy, gRPC-Web (default 8080)")
+    up.add_argument("--nats-monitor-port", type=int, default=8222, help="NATS /healthz (default 8222)")
+    up.add_argument("--envoy-admin-port", type=int, default=9901, help="Envoy's admin, /ready (default 9901)")
+    up.add_argument("--metrics-port", type=int, default=9464,
+                    help="the table's /metrics; the ledger's, ladder's, lobby's the next ones (default 9464; 0: none)")
+    up.add_argument("--no-web", action="store_true", help="do not build the portal (Envoy serves gRPC-Web only)")
+    up.add_argument("--max-deaths", type=int, default=5,
+                    help="a process that dies this often within --window seconds is given up (default 5)")
+    up.add_argument("--window", type=float, default=60.0, help="see --max-deaths (default 60)")
     up.add_argument("--cluster", action="store_true",
                     help="the production topology: 3 NATS nodes (R3), 2 processes of every service "
                          "(data in DATA/cluster)")

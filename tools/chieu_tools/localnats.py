@@ -33,15 +33,17 @@ def free_port() -> int:
         return port
 
 
-def write_config(data_dir: Path, port: int, *, extra: str = "") -> Path:
+def write_config(data_dir: Path, port: int, *, extra: str = "", monitor_port: int | None = None) -> Path:
     """A config file under ``data_dir`` for a loopback server on ``port``; ``extra`` is appended
-    (the ``authorization`` block of :func:`chieu.kit.natsauth.server_block`, a ``tls`` block)."""
+    (the ``authorization`` block of :func:`chieu.kit.natsauth.server_block`, a ``tls`` block).
+    ``monitor_port``: the monitoring endpoint (``/healthz``) on loopback, for supervision."""
     data_dir.mkdir(parents=True, exist_ok=True)
     conf = data_dir / "nats-server.conf"
     conf.write_text(
         f'listen: "127.0.0.1:{port}"\n'
         f'server_name: "chieu-local"\n'
-        "max_payload: 1MB\n"
+        + (f'http: "127.0.0.1:{monitor_port}"\n' if monitor_port else "")
+        + "max_payload: 1MB\n"
         "jetstream {\n"
         f'  store_dir: "{data_dir}"\n'
         "  sync_interval: always\n"

@@ -1,8 +1,14 @@
 """``chieu up``: the whole system on one machine, on loopback, data under one folder.
 
-Starts a real nats-server with JetStream (``sync_interval: always``) and every service as
-its own process, with their logs in this terminal. Ctrl-C stops everything cleanly; a second
-run reuses the data.
+Starts a real nats-server with JetStream (``sync_interval: always``), PostgreSQL, every service as
+its own process and Envoy, with their logs in this terminal, and supervises all seven
+(:mod:`chieu_tools.supervise`): one that dies is said so and restarted on its own while the
+others serve; five deaths within a minute and it is given up. Ctrl-C stops everything cleanly
+(PostgreSQL too, even one restarted by hand in the same folder); a second run reuses the data.
+
+``<data>/local.env`` tells the audit commands (``chieu verify``, ``audit``, ``replay``,
+``export``, run next to ``<data>``) where NATS and PostgreSQL are and which credential to use
+(the read-only ``audit`` user's seed); ``<data>/up.json`` names each process's pid and state.
 
 Token keys: the first run generates an Ed25519 key under ``<data>/keys/`` (``private.pem``, mode
 0600) and writes its public keyset (``public.jwks.json``); later runs reuse them. Each service is
@@ -18,23 +24,24 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
-import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 from chieu.gateway.envoy import DEFAULT_PORT as DEFAULT_WEB_PORT
 from chieu.kit import auth, natsauth
 from chieu.kit.settings import from_env
-from chieu_tools import localnats, localpg, tlsgen
+from chieu_tools import localnats, localpg, supervise, tlsgen
+from chieu_tools.gateway import envoyproc
 from chieu_tools.gateway import local as local_gateway
 
 SERVICES = {"table": "chieu.table", "ledger": "chieu.ledger", "ladder": "chieu.ladder", "lobby": "chieu.lobby"}
 SIGNERS = ("lobby",)
+"""The services given the private key (every other one verifies with the public keys only)."""
 METRICS_PORTS = {"table": 9464, "ledger": 9465, "ladder": 9466, "lobby": 9467}
 """Where each service serves its Prometheus metrics under ``chieu up`` (``CHIEU_METRICS_ADDR``)."""
-"""The services given the private key (every other one verifies with the public keys only)."""
 CREDENTIAL_TTL_S = 30 * 86400
 """Lifetime of the service credentials minted at each start."""
 
@@ -83,96 +90,152 @@ def service_envs(base: dict[str, str], signer: auth.Signer, private: Path, publi
     return envs
 
 
+def write_local_env(path: Path, values: dict[str, str]) -> None:
+    """``path`` as ``KEY='value'`` lines (a shell can source it; ``chieu verify``, ``audit``,
+    ``replay`` and ``export`` read it when their environment does not say), mode 0600."""
+    text = "# written by ./chieu up: what the audit commands use when the environment does not say\n" + "".join(
+        f"{k}={shlex.quote(v)}\n" for k, v in values.items() if v)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+STOP_ORDER = (("envoy",), tuple(SERVICES), ("nats-server",), ("postgres",))
+"""Envoy first, then the services (together), NATS, PostgreSQL last."""
+
+
 def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None = None,
-        web_port: int = DEFAULT_WEB_PORT, tls: bool = False) -> int:
+        web_port: int = DEFAULT_WEB_PORT, tls: bool = False, *, nats_monitor_port: int = 8222,
+        envoy_admin_port: int = 9901, metrics_port: int = METRICS_PORTS["table"], web: bool = True,
+        max_deaths: int = supervise.MAX_DEATHS, window_s: float = supervise.WINDOW_S) -> int:
     """``tls``: a local CA under ``<data>/tls`` (:mod:`chieu_tools.tlsgen`), every gRPC port and NATS
-    with TLS only, every service's and Envoy's calls checked against that CA."""
+    with TLS only, every service's and Envoy's calls checked against that CA. ``metrics_port``: the
+    table's metrics port, the ledger's, ladder's and lobby's the next ones (0: no metrics endpoint).
+    ``web``: build and serve the portal's files (off: Envoy serves gRPC-Web only). ``max_deaths``
+    deaths within ``window_s`` s and a process is given up."""
     data_dir = data_dir.resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
     print(f"chieu up: data in {data_dir}", file=sys.stderr)
+    stopping = threading.Event()
+
+    def on_signal(*_: object) -> None:
+        stopping.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
     creds = natsauth.ensure(data_dir / "nats-creds")
     pki = tlsgen.ensure(data_dir / "tls") if tls else None
     extra = natsauth.server_block(creds.folder) + (natsauth.tls_block(pki.cert, pki.key) if pki else "")
-    nats, url = localnats.start(data_dir / "nats", nats_port, extra=extra)
-    print(f"chieu up: nats-server (JetStream, sync_interval always{', TLS' if pki else ''}) on {url}; users "
-          f"{', '.join(creds.users)} (seeds in {creds.folder}; the audit commands: "
-          f"CHIEU_NATS_CREDS={creds.seed('audit')})", file=sys.stderr)
-    if pki:
-        print(f"chieu up: TLS on every gRPC port and on NATS (local CA {pki.ca}: CHIEU_TLS_CA and CHIEU_NATS_CA "
-              "for a client)", file=sys.stderr)
+    conf = localnats.write_config(data_dir / "nats", nats_port, extra=extra, monitor_port=nats_monitor_port)
+    url = f"{'tls' if pki else 'nats'}://127.0.0.1:{nats_port}"
     settings = from_env()
-    pg = None
+    pg_server = None
     database_url = settings.database_url
     if not database_url:
-        pg, database_url = localpg.start(data_dir / "postgres")
-        print(f"chieu up: PostgreSQL (embedded) in {data_dir / 'postgres'}", file=sys.stderr)
+        pg_server, database_url = localpg.start(data_dir / "postgres")
     ledger_port = ledger_port or int(settings.ledger_addr.rsplit(":", 1)[1])
     ladder_port = int(settings.ladder_addr.rsplit(":", 1)[1])
     lobby_port = int(settings.lobby_addr.rsplit(":", 1)[1])
+    ports = {"table": table_port, "ledger": ledger_port, "ladder": ladder_port, "lobby": lobby_port}
     env = {
         **os.environ,
         "NATS_URL": url,
-        "CHIEU_TABLE_ADDR": f"127.0.0.1:{table_port}",
-        "CHIEU_LEDGER_ADDR": f"127.0.0.1:{ledger_port}",
-        "CHIEU_LADDER_ADDR": f"127.0.0.1:{ladder_port}",
-        "CHIEU_LOBBY_ADDR": f"127.0.0.1:{lobby_port}",
+        **{f"CHIEU_{s.upper()}_ADDR": f"127.0.0.1:{port}" for s, port in ports.items()},
         "DATABASE_URL": database_url,
         **({"CHIEU_TLS_CERT": str(pki.cert), "CHIEU_TLS_KEY": str(pki.key), "CHIEU_TLS_CA": str(pki.ca),
             "CHIEU_NATS_CA": str(pki.ca)} if pki else {}),
     }
     signer, private, public = ensure_keys(data_dir)
-    print(f"chieu up: token key {signer.kid}; public keys in {public} "
-          f"(sign a token: CHIEU_TOKEN_PRIVATE_KEY={private} ./chieu token PLAYER)", file=sys.stderr)
     envs = service_envs(env, signer, private, public, creds)
-    for name, port in METRICS_PORTS.items():
-        envs[name]["CHIEU_METRICS_ADDR"] = f"127.0.0.1:{port}"
-    print("chieu up: metrics on " + ", ".join(f"http://127.0.0.1:{port}/metrics ({name})"
-                                              for name, port in METRICS_PORTS.items()), file=sys.stderr)
-    procs: dict[str, subprocess.Popen[bytes]] = {}
-    gateway: local_gateway.Gateway | None = None
-    stopping = False
+    if metrics_port:
+        for i, name in enumerate(METRICS_PORTS):
+            envs[name]["CHIEU_METRICS_ADDR"] = f"127.0.0.1:{metrics_port + i}"
 
-    def stop(*_: object) -> None:
-        nonlocal stopping
-        stopping = True
+    children: list[supervise.Child] = []
+    if pg_server is not None:
+        server = pg_server
+        first = [True]
 
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+        def spawn_pg() -> supervise.Handle:
+            if first[0]:  # started (or found running) by localpg.start above
+                first[0] = False
+                pid = localpg.postmaster(data_dir / "postgres")
+                if pid is not None:
+                    return supervise.Pid(pid)
+            return supervise.Pid(localpg.ensure_running(server))
+
+        children.append(supervise.Child("postgres", spawn_pg, lambda: localpg.is_ready(server),
+                                        stop=lambda _h: localpg.stop_dir(data_dir / "postgres")))
+    children.append(supervise.Child(
+        "nats-server", supervise.popen([localnats.binary(), "-c", str(conf)], {**os.environ}),
+        supervise.http_ok(f"http://127.0.0.1:{nats_monitor_port}/healthz?js-enabled-only=true")))
+    tls_files = (str(pki.ca), str(pki.cert), str(pki.key)) if pki else ("", "", "")
+    for name, module in SERVICES.items():
+        children.append(supervise.Child(name, supervise.popen([sys.executable, "-m", module], envs[name]),
+                                        supervise.grpc_health(f"127.0.0.1:{ports[name]}", *tls_files)))
+    sup = supervise.Supervisor(children, max_deaths=max_deaths, window_s=window_s,
+                               status_file=data_dir / "up.json")
+    sup.stopping = stopping
+    files = None
     try:
-        for name, module in SERVICES.items():
-            procs[name] = subprocess.Popen([sys.executable, "-m", module], env=envs[name])
-        localnats.wait_for_port(table_port, timeout=30, proc=procs["table"])
-        localnats.wait_for_port(ledger_port, timeout=60, proc=procs["ledger"])
-        print(f"chieu up: ledger service on 127.0.0.1:{ledger_port} (gRPC, reflection on)", file=sys.stderr)
-        localnats.wait_for_port(ladder_port, timeout=60, proc=procs["ladder"])
-        print(f"chieu up: ladder service on 127.0.0.1:{ladder_port} (gRPC, reflection on)", file=sys.stderr)
-        localnats.wait_for_port(lobby_port, timeout=60, proc=procs["lobby"])
-        print(f"chieu up: lobby service on 127.0.0.1:{lobby_port} (gRPC, reflection on)", file=sys.stderr)
-        print(f"chieu up: table service on 127.0.0.1:{table_port} (gRPC, reflection on)", file=sys.stderr)
-        gateway = local_gateway.start(data_dir, {
-            "table": env["CHIEU_TABLE_ADDR"], "ledger": env["CHIEU_LEDGER_ADDR"],
-            "ladder": env["CHIEU_LADDER_ADDR"], "lobby": env["CHIEU_LOBBY_ADDR"]}, web_port,
-            upstream_ca=str(pki.ca) if pki else None)
-        print(f"chieu up: open {gateway.url} (the portal; Envoy, gRPC-Web for every service). "
-              "Ctrl-C stops everything.", file=sys.stderr)
-        while not stopping:
-            for name, p in procs.items():
-                if p.poll() is not None:
-                    print(f"chieu up: {name} exited with {p.returncode}; stopping", file=sys.stderr)
-                    stopping = True
-            time.sleep(0.2)
+        sup.start([[c.name for c in children if c.name in ("postgres", "nats-server")]])
+        if stopping.is_set():
+            return 0
+        print(f"chieu up: nats-server (JetStream, sync_interval always{', TLS' if pki else ''}) on {url}, "
+              f"health on http://127.0.0.1:{nats_monitor_port}/healthz; users {', '.join(creds.users)} "
+              f"(seeds in {creds.folder})", file=sys.stderr)
+        print(f"chieu up: PostgreSQL {'(embedded) in ' + str(data_dir / 'postgres') if pg_server else '(yours)'}: "
+              f"DATABASE_URL='{database_url}' (the ledger's, the ladder's and the lobby's database)", file=sys.stderr)
+        sup.start([list(SERVICES)])
+        if stopping.is_set():
+            return 0
+        for name, port in ports.items():
+            print(f"chieu up: {name} service on 127.0.0.1:{port} (gRPC{', TLS' if pki else ''}, reflection on)",
+                  file=sys.stderr)
+        if metrics_port:
+            print("chieu up: metrics on " + ", ".join(f"http://127.0.0.1:{metrics_port + i}/metrics ({name})"
+                                                      for i, name in enumerate(METRICS_PORTS)), file=sys.stderr)
+        if pki:
+            print(f"chieu up: TLS on every gRPC port and on NATS (local CA {pki.ca}: CHIEU_TLS_CA and "
+                  "CHIEU_NATS_CA for a client)", file=sys.stderr)
+        print(f"chieu up: token key {signer.kid}; public keys in {public} "
+              f"(sign a token: CHIEU_TOKEN_PRIVATE_KEY={private} ./chieu token PLAYER)", file=sys.stderr)
+        files, static_addr = local_gateway.portal(build=web, stop=stopping.is_set)
+        if stopping.is_set():
+            return 0
+        envoy_conf = envoyproc.write(data_dir / "envoy", f"127.0.0.1:{web_port}",
+                                     {s: env[f"CHIEU_{s.upper()}_ADDR"] for s in SERVICES}, static_addr,
+                                     upstream_ca=str(pki.ca) if pki else None,
+                                     admin=f"127.0.0.1:{envoy_admin_port}")
+        sup.children["envoy"] = supervise.Child(
+            "envoy", supervise.popen(envoyproc.argv(envoy_conf), {**os.environ}),
+            supervise.http_ok(f"http://127.0.0.1:{envoy_admin_port}/ready"))
+        sup.start([["envoy"]])
+        if stopping.is_set():
+            return 0
+        local_env = data_dir / "local.env"
+        write_local_env(local_env, {"NATS_URL": url, "CHIEU_NATS_CREDS": str(creds.seed("audit")),
+                                    "CHIEU_NATS_CA": str(pki.ca) if pki else "", "DATABASE_URL": database_url})
+        print(f"chieu up: the audit commands, as the read-only audit user, from {local_env} (run them beside "
+              f"{data_dir.name}/, or set CHIEU_LOCAL_ENV): ./chieu verify TABLE, ./chieu audit, "
+              "./chieu replay TABLE --html F, ./chieu export F", file=sys.stderr)
+        print(f"chieu up: supervising postgres, nats-server, {', '.join(SERVICES)} and envoy (each restarted "
+              f"on its own; given up after {max_deaths} deaths in {window_s:.0f} s; pids in {data_dir / 'up.json'})",
+              file=sys.stderr)
+        print(f"chieu up: open http://127.0.0.1:{web_port}/ (the portal; Envoy, gRPC-Web for every service, "
+              f"ready on http://127.0.0.1:{envoy_admin_port}/ready). Ctrl-C stops everything.", file=sys.stderr)
+        stopping.wait()
+    except RuntimeError as e:
+        print(f"chieu up: {e}; stopping", file=sys.stderr)
+        return 1
     finally:
-        if gateway is not None:
-            gateway.stop()
-        for p in procs.values():
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in procs.values():
-            try:
-                p.wait(15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        localnats.stop(nats)
-        if pg is not None:
-            localpg.stop(pg)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the stop short
+        print("chieu up: stopping every process", file=sys.stderr)
+        sup.stop([[n for n in group if n in sup.children] for group in STOP_ORDER])
+        if files is not None:
+            files.shutdown()
+        if pg_server is not None:
+            localpg.stop(pg_server)  # whichever postmaster runs there now: one started outside up too
         print("chieu up: stopped", file=sys.stderr)
     return 0

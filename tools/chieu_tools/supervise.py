@@ -1,0 +1,388 @@
+"""Supervision of the processes ``chieu up`` starts: each one watched and restarted on its own.
+
+Each :class:`Child` is watched by a thread of its own. When it dies (any exit, whatever the
+signal) the supervisor says so loudly and starts it again after a backoff (0.5 s, doubling up to
+8 s) while every other process keeps running. It is back once its own health answers (gRPC
+health, NATS ``/healthz?js-enabled-only=true``, ``pg_isready``, Envoy ``/ready``). After
+``max_deaths`` deaths within ``window_s`` seconds it gives up on that process, says so, and leaves
+the others running. :meth:`Supervisor.stop` stops every process, whoever started it last.
+
+A process need not be our child: PostgreSQL's postmaster is started by ``pg_ctl`` (or by an
+operator), so its handle is :class:`Pid`, the pid its data folder names, watched by polling.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+MAX_DEATHS = 5
+"""Deaths within :data:`WINDOW_S` after which a process is given up."""
+WINDOW_S = 60.0
+BACKOFF_S = (0.5, 8.0)
+"""The first restart's delay and the longest one (doubling with each death in the window)."""
+
+
+class Handle(Protocol):
+    """A running process: a :class:`subprocess.Popen` or a :class:`Pid`."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+
+class Pid:
+    """A process that is not our child (a daemonised postmaster), watched by its pid. A zombie
+    counts as dead: the container's init may never reap it."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None and not alive(self.pid):
+            self.returncode = -1
+        return self.returncode
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (and is no zombie)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc: the signal test is all there is
+    return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
+
+
+def describe(code: int | None) -> str:
+    """``exit code 3``, ``killed by SIGKILL``, or ``gone`` (a process not our child)."""
+    if code is None:
+        return "running"
+    if code == -1:
+        return "gone"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+def terminate(handle: Handle, sig: int = signal.SIGTERM, timeout: float = 15.0) -> None:
+    """Send ``sig``, wait up to ``timeout`` s, then SIGKILL."""
+    if handle.poll() is not None:
+        return
+    try:
+        os.kill(handle.pid, sig)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while handle.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if handle.poll() is None:
+        try:
+            os.kill(handle.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + 5
+        while handle.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+# ---------------------------------------------------------------- health, from each process itself
+
+
+def grpc_health(addr: str, ca: str = "", cert: str = "", key: str = "") -> Callable[[], bool]:
+    """``addr``'s ``grpc.health.v1`` answers SERVING (with TLS when ``ca`` is given)."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    state: dict[str, grpc.Channel] = {}
+
+    def check() -> bool:
+        if "channel" not in state:
+            if ca:
+                creds = grpc.ssl_channel_credentials(Path(ca).read_bytes(),
+                                                     Path(key).read_bytes() if key else None,
+                                                     Path(cert).read_bytes() if cert else None)
+                state["channel"] = grpc.secure_channel(addr, creds)
+            else:
+                state["channel"] = grpc.insecure_channel(addr)
+        stub = health_pb2_grpc.HealthStub(state["channel"])
+        try:
+            reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)  # type: ignore[attr-defined]
+        except grpc.RpcError:
+            return False
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+    return check
+
+
+def http_ok(url: str) -> Callable[[], bool]:
+    """``url`` answers 200: NATS ``/healthz?js-enabled-only=true``, Envoy's admin ``/ready``."""
+
+    def check() -> bool:
+        try:
+            with urllib.request.urlopen(url, timeout=1.0) as r:
+                return bool(r.status == 200)
+        except OSError:
+            return False
+
+    return check
+
+
+# ---------------------------------------------------------------- the supervisor
+
+
+@dataclass
+class Child:
+    """One supervised process: how to start it (again) and how to ask it whether it serves."""
+
+    name: str
+    spawn: Callable[[], Handle]
+    """Start it; returns at once (its health says when it serves)."""
+    healthy: Callable[[], bool]
+    stop: Callable[[Handle], None] = terminate
+    ready_timeout: float = 60.0
+    """A start not healthy after this long counts as a death."""
+    restart_unhealthy_after: float | None = None
+    """Alive but unhealthy this long: restarted (None: only reported)."""
+    handle: Handle | None = None
+    state: str = "new"
+    """``new``, ``starting``, ``serving``, ``unhealthy``, ``restarting``, ``gave up``, ``stopped``."""
+    starts: int = 0
+    deaths: deque[float] = field(default_factory=deque)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class Supervisor:
+    """Watches ``children`` (started in the groups given to :meth:`start`), each on its own."""
+
+    def __init__(self, children: Sequence[Child], *, prefix: str = "chieu up", max_deaths: int = MAX_DEATHS,
+                 window_s: float = WINDOW_S, backoff_s: tuple[float, float] = BACKOFF_S,
+                 status_file: Path | None = None, say: Callable[[str], None] = _say) -> None:
+        self.children = {c.name: c for c in children}
+        self.prefix = prefix
+        self.max_deaths, self.window_s, self.backoff_s = max_deaths, window_s, backoff_s
+        self.status_file = status_file
+        self._say = say
+        self.stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._status_lock = threading.Lock()
+
+    def say(self, line: str) -> None:
+        self._say(f"{self.prefix}: {line}")
+
+    # ------------------------------------------------------------ start
+
+    def start(self, groups: Sequence[Sequence[str]]) -> None:
+        """Start the children group by group, each group healthy before the next starts (NATS and
+        PostgreSQL before the services, the services before Envoy), then watch them all. Raises
+        if one does not come up (nothing is left running that it started: call :meth:`stop`)."""
+        for group in groups:
+            for name in group:
+                self._spawn(self.children[name])
+            for name in group:
+                child = self.children[name]
+                if not self._await_healthy(child):
+                    if self.stopping.is_set():
+                        return
+                    code = child.handle.poll() if child.handle is not None else None
+                    raise RuntimeError(f"{name} did not come up ({describe(code) if code is not None else 'unhealthy'}"
+                                       f" after {child.ready_timeout:.0f} s)")
+                child.state = "serving"
+            self._write_status()
+            for name in group:
+                self.watch(self.children[name])
+
+    def adopt(self, name: str, handle: Handle) -> None:
+        """Watch a child already started by someone else (the local cluster's own start)."""
+        child = self.children[name]
+        child.handle, child.state, child.starts = handle, "serving", child.starts + 1
+        self.watch(child)
+
+    def watch(self, child: Child) -> None:
+        t = threading.Thread(target=self._watch, args=(child,), name=f"supervise-{child.name}", daemon=True)
+        self._threads.append(t)
+        t.start()
+
+    def _spawn(self, child: Child) -> bool:
+        with child.lock:
+            if self.stopping.is_set():
+                return False
+            child.handle = child.spawn()
+            child.starts += 1
+            child.state = "starting"
+        self._write_status()
+        return True
+
+    def _await_healthy(self, child: Child) -> bool:
+        """Wait until ``child`` is healthy; False if it died, the wait ran out or we stop."""
+        deadline = time.monotonic() + child.ready_timeout
+        while time.monotonic() < deadline and not self.stopping.is_set():
+            if child.handle is None or child.handle.poll() is not None:
+                return False
+            if child.healthy():
+                return True
+            self.stopping.wait(0.1)
+        return False
+
+    # ------------------------------------------------------------ watch
+
+    def _watch(self, child: Child) -> None:
+        last_check, unhealthy_since = 0.0, 0.0
+        while not self.stopping.is_set():
+            assert child.handle is not None
+            code = child.handle.poll()
+            if code is None:
+                now = time.monotonic()
+                if now - last_check >= 1.0:
+                    last_check = now
+                    ok = child.healthy()
+                    if self.stopping.is_set():
+                        return
+                    if ok and child.state == "unhealthy":
+                        self.say(f"{child.name} is healthy again")
+                        child.state = "serving"
+                        self._write_status()
+                    elif not ok and child.state == "serving":
+                        self.say(f"WARNING {child.name} (pid {child.handle.pid}) is alive but not healthy")
+                        child.state, unhealthy_since = "unhealthy", now
+                        self._write_status()
+                    elif (not ok and child.restart_unhealthy_after is not None
+                          and now - unhealthy_since > child.restart_unhealthy_after):
+                        self.say(f"RESTART {child.name}: unhealthy for {now - unhealthy_since:.0f} s; stopping it")
+                        child.stop(child.handle)
+                        continue
+                self.stopping.wait(0.2)
+                continue
+            if self.stopping.is_set():
+                return
+            if not self._died(child, code):
+                return
+
+    def _died(self, child: Child, code: int, why: str = "") -> bool:
+        """Report a death (or a start that failed: ``why``), then restart after the backoff; False
+        once given up (or stopping)."""
+        now = time.monotonic()
+        child.deaths.append(now)
+        while child.deaths and now - child.deaths[0] > self.window_s:
+            child.deaths.popleft()
+        n = len(child.deaths)
+        pid = child.handle.pid if child.handle is not None else "?"
+        what = f"DIED {child.name} (pid {pid}): {describe(code)}" if not why else f"FAILED {child.name}: {why}"
+        self.say(f"{what}; death {n} of {self.max_deaths} allowed in {self.window_s:.0f} s; the other processes "
+                 "keep running")
+        if n >= self.max_deaths:
+            child.state = "gave up"
+            self._write_status()
+            self.say(f"GAVE UP on {child.name}: {n} deaths in {self.window_s:.0f} s; it stays down (its log "
+                     f"says why); the others keep running; Ctrl-C and run ./chieu up again once it is fixed")
+            return False
+        delay = min(self.backoff_s[1], self.backoff_s[0] * 2 ** (n - 1))
+        child.state = "restarting"
+        self._write_status()
+        self.say(f"RESTART {child.name} in {delay:.1f} s")
+        if self.stopping.wait(delay):
+            return False
+        started = time.monotonic()
+        try:
+            if not self._spawn(child):
+                return False
+        except Exception as e:
+            return not self.stopping.is_set() and self._died(child, 1, f"could not start ({type(e).__name__}: {e})")
+        if self._await_healthy(child):
+            child.state = "serving"
+            self._write_status()
+            assert child.handle is not None
+            self.say(f"BACK {child.name} (pid {child.handle.pid}): healthy {time.monotonic() - started:.1f} s "
+                     "after its restart")
+            return True
+        if self.stopping.is_set():
+            return False
+        assert child.handle is not None
+        if child.handle.poll() is None:  # alive, never healthy: stop it, it counts as a death
+            self.say(f"{child.name} (pid {child.handle.pid}) not healthy {child.ready_timeout:.0f} s after "
+                      "its restart; stopping it")
+            child.stop(child.handle)
+        return True  # the loop sees it dead and counts the death
+
+    # ------------------------------------------------------------ stop
+
+    def stop(self, order: Sequence[Sequence[str]]) -> None:
+        """Stop every child, group by group (each group's children in parallel), whoever started it."""
+        self.stopping.set()
+        for t in self._threads:
+            t.join(timeout=10)
+        for group in order:
+            stoppers = []
+            for name in group:
+                child = self.children[name]
+
+                def stop_one(c: Child = child) -> None:
+                    with c.lock:
+                        if c.handle is not None:
+                            c.stop(c.handle)
+                        c.state = "stopped"
+
+                t = threading.Thread(target=stop_one, daemon=True)
+                t.start()
+                stoppers.append(t)
+            for t in stoppers:
+                t.join(timeout=60)
+        self._write_status()
+
+    # ------------------------------------------------------------ status
+
+    def status(self) -> dict[str, dict[str, object]]:
+        """Each child's pid, state, starts and deaths in the window."""
+        out: dict[str, dict[str, object]] = {}
+        for c in self.children.values():
+            pid = c.handle.pid if c.handle is not None else None
+            out[c.name] = {"pid": pid, "state": c.state, "starts": c.starts, "recent_deaths": len(c.deaths)}
+        return out
+
+    def _write_status(self) -> None:
+        """``status_file`` (JSON) rewritten at each change: who runs as which pid."""
+        if self.status_file is None:
+            return
+        with self._status_lock:
+            doc = {"supervisor": os.getpid(), "processes": self.status()}
+            tmp = self.status_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps(doc, indent=2) + "\n")
+            os.replace(tmp, self.status_file)
+
+
+def popen(argv: list[str], env: dict[str, str], log: Path | None = None) -> Callable[[], Handle]:
+    """A spawn function: ``argv`` with ``env``, its output appended to ``log`` (or this terminal)."""
+
+    def spawn() -> Handle:
+        if log is None:
+            return subprocess.Popen(argv, env=env)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("ab") as out:
+            return subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+    return spawn
