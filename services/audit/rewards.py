@@ -10,7 +10,9 @@
   without its rule ``reward_without_source``; another amount, player or game ``reward_altered``.
 - **The ladder's records ↔ the ledger.** Every recorded reward is posted once in the ledger as
   ``reward/<reward id>``: one transfer of its 金币 from the rewards account to its player, with
-  its reason (``reward_unpaid`` when not posted, ``reward_altered`` when posted otherwise); every
+  its reason (``reward_unpaid`` when not posted — saying whether the ladder's record for the
+  ledger is published, or the ledger refused it, e.g. over the daily cap —, ``reward_altered``
+  when posted otherwise); every
   ladder reward posting in the ledger (``reward/ladder/…`` or made by ``service:ladder``) has its
   record (``reward_without_source``).
 
@@ -81,6 +83,21 @@ def expected(best_ups: list[Any], months: dict[tuple[str, str], list[Any]], term
     return out
 
 
+def _unpaid_state(r: Any, refused: str | None, recorded: bool, published: Any) -> str:
+    """Why a recorded reward has no posting, as far as the books tell."""
+    if refused:
+        return f"the ledger refused its record ({refused})"
+    if r["paid_at"] is not None:  # paid through the ledger's RPC (before the records on NATS)
+        return f"the ladder marks it paid at {r['paid_at']:%Y-%m-%d %H:%M:%S}"
+    if r["attempts"]:
+        return f"unpaid after {r['attempts']} attempts" + (f" ({r['last_error']})" if r["last_error"] else "")
+    if not recorded:
+        return "the ladder wrote no record of it for the ledger"
+    if published is None:
+        return "its record for the ledger is not published yet"
+    return f"its record for the ledger was published at {published:%Y-%m-%d %H:%M:%S}"
+
+
 async def reconcile(conn: Any, logs: Logs, report: Report, terms: Terms | None = None, ledger: Any = None) -> None:
     """Reconcile the ladder's rewards on ``conn`` (asyncpg: the ladder's tables, and the ledger's
     unless ``ledger`` is given, the ledger's own database)."""
@@ -96,6 +113,11 @@ async def reconcile(conn: Any, logs: Logs, report: Report, terms: Terms | None =
         month_rows = await conn.fetch(
             "SELECT h.id, h.game, h.month, h.player_id, h.level_after, h.best_after, h.lp_after, h.reached"
             " FROM ladder_history h JOIN ladder_months m ON m.game = h.game AND m.month = h.month ORDER BY h.id")
+        announced = {r["rid"]: r["published_at"] for r in await conn.fetch(
+            "SELECT payload->>'reward_id' AS rid, published_at FROM ladder_outbox WHERE topic = 'reward'")}
+        refusals = {r["posting_id"]: r["outcome"] for r in await books.fetch(
+            "SELECT posting_id, outcome FROM ledger_inbox WHERE posting_id LIKE 'reward/%'"
+            " AND outcome LIKE 'refused:%'")}
         postings = await books.fetch(
             "SELECT p.id, p.actor, p.memo, t.debit, t.credit, t.amount, t.reason FROM ledger_postings p"
             " LEFT JOIN ledger_transfers t ON t.posting_id = p.id WHERE p.kind = 'reward' ORDER BY p.id, t.seq")
@@ -143,9 +165,7 @@ async def reconcile(conn: Any, logs: Logs, report: Report, terms: Terms | None =
     for rid, r in sorted(have.items()):
         pid = f"reward/{rid}"
         if pid not in actors:
-            error = f" ({r['last_error']})" if r["last_error"] else ""
-            state = (f"the ladder marks it paid at {r['paid_at']:%Y-%m-%d %H:%M:%S}" if r["paid_at"] is not None
-                     else f"unpaid after {r['attempts']} attempts{error}")
+            state = _unpaid_state(r, refusals.get(pid), rid in announced, announced.get(rid))
             report.add(AREA, "reward_unpaid", rid, f"no posting {pid} in the ledger; {state}")
             continue
         paid += 1

@@ -47,13 +47,20 @@ LEDGER_DURABLE = "ledger"
 """The ledger's durable consumer of the table log."""
 
 LADDER = Stream("CHIEU_LADDER", "chieu.ladder")
-"""The ladder's outbox: ``best_level_up`` announcements (for rewards and the lobby)."""
+"""The ladder's outbox: ``best_level_up`` announcements (for the lobby) and ``reward`` records
+(the 金币 rewards the ladder recorded, which the ledger pays once each)."""
+
+LADDER_REWARDS = LADDER.subject("reward")
+"""The ladder's reward records: the only way a ladder reward reaches the ledger."""
 
 LADDER_DURABLE = "ladder"
 """The ladder's durable consumer of the table log."""
 
 LADDER_RESETS_DURABLE = "ladder-reputation-resets"
 """The ladder's durable consumer of the ledger's outbox (信誉度复位 announcements)."""
+
+LEDGER_REWARDS_DURABLE = "ledger-rewards"
+"""The ledger's durable consumer of the ladder's reward records."""
 
 LOBBY_DURABLE = "lobby"
 """The lobby's durable consumer of the table log (the live table list)."""

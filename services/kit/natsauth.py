@@ -7,6 +7,9 @@ The permission table (:data:`PERMISSIONS`) is data, built from :mod:`chieu.kit.n
 - the **ledger** and the **ladder** own their outbox streams (``chieu.ledger.>``,
   ``chieu.ladder.>``) and, like the **lobby**, only *consume* the table log through their own
   durables: ``$JS.API.CONSUMER.*`` for those durables, ``$JS.ACK`` for their own messages;
+- the ladder alone publishes its reward records (``chieu.ladder.reward``), which the ledger
+  consumes through its durable ``ledger-rewards`` and pays once each: no one else can make the
+  ledger pay a ladder reward (there is no RPC for it that a service credential may call);
 - the read-only **audit** user (``chieu audit``, ``chieu export``, ``chieu verify``) reads the
   table log and its buckets through ephemeral consumers and writes nothing;
 - nobody deletes or purges a stream (an operator does, with the server's own tooling), and the
@@ -53,6 +56,7 @@ DURABLES = {
     (names.TABLES.name, names.LADDER_DURABLE): "ladder",
     (names.TABLES.name, names.LOBBY_DURABLE): "lobby",
     (names.LEDGER.name, names.LADDER_RESETS_DURABLE): "ladder",
+    (names.LADDER.name, names.LEDGER_REWARDS_DURABLE): "ledger",
 }
 """Each durable consumer (stream, durable) and the one user that owns it."""
 
@@ -126,7 +130,8 @@ PERMISSIONS: dict[str, Permissions] = {
         publish=(*_owns(names.TABLES), *_reads(names.TABLES.name), *_table_log_buckets(), f"{names.PRESENCE}.>"),
         deny_publish=_reserved("table")),
     "ledger": Permissions(
-        publish=(*_owns(names.LEDGER), *_consumes(names.TABLES.name, names.LEDGER_DURABLE)),
+        publish=(*_owns(names.LEDGER), *_consumes(names.TABLES.name, names.LEDGER_DURABLE),
+                 *_consumes(names.LADDER.name, names.LEDGER_REWARDS_DURABLE)),
         deny_publish=_reserved("ledger")),
     "ladder": Permissions(
         publish=(*_owns(names.LADDER), *_consumes(names.TABLES.name, names.LADDER_DURABLE),

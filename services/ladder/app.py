@@ -1,6 +1,6 @@
 """Wiring of the ladder service process: settings, PostgreSQL (migrated at start), the
-table-log consumer, the reputation-reset consumer, the outbox relay, the reward payer and the
-gRPC server."""
+table-log consumer, the reputation-reset consumer, the outbox relay (its announcements and its
+reward records, which the ledger pays) and the gRPC server."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from chieu.kit.outbox import OutboxRelay
 from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, from_env
 from chieu.ladder.consumer import STREAM, LadderConsumer, ResetConsumer
-from chieu.ladder.rewards import RewardPayer
 from chieu.ladder.schema import MIGRATIONS
 from chieu.ladder.service import LadderService
 from chieu.ladder.standings import Store
@@ -18,7 +17,7 @@ from chieu.ladder.v1 import ladder_service_pb2, ladder_service_pb2_grpc
 
 
 async def build(settings: Settings) -> Server:
-    """A ready (not yet started) ladder server; its consumers, relay and payer start with it."""
+    """A ready (not yet started) ladder server; its consumers and relay start with it."""
     if not settings.database_url:
         raise RuntimeError("DATABASE_URL is not set: the ladder needs PostgreSQL")
     pool = await db.create_pool(settings.database_url, max_size=10)
@@ -32,14 +31,13 @@ async def build(settings: Settings) -> Server:
                            metrics_every_s=settings.metrics_refresh_s)
     relay = OutboxRelay(pool, nc.jetstream(), service="ladder", stream=names.LADDER,
                         replicas=settings.stream_replicas)
-    payer = RewardPayer(pool, settings.ledger_addr, settings.service_token, settings=settings)
     servicer = LadderService(store, settings, STREAM)
     name = ladder_service_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
     return Server(
         settings, addr=settings.ladder_addr, services=[name],
         register=[lambda s: ladder_service_pb2_grpc.add_LadderServiceServicer_to_server(servicer, s)],
-        on_shutdown=[consumer.stop, resets.stop, relay.stop, payer.stop, nc.close, pool.close],
-        background=[consumer.start, resets.start, relay.start, payer.start],
+        on_shutdown=[consumer.stop, resets.stop, relay.stop, nc.close, pool.close],
+        background=[consumer.start, resets.start, relay.start],
     )
 
 

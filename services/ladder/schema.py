@@ -17,11 +17,12 @@
   every player's changes are in stream order whatever the number of consumers).
 - ``ladder_reputation`` and ``ladder_reputation_changes``: 信誉度 and its immutable changes
   (a quit, a disconnect, a paid reset), each once by its ``cause_key``.
-- ``ladder_rewards``: 金币 rewards to pay through the ledger, by an id derived from their
-  source (``ladder/best/<game>/<player>/<best>``, ``ladder/monthly/<game>/<month>/<player>``);
-  ``ladder_months``: a month whose rewards were decided (decided once, paid once).
-- ``ladder_outbox``: announcements (``best_level_up``), written with the change, relayed to
-  JetStream ``chieu.ladder.<topic>``.
+- ``ladder_rewards``: 金币 rewards for the ledger to pay, by an id derived from their source
+  (``ladder/best/<game>/<player>/<best>``, ``ladder/monthly/<game>/<month>/<player>``);
+  ``ladder_months``: a month whose rewards were decided (decided once, paid once). ``paid_at``
+  and ``attempts`` are from the time the ladder paid through an RPC (before V2).
+- ``ladder_outbox``: announcements (``best_level_up``) and reward records (``reward``, read by
+  the ledger), written with the change, relayed to JetStream ``chieu.ladder.<topic>``.
 """
 
 from __future__ import annotations
@@ -154,5 +155,14 @@ CREATE TRIGGER ladder_reputation_changes_immutable BEFORE UPDATE OR DELETE ON la
     FOR EACH ROW EXECUTE FUNCTION ladder_immutable();
 """
 
-MIGRATIONS: tuple[str, ...] = (V1,)
+V2 = """
+-- rewards reach the ledger as records on chieu.ladder.reward (the outbox's 'reward' topic), no
+-- longer through an RPC: every reward not yet paid that way is announced once now
+INSERT INTO ladder_outbox (topic, payload)
+SELECT 'reward', jsonb_build_object('reward_id', reward_id, 'player_id', player_id, 'game', game, 'kind', kind,
+                                    'coins', coins, 'reason', reason)
+FROM ladder_rewards WHERE paid_at IS NULL ORDER BY created_at, reward_id;
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2)
 """Append only: a new script for every change; never edit an applied one."""

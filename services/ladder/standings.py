@@ -70,6 +70,21 @@ def monthly_reward_id(game: str, month: str, player_id: str) -> str:
     return f"ladder/monthly/{game}/{month}/{player_id}"
 
 
+async def record_reward(conn: db.Conn, reward_id: str, player_id: str, game: str, kind: str, coins: int,
+                        reason: str) -> bool:
+    """Record a reward once, and in the same transaction its record for the ledger (the outbox's
+    ``reward`` topic, published on ``chieu.ladder.reward``: the only way the ledger pays a ladder
+    reward); whether it was new."""
+    fresh = await conn.fetchval(
+        "INSERT INTO ladder_rewards (reward_id, player_id, game, kind, coins, reason) VALUES ($1, $2, $3, $4, $5, $6)"
+        " ON CONFLICT DO NOTHING RETURNING reward_id", reward_id, player_id, game, kind, coins, reason)
+    if fresh is not None:
+        await conn.execute("INSERT INTO ladder_outbox (topic, payload) VALUES ('reward', $1::jsonb)", json.dumps(
+            {"reward_id": reward_id, "player_id": player_id, "game": game, "kind": kind, "coins": coins,
+             "reason": reason}, ensure_ascii=False))
+    return fresh is not None
+
+
 def standing_of(row: Any, prefix: str = "") -> Standing:
     return Standing(int(row[f"level{prefix}"]), int(row[f"best{prefix}"]), int(row[f"lp{prefix}"]))
 
@@ -195,10 +210,8 @@ class Store:
                            json.dumps(payload, ensure_ascii=False))
         coins = self.config.reward_best_coins * best
         if coins > 0:
-            await conn.execute(
-                "INSERT INTO ladder_rewards (reward_id, player_id, game, kind, coins, reason)"
-                " VALUES ($1, $2, $3, 'best', $4, $5) ON CONFLICT DO NOTHING",
-                best_reward_id(g.game, player_id, best), player_id, g.game, coins, f"过关斩将 new best level {best}")
+            await record_reward(conn, best_reward_id(g.game, player_id, best), player_id, g.game, "best", coins,
+                                f"过关斩将 new best level {best}")
 
     async def _conduct(self, conn: db.Conn, c: Conduct) -> None:
         start = self.config.reputation_start

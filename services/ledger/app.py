@@ -1,5 +1,5 @@
 """Wiring of the ledger service process: settings, PostgreSQL (migrated at start), the table-log
-consumer, the outbox relay and the gRPC server."""
+consumer, the ladder's reward records' consumer, the outbox relay and the gRPC server."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, from_env
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
+from chieu.ledger.rewards import RewardConsumer
 from chieu.ledger.schema import MIGRATIONS
 from chieu.ledger.service import LedgerService, self_audit
 from chieu.ledger.v1 import ledger_service_pb2, ledger_service_pb2_grpc
@@ -25,6 +26,8 @@ async def build(settings: Settings) -> Server:
     books = Books(pool)
     consumer = SettlementConsumer(books, nc.jetstream(), ack_wait_s=settings.ledger_ack_wait_s,
                                   metrics_every_s=settings.metrics_refresh_s)
+    rewards = RewardConsumer(books, nc.jetstream(), daily_cap=settings.reward_daily_cap,
+                             ack_wait_s=settings.ledger_ack_wait_s, metrics_every_s=settings.metrics_refresh_s)
     audit = metrics.Every(settings.ledger_audit_every_s, lambda: self_audit(books), name="ledger-self-audit")
     relay = OutboxRelay(pool, nc.jetstream(), service="ledger", stream=names.LEDGER,
                         replicas=settings.stream_replicas)
@@ -33,8 +36,8 @@ async def build(settings: Settings) -> Server:
     return Server(
         settings, addr=settings.ledger_addr, services=[name],
         register=[lambda s: ledger_service_pb2_grpc.add_LedgerServiceServicer_to_server(servicer, s)],
-        on_shutdown=[consumer.stop, relay.stop, audit.stop, nc.close, pool.close],
-        background=[consumer.start, relay.start, audit.start],
+        on_shutdown=[consumer.stop, rewards.stop, relay.stop, audit.stop, nc.close, pool.close],
+        background=[consumer.start, rewards.start, relay.start, audit.start],
     )
 
 

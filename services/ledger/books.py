@@ -8,7 +8,8 @@ the same id with the same content returns the first result, with other content i
 (``id_reused``), never paid twice. Accounts are locked in a fixed order (by id), so concurrent
 postings on the same accounts never deadlock. 金币 and 红心币 of players and gà pots never go
 below 0: a settlement in 金币 is capped as coins.md §6.5 says (:func:`cap`), anything else that
-would overdraw is refused (``insufficient_coins`` / ``insufficient_hearts``).
+would overdraw is refused (``insufficient_coins`` / ``insufficient_hearts``). A player's 金币
+held for an operator's review (``ledger_holds``) leave only by a settlement or an adjustment.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ HEARTS = "hearts"
 """红心币: the purchased currency."""
 WALLETS = (COINS, HEARTS)
 """Currencies a player (or a gà pot) can never owe."""
+PAST_A_HOLD = ("settlement", "adjust")
+"""The only postings that take 金币 from a held player (``ledger_holds``): a hand already played,
+and an operator's adjustment (the review's outcome); anything else is refused (``coins_held``)."""
 
 
 def points(game: str) -> str:
@@ -254,6 +258,8 @@ class Books:
             "SELECT id, balance FROM ledger_accounts WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", accounts)
         balances = {r["id"]: int(r["balance"]) for r in rows}
         legs = cap(p.legs, balances, p.seats) if p.cap else list(p.legs)
+        if p.kind not in PAST_A_HOLD:
+            await self._not_held(conn, legs)
         delta: dict[str, int] = {}
         for leg in legs:
             delta[leg.debit] = delta.get(leg.debit, 0) - leg.amount
@@ -287,6 +293,44 @@ class Books:
                 "INSERT INTO ledger_outbox (posting_id, topic, payload) VALUES ($1, $2, $3::jsonb)",
                 [(p.id, topic, json.dumps(dict(payload), ensure_ascii=False)) for topic, payload in p.outbox])
         return Result(p.id, {a: after[a] for a in accounts})
+
+    async def _not_held(self, conn: db.Conn, legs: Sequence[Leg]) -> None:
+        """Refuse (``coins_held``) a posting that takes 金币 from a player held for review."""
+        payers = sorted({parse_account(leg.debit)[2] for leg in legs
+                         if parse_account(leg.debit)[:2] == ("player", COINS)})
+        if payers:
+            held = await conn.fetchval("SELECT player_id FROM ledger_holds WHERE player_id = ANY($1::text[])"
+                                       " LIMIT 1", payers)
+            if held is not None:
+                raise precondition("coins_held", f"the 金币 of {held} are held for an operator's review")
+
+    async def held(self, player_id: str) -> asyncpg.Record | None:
+        """The hold on ``player_id``'s 金币 (reason, held_by, held_at), or ``None``."""
+        return await self.pool.fetchrow("SELECT reason, held_by, held_at FROM ledger_holds WHERE player_id = $1",
+                                        player_id)
+
+    async def hold(self, player_id: str, reason: str, actor: str) -> asyncpg.Record:
+        """Hold ``player_id``'s 金币 for review (idempotent: a second hold keeps the first's record)."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            fresh = await conn.fetchval(
+                "INSERT INTO ledger_holds (player_id, reason, held_by) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
+                " RETURNING player_id", player_id, reason, actor)
+            if fresh is not None:
+                await conn.execute("INSERT INTO ledger_hold_log (player_id, action, reason, actor)"
+                                   " VALUES ($1, 'hold', $2, $3)", player_id, reason, actor)
+            row = await conn.fetchrow("SELECT reason, held_by, held_at FROM ledger_holds WHERE player_id = $1",
+                                      player_id)
+        assert row is not None
+        return row
+
+    async def release(self, player_id: str, reason: str, actor: str) -> bool:
+        """Release the hold on ``player_id``'s 金币; whether there was one."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            gone = await conn.fetchval("DELETE FROM ledger_holds WHERE player_id = $1 RETURNING player_id", player_id)
+            if gone is not None:
+                await conn.execute("INSERT INTO ledger_hold_log (player_id, action, reason, actor)"
+                                   " VALUES ($1, 'release', $2, $3)", player_id, reason, actor)
+        return gone is not None
 
     async def _replay(self, conn: db.Conn, p: Posting, same: bool) -> Result:
         if not same:

@@ -10,6 +10,9 @@
 - ``ledger_outbox``: announcements to other services (信誉度复位, 点歌, membership), same transaction.
 - ``ledger_table_marks``: per table, the last stream sequence whose settlements were posted (or
   refused): the high-water mark that keeps one table's postings in stream order (V3).
+- ``ledger_reward_days``: 金币 rewards credited per player and UTC day, for the daily cap (V5).
+- ``ledger_holds`` / ``ledger_hold_log``: players whose 金币 are held for an operator's review,
+  and every hold and release (V5).
 """
 
 from __future__ import annotations
@@ -126,5 +129,34 @@ CREATE TABLE ledger_hands (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4)
+V5 = """
+-- the 金币 rewards credited per player and UTC day: raised in the reward's posting transaction,
+-- only while the day's total stays within CHIEU_REWARD_DAILY_CAP
+CREATE TABLE ledger_reward_days (
+    player_id  text        NOT NULL,
+    day        date        NOT NULL,
+    coins      bigint      NOT NULL CHECK (coins >= 0),
+    PRIMARY KEY (player_id, day)
+);
+-- players whose 金币 are held for an operator's review: only a settlement or an adjustment takes
+-- coins from a held account, and it is not eligible for coin tables
+CREATE TABLE ledger_holds (
+    player_id  text        PRIMARY KEY,
+    reason     text        NOT NULL,
+    held_by    text        NOT NULL,
+    held_at    timestamptz NOT NULL DEFAULT now()
+);
+-- every hold and release, for the review's record (never updated)
+CREATE TABLE ledger_hold_log (
+    id         bigserial   PRIMARY KEY,
+    player_id  text        NOT NULL,
+    action     text        NOT NULL CHECK (action IN ('hold', 'release')),
+    reason     text        NOT NULL,
+    actor      text        NOT NULL,
+    at         timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX ledger_hold_log_player ON ledger_hold_log (player_id, id);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
 """Append only: a new script for every change; never edit an applied one."""

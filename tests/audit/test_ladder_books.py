@@ -1,8 +1,8 @@
 """The ladder's reputation (信誉度) and rewards reconciled, on a whole period: a fresh database of
 its own (the ladder's and the ledger's tables), filled by the services' own code — the ladder's
 store applying the table records as its consumer does, the ledger's gRPC servicer taking a paid
-reset and the ladder's reward payer's credits, the month decided by the ladder — so the audit
-runs on the complete log (every row must have its source) and each injected fault is found.
+reset and its reward consumer paying the ladder's reward records, the month decided by the
+ladder — so the audit runs on the complete log (every row must have its source) and each injected fault is found.
 
 The table records are built (a ladder table's results and a quit, a quit at an ordinary table, a
 disconnect), not played: the logs' own checks are the other tests'; these are the books'.
@@ -15,6 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from types import SimpleNamespace
 from typing import Any
 
 import asyncpg
@@ -27,19 +28,20 @@ from chieu.audit.report import Report
 from chieu.kit import db, names
 from chieu.kit.settings import Settings
 from chieu.ladder.consumer import items_of
-from chieu.ladder.rewards import RewardPayer, decide_month
+from chieu.ladder.rewards import decide_month
 from chieu.ladder.rules import Params
 from chieu.ladder.schema import MIGRATIONS as LADDER
 from chieu.ladder.standings import Store
 from chieu.ladder.terms import Terms
 from chieu.ledger.books import Books
+from chieu.ledger.rewards import RewardConsumer
 from chieu.ledger.schema import MIGRATIONS as LEDGER
 from chieu.ledger.service import LedgerService
 from chieu.ledger.v1 import ledger_service_pb2 as gpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
 from chieu.table.v1 import log_pb2
 from chieu_tools import localnats
-from tests.conftest import credential, database_url_of, token
+from tests.conftest import database_url_of, token
 from tests.ladder.conftest import hand_ended, penalty
 
 pytestmark = pytest.mark.integration
@@ -137,16 +139,24 @@ async def _play(settings: Settings, pool: asyncpg.Pool, ledger_addr: str, url: s
     assert await store.reset_reputation(names.LEDGER.name, int(announced["id"]), payload["player_id"],
                                         payload["request_id"]) == "applied"
 
-    # January's rewards decided, every reward paid through the ledger's CreditReward
+    # January's rewards decided, every reward paid by the ledger from the ladder's records
     assert len(await decide_month(store, "xiangqi", "2024-01", TERMS.reward_monthly)) == 2
-    payer = RewardPayer(pool, ledger_addr, credential("ladder"))
-    try:
-        while await payer.pay_once():
-            pass
-    finally:
-        await payer.stop()
-    assert await pool.fetchval("SELECT count(*) FROM ladder_rewards WHERE paid_at IS NOT NULL") == 3
+    payer = RewardConsumer(Books(pool), None, daily_cap=0)  # type: ignore[arg-type]  # fed by hand below
+    for r in await pool.fetch("SELECT id, payload FROM ladder_outbox WHERE topic = 'reward' ORDER BY id"):
+        assert await payer.handle(Record(int(r["id"]), str(r["payload"]).encode())) == "paid"
+    assert payer.paid == 3
     return Books_(logs, url, a, b, c)
+
+
+class Record:
+    """A reward record as the ledger's consumer receives it from NATS (its stream sequence, its body)."""
+
+    def __init__(self, seq: int, data: bytes) -> None:
+        self.data = data
+        self.metadata = SimpleNamespace(sequence=SimpleNamespace(stream=seq), num_delivered=1)
+
+    async def ack(self) -> None:
+        pass
 
 
 Change = Callable[[asyncpg.Connection], Awaitable[Any]]
@@ -375,7 +385,7 @@ async def test_a_reward_marked_paid_without_a_posting_is_found(period: Books_) -
     async with altered(period, unpost, repost):
         report = await audit(period)
         assert found(report) == [("reward_unpaid", rid)], report.findings
-        assert "marks it paid" in report.findings[0].detail
+        assert "not published yet" in report.findings[0].detail
     assert (await audit(period)).ok
 
 

@@ -75,6 +75,9 @@ def test_matching_follows_the_nats_rules() -> None:
     ("chieu.ledger.reputation_reset", {"ledger"}),
     ("$JS.API.STREAM.CREATE.CHIEU_LEDGER", {"ledger"}),
     ("chieu.ladder.best_level_up", {"ladder"}),
+    ("chieu.ladder.reward", {"ladder"}),  # the ladder's reward records: what the ledger pays (issue 27)
+    ("$JS.API.CONSUMER.MSG.NEXT.CHIEU_LADDER.ledger-rewards", {"ledger"}),
+    ("$JS.ACK.CHIEU_LADDER.ledger-rewards.1.2.3.4.5", {"ledger"}),
     ("$JS.API.CONSUMER.MSG.NEXT.CHIEU_TABLES.ledger", {"ledger"}),
     ("$JS.ACK.CHIEU_TABLES.ledger.1.2.3.4.5", {"ledger"}),
     ("$JS.API.CONSUMER.CREATE.CHIEU_TABLES.ledger.chieu.table.>", {"ledger"}),
@@ -298,3 +301,20 @@ async def test_a_consumer_only_service_cannot_delete_purge_or_write_the_tables_b
             await js_admin.get_last_msg(natsauth.kv_stream(bucket), f"$KV.{bucket}.{key}")
     if user != "ledger":
         assert (await js_admin.consumer_info(names.TABLES.name, names.LEDGER_DURABLE)).name == names.LEDGER_DURABLE
+
+
+@needs_auth
+@pytest.mark.integration
+async def test_only_the_ladder_publishes_reward_records(nats_url: str) -> None:
+    """Issue 27: a reward reaches the ledger only as the ladder's record on ``chieu.ladder.reward``;
+    every other user's publish there is refused by the server."""
+    for user in ("table", "ledger", "lobby", "audit"):
+        w = await as_user(nats_url, user)
+        try:
+            assert w.nc is not None
+            await w.nc.publish(names.LADDER_REWARDS, b'{"reward_id": "ladder/forged", "player_id": "me",'
+                                                     b' "coins": 1000000, "reason": "forged"}')
+            await w.nc.flush(timeout=2)
+            assert await w.refused(names.LADDER_REWARDS), (user, w.errors)
+        finally:
+            await w.close()

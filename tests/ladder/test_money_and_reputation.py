@@ -5,23 +5,26 @@ ids that never pay twice."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from typing import Any
 
 import grpc
 import pytest
 
+from chieu.kit import names
 from chieu.kit.errors import ServiceError
+from chieu.kit.outbox import OutboxRelay
 from chieu.kit.settings import Settings
 from chieu.ladder.consumer import items_of
-from chieu.ladder.rewards import RewardPayer, decide_month
+from chieu.ladder.rewards import decide_month
 from chieu.ladder.standings import Store
 from chieu.ladder.terms import Terms
 from chieu.ladder.v1 import ladder_service_pb2 as lpb
 from chieu.ledger.v1 import ledger_service_pb2 as gpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
 from chieu_tools import localnats
-from tests.conftest import credential, token
+from tests.conftest import nats_connect, token
 from tests.ladder.conftest import hand_ended
 from tests.ladder.helpers import Ladder, play, uid, until
 from tests.table.helpers import client, refused
@@ -114,27 +117,42 @@ async def test_reward_ids_never_pay_twice(settings: Settings, ledger_server: str
     for hand in range(1, 7):  # six wins: a new best of 2
         rec = hand_ended(t, hand, [a, b], 0, level=1, at_ms=january)
         assert await store.apply(stream, hand, items_of(rec, stream, hand)) == "applied"
-    payer = RewardPayer(lpool, ledger_server, credential("ladder"))
     rewards = await decide_month(store, "xiangqi", "2024-01", (30, 20))
     again = await decide_month(store, "xiangqi", "2024-01", (999, 999))  # decided once
     assert [(r["player_id"], r["coins"]) for r in again] == [(r["player_id"], r["coins"]) for r in rewards]
     ours = {r["player_id"]: r["coins"] for r in rewards if r["player_id"] in (a, b)}
-    try:
-        while await payer.pay_once():
-            pass
-        # a crash after the ledger paid, before the mark: the same ids are paid again
-        await lpool.execute("UPDATE ladder_rewards SET paid_at = NULL WHERE player_id = ANY($1)", [a, b])
-        while await payer.pay_once():
-            pass
-        ledger = grpc.aio.insecure_channel(ledger_server)
-        md = (("authorization", f"Bearer {token(settings, 'ops', 'operator')}"),)
-        balances = {}
+    want = {a: 2 * 10 + ours.get(a, 0), b: ours.get(b, 0)}
+    nc = await nats_connect(settings.nats_url, "ladder")  # the ladder's own NATS user relays its records
+    relay = OutboxRelay(lpool, nc.jetstream(), service="ladder", stream=names.LADDER)
+    ledger = grpc.aio.insecure_channel(ledger_server)
+    md = (("authorization", f"Bearer {token(settings, 'ops', 'operator')}"),)
+    balances: dict[str, int] = {}
+
+    async def paid() -> bool:
         for p in (a, b):
             r = await gpb_grpc.LedgerServiceStub(ledger).GetBalances(gpb.GetBalancesRequest(player_id=p), metadata=md)
             balances[p] = {x.currency: x.amount for x in r.balances}.get("coins", 0)
-        await ledger.close()
+        return balances == want
+
+    try:
+        await relay.ensure()
+        while await relay.relay_once():
+            pass
+        await until(paid)
+        # a relay that crashed after publishing, before marking: the records go out again, under new
+        # message ids (after the duplicate window), and the ledger pays nothing twice
+        await lpool.execute("UPDATE ladder_outbox SET published_at = NULL WHERE topic = 'reward'"
+                            " AND payload->>'player_id' = ANY($1)", [a, b])
+        for r in await lpool.fetch("SELECT payload FROM ladder_outbox WHERE topic = 'reward'"
+                                   " AND payload->>'player_id' = ANY($1)", [a, b]):
+            await nc.jetstream().publish(names.LADDER_REWARDS, str(r["payload"]).encode())
+        while await relay.relay_once():
+            pass
+        await asyncio.sleep(1.0)
+        assert await paid()
     finally:
-        await payer.stop()
+        await ledger.close()
+        await nc.close()
     assert balances[a] == 2 * 10 + ours.get(a, 0)  # the new best of 2, and the month's place
     assert balances[b] == ours.get(b, 0)
     with pytest.raises(ServiceError) as err:

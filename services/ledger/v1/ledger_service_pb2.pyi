@@ -61,6 +61,9 @@ class GetBalancesRequest(_message.Message):
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
+    """The player; empty (the default) means the caller, named by the access token (a service,
+    which has no account of its own, must name the player).
+    """
     def __init__(
         self,
         *,
@@ -169,6 +172,9 @@ class GetHistoryRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
+    """The player; empty (the default) means the caller, named by the access token (a service,
+    which has no account of its own, must name the player).
+    """
     currency: _builtins.str
     """Only this currency (empty: all)."""
     table_id: _builtins.str
@@ -284,6 +290,9 @@ class CheckEligibilityRequest(_message.Message):
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
+    """The player; empty (the default) means the caller, named by the access token (a service,
+    which has no account of its own, must name the player).
+    """
     def __init__(
         self,
         *,
@@ -306,20 +315,24 @@ class CheckEligibilityResponse(_message.Message):
     ELIGIBLE_FIELD_NUMBER: _builtins.int
     COINS_FIELD_NUMBER: _builtins.int
     MINIMUM_FIELD_NUMBER: _builtins.int
+    HELD_FIELD_NUMBER: _builtins.int
     eligible: _builtins.bool
     coins: _builtins.int
     minimum: _builtins.int
     """A player needs more than this many 金币."""
+    held: _builtins.bool
+    """The player's 金币 are held for an operator's review (then not eligible, whatever the coins)."""
     def __init__(
         self,
         *,
         eligible: _builtins.bool = ...,
         coins: _builtins.int = ...,
         minimum: _builtins.int = ...,
+        held: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["coins", b"coins", "eligible", b"eligible", "minimum", b"minimum"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["coins", b"coins", "eligible", b"eligible", "held", b"held", "minimum", b"minimum"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -333,6 +346,9 @@ class ClaimWelcomeRequest(_message.Message):
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
+    """The player; empty (the default) means the caller, named by the access token (a service,
+    which has no account of its own, must name the player).
+    """
     def __init__(
         self,
         *,
@@ -418,7 +434,13 @@ class ConvertHeartsRequest(_message.Message):
     request_id: _builtins.str
     """The client's id for this request (a repeat returns the first result)."""
     player_id: _builtins.str
+    """The player; empty (the default) means the caller, named by the access token (a service,
+    which has no account of its own, must name the player).
+    """
     hearts: _builtins.int
+    """红心币 to convert: 1.., and small enough that the 金币 it buys fit an account (an amount out
+    of range is refused as bad_amount before any account is looked up).
+    """
     def __init__(
         self,
         *,
@@ -445,6 +467,9 @@ class ResetNegativeScoreRequest(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     player_id: _builtins.str
+    """The player; empty (the default) means the caller, named by the access token (a service,
+    which has no account of its own, must name the player).
+    """
     game: _builtins.str
     """The game key whose negative score goes back to 0."""
     def __init__(
@@ -472,6 +497,9 @@ class ResetReputationRequest(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     player_id: _builtins.str
+    """The player; empty (the default) means the caller, named by the access token (a service,
+    which has no account of its own, must name the player).
+    """
     def __init__(
         self,
         *,
@@ -498,6 +526,9 @@ class RequestSongRequest(_message.Message):
     TARGET_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     player_id: _builtins.str
+    """The player; empty (the default) means the caller, named by the access token (a service,
+    which has no account of its own, must name the player).
+    """
     song: _builtins.str
     target: _builtins.str
     """Where the song plays (a room or table id), for the announcing service."""
@@ -528,6 +559,9 @@ class BuyMembershipRequest(_message.Message):
     DAYS_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     player_id: _builtins.str
+    """The player; empty (the default) means the caller, named by the access token (a service,
+    which has no account of its own, must name the player).
+    """
     days: _builtins.int
     def __init__(
         self,
@@ -610,6 +644,110 @@ class AdjustRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AdjustRequest: _TypeAlias = AdjustRequest  # noqa: Y015
+
+@_typing.final
+class HoldCoinsRequest(_message.Message):
+    """HoldCoins request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    reason: _builtins.str
+    """Mandatory: why (e.g. the audit's collusion finding)."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HoldCoinsRequest: _TypeAlias = HoldCoinsRequest  # noqa: Y015
+
+@_typing.final
+class HoldCoinsResponse(_message.Message):
+    """HoldCoins response."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HELD_FIELD_NUMBER: _builtins.int
+    HELD_BY_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    HELD_MS_FIELD_NUMBER: _builtins.int
+    held: _builtins.bool
+    """Whether the player's coins are held (always true after the call)."""
+    held_by: _builtins.str
+    """Who held them and why (the first hold's, for a repeated call)."""
+    reason: _builtins.str
+    held_ms: _builtins.int
+    def __init__(
+        self,
+        *,
+        held: _builtins.bool = ...,
+        held_by: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        held_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["held", b"held", "held_by", b"held_by", "held_ms", b"held_ms", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HoldCoinsResponse: _TypeAlias = HoldCoinsResponse  # noqa: Y015
+
+@_typing.final
+class ReleaseCoinsRequest(_message.Message):
+    """ReleaseCoins request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    reason: _builtins.str
+    """Mandatory: what the review found."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseCoinsRequest: _TypeAlias = ReleaseCoinsRequest  # noqa: Y015
+
+@_typing.final
+class ReleaseCoinsResponse(_message.Message):
+    """ReleaseCoins response."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RELEASED_FIELD_NUMBER: _builtins.int
+    released: _builtins.bool
+    """Whether a hold was released by this call (false: there was none)."""
+    def __init__(
+        self,
+        *,
+        released: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["released", b"released"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseCoinsResponse: _TypeAlias = ReleaseCoinsResponse  # noqa: Y015
 
 @_typing.final
 class AuditRequest(_message.Message):

@@ -100,6 +100,16 @@ class LedgerServiceStub:
                 request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AdjustRequest.SerializeToString,
                 response_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AdjustResponse.FromString,
                 _registered_method=True)
+        self.HoldCoins = channel.unary_unary(
+                '/chieu.ledger.v1.LedgerService/HoldCoins',
+                request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.HoldCoinsRequest.SerializeToString,
+                response_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.HoldCoinsResponse.FromString,
+                _registered_method=True)
+        self.ReleaseCoins = channel.unary_unary(
+                '/chieu.ledger.v1.LedgerService/ReleaseCoins',
+                request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReleaseCoinsRequest.SerializeToString,
+                response_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReleaseCoinsResponse.FromString,
+                _registered_method=True)
         self.Audit = channel.unary_unary(
                 '/chieu.ledger.v1.LedgerService/Audit',
                 request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AuditRequest.SerializeToString,
@@ -189,7 +199,8 @@ class LedgerServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CreditReward(self, request, context):
-        """A system reward in 金币 (operator role; the ladder's monthly rewards).
+        """A system reward in 金币 (operator role only, within the daily cap; the ladder's own rewards
+        reach the ledger as records on chieu.ladder.reward, never through this call).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -197,6 +208,22 @@ class LedgerServiceServicer:
 
     def Adjust(self, request, context):
         """An operator's adjustment of one balance, with a mandatory reason.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def HoldCoins(self, request, context):
+        """Hold a player's 金币 for an operator's review (a flagged account): nothing but a table's
+        settlement or an operator's adjustment may take coins from it, and it may not sit at a coin
+        table, until released. Idempotent.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReleaseCoins(self, request, context):
+        """Release a hold (after the review). Idempotent.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -276,6 +303,16 @@ def add_LedgerServiceServicer_to_server(servicer, server):
                     servicer.Adjust,
                     request_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AdjustRequest.FromString,
                     response_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AdjustResponse.SerializeToString,
+            ),
+            'HoldCoins': grpc.unary_unary_rpc_method_handler(
+                    servicer.HoldCoins,
+                    request_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.HoldCoinsRequest.FromString,
+                    response_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.HoldCoinsResponse.SerializeToString,
+            ),
+            'ReleaseCoins': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReleaseCoins,
+                    request_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReleaseCoinsRequest.FromString,
+                    response_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReleaseCoinsResponse.SerializeToString,
             ),
             'Audit': grpc.unary_unary_rpc_method_handler(
                     servicer.Audit,
@@ -635,6 +672,60 @@ class LedgerService:
             '/chieu.ledger.v1.LedgerService/Adjust',
             chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AdjustRequest.SerializeToString,
             chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AdjustResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def HoldCoins(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.ledger.v1.LedgerService/HoldCoins',
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.HoldCoinsRequest.SerializeToString,
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.HoldCoinsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReleaseCoins(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.ledger.v1.LedgerService/ReleaseCoins',
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReleaseCoinsRequest.SerializeToString,
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReleaseCoinsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -62,9 +62,18 @@ class LedgerServiceStub:
     BuyMembership: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.BuyMembershipRequest, _ledger_service_pb2.BuyMembershipResponse]
     """Buy membership days with 金币."""
     CreditReward: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.CreditRewardRequest, _ledger_service_pb2.CreditRewardResponse]
-    """A system reward in 金币 (operator role; the ladder's monthly rewards)."""
+    """A system reward in 金币 (operator role only, within the daily cap; the ladder's own rewards
+    reach the ledger as records on chieu.ladder.reward, never through this call).
+    """
     Adjust: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.AdjustRequest, _ledger_service_pb2.AdjustResponse]
     """An operator's adjustment of one balance, with a mandatory reason."""
+    HoldCoins: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.HoldCoinsRequest, _ledger_service_pb2.HoldCoinsResponse]
+    """Hold a player's 金币 for an operator's review (a flagged account): nothing but a table's
+    settlement or an operator's adjustment may take coins from it, and it may not sit at a coin
+    table, until released. Idempotent.
+    """
+    ReleaseCoins: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.ReleaseCoinsRequest, _ledger_service_pb2.ReleaseCoinsResponse]
+    """Release a hold (after the review). Idempotent."""
     Audit: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.AuditRequest, _ledger_service_pb2.AuditResponse]
     """Recompute every balance from the transfers; check every currency sums to zero."""
 
@@ -96,9 +105,18 @@ class LedgerServiceAsyncStub(LedgerServiceStub):
     BuyMembership: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.BuyMembershipRequest, _ledger_service_pb2.BuyMembershipResponse]  # type: ignore[assignment]
     """Buy membership days with 金币."""
     CreditReward: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.CreditRewardRequest, _ledger_service_pb2.CreditRewardResponse]  # type: ignore[assignment]
-    """A system reward in 金币 (operator role; the ladder's monthly rewards)."""
+    """A system reward in 金币 (operator role only, within the daily cap; the ladder's own rewards
+    reach the ledger as records on chieu.ladder.reward, never through this call).
+    """
     Adjust: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.AdjustRequest, _ledger_service_pb2.AdjustResponse]  # type: ignore[assignment]
     """An operator's adjustment of one balance, with a mandatory reason."""
+    HoldCoins: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.HoldCoinsRequest, _ledger_service_pb2.HoldCoinsResponse]  # type: ignore[assignment]
+    """Hold a player's 金币 for an operator's review (a flagged account): nothing but a table's
+    settlement or an operator's adjustment may take coins from it, and it may not sit at a coin
+    table, until released. Idempotent.
+    """
+    ReleaseCoins: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.ReleaseCoinsRequest, _ledger_service_pb2.ReleaseCoinsResponse]  # type: ignore[assignment]
+    """Release a hold (after the review). Idempotent."""
     Audit: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.AuditRequest, _ledger_service_pb2.AuditResponse]  # type: ignore[assignment]
     """Recompute every balance from the transfers; check every currency sums to zero."""
 
@@ -199,7 +217,9 @@ class LedgerServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _ledger_service_pb2.CreditRewardRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_ledger_service_pb2.CreditRewardResponse, _abc.Awaitable[_ledger_service_pb2.CreditRewardResponse]]:
-        """A system reward in 金币 (operator role; the ladder's monthly rewards)."""
+        """A system reward in 金币 (operator role only, within the daily cap; the ladder's own rewards
+        reach the ledger as records on chieu.ladder.reward, never through this call).
+        """
 
     @_abc_1.abstractmethod
     def Adjust(
@@ -208,6 +228,25 @@ class LedgerServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ledger_service_pb2.AdjustResponse, _abc.Awaitable[_ledger_service_pb2.AdjustResponse]]:
         """An operator's adjustment of one balance, with a mandatory reason."""
+
+    @_abc_1.abstractmethod
+    def HoldCoins(
+        self,
+        request: _ledger_service_pb2.HoldCoinsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ledger_service_pb2.HoldCoinsResponse, _abc.Awaitable[_ledger_service_pb2.HoldCoinsResponse]]:
+        """Hold a player's 金币 for an operator's review (a flagged account): nothing but a table's
+        settlement or an operator's adjustment may take coins from it, and it may not sit at a coin
+        table, until released. Idempotent.
+        """
+
+    @_abc_1.abstractmethod
+    def ReleaseCoins(
+        self,
+        request: _ledger_service_pb2.ReleaseCoinsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ledger_service_pb2.ReleaseCoinsResponse, _abc.Awaitable[_ledger_service_pb2.ReleaseCoinsResponse]]:
+        """Release a hold (after the review). Idempotent."""
 
     @_abc_1.abstractmethod
     def Audit(

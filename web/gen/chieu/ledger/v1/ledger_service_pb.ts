@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/ledger/v1/ledger_service.proto.
  */
 export const file_chieu_ledger_v1_ledger_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRjaGlldS9sZWRnZXIvdjEvbGVkZ2VyX3NlcnZpY2UucHJvdG8SD2NoaWV1LmxlZGdlci52MSI8CgdCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoAxIPCgdhY2NvdW50GAMgASgJIicKEkdldEJhbGFuY2VzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiWgoTR2V0QmFsYW5jZXNSZXNwb25zZRIqCghiYWxhbmNlcxgBIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhcKD21lbWJlcnNoaXBfZGF5cxgCIAEoAyLMAQoFRW50cnkSEwoLdHJhbnNmZXJfaWQYASABKAkSEgoKcG9zdGluZ19pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIMCgRvd2VkGAUgASgDEg4KBnJlYXNvbhgGIAEoCRIPCgdhY2NvdW50GAcgASgJEhQKDGNvdW50ZXJwYXJ0eRgIIAEoCRIQCgh0YWJsZV9pZBgJIAEoCRIPCgdoYW5kX25vGAogASgDEhEKCXBvc3RlZF9tcxgLIAEoAyKSAQoRR2V0SGlzdG9yeVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhAKCHRhYmxlX2lkGAMgASgJEg8KB2hhbmRfbm8YBCABKAMSDgoGcmVhc29uGAUgASgJEhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJIlYKEkdldEhpc3RvcnlSZXNwb25zZRInCgdlbnRyaWVzGAEgAygLMhYuY2hpZXUubGVkZ2VyLnYxLkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIhCg1HZXRQb3RSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIkUKDkdldFBvdFJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJEg8KB2JhbGFuY2UYAiABKAMSEAoIY3VycmVuY3kYAyABKAkiLAoXQ2hlY2tFbGlnaWJpbGl0eVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJIkwKGENoZWNrRWxpZ2liaWxpdHlSZXNwb25zZRIQCghlbGlnaWJsZRgBIAEoCBINCgVjb2lucxgCIAEoAxIPCgdtaW5pbXVtGAMgASgDIigKE0NsYWltV2VsY29tZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJImEKDVBvc3RpbmdSZXN1bHQSEgoKcG9zdGluZ19pZBgBIAEoCRIqCghiYWxhbmNlcxgCIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhAKCHJlcGxheWVkGAMgASgIIk4KFUNyZWRpdFB1cmNoYXNlUmVxdWVzdBISCgpwYXltZW50X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIOCgZoZWFydHMYAyABKAMiTQoUQ29udmVydEhlYXJ0c1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSDgoGaGVhcnRzGAMgASgDIlAKGVJlc2V0TmVnYXRpdmVTY29yZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSDAoEZ2FtZRgDIAEoCSI/ChZSZXNldFJlcHV0YXRpb25SZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJIlkKElJlcXVlc3RTb25nUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRzb25nGAMgASgJEg4KBnRhcmdldBgEIAEoCSJLChRCdXlNZW1iZXJzaGlwUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRkYXlzGAMgASgDIloKE0NyZWRpdFJld2FyZFJlcXVlc3QSEQoJcmV3YXJkX2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRINCgVjb2lucxgDIAEoAxIOCgZyZWFzb24YBCABKAkiagoNQWRqdXN0UmVxdWVzdBIVCg1hZGp1c3RtZW50X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIOCgZyZWFzb24YBSABKAkiDgoMQXVkaXRSZXF1ZXN0IkIKDEF1ZGl0UHJvYmxlbRIPCgdhY2NvdW50GAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEg8KB21lc3NhZ2UYAyABKAkicQoNQXVkaXRSZXNwb25zZRIKCgJvaxgBIAEoCBIQCghhY2NvdW50cxgCIAEoAxIRCgl0cmFuc2ZlcnMYAyABKAMSLwoIcHJvYmxlbXMYBCADKAsyHS5jaGlldS5sZWRnZXIudjEuQXVkaXRQcm9ibGVtIkYKFENsYWltV2VsY29tZVJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkgKFkNyZWRpdFB1cmNoYXNlUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRwoVQ29udmVydEhlYXJ0c1Jlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkwKGlJlc2V0TmVnYXRpdmVTY29yZVJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkkKF1Jlc2V0UmVwdXRhdGlvblJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkUKE1JlcXVlc3RTb25nUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRwoVQnV5TWVtYmVyc2hpcFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkYKFENyZWRpdFJld2FyZFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkAKDkFkanVzdFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0MpMKCg1MZWRnZXJTZXJ2aWNlElgKC0dldEJhbGFuY2VzEiMuY2hpZXUubGVkZ2VyLnYxLkdldEJhbGFuY2VzUmVxdWVzdBokLmNoaWV1LmxlZGdlci52MS5HZXRCYWxhbmNlc1Jlc3BvbnNlElUKCkdldEhpc3RvcnkSIi5jaGlldS5sZWRnZXIudjEuR2V0SGlzdG9yeVJlcXVlc3QaIy5jaGlldS5sZWRnZXIudjEuR2V0SGlzdG9yeVJlc3BvbnNlEkkKBkdldFBvdBIeLmNoaWV1LmxlZGdlci52MS5HZXRQb3RSZXF1ZXN0Gh8uY2hpZXUubGVkZ2VyLnYxLkdldFBvdFJlc3BvbnNlEmcKEENoZWNrRWxpZ2liaWxpdHkSKC5jaGlldS5sZWRnZXIudjEuQ2hlY2tFbGlnaWJpbGl0eVJlcXVlc3QaKS5jaGlldS5sZWRnZXIudjEuQ2hlY2tFbGlnaWJpbGl0eVJlc3BvbnNlElsKDENsYWltV2VsY29tZRIkLmNoaWV1LmxlZGdlci52MS5DbGFpbVdlbGNvbWVSZXF1ZXN0GiUuY2hpZXUubGVkZ2VyLnYxLkNsYWltV2VsY29tZVJlc3BvbnNlEmEKDkNyZWRpdFB1cmNoYXNlEiYuY2hpZXUubGVkZ2VyLnYxLkNyZWRpdFB1cmNoYXNlUmVxdWVzdBonLmNoaWV1LmxlZGdlci52MS5DcmVkaXRQdXJjaGFzZVJlc3BvbnNlEl4KDUNvbnZlcnRIZWFydHMSJS5jaGlldS5sZWRnZXIudjEuQ29udmVydEhlYXJ0c1JlcXVlc3QaJi5jaGlldS5sZWRnZXIudjEuQ29udmVydEhlYXJ0c1Jlc3BvbnNlEm0KElJlc2V0TmVnYXRpdmVTY29yZRIqLmNoaWV1LmxlZGdlci52MS5SZXNldE5lZ2F0aXZlU2NvcmVSZXF1ZXN0GisuY2hpZXUubGVkZ2VyLnYxLlJlc2V0TmVnYXRpdmVTY29yZVJlc3BvbnNlEmQKD1Jlc2V0UmVwdXRhdGlvbhInLmNoaWV1LmxlZGdlci52MS5SZXNldFJlcHV0YXRpb25SZXF1ZXN0GiguY2hpZXUubGVkZ2VyLnYxLlJlc2V0UmVwdXRhdGlvblJlc3BvbnNlElgKC1JlcXVlc3RTb25nEiMuY2hpZXUubGVkZ2VyLnYxLlJlcXVlc3RTb25nUmVxdWVzdBokLmNoaWV1LmxlZGdlci52MS5SZXF1ZXN0U29uZ1Jlc3BvbnNlEl4KDUJ1eU1lbWJlcnNoaXASJS5jaGlldS5sZWRnZXIudjEuQnV5TWVtYmVyc2hpcFJlcXVlc3QaJi5jaGlldS5sZWRnZXIudjEuQnV5TWVtYmVyc2hpcFJlc3BvbnNlElsKDENyZWRpdFJld2FyZBIkLmNoaWV1LmxlZGdlci52MS5DcmVkaXRSZXdhcmRSZXF1ZXN0GiUuY2hpZXUubGVkZ2VyLnYxLkNyZWRpdFJld2FyZFJlc3BvbnNlEkkKBkFkanVzdBIeLmNoaWV1LmxlZGdlci52MS5BZGp1c3RSZXF1ZXN0Gh8uY2hpZXUubGVkZ2VyLnYxLkFkanVzdFJlc3BvbnNlEkYKBUF1ZGl0Eh0uY2hpZXUubGVkZ2VyLnYxLkF1ZGl0UmVxdWVzdBoeLmNoaWV1LmxlZGdlci52MS5BdWRpdFJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("CiRjaGlldS9sZWRnZXIvdjEvbGVkZ2VyX3NlcnZpY2UucHJvdG8SD2NoaWV1LmxlZGdlci52MSI8CgdCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoAxIPCgdhY2NvdW50GAMgASgJIicKEkdldEJhbGFuY2VzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiWgoTR2V0QmFsYW5jZXNSZXNwb25zZRIqCghiYWxhbmNlcxgBIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhcKD21lbWJlcnNoaXBfZGF5cxgCIAEoAyLMAQoFRW50cnkSEwoLdHJhbnNmZXJfaWQYASABKAkSEgoKcG9zdGluZ19pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIMCgRvd2VkGAUgASgDEg4KBnJlYXNvbhgGIAEoCRIPCgdhY2NvdW50GAcgASgJEhQKDGNvdW50ZXJwYXJ0eRgIIAEoCRIQCgh0YWJsZV9pZBgJIAEoCRIPCgdoYW5kX25vGAogASgDEhEKCXBvc3RlZF9tcxgLIAEoAyKSAQoRR2V0SGlzdG9yeVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhAKCHRhYmxlX2lkGAMgASgJEg8KB2hhbmRfbm8YBCABKAMSDgoGcmVhc29uGAUgASgJEhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJIlYKEkdldEhpc3RvcnlSZXNwb25zZRInCgdlbnRyaWVzGAEgAygLMhYuY2hpZXUubGVkZ2VyLnYxLkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIhCg1HZXRQb3RSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIkUKDkdldFBvdFJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJEg8KB2JhbGFuY2UYAiABKAMSEAoIY3VycmVuY3kYAyABKAkiLAoXQ2hlY2tFbGlnaWJpbGl0eVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJIloKGENoZWNrRWxpZ2liaWxpdHlSZXNwb25zZRIQCghlbGlnaWJsZRgBIAEoCBINCgVjb2lucxgCIAEoAxIPCgdtaW5pbXVtGAMgASgDEgwKBGhlbGQYBCABKAgiKAoTQ2xhaW1XZWxjb21lUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiYQoNUG9zdGluZ1Jlc3VsdBISCgpwb3N0aW5nX2lkGAEgASgJEioKCGJhbGFuY2VzGAIgAygLMhguY2hpZXUubGVkZ2VyLnYxLkJhbGFuY2USEAoIcmVwbGF5ZWQYAyABKAgiTgoVQ3JlZGl0UHVyY2hhc2VSZXF1ZXN0EhIKCnBheW1lbnRfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEg4KBmhlYXJ0cxgDIAEoAyJNChRDb252ZXJ0SGVhcnRzUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIOCgZoZWFydHMYAyABKAMiUAoZUmVzZXROZWdhdGl2ZVNjb3JlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRnYW1lGAMgASgJIj8KFlJlc2V0UmVwdXRhdGlvblJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkiWQoSUmVxdWVzdFNvbmdSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEgwKBHNvbmcYAyABKAkSDgoGdGFyZ2V0GAQgASgJIksKFEJ1eU1lbWJlcnNoaXBSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEgwKBGRheXMYAyABKAMiWgoTQ3JlZGl0UmV3YXJkUmVxdWVzdBIRCglyZXdhcmRfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEg0KBWNvaW5zGAMgASgDEg4KBnJlYXNvbhgEIAEoCSJqCg1BZGp1c3RSZXF1ZXN0EhUKDWFkanVzdG1lbnRfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEg0KBWRlbHRhGAQgASgDEg4KBnJlYXNvbhgFIAEoCSI1ChBIb2xkQ29pbnNSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiUwoRSG9sZENvaW5zUmVzcG9uc2USDAoEaGVsZBgBIAEoCBIPCgdoZWxkX2J5GAIgASgJEg4KBnJlYXNvbhgDIAEoCRIPCgdoZWxkX21zGAQgASgDIjgKE1JlbGVhc2VDb2luc1JlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSIoChRSZWxlYXNlQ29pbnNSZXNwb25zZRIQCghyZWxlYXNlZBgBIAEoCCIOCgxBdWRpdFJlcXVlc3QiQgoMQXVkaXRQcm9ibGVtEg8KB2FjY291bnQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSJxCg1BdWRpdFJlc3BvbnNlEgoKAm9rGAEgASgIEhAKCGFjY291bnRzGAIgASgDEhEKCXRyYW5zZmVycxgDIAEoAxIvCghwcm9ibGVtcxgEIAMoCzIdLmNoaWV1LmxlZGdlci52MS5BdWRpdFByb2JsZW0iRgoUQ2xhaW1XZWxjb21lUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiSAoWQ3JlZGl0UHVyY2hhc2VSZXNwb25zZRIuCgZyZXN1bHQYASABKAsyHi5jaGlldS5sZWRnZXIudjEuUG9zdGluZ1Jlc3VsdCJHChVDb252ZXJ0SGVhcnRzUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiTAoaUmVzZXROZWdhdGl2ZVNjb3JlUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiSQoXUmVzZXRSZXB1dGF0aW9uUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRQoTUmVxdWVzdFNvbmdSZXNwb25zZRIuCgZyZXN1bHQYASABKAsyHi5jaGlldS5sZWRnZXIudjEuUG9zdGluZ1Jlc3VsdCJHChVCdXlNZW1iZXJzaGlwUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRgoUQ3JlZGl0UmV3YXJkUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiQAoOQWRqdXN0UmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQyxAsKDUxlZGdlclNlcnZpY2USWAoLR2V0QmFsYW5jZXMSIy5jaGlldS5sZWRnZXIudjEuR2V0QmFsYW5jZXNSZXF1ZXN0GiQuY2hpZXUubGVkZ2VyLnYxLkdldEJhbGFuY2VzUmVzcG9uc2USVQoKR2V0SGlzdG9yeRIiLmNoaWV1LmxlZGdlci52MS5HZXRIaXN0b3J5UmVxdWVzdBojLmNoaWV1LmxlZGdlci52MS5HZXRIaXN0b3J5UmVzcG9uc2USSQoGR2V0UG90Eh4uY2hpZXUubGVkZ2VyLnYxLkdldFBvdFJlcXVlc3QaHy5jaGlldS5sZWRnZXIudjEuR2V0UG90UmVzcG9uc2USZwoQQ2hlY2tFbGlnaWJpbGl0eRIoLmNoaWV1LmxlZGdlci52MS5DaGVja0VsaWdpYmlsaXR5UmVxdWVzdBopLmNoaWV1LmxlZGdlci52MS5DaGVja0VsaWdpYmlsaXR5UmVzcG9uc2USWwoMQ2xhaW1XZWxjb21lEiQuY2hpZXUubGVkZ2VyLnYxLkNsYWltV2VsY29tZVJlcXVlc3QaJS5jaGlldS5sZWRnZXIudjEuQ2xhaW1XZWxjb21lUmVzcG9uc2USYQoOQ3JlZGl0UHVyY2hhc2USJi5jaGlldS5sZWRnZXIudjEuQ3JlZGl0UHVyY2hhc2VSZXF1ZXN0GicuY2hpZXUubGVkZ2VyLnYxLkNyZWRpdFB1cmNoYXNlUmVzcG9uc2USXgoNQ29udmVydEhlYXJ0cxIlLmNoaWV1LmxlZGdlci52MS5Db252ZXJ0SGVhcnRzUmVxdWVzdBomLmNoaWV1LmxlZGdlci52MS5Db252ZXJ0SGVhcnRzUmVzcG9uc2USbQoSUmVzZXROZWdhdGl2ZVNjb3JlEiouY2hpZXUubGVkZ2VyLnYxLlJlc2V0TmVnYXRpdmVTY29yZVJlcXVlc3QaKy5jaGlldS5sZWRnZXIudjEuUmVzZXROZWdhdGl2ZVNjb3JlUmVzcG9uc2USZAoPUmVzZXRSZXB1dGF0aW9uEicuY2hpZXUubGVkZ2VyLnYxLlJlc2V0UmVwdXRhdGlvblJlcXVlc3QaKC5jaGlldS5sZWRnZXIudjEuUmVzZXRSZXB1dGF0aW9uUmVzcG9uc2USWAoLUmVxdWVzdFNvbmcSIy5jaGlldS5sZWRnZXIudjEuUmVxdWVzdFNvbmdSZXF1ZXN0GiQuY2hpZXUubGVkZ2VyLnYxLlJlcXVlc3RTb25nUmVzcG9uc2USXgoNQnV5TWVtYmVyc2hpcBIlLmNoaWV1LmxlZGdlci52MS5CdXlNZW1iZXJzaGlwUmVxdWVzdBomLmNoaWV1LmxlZGdlci52MS5CdXlNZW1iZXJzaGlwUmVzcG9uc2USWwoMQ3JlZGl0UmV3YXJkEiQuY2hpZXUubGVkZ2VyLnYxLkNyZWRpdFJld2FyZFJlcXVlc3QaJS5jaGlldS5sZWRnZXIudjEuQ3JlZGl0UmV3YXJkUmVzcG9uc2USSQoGQWRqdXN0Eh4uY2hpZXUubGVkZ2VyLnYxLkFkanVzdFJlcXVlc3QaHy5jaGlldS5sZWRnZXIudjEuQWRqdXN0UmVzcG9uc2USUgoJSG9sZENvaW5zEiEuY2hpZXUubGVkZ2VyLnYxLkhvbGRDb2luc1JlcXVlc3QaIi5jaGlldS5sZWRnZXIudjEuSG9sZENvaW5zUmVzcG9uc2USWwoMUmVsZWFzZUNvaW5zEiQuY2hpZXUubGVkZ2VyLnYxLlJlbGVhc2VDb2luc1JlcXVlc3QaJS5jaGlldS5sZWRnZXIudjEuUmVsZWFzZUNvaW5zUmVzcG9uc2USRgoFQXVkaXQSHS5jaGlldS5sZWRnZXIudjEuQXVkaXRSZXF1ZXN0Gh4uY2hpZXUubGVkZ2VyLnYxLkF1ZGl0UmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * One balance.
@@ -59,6 +59,9 @@ export const BalanceSchema: GenMessage<Balance> = /*@__PURE__*/
  */
 export type GetBalancesRequest = Message<"chieu.ledger.v1.GetBalancesRequest"> & {
   /**
+   * The player; empty (the default) means the caller, named by the access token (a service,
+   * which has no account of its own, must name the player).
+   *
    * @generated from field: string player_id = 1;
    */
   playerId: string;
@@ -181,6 +184,9 @@ export const EntrySchema: GenMessage<Entry> = /*@__PURE__*/
  */
 export type GetHistoryRequest = Message<"chieu.ledger.v1.GetHistoryRequest"> & {
   /**
+   * The player; empty (the default) means the caller, named by the access token (a service,
+   * which has no account of its own, must name the player).
+   *
    * @generated from field: string player_id = 1;
    */
   playerId: string;
@@ -320,6 +326,9 @@ export const GetPotResponseSchema: GenMessage<GetPotResponse> = /*@__PURE__*/
  */
 export type CheckEligibilityRequest = Message<"chieu.ledger.v1.CheckEligibilityRequest"> & {
   /**
+   * The player; empty (the default) means the caller, named by the access token (a service,
+   * which has no account of its own, must name the player).
+   *
    * @generated from field: string player_id = 1;
    */
   playerId: string;
@@ -354,6 +363,13 @@ export type CheckEligibilityResponse = Message<"chieu.ledger.v1.CheckEligibility
    * @generated from field: int64 minimum = 3;
    */
   minimum: bigint;
+
+  /**
+   * The player's 金币 are held for an operator's review (then not eligible, whatever the coins).
+   *
+   * @generated from field: bool held = 4;
+   */
+  held: boolean;
 };
 
 /**
@@ -370,6 +386,9 @@ export const CheckEligibilityResponseSchema: GenMessage<CheckEligibilityResponse
  */
 export type ClaimWelcomeRequest = Message<"chieu.ledger.v1.ClaimWelcomeRequest"> & {
   /**
+   * The player; empty (the default) means the caller, named by the access token (a service,
+   * which has no account of its own, must name the player).
+   *
    * @generated from field: string player_id = 1;
    */
   playerId: string;
@@ -462,11 +481,17 @@ export type ConvertHeartsRequest = Message<"chieu.ledger.v1.ConvertHeartsRequest
   requestId: string;
 
   /**
+   * The player; empty (the default) means the caller, named by the access token (a service,
+   * which has no account of its own, must name the player).
+   *
    * @generated from field: string player_id = 2;
    */
   playerId: string;
 
   /**
+   * 红心币 to convert: 1.., and small enough that the 金币 it buys fit an account (an amount out
+   * of range is refused as bad_amount before any account is looked up).
+   *
    * @generated from field: int64 hearts = 3;
    */
   hearts: bigint;
@@ -491,6 +516,9 @@ export type ResetNegativeScoreRequest = Message<"chieu.ledger.v1.ResetNegativeSc
   requestId: string;
 
   /**
+   * The player; empty (the default) means the caller, named by the access token (a service,
+   * which has no account of its own, must name the player).
+   *
    * @generated from field: string player_id = 2;
    */
   playerId: string;
@@ -522,6 +550,9 @@ export type ResetReputationRequest = Message<"chieu.ledger.v1.ResetReputationReq
   requestId: string;
 
   /**
+   * The player; empty (the default) means the caller, named by the access token (a service,
+   * which has no account of its own, must name the player).
+   *
    * @generated from field: string player_id = 2;
    */
   playerId: string;
@@ -546,6 +577,9 @@ export type RequestSongRequest = Message<"chieu.ledger.v1.RequestSongRequest"> &
   requestId: string;
 
   /**
+   * The player; empty (the default) means the caller, named by the access token (a service,
+   * which has no account of its own, must name the player).
+   *
    * @generated from field: string player_id = 2;
    */
   playerId: string;
@@ -582,6 +616,9 @@ export type BuyMembershipRequest = Message<"chieu.ledger.v1.BuyMembershipRequest
   requestId: string;
 
   /**
+   * The player; empty (the default) means the caller, named by the access token (a service,
+   * which has no account of its own, must name the player).
+   *
    * @generated from field: string player_id = 2;
    */
   playerId: string;
@@ -681,6 +718,117 @@ export const AdjustRequestSchema: GenMessage<AdjustRequest> = /*@__PURE__*/
   messageDesc(file_chieu_ledger_v1_ledger_service, 19);
 
 /**
+ * HoldCoins request.
+ *
+ * @generated from message chieu.ledger.v1.HoldCoinsRequest
+ */
+export type HoldCoinsRequest = Message<"chieu.ledger.v1.HoldCoinsRequest"> & {
+  /**
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * Mandatory: why (e.g. the audit's collusion finding).
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message chieu.ledger.v1.HoldCoinsRequest.
+ * Use `create(HoldCoinsRequestSchema)` to create a new message.
+ */
+export const HoldCoinsRequestSchema: GenMessage<HoldCoinsRequest> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 20);
+
+/**
+ * HoldCoins response.
+ *
+ * @generated from message chieu.ledger.v1.HoldCoinsResponse
+ */
+export type HoldCoinsResponse = Message<"chieu.ledger.v1.HoldCoinsResponse"> & {
+  /**
+   * Whether the player's coins are held (always true after the call).
+   *
+   * @generated from field: bool held = 1;
+   */
+  held: boolean;
+
+  /**
+   * Who held them and why (the first hold's, for a repeated call).
+   *
+   * @generated from field: string held_by = 2;
+   */
+  heldBy: string;
+
+  /**
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * @generated from field: int64 held_ms = 4;
+   */
+  heldMs: bigint;
+};
+
+/**
+ * Describes the message chieu.ledger.v1.HoldCoinsResponse.
+ * Use `create(HoldCoinsResponseSchema)` to create a new message.
+ */
+export const HoldCoinsResponseSchema: GenMessage<HoldCoinsResponse> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 21);
+
+/**
+ * ReleaseCoins request.
+ *
+ * @generated from message chieu.ledger.v1.ReleaseCoinsRequest
+ */
+export type ReleaseCoinsRequest = Message<"chieu.ledger.v1.ReleaseCoinsRequest"> & {
+  /**
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * Mandatory: what the review found.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message chieu.ledger.v1.ReleaseCoinsRequest.
+ * Use `create(ReleaseCoinsRequestSchema)` to create a new message.
+ */
+export const ReleaseCoinsRequestSchema: GenMessage<ReleaseCoinsRequest> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 22);
+
+/**
+ * ReleaseCoins response.
+ *
+ * @generated from message chieu.ledger.v1.ReleaseCoinsResponse
+ */
+export type ReleaseCoinsResponse = Message<"chieu.ledger.v1.ReleaseCoinsResponse"> & {
+  /**
+   * Whether a hold was released by this call (false: there was none).
+   *
+   * @generated from field: bool released = 1;
+   */
+  released: boolean;
+};
+
+/**
+ * Describes the message chieu.ledger.v1.ReleaseCoinsResponse.
+ * Use `create(ReleaseCoinsResponseSchema)` to create a new message.
+ */
+export const ReleaseCoinsResponseSchema: GenMessage<ReleaseCoinsResponse> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 23);
+
+/**
  * Audit request.
  *
  * @generated from message chieu.ledger.v1.AuditRequest
@@ -693,7 +841,7 @@ export type AuditRequest = Message<"chieu.ledger.v1.AuditRequest"> & {
  * Use `create(AuditRequestSchema)` to create a new message.
  */
 export const AuditRequestSchema: GenMessage<AuditRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 20);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 24);
 
 /**
  * One audit finding.
@@ -722,7 +870,7 @@ export type AuditProblem = Message<"chieu.ledger.v1.AuditProblem"> & {
  * Use `create(AuditProblemSchema)` to create a new message.
  */
 export const AuditProblemSchema: GenMessage<AuditProblem> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 21);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 25);
 
 /**
  * Audit response.
@@ -756,7 +904,7 @@ export type AuditResponse = Message<"chieu.ledger.v1.AuditResponse"> & {
  * Use `create(AuditResponseSchema)` to create a new message.
  */
 export const AuditResponseSchema: GenMessage<AuditResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 22);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 26);
 
 /**
  * ClaimWelcome response.
@@ -775,7 +923,7 @@ export type ClaimWelcomeResponse = Message<"chieu.ledger.v1.ClaimWelcomeResponse
  * Use `create(ClaimWelcomeResponseSchema)` to create a new message.
  */
 export const ClaimWelcomeResponseSchema: GenMessage<ClaimWelcomeResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 23);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 27);
 
 /**
  * CreditPurchase response.
@@ -794,7 +942,7 @@ export type CreditPurchaseResponse = Message<"chieu.ledger.v1.CreditPurchaseResp
  * Use `create(CreditPurchaseResponseSchema)` to create a new message.
  */
 export const CreditPurchaseResponseSchema: GenMessage<CreditPurchaseResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 24);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 28);
 
 /**
  * ConvertHearts response.
@@ -813,7 +961,7 @@ export type ConvertHeartsResponse = Message<"chieu.ledger.v1.ConvertHeartsRespon
  * Use `create(ConvertHeartsResponseSchema)` to create a new message.
  */
 export const ConvertHeartsResponseSchema: GenMessage<ConvertHeartsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 25);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 29);
 
 /**
  * ResetNegativeScore response.
@@ -832,7 +980,7 @@ export type ResetNegativeScoreResponse = Message<"chieu.ledger.v1.ResetNegativeS
  * Use `create(ResetNegativeScoreResponseSchema)` to create a new message.
  */
 export const ResetNegativeScoreResponseSchema: GenMessage<ResetNegativeScoreResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 26);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 30);
 
 /**
  * ResetReputation response.
@@ -851,7 +999,7 @@ export type ResetReputationResponse = Message<"chieu.ledger.v1.ResetReputationRe
  * Use `create(ResetReputationResponseSchema)` to create a new message.
  */
 export const ResetReputationResponseSchema: GenMessage<ResetReputationResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 27);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 31);
 
 /**
  * RequestSong response.
@@ -870,7 +1018,7 @@ export type RequestSongResponse = Message<"chieu.ledger.v1.RequestSongResponse">
  * Use `create(RequestSongResponseSchema)` to create a new message.
  */
 export const RequestSongResponseSchema: GenMessage<RequestSongResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 28);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 32);
 
 /**
  * BuyMembership response.
@@ -889,7 +1037,7 @@ export type BuyMembershipResponse = Message<"chieu.ledger.v1.BuyMembershipRespon
  * Use `create(BuyMembershipResponseSchema)` to create a new message.
  */
 export const BuyMembershipResponseSchema: GenMessage<BuyMembershipResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 29);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 33);
 
 /**
  * CreditReward response.
@@ -908,7 +1056,7 @@ export type CreditRewardResponse = Message<"chieu.ledger.v1.CreditRewardResponse
  * Use `create(CreditRewardResponseSchema)` to create a new message.
  */
 export const CreditRewardResponseSchema: GenMessage<CreditRewardResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 30);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 34);
 
 /**
  * Adjust response.
@@ -927,7 +1075,7 @@ export type AdjustResponse = Message<"chieu.ledger.v1.AdjustResponse"> & {
  * Use `create(AdjustResponseSchema)` to create a new message.
  */
 export const AdjustResponseSchema: GenMessage<AdjustResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 31);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 35);
 
 /**
  * The ledger service.
@@ -1046,7 +1194,8 @@ export const LedgerService: GenService<{
     output: typeof BuyMembershipResponseSchema;
   },
   /**
-   * A system reward in 金币 (operator role; the ladder's monthly rewards).
+   * A system reward in 金币 (operator role only, within the daily cap; the ladder's own rewards
+   * reach the ledger as records on chieu.ladder.reward, never through this call).
    *
    * @generated from rpc chieu.ledger.v1.LedgerService.CreditReward
    */
@@ -1064,6 +1213,28 @@ export const LedgerService: GenService<{
     methodKind: "unary";
     input: typeof AdjustRequestSchema;
     output: typeof AdjustResponseSchema;
+  },
+  /**
+   * Hold a player's 金币 for an operator's review (a flagged account): nothing but a table's
+   * settlement or an operator's adjustment may take coins from it, and it may not sit at a coin
+   * table, until released. Idempotent.
+   *
+   * @generated from rpc chieu.ledger.v1.LedgerService.HoldCoins
+   */
+  holdCoins: {
+    methodKind: "unary";
+    input: typeof HoldCoinsRequestSchema;
+    output: typeof HoldCoinsResponseSchema;
+  },
+  /**
+   * Release a hold (after the review). Idempotent.
+   *
+   * @generated from rpc chieu.ledger.v1.LedgerService.ReleaseCoins
+   */
+  releaseCoins: {
+    methodKind: "unary";
+    input: typeof ReleaseCoinsRequestSchema;
+    output: typeof ReleaseCoinsResponseSchema;
   },
   /**
    * Recompute every balance from the transfers; check every currency sums to zero.

@@ -1,0 +1,189 @@
+"""Rewards in 金币: paid only for what the ladder recorded, once each, within a daily cap.
+
+- **Where a reward comes from.** The ladder writes each reward it records (a new best level, a
+  month's place) to its outbox in the same transaction, and its relay publishes it on
+  ``chieu.ladder.reward`` (stream ``CHIEU_LADDER``), which only the ladder's NATS user may
+  publish (:mod:`chieu.kit.natsauth`). :class:`RewardConsumer` reads those records through the
+  ledger's own durable (``ledger-rewards``) and posts each as ``reward/<reward id>``. No service
+  credential can make the ledger pay a reward: ``CreditReward`` is for operators only.
+- **Exactly once.** The posting and the inbox row of the record's stream sequence are written in
+  one transaction; a redelivery finds the inbox row, a record published again finds the posting.
+- **The daily cap** (``CHIEU_REWARD_DAILY_CAP``, 金币 per player per UTC day, 0: none):
+  ``ledger_reward_days`` is raised in the posting's transaction only while the day's total stays
+  within the cap. A record over it waits for the next day (``nak`` with the delay to UTC
+  midnight), and is paid then; one that alone exceeds the cap is refused (inbox
+  ``refused:reward_over_cap``, logged as an error) for an operator to pay by hand if it is right.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import os
+import socket
+from typing import Any
+
+import grpc
+from nats.js.client import JetStreamContext
+
+from chieu.kit import db, fields, logs, metrics, names
+from chieu.kit.durable import Durable
+from chieu.kit.durable import seq as _seq
+from chieu.kit.errors import ServiceError, invalid
+from chieu.ledger import books as b
+from chieu.ledger.books import Books, Leg, Posting
+
+log = logs.get("chieu.ledger.rewards")
+
+LADDER_ACTOR = "service:ladder"
+"""The actor of a ladder reward's posting (what the audit's reward reconciliation looks for)."""
+
+
+def reward_posting(reward_id: str, player_id: str, coins: int, reason: str, actor: str) -> Posting:
+    """The posting of one reward: ``coins`` from ``system/coins/rewards`` to the player."""
+    pid = f"reward/{reward_id}"
+    return Posting(pid, "reward", (Leg(pid, b.system(b.COINS, "rewards"), b.player(b.COINS, player_id), coins,
+                                       reason),), actor=actor, memo=reason)
+
+
+def seconds_to_midnight(now: dt.datetime | None = None) -> float:
+    """Seconds until the next UTC day (when a capped reward may be paid)."""
+    now = now or dt.datetime.now(dt.UTC)
+    tomorrow = (now + dt.timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return max(1.0, (tomorrow - now).total_seconds())
+
+
+class OverCap(ServiceError):
+    """A reward beyond the player's daily cap: ``RESOURCE_EXHAUSTED`` with the time to wait."""
+
+    def __init__(self, player_id: str, coins: int, cap: int, so_far: int) -> None:
+        wait = seconds_to_midnight()
+        super().__init__(grpc.StatusCode.RESOURCE_EXHAUSTED, "reward_daily_cap",
+                         f"{player_id} was credited {so_far} of the {cap} 金币 of rewards a day allows; "
+                         f"{coins} more waits for the next UTC day, in {int(wait) + 1} s",
+                         retry_after_ms=int(wait * 1000) + 1)
+        self.retry_after_s = wait
+        self.alone = coins > cap
+        """The reward alone exceeds the cap: it can never be paid automatically."""
+
+
+async def charge_day(conn: db.Conn, player_id: str, coins: int, cap: int, today: dt.date | None = None) -> None:
+    """Add ``coins`` to the player's rewards of the UTC day, in ``conn``'s transaction, or raise
+    :class:`OverCap` (nothing changed) when the day's total would pass ``cap`` (0: no cap)."""
+    day = today or dt.datetime.now(dt.UTC).date()
+    if cap <= 0:
+        return
+    total = await conn.fetchval(
+        "INSERT INTO ledger_reward_days (player_id, day, coins) SELECT $1::text, $2::date, $3::bigint"
+        " WHERE $3::bigint <= $4::bigint ON CONFLICT (player_id, day) DO UPDATE"
+        " SET coins = ledger_reward_days.coins + $3::bigint"
+        " WHERE ledger_reward_days.coins + $3::bigint <= $4::bigint RETURNING coins", player_id, day, coins, cap)
+    if total is None:
+        so_far = await conn.fetchval("SELECT coins FROM ledger_reward_days WHERE player_id = $1 AND day = $2",
+                                     player_id, day)
+        raise OverCap(player_id, coins, cap, int(so_far or 0))
+
+
+def parse_record(data: bytes) -> tuple[str, str, int, str]:
+    """A ladder reward record: (reward id, player id, 金币, reason); ``invalid`` when malformed."""
+    try:
+        payload = json.loads(data)
+        rid, player, coins, reason = (str(payload["reward_id"]), str(payload["player_id"]), payload["coins"],
+                                      str(payload["reason"]))
+    except (ValueError, KeyError, TypeError):
+        raise invalid("bad_reward", "the reward record is not the ladder's JSON") from None
+    if not isinstance(coins, int) or isinstance(coins, bool) or coins <= 0:
+        raise invalid("bad_amount", "a reward's coins must be a positive integer")
+    if not rid.startswith("ladder/"):
+        raise invalid("bad_reward_id", "a ladder reward's id starts with ladder/")
+    return fields.ident(rid, "reward_id"), fields.ident(player, "player_id"), coins, fields.reason(reason, "a reward")
+
+
+class RewardConsumer(Durable):
+    """The ledger's durable consumer of the ladder's reward records (``chieu.ladder.reward``)."""
+
+    def __init__(self, books: Books, js: JetStreamContext, *, daily_cap: int,
+                 durable: str = names.LEDGER_REWARDS_DURABLE, stream: str = names.LADDER.name,
+                 subject: str = names.LADDER_REWARDS, ack_wait_s: float = 30.0, metrics_every_s: float = 5.0) -> None:
+        super().__init__(js, stream=stream, subjects=subject, durable=durable, ack_wait_s=ack_wait_s,
+                         metrics_every_s=metrics_every_s)
+        self.books = books
+        self.daily_cap = daily_cap
+        self.applied_by = f"{socket.gethostname()}:{os.getpid()}"
+        self.paid = 0
+        self.deferred = 0
+        """Records ``nak``ed until the next UTC day (over the daily cap)."""
+
+    async def start(self) -> None:
+        await self.run(self._consume(), name="ledger-rewards")
+
+    async def _consume(self) -> None:
+        sub = await self.subscribe()  # the ladder creates its outbox stream
+        while not self.stopping:
+            for msg in await self.fetch(sub, 32):
+                try:
+                    await self.handle(msg)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("reward not paid; it will be redelivered")
+
+    async def handle(self, msg: Any) -> str:
+        """Pay one record: ``paid``, ``seen`` (inbox), ``deferred`` (over the cap: ``nak``ed until the
+        next day) or ``refused`` (malformed, or over the cap alone; acknowledged, logged)."""
+        self.metrics.delivered(msg)
+        seq = _seq(msg)
+        try:
+            rid, player, coins, reason = parse_record(msg.data)
+        except ServiceError as e:
+            log.error("malformed reward record", seq=seq, reason=e.reason)
+            await self._record(seq, None, f"refused:{e.reason}")
+            await msg.ack()
+            return "refused"
+        p = reward_posting(rid, player, coins, reason, LADDER_ACTOR)
+        try:
+            outcome = await self._pay(seq, p, player, coins)
+        except OverCap as e:
+            if e.alone:
+                log.error("reward over the daily cap by itself", reward_id=rid, coins=coins, cap=self.daily_cap)
+                await self._record(seq, p.id, "refused:reward_over_cap")
+                await msg.ack()
+                return "refused"
+            self.deferred += 1
+            log.warning("reward over the daily cap; paid tomorrow", reward_id=rid, coins=coins)
+            with contextlib.suppress(Exception):
+                await msg.nak(delay=e.retry_after_s)
+            return "deferred"
+        except ServiceError as e:  # the books refuse it (id reused with other content)
+            log.error("reward refused", reward_id=rid, reason=e.reason, message=e.message)
+            await self._record(seq, p.id, f"refused:{e.reason}")
+            await msg.ack()
+            return "refused"
+        if outcome == "seen":
+            self.metrics.inbox_hits.inc()
+        else:
+            self.paid += 1
+            metrics.LEDGER_POSTINGS.labels("reward").inc()
+        await msg.ack()
+        return outcome
+
+    async def _pay(self, seq: int, p: Posting, player: str, coins: int) -> str:
+        async with self.books.pool.acquire() as conn, conn.transaction():
+            fresh = await conn.fetchval(
+                "INSERT INTO ledger_inbox (stream, seq, posting_id, outcome, applied_by)"
+                " VALUES ($1, $2, $3, 'posted', $4) ON CONFLICT DO NOTHING RETURNING seq",
+                self.stream, seq, p.id, self.applied_by)
+            if fresh is None:
+                return "seen"
+            if await self.books.replayed(conn, p) is not None:
+                return "seen"  # the same record published again (after the duplicate window)
+            await charge_day(conn, player, coins, self.daily_cap)
+            await self.books.post(p, conn=conn)
+        return "paid"
+
+    async def _record(self, seq: int, posting_id: str | None, outcome: str) -> None:
+        await self.books.pool.execute(
+            "INSERT INTO ledger_inbox (stream, seq, posting_id, outcome, applied_by) VALUES ($1, $2, $3, $4, $5)"
+            " ON CONFLICT DO NOTHING", self.stream, seq, posting_id, outcome, self.applied_by)
