@@ -1,4 +1,4 @@
-"""The README's hand-played example runs as written, against a live table service."""
+"""The table page's hand-played example (docs/table.md) runs as written, against a live table service."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from tests.conftest import PRIVATE_KEY
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def readme_block(heading: str) -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def doc_block(page: str, heading: str) -> str:
+    """The first ``sh`` block under ``## heading`` of ``page`` (a path from the repository's root)."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    assert f"## {heading}\n" in text, f"{page} has no section {heading!r}"
     section = text.split(f"## {heading}\n", 1)[1]
     found = re.search(r"```sh\n(.*?)```", section, re.S)
     assert found, f"no sh block under {heading}"
@@ -24,7 +26,7 @@ def readme_block(heading: str) -> str:
 
 @pytest.mark.integration
 async def test_playing_a_game_by_hand_works_as_written(table_server: str) -> None:
-    script = readme_block("Playing a game by hand")
+    script = doc_block("docs/table.md", "Playing a game by hand")
     proc = await asyncio.create_subprocess_exec(
         "bash", "-euo", "pipefail", "-c", script, cwd=ROOT,
         env={**os.environ, "CHIEU_TABLE_ADDR": table_server, "CHIEU_TOKEN_PRIVATE_KEY": str(PRIVATE_KEY)},

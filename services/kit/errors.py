@@ -6,6 +6,13 @@ metadata ``chieu-reason: <reason>``, and a ``google.rpc.Status`` with an ``Error
 (``reason``, ``domain`` ``chieu``) in ``grpc-status-details-bin``. Never a stack trace. A refusal
 that says when to come back (a limit) adds ``retry-after-ms: <ms>`` to the trailing metadata and a
 ``RetryInfo`` to the status.
+
+Words (:mod:`chieu.kit.words`): the call's ``accept-language`` picks Vietnamese, Chinese or
+English (the fallback, for any other language too). In Vietnamese or Chinese the details'
+message is the catalog's sentence for the reason; in English it is the service's own message,
+which may say more (the seat, the amount). The ``ErrorInfo``'s metadata carries ``lang``,
+``message`` (the catalog's sentence in that language) and ``detail`` (the service's own English
+message): a client shows ``message`` and logs ``detail``.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
-from chieu.kit import logs
+from chieu.kit import logs, words
 from chieu.kit.request_text import nul_field
 
 log = logs.get("chieu.rpc")
@@ -83,8 +90,20 @@ def from_exception(exc: BaseException) -> ServiceError:
     return ServiceError(grpc.StatusCode.INTERNAL, "internal", "an internal error occurred; it has been logged")
 
 
-def _status_details(err: ServiceError) -> bytes:
-    info = error_details_pb2.ErrorInfo(reason=err.reason, domain="chieu")
+def worded(err: ServiceError, lang: str = words.FALLBACK) -> tuple[str, str]:
+    """The details a client in ``lang`` is sent for ``err`` (``"<reason>: <message>"``), and the
+    catalog's sentence for its reason in that language (the service's own message for a reason the
+    catalog lacks)."""
+    said = words.text(err.reason, lang)
+    sentence = bounded(said) if said is not None else err.message
+    shown = sentence if lang != words.FALLBACK else err.message
+    return f"{err.reason}: {shown}", sentence
+
+
+def _status_details(err: ServiceError, lang: str = words.FALLBACK) -> bytes:
+    details_text, sentence = worded(err, lang)
+    info = error_details_pb2.ErrorInfo(reason=err.reason, domain="chieu",
+                                       metadata={"lang": lang, "message": sentence, "detail": err.message})
     detail = any_pb2.Any()
     detail.Pack(info)
     details = [detail]
@@ -95,7 +114,7 @@ def _status_details(err: ServiceError) -> bytes:
         details[-1].Pack(retry)
     code = err.status.value[0]
     status = status_pb2.Status(code=code if code in code_pb2.Code.values() else 2,
-                               message=f"{err.reason}: {err.message}", details=details)
+                               message=details_text, details=details)
     data: bytes = status.SerializeToString()
     return data
 
@@ -109,12 +128,13 @@ async def _abort(context: grpc.aio.ServicerContext[Any, Any], exc: BaseException
         log.error("unhandled error", method=method, exc_info=exc)
     else:
         log.info("refused", method=method, reason=err.reason, status=err.status.name)
+    lang = words.of_metadata(context.invocation_metadata())
     trailing: tuple[tuple[str, str | bytes], ...] = (
-        ("chieu-reason", err.reason), ("grpc-status-details-bin", _status_details(err)))
+        ("chieu-reason", err.reason), ("grpc-status-details-bin", _status_details(err, lang)))
     if err.retry_after_ms:
         trailing += (("retry-after-ms", str(err.retry_after_ms)),)
     context.set_trailing_metadata(trailing)
-    await context.abort(err.status, f"{err.reason}: {err.message}")
+    await context.abort(err.status, worded(err, lang)[0])
 
 
 class _Malformed:

@@ -1,4 +1,4 @@
-"""The README's lobby example runs as written (against the in-process services)."""
+"""The lobby page's Python client (docs/lobby.md) runs as written (against the in-process services)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "lobby.md"
 
 
-async def test_the_readme_client_runs(system: str, capsys: pytest.CaptureFixture[str]) -> None:
-    text = README.read_text()
-    section = text[text.index("## The lobby: the portal flow"):]
+async def test_the_lobby_pages_client_runs(system: str, capsys: pytest.CaptureFixture[str]) -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    section = text[text.index("## The portal flow for a front-end"):]
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None
     source = code.group(1).replace("127.0.0.1:50054", system).replace("asyncio.run(main())", "")
     scope: dict[str, Any] = {}
-    exec(compile(source, "README.md", "exec"), scope)
+    exec(compile(source, "docs/lobby.md", "exec"), scope)
     await asyncio.wait_for(scope["main"](), 20)
     out = capsys.readouterr().out
     assert "welcome coins: 200" in out and "phom.coins.1" in out and "seated at" in out

@@ -1,0 +1,226 @@
+"""Words a player can read (issue 24): every code the source can refuse with, every hand outcome
+and every payment reason has a sentence in Vietnamese, Chinese and English; the caller's
+``accept-language`` picks the one in the status and its ``ErrorInfo``; the web client's catalog
+is generated from the same file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from google.rpc import error_details_pb2, status_pb2
+
+from chieu.games.core import IllegalMove
+from chieu.kit import outages, words
+from chieu.kit.errors import MAX_MESSAGE, GuardedServer, invalid
+from chieu_tools.localnats import free_port
+from tests.words.scan import ROOT, game_reasons, refusal_codes
+
+REPO = Path(__file__).resolve().parents[2]
+
+TEMPLATES = {
+    "bad_{what}": {f"bad_{w}" for w in (
+        "adjustment_id", "correction_id", "game", "payment_id", "player_id", "request_id", "reward_id", "song",
+        "table_id", "target")},
+    "{service}_unavailable": {f"{s}_unavailable" for s in ("ledger", "ladder", "table", "lobby")},
+    "{service}_refused": {f"{s}_refused" for s in ("ledger", "ladder", "table", "lobby")},
+    "insufficient_{currency}": {"insufficient_coins", "insufficient_hearts"},
+}
+"""The codes an f-string code can be: ``fields.ident``/``fields.text``'s field names, the peers a
+service relays, the wallets that can never go below 0."""
+PAYMENT_TEMPLATES = {
+    "eat_{eats}": {"eat_1", "eat_2"},
+    "gang_{t.value}": {"gang_ming_gang", "gang_bu_gang", "gang_an_gang"},
+}
+PASSED_ON = {
+    # a wrapper of the builder: the code is its own parameter, checked at its callers
+    "services/kit/errors.py:invalid: reason", "services/kit/errors.py:not_found: reason",
+    "services/kit/errors.py:precondition: reason", "services/kit/errors.py:<module>: reason",
+    "services/kit/auth.py:_unauthenticated: reason", "services/kit/auth.py:<module>: reason",
+    "services/lobby/sessions.py:unauthenticated: reason", "services/lobby/sessions.py:<module>: reason",
+    "services/games/gouji/game.py:_bad: code", "services/games/gouji/game.py:<module>: code",
+    "services/table/refusals.py:invalid: reason", "services/table/refusals.py:precondition: reason",
+    "services/table/refusals.py:denied: reason", "services/table/refusals.py:<module>: reason",
+    # a rules core's RuleViolation (its codes are the games' own) or an outage (outages.MESSAGES)
+    "services/kit/errors.py:from_exception: exc.code", "services/kit/errors.py:<module>: exc.code",
+    "services/kit/errors.py:from_exception: outage", "services/kit/errors.py:<module>: outage",
+    "services/table/refusals.py:of: _KINDS.get(violation.status, Kind.PRECONDITION)",
+    "services/table/refusals.py:<module>: _KINDS.get(violation.status, Kind.PRECONDITION)",
+    # a peer's code relayed as it came (each peer's codes are scanned in its own source)
+    "services/lobby/peers.py:unavailable: str(reason) or f'{service}_refused'",
+    "services/lobby/peers.py:<module>: str(reason) or f'{service}_refused'",
+    "services/lobby/service.py:_relay: reason or f'{service}_refused'",
+    "services/lobby/service.py:<module>: reason or f'{service}_refused'",
+    # a refusal decided earlier and raised at the edge (decide's Refused values; the gates' codes)
+    "services/table/tables.py:error: refused.reason", "services/table/tables.py:<module>: refused.reason",
+    "services/table/servicer.py:_admit: reason", "services/table/servicer.py:<module>: reason",
+    "services/lobby/service.py:QuickSeat: gate.reason", "services/lobby/service.py:<module>: gate.reason",
+}
+GATES = {"not_enough_coins", "ladder_level_too_low", "reputation_too_low"}
+"""The gates' codes (the lobby's Gate.reason, the table's admission): assigned, not raised."""
+
+
+def _expand(templates: set[str], known: dict[str, set[str]]) -> set[str]:
+    unknown = templates - set(known)
+    assert not unknown, f"a code built from an f-string the test does not know: {sorted(unknown)}"
+    return set().union(*(known[t] for t in templates)) if templates else set()
+
+
+def every_refusal_code() -> set[str]:
+    found = refusal_codes(ROOT)
+    unread = sorted(found.unresolved - PASSED_ON)
+    assert not unread, f"refusal codes the scan cannot follow to a constant (read them, then list them): {unread}"
+    return found.codes | _expand(found.templates, {**TEMPLATES}) | set(outages.MESSAGES) | GATES
+
+
+def test_the_scan_finds_codes_of_every_service_and_game() -> None:
+    """The scan itself works: codes of each service and each rules core are among what it finds."""
+    codes = every_refusal_code()
+    for code in ("bad_text", "unknown_account", "bad_month", "username_taken", "table_full", "sealed",
+                 "dealer_first_turn", "no_path", "ting_needs_wind", "must_draw", "quan_square", "illegal_move",
+                 "bad_player_id", "insufficient_hearts", "log_unavailable"):
+        assert code in codes, code
+    outcomes, payments, _ = game_reasons()
+    assert {"quans_gone", "checkmate", "triet_win", "u_den", "one_team_left", "huangzhuang", "time_up"} <= outcomes
+    assert {"cuoc", "mom", "chot", "ga_win", "gai_triet", "gouji", "win"} <= payments
+
+
+def gaps(catalog: Any) -> list[str]:
+    """``kind.code.lang`` of every sentence missing, empty, unprintable or too long."""
+    out = []
+    for kind in words.KINDS:
+        for code, entry in catalog[kind].items():
+            for lang in words.LANGUAGES:
+                said = entry.get(lang, "")
+                if not (said.strip() and said.isprintable() and len(said) <= MAX_MESSAGE):
+                    out.append(f"{kind}.{code}.{lang}")
+            out += [f"{kind}.{code}.{lang}?" for lang in set(entry) - set(words.LANGUAGES)]
+    return out
+
+
+def test_every_entry_has_three_bounded_printable_languages() -> None:
+    assert gaps(words.catalog()) == []
+
+
+def test_a_code_missing_a_language_fails_the_check() -> None:
+    """The check can fail: an entry without its Chinese, or with an empty or a fourth one."""
+    doctored = {kind: dict(words.catalog()[kind]) for kind in words.KINDS}
+    doctored["refusal"]["not_your_turn"] = {"en": "It is not your turn.", "vi": "Chưa đến lượt bạn."}
+    doctored["payment"]["mom"] = {"en": "Móm.", "vi": " ", "zh": "Móm。", "fr": "Móm."}
+    assert gaps(doctored) == ["refusal.not_your_turn.zh", "payment.mom.vi", "payment.mom.fr?"]
+
+
+def test_every_refusal_code_anywhere_has_words() -> None:
+    missing = sorted(every_refusal_code() - set(words.catalog()["refusal"]))
+    assert not missing, f"refusal codes without words in catalog.toml: {missing}"
+
+
+def test_every_outcome_and_payment_reason_has_words() -> None:
+    outcomes, payments, templates = game_reasons()
+    payments |= _expand(templates, PAYMENT_TEMPLATES)
+    assert not sorted(outcomes - set(words.catalog()["outcome"])), "outcome reasons without words"
+    assert not sorted(payments - set(words.catalog()["payment"])), "payment reasons without words"
+
+
+def test_native_terms_stay_native() -> None:
+    r = words.catalog()["refusal"]
+    assert "Ù" in r["not_u"]["en"] and "Ù" in r["not_u"]["vi"] and "Ù" in r["not_u"]["zh"]
+    assert "捎牌" in r["sealed"]["vi"] and "phỏm" in r["illegal_meld"]["zh"]
+    assert "gà" in words.catalog()["payment"]["ga_deal"]["zh"]
+
+
+@pytest.mark.parametrize(("header", "lang"), [
+    (None, "en"), ("", "en"), ("vi", "vi"), ("vi-VN,vi;q=0.9,en;q=0.8", "vi"), ("zh-Hans-CN", "zh"),
+    ("zh-TW;q=0.5, en;q=0.9", "en"), ("fr-FR, de", "en"), ("fr, zh;q=0.3", "zh"), ("*", "en"),
+    ("vi;q=0, zh", "zh"), ("vi;q=abc", "en"), ("en;q=2, vi", "vi"), (";;;,,,=", "en"),
+    ("x" * 10_000 + ",vi", "en"),  # past MAX_HEADER: not read
+    (["fr", "zh"], "zh"),
+])
+def test_accept_language_picks_one_of_ours_or_english(header: Any, lang: str) -> None:
+    assert words.language(header) == lang
+
+
+def test_unknown_codes_and_languages_fall_back() -> None:
+    assert words.text("no_such_code_at_all", "vi") is None
+    assert words.text("not_your_turn", "fr") == words.text("not_your_turn", "en")
+    assert words.text("cuoc", "vi", "payment") == "Tiền cược."
+
+
+# -- over a real gRPC server: the guard speaks the caller's language ---------------------------
+
+async def _refuse(request: bytes, context: Any) -> bytes:
+    raise invalid("bad_seat", "seats are 0..3, not 7")
+
+
+async def _illegal(request: bytes, context: Any) -> bytes:
+    raise IllegalMove("dealer_first_turn", "the dealer's first turn is a discard only")
+
+
+async def _unknown(request: bytes, context: Any) -> bytes:
+    raise invalid("brand_new_code", "a code the catalog does not have yet")
+
+
+@pytest.fixture
+async def channel() -> AsyncIterator[grpc.aio.Channel]:
+    server = grpc.aio.server()
+    GuardedServer(server).add_registered_method_handlers("test.Words", {
+        "Refuse": grpc.unary_unary_rpc_method_handler(_refuse),
+        "Illegal": grpc.unary_unary_rpc_method_handler(_illegal),
+        "Unknown": grpc.unary_unary_rpc_method_handler(_unknown),
+    })
+    port = server.add_insecure_port(f"127.0.0.1:{free_port()}")
+    await server.start()
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+        yield ch
+    await server.stop(None)
+
+
+async def _call(channel: grpc.aio.Channel, method: str, lang: str | None) -> tuple[str, dict[str, str], str]:
+    md = (("accept-language", lang),) if lang is not None else None
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await channel.unary_unary(f"/test.Words/{method}")(b"", metadata=md)
+    trailing = dict(e.value.trailing_metadata() or ())
+    status = status_pb2.Status.FromString(trailing["grpc-status-details-bin"])
+    info = error_details_pb2.ErrorInfo()
+    assert status.details[0].Unpack(info)
+    assert status.message == e.value.details()
+    return e.value.details() or "", dict(info.metadata), trailing["chieu-reason"]
+
+
+@pytest.mark.parametrize("lang", ["vi", "zh"])
+async def test_a_refusal_is_worded_in_the_callers_language(channel: grpc.aio.Channel, lang: str) -> None:
+    details, info, reason = await _call(channel, "Illegal", f"{lang}-XX;q=0.9, en;q=0.1")
+    said = words.text("dealer_first_turn", lang)
+    assert reason == "dealer_first_turn" and details == f"dealer_first_turn: {said}"
+    assert info == {"lang": lang, "message": said, "detail": "the dealer's first turn is a discard only"}
+
+
+@pytest.mark.parametrize("lang", [None, "en-GB", "fr", "ja;q=1, de", "vi;q=0"])
+async def test_english_or_an_unknown_language_gets_the_services_own_message(
+        channel: grpc.aio.Channel, lang: str | None) -> None:
+    details, info, _ = await _call(channel, "Refuse", lang)
+    assert details == "bad_seat: seats are 0..3, not 7"
+    assert info == {"lang": "en", "message": words.text("bad_seat", "en"), "detail": "seats are 0..3, not 7"}
+
+
+async def test_a_code_the_catalog_lacks_keeps_its_message(channel: grpc.aio.Channel) -> None:
+    details, info, _ = await _call(channel, "Unknown", "vi")
+    assert details == "brand_new_code: a code the catalog does not have yet"
+    assert info["message"] == info["detail"] == "a code the catalog does not have yet"
+
+
+# -- the TypeScript catalog ----------------------------------------------------------------------
+
+def test_the_web_clients_catalog_is_generated_from_this_one(tmp_path: Path) -> None:
+    out = tmp_path / "words.ts"
+    subprocess.run([sys.executable, str(REPO / "scripts" / "wordsts"), str(out)], check=True)
+    committed = REPO / "web" / "gen" / "chieu" / "words.ts"
+    assert out.read_text(encoding="utf-8") == committed.read_text(encoding="utf-8"), \
+        "web/gen/chieu/words.ts is stale: run web/scripts/gen"
+    line = '"dealer_first_turn": { vi: "Lượt đầu của nhà cái chỉ được đánh bài."'
+    assert line in committed.read_text(encoding="utf-8")
