@@ -5,6 +5,8 @@ is generated from the same file."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -16,7 +18,7 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2
 
 from chieu.games.core import IllegalMove
-from chieu.kit import outages, words
+from chieu.kit import words
 from chieu.kit.errors import MAX_MESSAGE, GuardedServer, invalid
 from chieu_tools.localnats import free_port
 from tests.words.scan import ROOT, game_reasons, refusal_codes
@@ -61,6 +63,9 @@ PASSED_ON = {
     "services/table/servicer.py:_admit: reason", "services/table/servicer.py:<module>: reason",
     "services/lobby/service.py:QuickSeat: gate.reason", "services/lobby/service.py:<module>: gate.reason",
 }
+OUTAGES = set(getattr(importlib.import_module("chieu.kit.outages"), "MESSAGES", {})
+              if importlib.util.find_spec("chieu.kit.outages") else ())
+"""The codes of a dependency's outage (:mod:`chieu.kit.outages`, where it exists)."""
 GATES = {"not_enough_coins", "ladder_level_too_low", "reputation_too_low"}
 """The gates' codes (the lobby's Gate.reason, the table's admission): assigned, not raised."""
 
@@ -75,7 +80,7 @@ def every_refusal_code() -> set[str]:
     found = refusal_codes(ROOT)
     unread = sorted(found.unresolved - PASSED_ON)
     assert not unread, f"refusal codes the scan cannot follow to a constant (read them, then list them): {unread}"
-    return found.codes | _expand(found.templates, {**TEMPLATES}) | set(outages.MESSAGES) | GATES
+    return found.codes | _expand(found.templates, {**TEMPLATES}) | OUTAGES | GATES
 
 
 def test_the_scan_finds_codes_of_every_service_and_game() -> None:
