@@ -14,6 +14,7 @@ import asyncpg
 import grpc
 import pytest
 
+from chieu.games import registry
 from chieu.kit.settings import Settings
 from chieu.lobby.v1 import lobby_service_pb2 as pb
 from chieu.table.client import TableClient, game_view
@@ -267,7 +268,7 @@ async def test_the_portal_path(stub: Any, operator: Any, settings: Settings) -> 
     hs = await until(settled)
     assert sum(h.coins for h in hs) <= 800 and all(h.coins >= 0 for h in hs)
     assert all([t.table_id for t in h.seated] == [table_id] for h in hs)
-    assert all(h.reputation == 100 and len(h.levels) == 7 and not h.unavailable for h in hs)
+    assert all(h.reputation == 100 and len(h.levels) == len(registry.KEYS) and not h.unavailable for h in hs)
     assert hs[0].player.name == "P0"
     await w.close()
     for c in clients.values():
