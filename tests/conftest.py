@@ -191,9 +191,12 @@ async def lobby_server(settings: Settings, database_url: str) -> AsyncIterator[s
     """An in-process lobby service (its table-list projection included) on a free port."""
     from chieu.lobby.app import build
 
+    # every test signs in from 127.0.0.1: the per-address limits of new players and welcome coins
+    # are off here (tests/lobby/test_abuse.py runs lobbies of its own with them on)
     lobby_settings = replace(settings, database_url=database_url, lobby_ack_wait_s=2.0,
                              token_private_key=str(PRIVATE_KEY), service_token=credential("lobby"),
-                             nats_creds=nats_creds("lobby"))
+                             nats_creds=nats_creds("lobby"), lobby_new_players_per_address=0,
+                             lobby_welcome_per_address=0, lobby_welcome_per_device=0)
     server = await build(lobby_settings)
     await server.start()
     try:

@@ -27,7 +27,7 @@ SERVICES = {  # cluster → the gRPC services behind it (the path prefixes route
     "ladder": ("chieu.ladder.v1.LadderService",),
     "lobby": ("chieu.lobby.v1.LobbyService",),
 }
-EXPOSED_HEADERS = "grpc-status,grpc-message,grpc-status-details-bin,chieu-reason"
+EXPOSED_HEADERS = "grpc-status,grpc-message,grpc-status-details-bin,chieu-reason,retry-after-ms"
 ALLOWED_HEADERS = ("content-type,x-grpc-web,x-user-agent,authorization,grpc-timeout,"
                    "connect-protocol-version,connect-timeout-ms")
 
@@ -116,6 +116,9 @@ def config(listen: str, upstream: dict[str, str], static: str | None, *,
         "stat_prefix": "web",
         "codec_type": "AUTO",
         "stream_idle_timeout": "0s",  # a quiet Watch is not idle: it waits for the next move
+        # the browser's address (the peer Envoy sees) appended to X-Forwarded-For: what the services
+        # count a client by when they trust this gateway (CHIEU_TRUSTED_PROXIES)
+        "use_remote_address": True,
         "route_config": {"name": "chieu", "virtual_hosts": [virtual_host]},
         "http_filters": [
             {"name": "envoy.filters.http.grpc_web", "typed_config": {

@@ -6,6 +6,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
+from chieu.kit import address
+
 
 class SettingsError(ValueError):
     """An environment variable that does not parse."""
@@ -69,6 +71,10 @@ class Settings:
     list and call every method), 0 does not (the production overlay sets 0)."""
     instance: str = ""
     """``CHIEU_INSTANCE``: a name for this process in logs (default: host and pid)."""
+    trusted_proxies: str = ""
+    """``CHIEU_TRUSTED_PROXIES``: the proxies (addresses or CIDR networks, comma-separated) whose
+    ``X-Forwarded-For`` names the client's address; empty: the header is ignored and the peer's
+    address is the client's (``chieu up`` trusts its local Envoy: ``127.0.0.1/32,::1/128``)."""
     database_url: str = ""
     """``DATABASE_URL``: the PostgreSQL of the ledger (``postgresql://...``; ``?host=/dir`` for a socket)."""
     ledger_addr: str = "127.0.0.1:50052"
@@ -137,10 +143,34 @@ class Settings:
     lobby_refresh_ttl_s: int = 2_592_000
     """``CHIEU_LOBBY_REFRESH_TTL_S``: lifetime of a refresh token (seconds; 30 days)."""
     lobby_signin_failures: int = 5
-    """``CHIEU_LOBBY_SIGNIN_FAILURES``: failed sign-ins per account, and per device, within the
-    window before further tries are refused (``RESOURCE_EXHAUSTED`` with the time to wait)."""
-    lobby_signin_window_s: int = 300
-    """``CHIEU_LOBBY_SIGNIN_WINDOW_S``: the window of the sign-in failure count (seconds)."""
+    """``CHIEU_LOBBY_SIGNIN_FAILURES``: failed sign-ins free of delay per account and device, and per
+    account and address (an address's failures over every account: 4× this); each failure after
+    them doubles the wait before the next try (``RESOURCE_EXHAUSTED`` / ``too_many_attempts`` with
+    the time to wait). A device that has signed in to the account before is never delayed by
+    failures from elsewhere."""
+    lobby_signin_window_s: int = 3600
+    """``CHIEU_LOBBY_SIGNIN_WINDOW_S``: a count of failed sign-ins is forgotten this long after its
+    last failure (seconds)."""
+    lobby_signin_delay_s: float = 1.0
+    """``CHIEU_LOBBY_SIGNIN_DELAY_S``: the wait after the first failure over the free ones (seconds);
+    it doubles with each further failure."""
+    lobby_signin_delay_max_s: float = 900.0
+    """``CHIEU_LOBBY_SIGNIN_DELAY_MAX_S``: the longest wait between failed sign-ins (seconds): a delay,
+    never a lock."""
+    lobby_new_players_per_address: int = 20
+    """``CHIEU_LOBBY_NEW_PLAYERS_PER_ADDRESS``: new players (guests and accounts) one client address
+    may create per ``CHIEU_LOBBY_NEW_PLAYERS_WINDOW_S``; the next is refused (``RESOURCE_EXHAUSTED``
+    / ``too_many_new_players`` with the time to wait). 0: no limit."""
+    lobby_new_players_window_s: int = 3600
+    """``CHIEU_LOBBY_NEW_PLAYERS_WINDOW_S``: the window of the new-player limit (seconds)."""
+    lobby_welcome_per_address: int = 1
+    """``CHIEU_LOBBY_WELCOME_PER_ADDRESS``: welcome 金币 one client address may collect per
+    ``CHIEU_LOBBY_WELCOME_WINDOW_S``; a new player over it is made, with no welcome coins. 0: no limit."""
+    lobby_welcome_per_device: int = 1
+    """``CHIEU_LOBBY_WELCOME_PER_DEVICE``: welcome 金币 one device may collect per
+    ``CHIEU_LOBBY_WELCOME_WINDOW_S`` (a guest and the accounts registered on it). 0: no limit."""
+    lobby_welcome_window_s: int = 86400
+    """``CHIEU_LOBBY_WELCOME_WINDOW_S``: the window of the welcome limits (seconds; a day)."""
     lobby_ack_wait_s: float = 30.0
     """``CHIEU_LOBBY_ACK_WAIT_S``: how long the lobby's durable waits for an ack before it
     redelivers; the durable's setting (the last lobby process started sets it)."""
@@ -154,7 +184,7 @@ class Settings:
     """``CHIEU_RATE_PER_PLAYER``: requests per second a player may make to one service process (a token
     bucket, ``CHIEU_RATE_BURST`` deep); over it: ``RESOURCE_EXHAUSTED`` / ``rate_limited`` with the
     wait. 0: no limit."""
-    rate_per_address: float = 200.0
+    rate_per_address: float = 500.0
     """``CHIEU_RATE_PER_ADDRESS``: requests per second one client address may make to one service
     process (the same bucket, per peer address). 0: no limit."""
     rate_burst: float = 2.0
@@ -209,6 +239,7 @@ _ENV = {
     "event_loop": "CHIEU_EVENT_LOOP",
     "reflection": "CHIEU_REFLECTION",
     "instance": "CHIEU_INSTANCE",
+    "trusted_proxies": "CHIEU_TRUSTED_PROXIES",
     "database_url": "DATABASE_URL",
     "ledger_addr": "CHIEU_LEDGER_ADDR",
     "ledger_ack_wait_s": "CHIEU_LEDGER_ACK_WAIT_S",
@@ -239,6 +270,13 @@ _ENV = {
     "lobby_refresh_ttl_s": "CHIEU_LOBBY_REFRESH_TTL_S",
     "lobby_signin_failures": "CHIEU_LOBBY_SIGNIN_FAILURES",
     "lobby_signin_window_s": "CHIEU_LOBBY_SIGNIN_WINDOW_S",
+    "lobby_signin_delay_s": "CHIEU_LOBBY_SIGNIN_DELAY_S",
+    "lobby_signin_delay_max_s": "CHIEU_LOBBY_SIGNIN_DELAY_MAX_S",
+    "lobby_new_players_per_address": "CHIEU_LOBBY_NEW_PLAYERS_PER_ADDRESS",
+    "lobby_new_players_window_s": "CHIEU_LOBBY_NEW_PLAYERS_WINDOW_S",
+    "lobby_welcome_per_address": "CHIEU_LOBBY_WELCOME_PER_ADDRESS",
+    "lobby_welcome_per_device": "CHIEU_LOBBY_WELCOME_PER_DEVICE",
+    "lobby_welcome_window_s": "CHIEU_LOBBY_WELCOME_WINDOW_S",
     "lobby_ack_wait_s": "CHIEU_LOBBY_ACK_WAIT_S",
     "coin_stakes": "CHIEU_COIN_STAKES",
     "reward_daily_cap": "CHIEU_REWARD_DAILY_CAP",
@@ -284,6 +322,16 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     if min(s.lobby_access_ttl_s, s.lobby_refresh_ttl_s, s.lobby_signin_failures, s.lobby_signin_window_s) < 1 \
             or not s.lobby_ack_wait_s > 0:
         raise SettingsError("the CHIEU_LOBBY_* lifetimes, windows, limits and ack wait must be positive")
+    if not 0 < s.lobby_signin_delay_s <= s.lobby_signin_delay_max_s:
+        raise SettingsError("CHIEU_LOBBY_SIGNIN_DELAY_S must be positive and at most CHIEU_LOBBY_SIGNIN_DELAY_MAX_S")
+    if min(s.lobby_new_players_per_address, s.lobby_welcome_per_address, s.lobby_welcome_per_device) < 0 \
+            or min(s.lobby_new_players_window_s, s.lobby_welcome_window_s) < 1:
+        raise SettingsError("the CHIEU_LOBBY_NEW_PLAYERS_* and CHIEU_LOBBY_WELCOME_* limits must not be negative, "
+                            "their windows positive")
+    try:
+        address.proxies(s.trusted_proxies)
+    except address.SettingsError as e:
+        raise SettingsError(str(e)) from None
     if s.ladder_up < 1 or s.ladder_down < 1:
         raise SettingsError("CHIEU_LADDER_UP and CHIEU_LADDER_DOWN must be at least 1")
     if s.ladder_floor_style not in ("at", "below"):

@@ -49,7 +49,9 @@ def start_lobby(url: str, dburl: str, table_addr: str) -> tuple[subprocess.Popen
     env = {**os.environ, "NATS_URL": url, "DATABASE_URL": dburl, "CHIEU_LOBBY_ADDR": f"127.0.0.1:{port}",
            "CHIEU_TABLE_ADDR": table_addr, "CHIEU_LEDGER_ADDR": "", "CHIEU_LADDER_ADDR": "",
            "CHIEU_LOG_LEVEL": "error", "CHIEU_TOKEN_PRIVATE_KEY": str(PRIVATE_KEY),
-           "CHIEU_SERVICE_TOKEN": credential("lobby")}
+           "CHIEU_SERVICE_TOKEN": credential("lobby"),
+           # every account is registered from 127.0.0.1: no per-address new-player limit here
+           "CHIEU_LOBBY_NEW_PLAYERS_PER_ADDRESS": "0"}
     proc = subprocess.Popen([sys.executable, "-m", "chieu.lobby"], env=env)
     localnats.wait_for_port(port, 60, proc)
     return proc, f"127.0.0.1:{port}"

@@ -37,7 +37,10 @@ def main() -> int:
     data = Path(tempfile.mkdtemp(prefix="chieu-bench-web-"))
     ports = {k: localnats.free_port() for k in ("nats", "table", "ledger", "ladder", "lobby", "web")}
     env = {**os.environ, "CHIEU_LOG_LEVEL": "warning", "CHIEU_LEDGER_ADDR": f"127.0.0.1:{ports['ledger']}",
-           "CHIEU_LADDER_ADDR": f"127.0.0.1:{ports['ladder']}", "CHIEU_LOBBY_ADDR": f"127.0.0.1:{ports['lobby']}"}
+           "CHIEU_LADDER_ADDR": f"127.0.0.1:{ports['ladder']}", "CHIEU_LOBBY_ADDR": f"127.0.0.1:{ports['lobby']}",
+           # every guest signs in from 127.0.0.1: no per-address limits of new players and welcome coins
+           "CHIEU_LOBBY_NEW_PLAYERS_PER_ADDRESS": "0", "CHIEU_LOBBY_WELCOME_PER_ADDRESS": "0",
+           "CHIEU_LOBBY_WELCOME_PER_DEVICE": "0"}
     for k in ("CHIEU_TOKEN_PRIVATE_KEY", "CHIEU_TOKEN_PUBLIC_KEYS", "CHIEU_SERVICE_TOKEN", "DATABASE_URL", "NATS_URL"):
         env.pop(k, None)  # chieu up makes its own
     up = subprocess.Popen([sys.executable, "-m", "chieu.cli", "up", "--data", str(data),

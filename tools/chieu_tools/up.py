@@ -139,6 +139,7 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
     lobby_port = int(settings.lobby_addr.rsplit(":", 1)[1])
     ports = {"table": table_port, "ledger": ledger_port, "ladder": ladder_port, "lobby": lobby_port}
     env = {
+        "CHIEU_TRUSTED_PROXIES": "127.0.0.1/32,::1/128",  # the local Envoy's X-Forwarded-For (unless set)
         **os.environ,
         "NATS_URL": url,
         **{f"CHIEU_{s.upper()}_ADDR": f"127.0.0.1:{port}" for s, port in ports.items()},

@@ -55,10 +55,13 @@ SLOW_NODE = 2
 WINDOW_AFTER_S = 5.0
 """A fault's window lasts until this long after its end (throughput outside the windows)."""
 SERVICE_ENV = {"CHIEU_LOG_FORMAT": "json", "CHIEU_LEDGER_ACK_WAIT_S": "5", "CHIEU_LADDER_ACK_WAIT_S": "5",
-               "CHIEU_LOBBY_ACK_WAIT_S": "5", "CHIEU_LOBBY_ACCESS_TTL_S": "240"}
+               "CHIEU_LOBBY_ACK_WAIT_S": "5", "CHIEU_LOBBY_ACCESS_TTL_S": "240",
+               "CHIEU_LOBBY_NEW_PLAYERS_PER_ADDRESS": "0", "CHIEU_LOBBY_WELCOME_PER_ADDRESS": "0",
+               "CHIEU_LOBBY_WELCOME_PER_DEVICE": "0"}
 """Short ack waits (a message held by a killed consumer comes back within 5 s) and 4-minute access
 tokens (every player refreshes its session, and its watch streams end with their token, every
-two minutes or so)."""
+two minutes or so); every bot signs in from 127.0.0.1, so the per-address limits of new players
+and welcome coins are off."""
 
 
 @dataclass
@@ -70,8 +73,9 @@ class Config:
     spectators: int = 2
     probes: int = 2
     behaviour: Behaviour = field(default_factory=Behaviour)
-    quiet_s: float = 240.0
-    """How long the system may take to go quiet after the clients stop."""
+    quiet_s: float | None = None
+    """How long the system may take to go quiet after the clients stop (None: :func:`quiet_limit_s`
+    of the run's length)."""
     keep: bool = False
     """Keep the cluster up after the report, until Ctrl-C (to look at a failure with the audit tools)."""
 
@@ -163,14 +167,25 @@ async def _put_rooms(target: str, token: str, groups: list[Group]) -> None:
                 raise RuntimeError(f"cannot put room {room.room_id}: {r.code} {r.reason}")
 
 
-async def quiesce(nats_url: str, creds: str, limit_s: float, still_s: float = 5.0) -> bool:
+def quiet_limit_s(total_s: float) -> float:
+    """The longest wait for quiet after a run of ``total_s`` seconds: 4 minutes plus as long again as
+    the run (a longer run leaves more hands of players gone to end by auto-play, and more backlog
+    after its faults), at most an hour. A 4-minute run with no violation once ran out of a fixed
+    240 s wait while the stream was still moving."""
+    return min(3600.0, 240.0 + total_s)
+
+
+async def quiesce(nats_url: str, creds: str, limit_s: float, still_s: float = 5.0, stall_s: float = 180.0) -> bool:
     """Wait until the table stream has been still for ``still_s`` and every durable consumer of it
-    (ledger, ladder, lobby) has nothing pending nor unacknowledged (read as the ``audit`` user)."""
+    (ledger, ladder, lobby) has nothing pending nor unacknowledged (read as the ``audit`` user).
+    False after ``limit_s``, or sooner when nothing at all has changed for ``stall_s`` while work is
+    still pending (a stuck consumer: waiting longer would not help)."""
     nc = await natsauth.connect_url(nats_url, "chieu-chaos", creds=creds, max_reconnect_attempts=-1)
     try:
         js = nc.jetstream()
         deadline = time.monotonic() + limit_s
-        last, since = -1, time.monotonic()
+        last, since = (-1, -1), time.monotonic()
+        changed = since
         while time.monotonic() < deadline:
             try:
                 seq = int((await js.stream_info(names.TABLES.name)).state.last_seq)
@@ -181,10 +196,16 @@ async def quiesce(nats_url: str, creds: str, limit_s: float, still_s: float = 5.
             except Exception:
                 await asyncio.sleep(1)
                 continue
-            if seq != last or pending:
-                last, since = seq, time.monotonic()
-            elif time.monotonic() - since >= still_s:
+            now = time.monotonic()
+            if (seq, pending) != last:
+                changed = now
+            if seq != last[0] or pending:
+                since = now
+            elif now - since >= still_s:
                 return True
+            if pending and now - changed >= stall_s:
+                return False
+            last = (seq, pending)
             await asyncio.sleep(0.5)
         return False
     finally:
@@ -254,7 +275,11 @@ async def run(config: Config) -> dict[str, Any]:
         await asyncio.to_thread(injector.heal)
         journal.flush()
         say("waiting for the system to go quiet (hands of players gone end by the rules' auto-play)")
-        quiet = await quiesce(cluster.nats_url, cluster.audit_creds, config.quiet_s)
+        limit = config.quiet_s if config.quiet_s is not None else quiet_limit_s(total_s)
+        waited = time.monotonic()
+        quiet = await quiesce(cluster.nats_url, cluster.audit_creds, limit)
+        say(f"quiet after {time.monotonic() - waited:.0f} s" if quiet else
+            f"not quiet after {time.monotonic() - waited:.0f} s (the limit: {limit:.0f} s)")
         say("checking" + ("" if quiet else " (the system did not go quiet in time: the checks may see it moving)"))
         s = from_env()
         result = await checker.check(folder, nats_url=cluster.nats_url, database_url=cluster.database_url,
