@@ -7,6 +7,8 @@ and a message that names the option, what it takes and what it got.
 
 from __future__ import annotations
 
+import keyword
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, TypeVar
@@ -112,3 +114,40 @@ class TurnPassed:
 
     seat: int
     deadline_ms: int
+
+
+# ---------------------------------------------------------------- legal commands in views
+
+
+def command_field(command_type: type) -> str:
+    """The field of a ``Command`` wrapper that holds ``command_type``: its name in snake_case
+    (``ClaimU`` → ``claim_u``, ``ReturnCards`` → ``return_cards``), ``Pass`` as ``pass_``."""
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", command_type.__name__).lower()
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+W = TypeVar("W")
+
+
+def wrapper(cls: type[W]) -> Callable[[Iterable[Any]], tuple[W, ...]]:
+    """For a game's ``Command`` dataclass (one optional field per command, named by
+    :func:`command_field`): a function that wraps each of a list of commands, in order.
+
+    A view's ``legal`` list is ``wrap(game.legal(state, seat))``: each entry holds exactly one
+    command, which a client sends unchanged."""
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    cache: dict[type, str] = {}
+
+    def field_of(t: type) -> str:
+        name = cache.get(t)
+        if name is None:
+            name = command_field(t)
+            if name not in names:
+                raise TypeError(f"{cls.__name__} has no field {name} for {t.__name__}")
+            cache[t] = name
+        return name
+
+    def wrap(commands: Iterable[Any]) -> tuple[W, ...]:
+        return tuple(cls(**{field_of(type(c)): c}) for c in commands)
+
+    return wrap

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import keyword
 import re
 import types
 import typing
@@ -64,6 +65,9 @@ class _Field:
     """How one dataclass field maps onto its protobuf field (computed once per type pair)."""
 
     name: str
+    """The proto field's name: the dataclass field's, but a Python keyword's ``pass_`` is ``pass``."""
+    attr: str
+    """The dataclass field's name."""
     kind: int
     repeated: bool
     optional: bool
@@ -74,6 +78,8 @@ class _Field:
     to_member: dict[int, Any]
     """Proto enum number → enum member (UNSPECIFIED is absent: refused on read)."""
     full_name: str
+    oneof: bool
+    """A member of a ``oneof``: set even when empty (``Draw()``), so its presence survives."""
 
 
 def _enum_maps(fd: FieldDescriptor, cls: type[Enum]) -> tuple[dict[str, int], dict[int, Any]]:
@@ -90,14 +96,22 @@ def _enum_maps(fd: FieldDescriptor, cls: type[Enum]) -> tuple[dict[str, int], di
     return to_number, to_member
 
 
+def proto_name(attr: str) -> str:
+    """The proto field of the dataclass field ``attr``: ``pass_`` (a Python keyword with the
+    customary underscore) is ``pass``; every other name is the same."""
+    bare = attr[:-1] if attr.endswith("_") else attr
+    return bare if keyword.iskeyword(bare) else attr
+
+
 @cache
 def _plan(cls: Any, desc: Any) -> tuple[_Field, ...]:
     hints = _hints(cls)
     plan: list[_Field] = []
     for f in dataclasses.fields(cls):
-        fd = desc.fields_by_name.get(f.name)
+        name = proto_name(f.name)
+        fd = desc.fields_by_name.get(name)
         if fd is None:
-            raise TypeError(f"{desc.full_name} has no field {f.name}")
+            raise TypeError(f"{desc.full_name} has no field {name}")
         tp, optional = _unwrap_optional(hints[f.name])
         repeated = bool(fd.is_repeated)
         item = typing.get_args(tp)[0] if repeated else tp
@@ -109,8 +123,8 @@ def _plan(cls: Any, desc: Any) -> tuple[_Field, ...]:
         elif fd.type == fd.TYPE_ENUM:
             kind = _ENUM
             to_number, to_member = _enum_maps(fd, item)
-        plan.append(_Field(f.name, kind, repeated, optional and bool(fd.has_presence), item, to_number,
-                           to_member, fd.full_name))
+        plan.append(_Field(name, f.name, kind, repeated, optional and bool(fd.has_presence), item, to_number,
+                           to_member, fd.full_name, fd.containing_oneof is not None))
     return tuple(plan)
 
 
@@ -118,7 +132,7 @@ def fill(msg: Message, obj: Any) -> Message:
     """Copy the dataclass ``obj`` into ``msg`` field by field; returns ``msg``."""
     cls: Any = type(obj)
     for f in _plan(cls, msg.DESCRIPTOR):
-        value = getattr(obj, f.name)
+        value = getattr(obj, f.attr)
         if value is None:
             continue
         if f.repeated:
@@ -133,7 +147,10 @@ def fill(msg: Message, obj: Any) -> Message:
         elif f.kind == _SCALAR:
             setattr(msg, f.name, value)
         elif f.kind == _MESSAGE:
-            fill(getattr(msg, f.name), value)
+            sub = getattr(msg, f.name)
+            if f.oneof:
+                sub.SetInParent()
+            fill(sub, value)
         else:
             setattr(msg, f.name, f.to_number[value.name])
     return msg
@@ -153,19 +170,19 @@ def read(msg: Message, cls: type) -> Any:
         raw = getattr(msg, f.name)
         if f.repeated:
             if f.kind == _SCALAR:
-                kwargs[f.name] = tuple(raw)
+                kwargs[f.attr] = tuple(raw)
             elif f.kind == _MESSAGE:
-                kwargs[f.name] = tuple(read(v, f.item) for v in raw)
+                kwargs[f.attr] = tuple(read(v, f.item) for v in raw)
             else:
-                kwargs[f.name] = tuple(_member(f, v) for v in raw)
+                kwargs[f.attr] = tuple(_member(f, v) for v in raw)
         elif f.optional and not msg.HasField(f.name):
-            kwargs[f.name] = None
+            kwargs[f.attr] = None
         elif f.kind == _SCALAR:
-            kwargs[f.name] = raw
+            kwargs[f.attr] = raw
         elif f.kind == _MESSAGE:
-            kwargs[f.name] = read(raw, f.item)
+            kwargs[f.attr] = read(raw, f.item)
         else:
-            kwargs[f.name] = _member(f, raw)
+            kwargs[f.attr] = _member(f, raw)
     return cls(**kwargs)
 
 
@@ -183,18 +200,43 @@ def pack(obj: Any, game_key: str) -> any_pb2.Any:
 
 
 @cache
+def command_wrapper(game_key: str) -> type | None:
+    """The game's ``Command`` wrapper: the item type of its view's ``legal`` field, a message
+    with one ``oneof`` over every command (``None`` for a game without one)."""
+    game: Game[Any, Any] = registry.get(game_key)
+    hint = typing.get_type_hints(game.view_type).get("legal")
+    args = typing.get_args(hint)
+    item = args[0] if args else None
+    return item if isinstance(item, type) and dataclasses.is_dataclass(item) else None
+
+
+def unwrap(wrapper: Any) -> Any:
+    """The one command a ``Command`` wrapper holds; a wrapper holding none is a :class:`CodecError`."""
+    held = [v for v in (getattr(wrapper, f.name) for f in dataclasses.fields(wrapper)) if v is not None]
+    if len(held) != 1:
+        raise CodecError("malformed_command", f"a {type(wrapper).__name__} holds exactly one command")
+    return held[0]
+
+
+@cache
 def _types_by_full_name(game_key: str) -> dict[str, type]:
     game: Game[Any, Any] = registry.get(game_key)
     package = f"chieu.games.{game_key}.v1."
-    return {package + cls.__name__: cls for cls in (*game.commands, *game.events, game.view_type)}
+    wrapper = command_wrapper(game_key)
+    extra = () if wrapper is None else (wrapper,)
+    return {package + cls.__name__: cls for cls in (*game.commands, *game.events, game.view_type, *extra)}
 
 
 def unpack(msg: any_pb2.Any, game_key: str, *, commands_only: bool = False) -> Any:
-    """A game dataclass from ``Any``; a type the game does not have is a :class:`CodecError`."""
+    """A game dataclass from ``Any``; a type the game does not have is a :class:`CodecError`.
+
+    As a command, the game's ``Command`` wrapper (an entry of a view's ``legal`` list, sent
+    unchanged) stands for the command it holds."""
     full_name = msg.TypeName()
     cls = _types_by_full_name(game_key).get(full_name)
     game: Game[Any, Any] = registry.get(game_key)
-    if cls is None or (commands_only and cls not in game.commands):
+    wrapper = command_wrapper(game_key)
+    if cls is None or (commands_only and cls not in game.commands and cls is not wrapper):
         raise CodecError(
             "unknown_command" if commands_only else "unknown_type",
             f"{full_name or 'an empty message'} is not a command of {game_key}",
@@ -205,7 +247,8 @@ def unpack(msg: any_pb2.Any, game_key: str, *, commands_only: bool = False) -> A
             raise CodecError("malformed_command", f"cannot decode {full_name}")
     except DecodeError:
         raise CodecError("malformed_command", f"{full_name} is not valid protobuf") from None
-    return read(message, cls)
+    value = read(message, cls)
+    return unwrap(value) if commands_only and cls is wrapper else value
 
 
 def transfer_message(transfer: Transfer) -> games_pb2.Transfer:

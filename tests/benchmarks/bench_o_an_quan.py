@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from chieu.games.core import Setup, replay
 from chieu.games.o_an_quan import GAME
-from chieu.games.o_an_quan.model import Sow
 from chieu.games.o_an_quan.options import parse_options
 from tests.benchmarks.common import line, median, pct, running_table_service, token
+from tests.table.helpers import sowings
 
 
 def random_games(n: int, rng: random.Random) -> list[list[Any]]:
@@ -120,8 +120,7 @@ async def bench_stack(url: str, addr: str, rounds: int = 500) -> None:
             gv = game_view(view)
             mover = view.hand_players[gv.to_move]
             other = "b" if mover == "a" else "a"
-            move = gv.legal[0]
-            cmd = Sow(move.square, move.direction)
+            cmd = sowings(gv)[0]
             t = time.perf_counter()
             act = asyncio.create_task(players[mover].act(t0.table_id, "o_an_quan", cmd))
             seen = await streams[other].__anext__()

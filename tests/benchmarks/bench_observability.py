@@ -33,11 +33,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from chieu.games.o_an_quan.model import Sow
 from chieu.kit import metrics
 from chieu.table.client import TableClient, game_view
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu_tools import localnats
+from tests.table.helpers import sowings
 
 # tests.benchmarks.common (token, line, median) is imported by the measuring process only: importing it
 # makes the run's token key, which the bare child, started from this file, must not make again
@@ -131,9 +131,9 @@ class Driver:
                 if view.status != pb.TABLE_STATUS_PLAYING:
                     view = await next(iter(self.players[i].values())).start(view.table_id)
                 gv = game_view(view)
-                move = gv.legal[0]
+                move = sowings(gv)[0]
                 self.views[i] = await self.players[i][view.hand_players[gv.to_move]].act(
-                    view.table_id, "o_an_quan", Sow(move.square, move.direction))
+                    view.table_id, "o_an_quan", move)
 
         await asyncio.gather(*(table(i) for i in range(TABLES)))
 

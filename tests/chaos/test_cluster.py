@@ -17,7 +17,6 @@ import pytest
 from nats.errors import TimeoutError as NatsTimeoutError
 from nats.js.errors import ServiceUnavailableError
 
-from chieu.games.o_an_quan.model import Sow
 from chieu.kit import names, natsauth
 from chieu.kit.eventstore import EventStore
 from chieu.table import codec
@@ -26,6 +25,7 @@ from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu_tools.chaos import client as calls
 from chieu_tools.cluster import REPLICAS, Cluster
+from tests.table.helpers import sowings
 
 pytestmark = [pytest.mark.integration, pytest.mark.e2e]
 
@@ -72,10 +72,10 @@ class Players:
         if view.status != pb.TABLE_STATUS_PLAYING:
             return await self.send("ca", table_id, pb.StartHandRequest(table_id=table_id, command_id=uuid.uuid4().hex))
         gv = game_view(view)
-        move = gv.legal[0]
+        move = sowings(gv)[0]
         player = view.hand_players[gv.to_move]
         return await self.send(player, table_id, pb.ActRequest(
-            table_id=table_id, command=codec.pack(Sow(move.square, move.direction), "o_an_quan"),
+            table_id=table_id, command=codec.pack(move, "o_an_quan"),
             command_id=uuid.uuid4().hex))
 
 

@@ -12,13 +12,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from chieu.games.o_an_quan.model import Sow
 from chieu.kit.settings import Settings
 from chieu.table.client import game_view
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu_tools import localnats
 from tests.conftest import nats_env
-from tests.table.helpers import client, play_to_end
+from tests.table.helpers import client, play_to_end, sowings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration]
 
@@ -61,7 +60,7 @@ async def test_play_kill_restart_finish(nats_url: str, settings: Settings, port:
         for _ in range(10):  # part of the game
             gv = game_view(view)
             view = await players[view.hand_players[gv.to_move]].act(
-                t.table_id, "o_an_quan", Sow(gv.legal[0].square, gv.legal[0].direction))
+                t.table_id, "o_an_quan", sowings(gv)[0])
         before = game_view(view)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)

@@ -17,7 +17,6 @@ import pytest
 from google.protobuf import struct_pb2
 
 from chieu.games import registry
-from chieu.games.o_an_quan.model import Sow
 from chieu.kit import names
 from chieu.kit.settings import Settings
 from chieu.ledger.v1 import ledger_service_pb2 as lpb
@@ -28,6 +27,7 @@ from chieu.table import codec
 from chieu.table.client import TableClient, game_view
 from chieu.table.v1 import log_pb2
 from tests.conftest import credential, nats_connect, token
+from tests.table.helpers import sowings
 
 STATE_SQL = """
 SELECT
@@ -83,7 +83,7 @@ class World:
             for c in (cp, cq):
                 self.watches.append(asyncio.ensure_future(_hold_watch(c, t)))
             gv = game_view(await cp.start(t))
-            moves += [codec.pack(Sow(m.square, m.direction), "o_an_quan") for m in gv.legal]
+            moves += [codec.pack(m, "o_an_quan") for m in sowings(gv)]
             tables.append(t)
         self.pools["table_id"], self.pools["command"] = tables, moves
         return tables

@@ -9,6 +9,7 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
+from chieu.games.o_an_quan.board import SIDES, Direction
 from chieu.games.o_an_quan.model import Sow
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
@@ -40,6 +41,16 @@ async def refused(call: Awaitable[Any]) -> tuple[grpc.StatusCode, str]:
     return err.value.code(), reason_of(err.value)
 
 
+def sowings(gv: Any) -> list[Sow]:
+    """The side to move's sowings in the rules' order, from any seat's Ô ăn quan view (a view
+    lists them in ``legal`` only to the mover; the board is public): each square of its side
+    holding dân (all five when the side is empty: a refill first), clockwise then
+    counter-clockwise."""
+    side = SIDES[gv.to_move]
+    squares = [i for i in side if gv.board[i]] or list(side)
+    return [Sow(i, d) for i in squares for d in (Direction.CW, Direction.CCW)]
+
+
 async def play_to_end(view: pb.TableView, players: dict[str, TableClient], limit: int = 400) -> pb.TableView:
     """Both players always sow their first legal move until the hand ends."""
     for _ in range(limit):
@@ -47,6 +58,5 @@ async def play_to_end(view: pb.TableView, players: dict[str, TableClient], limit
             return view
         gv = game_view(view)
         mover = players[view.hand_players[gv.to_move]]
-        move = gv.legal[0]
-        view = await mover.act(view.table_id, "o_an_quan", Sow(move.square, move.direction))
+        view = await mover.act(view.table_id, "o_an_quan", sowings(gv)[0])
     raise AssertionError("the game did not end")

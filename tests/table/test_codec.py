@@ -42,7 +42,7 @@ def test_every_dataclass_has_its_message(key: str, cls: type) -> None:
     shared = codec._SHARED.get(cls)
     message = shared or getattr(module, cls.__name__, None)
     assert message is not None, f"chieu.games.{key}.v1 has no message {cls.__name__}"
-    fields = {f.name for f in dataclasses.fields(cls)}
+    fields = {codec.proto_name(f.name) for f in dataclasses.fields(cls)}
     assert fields == set(message.DESCRIPTOR.fields_by_name), (
         f"{cls.__name__}: dataclass fields {sorted(fields)} != message fields "
         f"{sorted(message.DESCRIPTOR.fields_by_name)}"
@@ -71,6 +71,11 @@ def _strategy(cls: type) -> st.SearchStrategy[Any]:
         return st.from_type(tp)
 
     hints = typing.get_type_hints(cls)
+    if cls.__name__ == "Command":  # a oneof: exactly one command set
+        return st.one_of([
+            of(typing.get_args(hints[f.name])[0]).map(lambda v, name=f.name: cls(**{name: v}))
+            for f in dataclasses.fields(cls)
+        ])
     return st.builds(cls, **{f.name: of(hints[f.name]) for f in dataclasses.fields(cls)})
 
 

@@ -7,7 +7,7 @@
 import { create } from "@bufbuild/protobuf";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { chromium } from "playwright-core";
-import { SowSchema } from "../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
+import { SowSchema, type Sow } from "../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
 import { TableStatus, type TableView } from "../gen/chieu/table/v1/table_service_pb.js";
 import { gameView, Portal, type OAnQuanView } from "../src/client/index.js";
 
@@ -17,6 +17,12 @@ const MOVES = Number(process.env.BENCH_MOVES ?? 300);
 const now = () => performance.timeOrigin + performance.now();
 const pct = (xs: number[], q: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]!; };
 const oaq = (t: TableView) => gameView(t).view as OAnQuanView;
+/** The first sowing a seat's own view offers (a view lists them only to the seat to move). */
+const firstSow = (v: OAnQuanView): Sow => {
+  const c = v.legal[0]?.command;
+  if (c?.case !== "sow") throw new Error("the view offers no sowing");
+  return c.value;
+};
 const uid = () => Math.random().toString(36).slice(2, 10);
 
 async function guest(name: string): Promise<{ web: Portal; native: Portal }> {
@@ -41,9 +47,9 @@ async function transports(): Promise<Record<string, number>> {
     const v = oaq(t);
     const who = t.handPlayers[Number(v.toMove)] === a.web.playerId ? a : b;
     const viaWeb = i % 2 === 0; // interleaved: both see the same machine at the same moments
-    const m = v.legal[0]!;
+    const m = firstSow(oaq(await who.web.getTable(t.tableId))); // the mover's own view
     const t0 = now();
-    t = await (viaWeb ? who.web : who.native).act(t.tableId, SowSchema, create(SowSchema, { square: m.square, direction: m.direction }));
+    t = await (viaWeb ? who.web : who.native).act(t.tableId, SowSchema, m);
     (viaWeb ? web : native).push(now() - t0);
   }
   const warm = (xs: number[]) => xs.slice(Math.min(20, xs.length >> 3));
@@ -82,9 +88,9 @@ async function browserUpdate(): Promise<Record<string, number>> {
       }
       const v = oaq(t);
       if (t.handPlayers[Number(v.toMove)] === a.web.playerId) {
-        const m = v.legal[0]!;
+        const m = firstSow(v.legal.length ? v : oaq(await a.web.getTable(tableId)));
         const t0 = now();
-        t = await a.web.act(tableId, SowSchema, create(SowSchema, { square: m.square, direction: m.direction }));
+        t = await a.web.act(tableId, SowSchema, m);
         lat.push((await waitRender(`${tableId}@${t.version}`)) - t0);
       } else {
         await page.waitForSelector("button.move");

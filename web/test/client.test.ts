@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
-import { Direction, SowSchema } from "../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
+import { Direction, SowSchema, type Sow } from "../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
 import { TableStatus, type TableView } from "../gen/chieu/table/v1/table_service_pb.js";
 import { commandId, gameView, Portal, reason, type OAnQuanView } from "../src/client/index.js";
 
@@ -24,6 +24,13 @@ function oaq(t: TableView): OAnQuanView {
   const g = gameView(t);
   assert.equal(g.game, "o_an_quan");
   return g.view as OAnQuanView;
+}
+
+/** The first sowing a seat's own view offers (a view lists them only to the seat to move). */
+function firstSow(v: OAnQuanView): Sow {
+  const c = v.legal[0]?.command;
+  if (c?.case !== "sow") throw new Error("the view offers no sowing");
+  return c.value;
 }
 
 /** Two guests seated at one new Ô ăn quan table of the points room, a hand started. */
@@ -85,7 +92,7 @@ test("act: a command id acts once, a refusal has its reason, both players' views
   const view = oaq(started);
   const mover = started.handPlayers[Number(view.toMove)] === a.playerId ? a : b;
   const other = mover === a ? b : a;
-  const move = view.legal[0]!;
+  const move = firstSow(oaq(await mover.getTable(tableId)));
   const ctl = new AbortController();
   const watched: bigint[] = [];
   const watching = (async () => {
@@ -141,7 +148,7 @@ test("Watch resumes from its version after the connection drops", async () => {
     if (i === 1) for (const c of live) c.abort(); // the drop, between two moves
     const v = oaq(t);
     const mover = t.handPlayers[Number(v.toMove)] === a.playerId ? a : b;
-    t = await mover.act(tableId, SowSchema, create(SowSchema, { square: v.legal[0]!.square, direction: v.legal[0]!.direction }));
+    t = await mover.act(tableId, SowSchema, firstSow(oaq(await mover.getTable(tableId))));
     await waitFor(t.version);
   }
   } finally {

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from chieu.games import fair
-from chieu.games.common import TimedOut, TurnPassed, put
+from chieu.games.common import TimedOut, TurnPassed, put, wrapper
 from chieu.games.core import (
     BadOptions,
     Deadline,
@@ -26,6 +26,7 @@ from chieu.games.core import (
     Setup,
 )
 from chieu.games.dominoes.model import (
+    Command,
     Dealt,
     Draw,
     Drew,
@@ -64,6 +65,8 @@ from chieu.games.dominoes.tiles import (
     place,
     playable,
 )
+
+_wrap = wrapper(Command)
 
 
 def _remove(hand: tuple[Tile, ...], t: Tile) -> tuple[Tile, ...]:
@@ -236,10 +239,7 @@ class Dominoes:
     def view(self, state: State, seat: Seat | None) -> View:
         me = seat if seat is not None and 0 <= seat < state.players else None
         hand = state.hands[me] if me is not None and state.hands else ()
-        legal = tuple(m for m in self.legal(state, me) if isinstance(m, Play))
         to_move = state.to_move
-        mine = me is not None and to_move == me
-        stuck = mine and not playable(hand, state.ends)
         return View(
             seat=-1 if me is None else me,
             hand=hand,
@@ -249,9 +249,7 @@ class Dominoes:
             boneyard=len(state.boneyard),
             to_move=-1 if to_move is None else to_move,
             deadline_ms=state.deadline_ms if to_move is not None else 0,
-            legal=legal,
-            must_draw=stuck and bool(state.boneyard),
-            must_pass=stuck and not state.boneyard,
+            legal=_wrap(self.legal(state, me)),
             finished=state.ended is not None,
             result=state.ended,
             revealed=tuple(Hand(h) for h in state.hands) if state.ended is not None else (),

@@ -120,6 +120,16 @@ class State:
 
 
 @dataclass(frozen=True, slots=True)
+class Command:
+    """One entry of a view's ``legal`` list: exactly one command is set; send it (or this
+    wrapper) in ``Act`` unchanged."""
+
+    play: Play | None = None
+    draw: Draw | None = None
+    pass_: Pass | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class LineTile:
     """A tile as it lies in the line: ``left`` half then ``right`` half."""
 
@@ -140,6 +150,7 @@ class View:
     """What ``seat`` sees: his own tiles, the line, the others' tile counts, the boneyard size.
 
     ``seat`` is -1 for a spectator (``hand`` empty); ``to_move`` is -1 when nobody is to act.
+    ``legal`` is what the seat may send now (plays, else the draw or the pass; none off turn);
     ``revealed`` (every hand) and ``pips`` appear only once the hand is over.
     """
 
@@ -151,9 +162,7 @@ class View:
     boneyard: int
     to_move: int
     deadline_ms: int
-    legal: tuple[Play, ...]
-    must_draw: bool
-    must_pass: bool
+    legal: tuple[Command, ...]
     finished: bool
     result: Ended | None
     revealed: tuple[Hand, ...]

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from chieu.games.common import TimedOut, put
+from chieu.games.common import TimedOut, put, wrapper
 from chieu.games.core import (
     BadOptions,
     Deadline,
@@ -38,6 +38,7 @@ from chieu.games.gouji.model import (
     BurnFailed,
     BurnReleased,
     Closed,
+    Command,
     DealCancelled,
     Dealt,
     DeclareRevolution,
@@ -79,6 +80,8 @@ from chieu.games.gouji.turns import (
     next_after,
     wutou,
 )
+
+_wrap = wrapper(Command)
 
 
 def _bad(code: str, msg: str) -> IllegalMove:
@@ -455,6 +458,7 @@ class Gouji:
                                               and wutou(s, p)),
             owe_return=owe, scores=s.end.scores if s.end is not None else (),
             revolution=s.eligible, revolted=s.revolted, sitting_out=s.sitting,
+            legal=_wrap(self.legal(s, me)) if me >= 0 else (),
         )
 
     def legal_sets(self, state: State, seat: Seat) -> list[tuple[str, Counts]]:

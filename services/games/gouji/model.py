@@ -345,6 +345,19 @@ class State:
 
 
 @dataclass(frozen=True, slots=True)
+class Command:
+    """One entry of a view's ``legal`` list: exactly one command is set; send it (or this
+    wrapper) in ``Act`` unchanged."""
+
+    play: Play | None = None
+    pass_: Pass | None = None
+    burn: Burn | None = None
+    return_cards: ReturnCards | None = None
+    declare_revolution: DeclareRevolution | None = None
+    decline_revolution: DeclineRevolution | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class View:
     """What ``seat`` sees: his own hand, the top set and who may answer it, card counts only
     under 报户 (-1 = hidden), places so far (0 = still playing)."""
@@ -373,3 +386,5 @@ class View:
     """革命 window: the seats still deciding (they hold no 2s and no jokers)."""
     revolted: tuple[int, ...] = ()
     sitting_out: int = -1
+    legal: tuple[Command, ...] = ()
+    """What the seat may send now, every set spelled out (none for a spectator)."""

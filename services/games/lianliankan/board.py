@@ -8,6 +8,7 @@ column: bit set = a tile is there. The ring is always empty.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -154,6 +155,56 @@ def path_turns(
             if not m & seg:
                 return 2
     return None
+
+
+def path(board: Board, a: int, b: int) -> tuple[tuple[int, int], ...] | None:
+    """A path of the fewest turns joining ``a`` and ``b`` as its corner points ``(row, col)``:
+    ``a``, the turns (none, one or two), ``b``; the shortest such path, the first in row-major
+    order of its turns on a tie. Row -1 / ``rows`` and column -1 / ``cols`` are the empty ring
+    around the board. ``None`` when the pair cannot be removed (as :meth:`Board.turns`)."""
+    turns = board.turns(a, b)
+    if turns is None:
+        return None
+    cols, rm, cm = board.cols, board.rmask, board.cmask
+    ra, ca = divmod(a, cols)
+    rb, cb = divmod(b, cols)
+    ra, ca, rb, cb = ra + 1, ca + 1, rb + 1, cb + 1
+
+    def empty(r: int, c: int) -> bool:
+        return (r, c) in ((ra, ca), (rb, cb)) or not rm[r] >> c & 1
+
+    def clear(r1: int, c1: int, r2: int, c2: int) -> bool:
+        """The cells strictly between two points on one row or column are empty."""
+        if r1 == r2:
+            lo, hi = min(c1, c2), max(c1, c2)
+            between = rm[r1] & (((1 << hi) - 1) ^ ((1 << (lo + 1)) - 1))
+        else:
+            lo, hi = min(r1, r2), max(r1, r2)
+            between = cm[c1] & (((1 << hi) - 1) ^ ((1 << (lo + 1)) - 1))
+        return not between
+
+    def ok(points: list[tuple[int, int]]) -> bool:
+        return all(empty(*p) for p in points[1:-1]) and all(
+            clear(*p, *q) for p, q in itertools.pairwise(points))
+
+    candidates: list[list[tuple[int, int]]] = []
+    if turns == 0:
+        candidates = [[(ra, ca), (rb, cb)]]
+    elif turns == 1:
+        candidates = [[(ra, ca), (ra, cb), (rb, cb)], [(ra, ca), (rb, ca), (rb, cb)]]
+    else:
+        candidates = [[(ra, ca), (r, ca), (r, cb), (rb, cb)] for r in range(board.rows + 2)]
+        candidates += [[(ra, ca), (ra, c), (rb, c), (rb, cb)] for c in range(cols + 2)]
+    best: list[tuple[int, int]] | None = None
+    length = 0
+    for points in candidates:
+        if len(set(points)) != len(points) or not ok(points):
+            continue
+        n = sum(abs(p[0] - q[0]) + abs(p[1] - q[1]) for p, q in itertools.pairwise(points))
+        if best is None or n < length:
+            best, length = points, n
+    assert best is not None, "path_turns found a path"
+    return tuple((r - 1, c - 1) for r, c in best)
 
 
 def brute_turns(rows: int, cols: int, cells: Sequence[int], a: int, b: int) -> int | None:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from chieu.games import fair
-from chieu.games.common import TimedOut, put
+from chieu.games.common import TimedOut, put, wrapper
 from chieu.games.core import (
     BadOptions,
     Deadline,
@@ -25,13 +25,16 @@ from chieu.games.core import (
     Seat,
     Setup,
 )
-from chieu.games.lianliankan.board import Board, find_pair, generate, pairs, reshuffle
+from chieu.games.lianliankan.board import Board, find_pair, generate, pairs, path, reshuffle
 from chieu.games.lianliankan.model import (
     Cell,
+    Command,
     Finished,
     Layout,
     Leave,
     Left,
+    Pair,
+    Point,
     Remove,
     Removed,
     Reshuffled,
@@ -55,6 +58,13 @@ def _cell(board: Board, c: Cell) -> int:
 
 def _at(board: Board, i: int) -> Cell:
     return Cell(*divmod(i, board.cols))
+
+
+def _path(board: Board, a: int, b: int) -> tuple[Point, ...]:
+    return tuple(Point(r, c) for r, c in path(board, a, b) or ())
+
+
+_wrap = wrapper(Command)
 
 
 class Lianliankan:
@@ -121,7 +131,8 @@ class Lianliankan:
             raise IllegalMove("different_patterns", "the two tiles differ")
         if board.turns(a, b) is None:
             raise IllegalMove("no_path", "no path with at most two turns joins the tiles")
-        removed = Removed(seat, _at(board, a), _at(board, b), board.cells[a], board.remaining - 2)
+        removed = Removed(seat, _at(board, a), _at(board, b), board.cells[a], board.remaining - 2,
+                          _path(board, a, b))
         after = self.evolve(state, removed)
         mine = after.boards[seat]
         if removed.remaining == 0:
@@ -182,7 +193,23 @@ class Lianliankan:
             deadline_ms=state.deadline_ms if running else 0,
             finished=state.finished is not None,
             result=state.finished,
+            **self._legal_view(state, me),
         )
+
+    def _legal_view(self, state: State, seat: int | None) -> dict[str, Any]:
+        """The view's ``legal`` (Leave) and ``legal_pairs`` (each Remove with its path)."""
+        if seat is None:
+            return {"legal": (), "legal_pairs": ()}
+        legal: list[Any] = []
+        found: list[Pair] = []
+        board = state.boards[seat] if state.boards else None
+        for c in self.legal(state, seat):
+            if isinstance(c, Remove) and board is not None:
+                a, b = _cell(board, c.first), _cell(board, c.second)
+                found.append(Pair(c.first, c.second, _path(board, a, b)))
+            else:
+                legal.append(c)
+        return {"legal": _wrap(legal), "legal_pairs": tuple(found)}
 
     def legal(self, state: State, seat: Seat) -> Sequence[Any]:
         if not state.started or state.finished is not None or seat in state.left:

@@ -24,6 +24,15 @@ class Cell:
 
 
 @dataclass(frozen=True, slots=True)
+class Point:
+    """A corner of a path: a cell, or (row -1 / ``rows``, col -1 / ``cols``) the empty ring
+    around the board."""
+
+    row: int
+    col: int
+
+
+@dataclass(frozen=True, slots=True)
 class Remove:
     """Select two tiles of the same pattern joined by a path of at most two turns (§4.2)."""
 
@@ -58,13 +67,16 @@ class Started:
 
 @dataclass(frozen=True, slots=True)
 class Removed:
-    """``seat`` removed the pair ``first``–``second`` of ``pattern``; ``remaining`` tiles left."""
+    """``seat`` removed the pair ``first``–``second`` of ``pattern``; ``remaining`` tiles left.
+    ``path`` is the line drawn between them: its corner points from ``first`` to ``second``
+    (a path of the fewest turns, see :func:`~chieu.games.lianliankan.board.path`)."""
 
     seat: int
     first: Cell
     second: Cell
     pattern: int
     remaining: int
+    path: tuple[Point, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +131,30 @@ class State:
 
 
 @dataclass(frozen=True, slots=True)
+class Command:
+    """One entry of a view's ``legal`` list: exactly one command is set; send it (or this
+    wrapper) in ``Act`` unchanged."""
+
+    remove: Remove | None = None
+    leave: Leave | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """A removable pair, compactly: ``Remove(first, second)``, with the ``path`` a removal would
+    draw (as :class:`Removed`'s)."""
+
+    first: Cell
+    second: Cell
+    path: tuple[Point, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class View:
-    """``seat``'s own board and everybody's remaining counts (seat -1: a spectator, no board)."""
+    """``seat``'s own board and everybody's remaining counts (seat -1: a spectator, no board).
+
+    ``legal_pairs`` (each a ``Remove``) and ``legal`` (``Leave``) are what the seat may send
+    now; both are empty for a spectator, a seat that left and once the game is over."""
 
     seat: int
     rows: int
@@ -131,3 +165,5 @@ class View:
     deadline_ms: int
     finished: bool
     result: Finished | None
+    legal: tuple[Command, ...]
+    legal_pairs: tuple[Pair, ...]

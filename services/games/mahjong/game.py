@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from chieu.games import fair
-from chieu.games.common import TimedOut, put
+from chieu.games.common import TimedOut, put, wrapper
 from chieu.games.core import (
     BadOptions,
     Deadline,
@@ -33,6 +33,7 @@ from chieu.games.mahjong.model import (
     ClaimAction,
     ClaimAnswered,
     ClaimOpened,
+    Command,
     Dealt,
     Declare,
     Discard,
@@ -63,6 +64,8 @@ from chieu.games.mahjong.model import (
 from chieu.games.mahjong.options import Mode, Options, option_values, parse_options
 from chieu.games.mahjong.scenario import HOOKS
 from chieu.games.mahjong.scoring import can_win, seat_score, waits_of, won
+
+_wrap = wrapper(Command)
 
 
 class _Flow:
@@ -500,10 +503,10 @@ class Mahjong:
             live_count=max(0, remaining(s) - reserve(s)), players=tuple(players),
             claim_tile=T.maybe_name(s.claim_tile) if s.phase is Phase.CLAIM else "",
             claim_from=s.claim_from if s.phase is Phase.CLAIM else -1,
-            can=tuple(sorted({type(c).__name__ for c in self.legal(s, me)})) if mine else (),
             winner=result.seat if result else -1, win_tile=result.tile if result else "",
             winning_hand=result.concealed if result else (), items=result.items if result else (),
             total=result.total if result else 0,
+            legal=_wrap(self.legal(s, me)) if mine else (),
         )
 
     def legal(self, state: State, seat: Seat) -> Sequence[Any]:

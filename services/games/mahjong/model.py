@@ -312,6 +312,19 @@ class PlayerView:
 
 
 @dataclass(frozen=True, slots=True)
+class Command:
+    """One entry of a view's ``legal`` list: exactly one command is set; send it (or this
+    wrapper) in ``Act`` unchanged."""
+
+    discard: Discard | None = None
+    peng: Peng | None = None
+    gang: Gang | None = None
+    pass_: Pass | None = None
+    win: Win | None = None
+    choose_pair: ChoosePair | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class View:
     """What one seat (or a spectator, seat -1) sees; never another seat's concealed tiles."""
 
@@ -329,12 +342,13 @@ class View:
     players: tuple[PlayerView, ...]
     claim_tile: str
     claim_from: int
-    can: tuple[str, ...]
     winner: int
     win_tile: str
     winning_hand: tuple[str, ...]
     items: tuple[ScoreItem, ...]
     total: int
+    legal: tuple[Command, ...]
+    """What the seat may send now (none for a spectator)."""
 
 
 # ---------------------------------------------------------------- accessors

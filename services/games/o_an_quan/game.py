@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from chieu.games import fair
-from chieu.games.common import TimedOut, TurnPassed, put
+from chieu.games.common import TimedOut, TurnPassed, put, wrapper
 from chieu.games.core import (
     Deadline,
     IllegalMove,
@@ -25,8 +25,8 @@ from chieu.games.core import (
 from chieu.games.o_an_quan.board import SIDES, START, Direction, is_quan, play, quan_index
 from chieu.games.o_an_quan.model import (
     Captured,
+    Command,
     Ended,
-    Move,
     Refilled,
     Sow,
     Sowed,
@@ -38,6 +38,8 @@ from chieu.games.o_an_quan.model import (
 from chieu.games.o_an_quan.notation import format_position
 from chieu.games.o_an_quan.options import Options, option_values, parse_options
 from chieu.games.o_an_quan.scenario import HOOKS
+
+_wrap = wrapper(Command)
 
 
 def _add(t: tuple[int, ...], i: int, d: int) -> tuple[int, ...]:
@@ -202,8 +204,7 @@ class OAnQuan:
             to_move=-1 if state.to_move is None else state.to_move,
             deadline_ms=state.deadline_ms if state.to_move is not None else 0,
             moves_made=sum(state.moves), position=format_position(state.board, state.quan),
-            legal=tuple(Move(m.square, m.direction) for m in self.legal(state, state.to_move))
-            if state.to_move is not None else (),
+            legal=_wrap(self.legal(state, seat)) if seat is not None else (),
             finished=bool(state.ended),
             scores=out.scores if out else (0, 0),
             winner=-1 if out is None or out.winner is None else out.winner,

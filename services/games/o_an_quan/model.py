@@ -109,16 +109,17 @@ class State:
 
 
 @dataclass(frozen=True, slots=True)
-class Move:
-    """A legal move as shown in a view."""
+class Command:
+    """One entry of a view's ``legal`` list: exactly one command is set; send it (or this
+    wrapper) in ``Act`` unchanged."""
 
-    square: int
-    direction: Direction
+    sow: Sow | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """What anyone at the table sees: Ô ăn quan has no hidden information."""
+    """What anyone at the table sees: Ô ăn quan has no hidden information. ``legal`` is what
+    the viewing seat may send now (the side to move's sowings; none for anyone else)."""
 
     board: tuple[int, ...]
     quan: tuple[bool, ...]
@@ -129,7 +130,7 @@ class View:
     deadline_ms: int
     moves_made: int
     position: str
-    legal: tuple[Move, ...]
+    legal: tuple[Command, ...]
     finished: bool
     scores: tuple[int, ...]
     winner: int

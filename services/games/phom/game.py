@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from chieu.games import fair
-from chieu.games.common import TimedOut, TurnPassed, put
+from chieu.games.common import TimedOut, TurnPassed, put, wrapper
 from chieu.games.core import (
     Deadline,
     IllegalMove,
@@ -32,6 +32,7 @@ from chieu.games.phom.model import (
     Ate,
     BaoCaught,
     ClaimU,
+    Command,
     Dealt,
     Discard,
     Discarded,
@@ -60,6 +61,8 @@ from chieu.games.phom.model import (
 )
 from chieu.games.phom.options import POT_OPTIONS, Options, option_values, parse_options
 from chieu.games.phom.scenario import HOOKS
+
+_wrap = wrapper(Command)
 
 _ACTING = (TurnKind.LAYDOWN, TurnKind.TAI)
 """The turns in which a player lays and sends: his lay-down turn (vòng hạ) and a tái."""
@@ -509,6 +512,7 @@ class Phom:
             dealer=s.dealer, to_move=s.turn, turn_kind=s.turn_kind, taken=s.taken,
             deadline_ms=s.deadline_ms, eatable=C.NAMES[s.eatable] if s.eatable >= 0 else "",
             stock_left=len(s.stock), lay_order=s.order, pot=s.pot, end=s.end, winner=s.winner,
+            legal=_wrap(self.legal(s, me)) if 0 <= me < n else (),
         )
 
     def legal(self, state: State, seat: Seat) -> Sequence[Any]:

@@ -327,8 +327,27 @@ class SeatInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Command:
+    """One entry of a view's ``legal`` list: exactly one command is set; send it (or this
+    wrapper) in ``Act`` unchanged."""
+
+    claim_u: ClaimU | None = None
+    eat: Eat | None = None
+    draw: Draw | None = None
+    lay: Lay | None = None
+    send: Send | None = None
+    discard: Discard | None = None
+    accuse: Accuse | None = None
+    sort: Sort | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class View:
-    """One seat's view (``seat`` -1: a spectator): its own hand only, never the stock order."""
+    """One seat's view (``seat`` -1: a spectator): its own hand only, never the stock order.
+
+    ``legal`` is what the seat may send now to move the hand on (the rules' ``legal``): Ù,
+    draw, each eat with its partners, each phỏm it may lay, each card it may send, each card
+    it may discard. Bắt báo (``Accuse``) and ``Sort`` are always open and not listed."""
 
     seat: int
     phase: Phase
@@ -347,3 +366,4 @@ class View:
     pot: int
     end: str
     winner: int
+    legal: tuple[Command, ...]

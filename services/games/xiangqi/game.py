@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from chieu.games.common import put
+from chieu.games.common import put, wrapper
 from chieu.games.core import (
     Deadline,
     IllegalMove,
@@ -32,6 +32,7 @@ from chieu.games.xiangqi import notation
 from chieu.games.xiangqi.board import BLACK, RED, START_FEN, Board
 from chieu.games.xiangqi.model import (
     AcceptDraw,
+    Command,
     DeclineDraw,
     DrawAccepted,
     DrawDeclined,
@@ -40,6 +41,7 @@ from chieu.games.xiangqi.model import (
     Move,
     Moved,
     OfferDraw,
+    PieceMoves,
     PlayedMove,
     Ply,
     Resign,
@@ -54,6 +56,8 @@ from chieu.games.xiangqi.model import (
 from chieu.games.xiangqi.options import Options, option_values, parse_options
 from chieu.games.xiangqi.repetition import is_chase, verdict
 from chieu.games.xiangqi.scenario import HOOKS
+
+_wrap = wrapper(Command)
 
 WIN_POINTS = 2
 """局分: win +2, loss −2, draw 0 (§3.3.8)."""
@@ -116,7 +120,7 @@ class Xiangqi:
         if isinstance(command, OfferDraw):
             if seat != state.to_move:
                 raise IllegalMove("not_your_turn", "only the side to move may propose a draw")
-            if state.draw_offer is not None or state.offer_ply == len(state.plies):
+            if not self._may_offer_draw(state, seat):
                 raise IllegalMove("draw_already_offered", "one draw offer per turn")
             return [DrawOffered(seat)]
         if isinstance(command, AcceptDraw | DeclineDraw):
@@ -240,23 +244,38 @@ class Xiangqi:
 
     def view(self, state: State, seat: Seat | None) -> View:
         board = list(state.board)
-        legal: tuple[PlayedMove, ...] = ()
         check = False
         if state.to_move is not None:
-            side = side_of(state.to_move)
-            legal = tuple(PlayedMove(bd.move_name(m), notation.chinese(board, m))
-                          for m in sorted(bd.legal_moves(board, side)))
-            check = bd.in_check(board, side)
+            check = bd.in_check(board, side_of(state.to_move))
+        legal: list[Any] = []
+        moves: list[PieceMoves] = []
+        if seat is not None:
+            for c in self.legal(state, seat):
+                if isinstance(c, Move):
+                    if moves and moves[-1].square == c.move[:2]:
+                        moves[-1] = PieceMoves(c.move[:2], (*moves[-1].to, c.move[2:]))
+                    else:
+                        moves.append(PieceMoves(c.move[:2], (c.move[2:],)))
+                else:
+                    legal.append(c)
         out = self.outcome(state)
         return View(
             fen=fen_of(state) if state.started else "", to_move=state.to_move, in_check=check,
-            legal=legal, moves=state.played, clocks_ms=state.clocks_ms,
+            legal=_wrap(legal), legal_moves=tuple(moves),
+            may_offer_draw=seat is not None and self._may_offer_draw(state, seat),
+            moves=state.played, clocks_ms=state.clocks_ms,
             deadline_ms=self._deadline(state) if state.options.timed and state.to_move is not None
             else 0,
             moves_made=state.moves_made, draw_offer=state.draw_offer,
             finished=bool(state.ended), winner=state.winner, reason=state.ended,
             scores=out.scores if out else (0, 0),
         )
+
+    @staticmethod
+    def _may_offer_draw(state: State, seat: int) -> bool:
+        """提和 is open: the side to move, no offer pending, none made this turn."""
+        return (state.started and not state.ended and seat == state.to_move
+                and state.draw_offer is None and state.offer_ply != len(state.plies))
 
     def legal(self, state: State, seat: Seat) -> Sequence[Any]:
         """The side to move's legal moves; for the seat facing a draw offer, accept/decline.

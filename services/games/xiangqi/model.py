@@ -150,6 +150,27 @@ class PlayedMove:
 
 
 @dataclass(frozen=True, slots=True)
+class Command:
+    """One entry of a view's ``legal`` list: exactly one command is set; send it (or this
+    wrapper) in ``Act`` unchanged."""
+
+    move: Move | None = None
+    resign: Resign | None = None
+    offer_draw: OfferDraw | None = None
+    accept_draw: AcceptDraw | None = None
+    decline_draw: DeclineDraw | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PieceMoves:
+    """The legal moves of the piece on ``square`` (ICCS ``h2``): one ``Move(square + t)`` for
+    each ``t`` in ``to``."""
+
+    square: str
+    to: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class State:
     """The whole game. ``to_move`` is ``None`` before the start and after the end."""
 
@@ -177,7 +198,9 @@ class State:
 class View:
     """What anyone at the table sees (Xiangqi hides nothing).
 
-    ``legal`` lists the side to move's legal moves; ``clocks_ms`` is each seat's time left as of
+    ``legal`` and ``legal_moves`` are what the viewing seat may send now (none for a
+    spectator): the draw answers, and the side to move's moves per piece; ``may_offer_draw``:
+    the seat may propose a draw now. ``clocks_ms`` is each seat's time left as of
     the start of the current turn (the side to move's clock runs until ``deadline_ms``, 0 when
     untimed or over); ``winner`` is ``None`` for a draw or while playing.
     """
@@ -185,7 +208,9 @@ class View:
     fen: str
     to_move: int | None
     in_check: bool
-    legal: tuple[PlayedMove, ...]
+    legal: tuple[Command, ...]
+    legal_moves: tuple[PieceMoves, ...]
+    may_offer_draw: bool
     moves: tuple[PlayedMove, ...]
     clocks_ms: tuple[int, ...]
     deadline_ms: int

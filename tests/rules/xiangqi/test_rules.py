@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chieu.games.core import BadOptions, Deadline, IllegalMove, InvalidCommand, Setup, Transfer
+from chieu.games.core import BadOptions, Deadline, IllegalMove, InvalidCommand, Setup, Transfer, replay
 from chieu.games.xiangqi.board import (
     START_FEN,
     parse_fen,
@@ -17,6 +17,7 @@ from chieu.games.xiangqi.board import (
 from chieu.games.xiangqi.game import GAME
 from chieu.games.xiangqi.model import (
     AcceptDraw,
+    Command,
     DeclineDraw,
     DrawAccepted,
     DrawDeclined,
@@ -356,15 +357,27 @@ def test_an_untimed_game_has_no_deadlines() -> None:
 # ---------------------------------------------------------------- view
 
 
-def test_the_view_lists_legal_moves_in_both_notations() -> None:
+def test_the_view_lists_the_side_to_moves_moves_per_piece() -> None:
     state, _ = play(given(), ["h2e2"], at=1_000)
-    v = GAME.view(state, None)
-    assert v.to_move == 1 and len(v.legal) == 45  # h7h2, h7h1 open; h7h0 lost its screen
-    assert any(m.move == "h7e7" and m.chinese == "炮８平５" for m in v.legal)
+    v = GAME.view(state, 1)
+    moves = [pm.square + to for pm in v.legal_moves for to in pm.to]
+    assert v.to_move == 1 and len(moves) == 45  # h7h2, h7h1 open; h7h0 lost its screen
+    assert moves == [m.move for m in GAME.legal(state, 1)]
+    assert "h7e7" in moves and len({pm.square for pm in v.legal_moves}) == len(v.legal_moves)
+    assert v.legal == () and v.may_offer_draw
     assert v.moves[0].chinese == "炮二平五"
     assert v.deadline_ms == 1_000 + 60 * MIN
     assert v.fen.startswith("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b")
-    assert GAME.view(state, 0) == v, "Xiangqi hides nothing: every seat sees the same"
+    for other in (GAME.view(state, 0), GAME.view(state, None)):  # the board is everyone's, the moves the mover's
+        assert other.fen == v.fen and other.legal_moves == () and not other.may_offer_draw
+
+
+def test_the_view_offers_the_draw_answers_to_the_seat_facing_an_offer() -> None:
+    state, _ = play(given(), ["h2e2"], at=1_000)
+    state = replay(GAME, state, GAME.decide(state, 1, OfferDraw(), 2_000))
+    v = GAME.view(state, 0)
+    assert v.legal == (Command(accept_draw=AcceptDraw()), Command(decline_draw=DeclineDraw()))
+    assert not GAME.view(state, 1).may_offer_draw and GAME.view(state, 1).legal == ()
 
 
 # ---------------------------------------------------------------- the chase rule

@@ -368,6 +368,37 @@ class Ended(_message.Message):
 Global___Ended: _TypeAlias = Ended  # noqa: Y015
 
 @_typing.final
+class Command(_message.Message):
+    """One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+    (this wrapper, or the command it holds).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAY_FIELD_NUMBER: _builtins.int
+    DRAW_FIELD_NUMBER: _builtins.int
+    PASS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def play(self) -> Global___Play: ...
+    @_builtins.property
+    def draw(self) -> Global___Draw: ...
+    def __init__(
+        self,
+        *,
+        play: Global___Play | None = ...,
+        draw: Global___Draw | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "draw", b"draw", "pass", b"pass", "play", b"play"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "draw", b"draw", "pass", b"pass", "play", b"play"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["play", "draw", "pass"]  # noqa: Y015
+    _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_command) -> _WhichOneofReturnType_command | None: ...
+
+Global___Command: _TypeAlias = Command  # noqa: Y015
+
+@_typing.final
 class LineTile(_message.Message):
     """A tile as it lies in the line: its left half, then its right half."""
 
@@ -430,8 +461,6 @@ class View(_message.Message):
     TO_MOVE_FIELD_NUMBER: _builtins.int
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
     LEGAL_FIELD_NUMBER: _builtins.int
-    MUST_DRAW_FIELD_NUMBER: _builtins.int
-    MUST_PASS_FIELD_NUMBER: _builtins.int
     FINISHED_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
     REVEALED_FIELD_NUMBER: _builtins.int
@@ -441,8 +470,6 @@ class View(_message.Message):
     to_move: _builtins.int
     """The seat to act; -1 when nobody is."""
     deadline_ms: _builtins.int
-    must_draw: _builtins.bool
-    must_pass: _builtins.bool
     finished: _builtins.bool
     @_builtins.property
     def hand(self) -> _containers.RepeatedCompositeFieldContainer[Global___Tile]: ...
@@ -453,7 +480,11 @@ class View(_message.Message):
     @_builtins.property
     def counts(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
-    def legal(self) -> _containers.RepeatedCompositeFieldContainer[Global___Play]: ...
+    def legal(self) -> _containers.RepeatedCompositeFieldContainer[Global___Command]:
+        """What the viewing seat may send now: its plays; or, holding nothing playable, Draw (bốc)
+        while the boneyard has tiles, else Pass (bỏ lượt). Empty off turn and for spectators.
+        """
+
     @_builtins.property
     def result(self) -> Global___Ended: ...
     @_builtins.property
@@ -471,16 +502,14 @@ class View(_message.Message):
         boneyard: _builtins.int = ...,
         to_move: _builtins.int = ...,
         deadline_ms: _builtins.int = ...,
-        legal: _abc.Iterable[Global___Play] | None = ...,
-        must_draw: _builtins.bool = ...,
-        must_pass: _builtins.bool = ...,
+        legal: _abc.Iterable[Global___Command] | None = ...,
         finished: _builtins.bool = ...,
         result: Global___Ended | None = ...,
         revealed: _abc.Iterable[Global___Hand] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_ends", b"_ends", "_result", b"_result", "ends", b"ends", "result", b"result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ends", b"_ends", "_result", b"_result", "boneyard", b"boneyard", "counts", b"counts", "deadline_ms", b"deadline_ms", "ends", b"ends", "finished", b"finished", "hand", b"hand", "legal", b"legal", "line", b"line", "must_draw", b"must_draw", "must_pass", b"must_pass", "result", b"result", "revealed", b"revealed", "seat", b"seat", "to_move", b"to_move"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_ends", b"_ends", "_result", b"_result", "boneyard", b"boneyard", "counts", b"counts", "deadline_ms", b"deadline_ms", "ends", b"ends", "finished", b"finished", "hand", b"hand", "legal", b"legal", "line", b"line", "result", b"result", "revealed", b"revealed", "seat", b"seat", "to_move", b"to_move"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__ends: _TypeAlias = _typing.Literal["ends"]  # noqa: Y015
     _WhichOneofArgType__ends: _TypeAlias = _typing.Literal["_ends", b"_ends"]  # noqa: Y015

@@ -792,6 +792,7 @@ class View(_message.Message):
     REVOLUTION_FIELD_NUMBER: _builtins.int
     REVOLTED_FIELD_NUMBER: _builtins.int
     SITTING_OUT_FIELD_NUMBER: _builtins.int
+    LEGAL_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     phase: _builtins.str
     top_owner: _builtins.int
@@ -829,6 +830,14 @@ class View(_message.Message):
 
     @_builtins.property
     def revolted(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def legal(self) -> _containers.RepeatedCompositeFieldContainer[Global___Command]:
+        """What the viewing seat may send now, every set spelled out: DeclareRevolution /
+        DeclineRevolution (革命) in its window; each ReturnCards choice (还贡); when it is to act,
+        Pass (不要, or 扣 on the 扣牌 decision) and each Play it may lead or answer with; and each
+        Burn (捎牌) it may declare. Empty for spectators.
+        """
+
     def __init__(
         self,
         *,
@@ -855,11 +864,55 @@ class View(_message.Message):
         revolution: _abc.Iterable[_builtins.int] | None = ...,
         revolted: _abc.Iterable[_builtins.int] | None = ...,
         sitting_out: _builtins.int = ...,
+        legal: _abc.Iterable[Global___Command] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["burning", b"burning", "counts", b"counts", "deadline_ms", b"deadline_ms", "four_way", b"four_way", "hand", b"hand", "kou", b"kou", "leading", b"leading", "may_answer", b"may_answer", "may_burn", b"may_burn", "owe_return", b"owe_return", "passed", b"passed", "phase", b"phase", "places", b"places", "revolted", b"revolted", "revolution", b"revolution", "scores", b"scores", "seat", b"seat", "sitting_out", b"sitting_out", "to_act", b"to_act", "top", b"top", "top_gouji", b"top_gouji", "top_owner", b"top_owner", "wutou", b"wutou"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["burning", b"burning", "counts", b"counts", "deadline_ms", b"deadline_ms", "four_way", b"four_way", "hand", b"hand", "kou", b"kou", "leading", b"leading", "legal", b"legal", "may_answer", b"may_answer", "may_burn", b"may_burn", "owe_return", b"owe_return", "passed", b"passed", "phase", b"phase", "places", b"places", "revolted", b"revolted", "revolution", b"revolution", "scores", b"scores", "seat", b"seat", "sitting_out", b"sitting_out", "to_act", b"to_act", "top", b"top", "top_gouji", b"top_gouji", "top_owner", b"top_owner", "wutou", b"wutou"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___View: _TypeAlias = View  # noqa: Y015
+
+@_typing.final
+class Command(_message.Message):
+    """One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+    (this wrapper, or the command it holds).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAY_FIELD_NUMBER: _builtins.int
+    PASS_FIELD_NUMBER: _builtins.int
+    BURN_FIELD_NUMBER: _builtins.int
+    RETURN_CARDS_FIELD_NUMBER: _builtins.int
+    DECLARE_REVOLUTION_FIELD_NUMBER: _builtins.int
+    DECLINE_REVOLUTION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def play(self) -> Global___Play: ...
+    @_builtins.property
+    def burn(self) -> Global___Burn: ...
+    @_builtins.property
+    def return_cards(self) -> Global___ReturnCards: ...
+    @_builtins.property
+    def declare_revolution(self) -> Global___DeclareRevolution: ...
+    @_builtins.property
+    def decline_revolution(self) -> Global___DeclineRevolution: ...
+    def __init__(
+        self,
+        *,
+        play: Global___Play | None = ...,
+        burn: Global___Burn | None = ...,
+        return_cards: Global___ReturnCards | None = ...,
+        declare_revolution: Global___DeclareRevolution | None = ...,
+        decline_revolution: Global___DeclineRevolution | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["burn", b"burn", "command", b"command", "declare_revolution", b"declare_revolution", "decline_revolution", b"decline_revolution", "pass", b"pass", "play", b"play", "return_cards", b"return_cards"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["burn", b"burn", "command", b"command", "declare_revolution", b"declare_revolution", "decline_revolution", b"decline_revolution", "pass", b"pass", "play", b"play", "return_cards", b"return_cards"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["play", "pass", "burn", "return_cards", "declare_revolution", "decline_revolution"]  # noqa: Y015
+    _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_command) -> _WhichOneofReturnType_command | None: ...
+
+Global___Command: _TypeAlias = Command  # noqa: Y015

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from chieu.games.v1 import games_pb2 as chieu_dot_games_dot_v1_dot_games__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n,chieu/games/lianliankan/v1/lianliankan.proto\x12\x1a\x63hieu.games.lianliankan.v1\x1a\x1a\x63hieu/games/v1/games.proto\" \n\x04\x43\x65ll\x12\x0b\n\x03row\x18\x01 \x01(\x03\x12\x0b\n\x03\x63ol\x18\x02 \x01(\x03\"k\n\x06Remove\x12/\n\x05\x66irst\x18\x01 \x01(\x0b\x32 .chieu.games.lianliankan.v1.Cell\x12\x30\n\x06second\x18\x02 \x01(\x0b\x32 .chieu.games.lianliankan.v1.Cell\"\x07\n\x05Leave\"\x17\n\x06Layout\x12\r\n\x05\x63\x65lls\x18\x01 \x03(\x03\"}\n\x07Started\x12\x0c\n\x04rows\x18\x01 \x01(\x03\x12\x0c\n\x04\x63ols\x18\x02 \x01(\x03\x12\x33\n\x07layouts\x18\x03 \x03(\x0b\x32\".chieu.games.lianliankan.v1.Layout\x12\x0c\n\x04seed\x18\x04 \x01(\t\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x05 \x01(\x03\"\x9e\x01\n\x07Removed\x12\x0c\n\x04seat\x18\x01 \x01(\x03\x12/\n\x05\x66irst\x18\x02 \x01(\x0b\x32 .chieu.games.lianliankan.v1.Cell\x12\x30\n\x06second\x18\x03 \x01(\x0b\x32 .chieu.games.lianliankan.v1.Cell\x12\x0f\n\x07pattern\x18\x04 \x01(\x03\x12\x11\n\tremaining\x18\x05 \x01(\x03\")\n\nReshuffled\x12\x0c\n\x04seat\x18\x01 \x01(\x03\x12\r\n\x05\x63\x65lls\x18\x02 \x03(\x03\"\x14\n\x04Left\x12\x0c\n\x04seat\x18\x01 \x01(\x03\"\x18\n\x08TimedOut\x12\x0c\n\x04seat\x18\x01 \x01(\x03\"\x8b\x01\n\x08\x46inished\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x0e\n\x06winner\x18\x02 \x01(\x03\x12\x0f\n\x07ranking\x18\x03 \x03(\x03\x12\x0e\n\x06scores\x18\x04 \x03(\x12\x12\x11\n\tremaining\x18\x05 \x03(\x03\x12+\n\ttransfers\x18\x06 \x03(\x0b\x32\x18.chieu.games.v1.Transfer\"\xcf\x01\n\x04View\x12\x0c\n\x04seat\x18\x01 \x01(\x12\x12\x0c\n\x04rows\x18\x02 \x01(\x03\x12\x0c\n\x04\x63ols\x18\x03 \x01(\x03\x12\r\n\x05\x62oard\x18\x04 \x03(\x03\x12\x11\n\tremaining\x18\x05 \x03(\x03\x12\x0e\n\x06\x61\x63tive\x18\x06 \x03(\x08\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x07 \x01(\x03\x12\x10\n\x08\x66inished\x18\x08 \x01(\x08\x12\x39\n\x06result\x18\t \x01(\x0b\x32$.chieu.games.lianliankan.v1.FinishedH\x00\x88\x01\x01\x42\t\n\x07_resultb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n,chieu/games/lianliankan/v1/lianliankan.proto\x12\x1a\x63hieu.games.lianliankan.v1\x1a\x1a\x63hieu/games/v1/games.proto\" \n\x04\x43\x65ll\x12\x0b\n\x03row\x18\x01 \x01(\x03\x12\x0b\n\x03\x63ol\x18\x02 \x01(\x03\"!\n\x05Point\x12\x0b\n\x03row\x18\x01 \x01(\x12\x12\x0b\n\x03\x63ol\x18\x02 \x01(\x12\"k\n\x06Remove\x12/\n\x05\x66irst\x18\x01 \x01(\x0b\x32 .chieu.games.lianliankan.v1.Cell\x12\x30\n\x06second\x18\x02 \x01(\x0b\x32 .chieu.games.lianliankan.v1.Cell\"\x07\n\x05Leave\"\x17\n\x06Layout\x12\r\n\x05\x63\x65lls\x18\x01 \x03(\x03\"}\n\x07Started\x12\x0c\n\x04rows\x18\x01 \x01(\x03\x12\x0c\n\x04\x63ols\x18\x02 \x01(\x03\x12\x33\n\x07layouts\x18\x03 \x03(\x0b\x32\".chieu.games.lianliankan.v1.Layout\x12\x0c\n\x04seed\x18\x04 \x01(\t\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x05 \x01(\x03\"\xcf\x01\n\x07Removed\x12\x0c\n\x04seat\x18\x01 \x01(\x03\x12/\n\x05\x66irst\x18\x02 \x01(\x0b\x32 .chieu.games.lianliankan.v1.Cell\x12\x30\n\x06second\x18\x03 \x01(\x0b\x32 .chieu.games.lianliankan.v1.Cell\x12\x0f\n\x07pattern\x18\x04 \x01(\x03\x12\x11\n\tremaining\x18\x05 \x01(\x03\x12/\n\x04path\x18\x06 \x03(\x0b\x32!.chieu.games.lianliankan.v1.Point\")\n\nReshuffled\x12\x0c\n\x04seat\x18\x01 \x01(\x03\x12\r\n\x05\x63\x65lls\x18\x02 \x03(\x03\"\x14\n\x04Left\x12\x0c\n\x04seat\x18\x01 \x01(\x03\"\x18\n\x08TimedOut\x12\x0c\n\x04seat\x18\x01 \x01(\x03\"\x8b\x01\n\x08\x46inished\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12\x0e\n\x06winner\x18\x02 \x01(\x03\x12\x0f\n\x07ranking\x18\x03 \x03(\x03\x12\x0e\n\x06scores\x18\x04 \x03(\x12\x12\x11\n\tremaining\x18\x05 \x03(\x03\x12+\n\ttransfers\x18\x06 \x03(\x0b\x32\x18.chieu.games.v1.Transfer\"\xba\x02\n\x04View\x12\x0c\n\x04seat\x18\x01 \x01(\x12\x12\x0c\n\x04rows\x18\x02 \x01(\x03\x12\x0c\n\x04\x63ols\x18\x03 \x01(\x03\x12\r\n\x05\x62oard\x18\x04 \x03(\x03\x12\x11\n\tremaining\x18\x05 \x03(\x03\x12\x0e\n\x06\x61\x63tive\x18\x06 \x03(\x08\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x07 \x01(\x03\x12\x10\n\x08\x66inished\x18\x08 \x01(\x08\x12\x39\n\x06result\x18\t \x01(\x0b\x32$.chieu.games.lianliankan.v1.FinishedH\x00\x88\x01\x01\x12\x32\n\x05legal\x18\n \x03(\x0b\x32#.chieu.games.lianliankan.v1.Command\x12\x35\n\x0blegal_pairs\x18\x0b \x03(\x0b\x32 .chieu.games.lianliankan.v1.PairB\t\n\x07_result\"~\n\x07\x43ommand\x12\x34\n\x06remove\x18\x01 \x01(\x0b\x32\".chieu.games.lianliankan.v1.RemoveH\x00\x12\x32\n\x05leave\x18\x02 \x01(\x0b\x32!.chieu.games.lianliankan.v1.LeaveH\x00\x42\t\n\x07\x63ommand\"\x9a\x01\n\x04Pair\x12/\n\x05\x66irst\x18\x01 \x01(\x0b\x32 .chieu.games.lianliankan.v1.Cell\x12\x30\n\x06second\x18\x02 \x01(\x0b\x32 .chieu.games.lianliankan.v1.Cell\x12/\n\x04path\x18\x03 \x03(\x0b\x32!.chieu.games.lianliankan.v1.Pointb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,24 +34,30 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_CELL']._serialized_start=104
   _globals['_CELL']._serialized_end=136
-  _globals['_REMOVE']._serialized_start=138
-  _globals['_REMOVE']._serialized_end=245
-  _globals['_LEAVE']._serialized_start=247
-  _globals['_LEAVE']._serialized_end=254
-  _globals['_LAYOUT']._serialized_start=256
-  _globals['_LAYOUT']._serialized_end=279
-  _globals['_STARTED']._serialized_start=281
-  _globals['_STARTED']._serialized_end=406
-  _globals['_REMOVED']._serialized_start=409
-  _globals['_REMOVED']._serialized_end=567
-  _globals['_RESHUFFLED']._serialized_start=569
-  _globals['_RESHUFFLED']._serialized_end=610
-  _globals['_LEFT']._serialized_start=612
-  _globals['_LEFT']._serialized_end=632
-  _globals['_TIMEDOUT']._serialized_start=634
-  _globals['_TIMEDOUT']._serialized_end=658
-  _globals['_FINISHED']._serialized_start=661
-  _globals['_FINISHED']._serialized_end=800
-  _globals['_VIEW']._serialized_start=803
-  _globals['_VIEW']._serialized_end=1010
+  _globals['_POINT']._serialized_start=138
+  _globals['_POINT']._serialized_end=171
+  _globals['_REMOVE']._serialized_start=173
+  _globals['_REMOVE']._serialized_end=280
+  _globals['_LEAVE']._serialized_start=282
+  _globals['_LEAVE']._serialized_end=289
+  _globals['_LAYOUT']._serialized_start=291
+  _globals['_LAYOUT']._serialized_end=314
+  _globals['_STARTED']._serialized_start=316
+  _globals['_STARTED']._serialized_end=441
+  _globals['_REMOVED']._serialized_start=444
+  _globals['_REMOVED']._serialized_end=651
+  _globals['_RESHUFFLED']._serialized_start=653
+  _globals['_RESHUFFLED']._serialized_end=694
+  _globals['_LEFT']._serialized_start=696
+  _globals['_LEFT']._serialized_end=716
+  _globals['_TIMEDOUT']._serialized_start=718
+  _globals['_TIMEDOUT']._serialized_end=742
+  _globals['_FINISHED']._serialized_start=745
+  _globals['_FINISHED']._serialized_end=884
+  _globals['_VIEW']._serialized_start=887
+  _globals['_VIEW']._serialized_end=1201
+  _globals['_COMMAND']._serialized_start=1203
+  _globals['_COMMAND']._serialized_end=1329
+  _globals['_PAIR']._serialized_start=1332
+  _globals['_PAIR']._serialized_end=1486
 # @@protoc_insertion_point(module_scope)

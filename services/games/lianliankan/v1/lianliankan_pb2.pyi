@@ -46,6 +46,32 @@ class Cell(_message.Message):
 Global___Cell: _TypeAlias = Cell  # noqa: Y015
 
 @_typing.final
+class Point(_message.Message):
+    """A corner of a path: a cell, or row -1 / rows and col -1 / cols for the empty ring
+    around the board.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROW_FIELD_NUMBER: _builtins.int
+    COL_FIELD_NUMBER: _builtins.int
+    row: _builtins.int
+    col: _builtins.int
+    def __init__(
+        self,
+        *,
+        row: _builtins.int = ...,
+        col: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["col", b"col", "row", b"row"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Point: _TypeAlias = Point  # noqa: Y015
+
+@_typing.final
 class Remove(_message.Message):
     """Command: remove two tiles of one pattern joined by a path of at most two turns."""
 
@@ -157,6 +183,7 @@ class Removed(_message.Message):
     SECOND_FIELD_NUMBER: _builtins.int
     PATTERN_FIELD_NUMBER: _builtins.int
     REMAINING_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     pattern: _builtins.int
     remaining: _builtins.int
@@ -164,6 +191,12 @@ class Removed(_message.Message):
     def first(self) -> Global___Cell: ...
     @_builtins.property
     def second(self) -> Global___Cell: ...
+    @_builtins.property
+    def path(self) -> _containers.RepeatedCompositeFieldContainer[Global___Point]:
+        """The line drawn between the two tiles: its corner points from first to second (a path
+        of the fewest turns; the shortest of them).
+        """
+
     def __init__(
         self,
         *,
@@ -172,10 +205,11 @@ class Removed(_message.Message):
         second: Global___Cell | None = ...,
         pattern: _builtins.int = ...,
         remaining: _builtins.int = ...,
+        path: _abc.Iterable[Global___Point] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "second", b"second"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "pattern", b"pattern", "remaining", b"remaining", "seat", b"seat", "second", b"second"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "path", b"path", "pattern", b"pattern", "remaining", b"remaining", "seat", b"seat", "second", b"second"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -303,6 +337,8 @@ class View(_message.Message):
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
     FINISHED_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
+    LEGAL_FIELD_NUMBER: _builtins.int
+    LEGAL_PAIRS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The viewing seat; -1 for a spectator (no board)."""
     rows: _builtins.int
@@ -317,6 +353,19 @@ class View(_message.Message):
     def active(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bool]: ...
     @_builtins.property
     def result(self) -> Global___Finished: ...
+    @_builtins.property
+    def legal(self) -> _containers.RepeatedCompositeFieldContainer[Global___Command]:
+        """What the viewing seat may send now besides its removals: Leave. Empty for spectators,
+        a seat that left, and after the end.
+        """
+
+    @_builtins.property
+    def legal_pairs(self) -> _containers.RepeatedCompositeFieldContainer[Global___Pair]:
+        """The viewing seat's removable pairs: each is the command Remove{first, second}, with the
+        path its removal would draw. legal and legal_pairs together are exactly the rules'
+        legal commands.
+        """
+
     def __init__(
         self,
         *,
@@ -329,13 +378,75 @@ class View(_message.Message):
         deadline_ms: _builtins.int = ...,
         finished: _builtins.bool = ...,
         result: Global___Finished | None = ...,
+        legal: _abc.Iterable[Global___Command] | None = ...,
+        legal_pairs: _abc.Iterable[Global___Pair] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_result", b"_result", "result", b"result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_result", b"_result", "active", b"active", "board", b"board", "cols", b"cols", "deadline_ms", b"deadline_ms", "finished", b"finished", "remaining", b"remaining", "result", b"result", "rows", b"rows", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_result", b"_result", "active", b"active", "board", b"board", "cols", b"cols", "deadline_ms", b"deadline_ms", "finished", b"finished", "legal", b"legal", "legal_pairs", b"legal_pairs", "remaining", b"remaining", "result", b"result", "rows", b"rows", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__result: _TypeAlias = _typing.Literal["result"]  # noqa: Y015
     _WhichOneofArgType__result: _TypeAlias = _typing.Literal["_result", b"_result"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__result) -> _WhichOneofReturnType__result | None: ...
 
 Global___View: _TypeAlias = View  # noqa: Y015
+
+@_typing.final
+class Command(_message.Message):
+    """One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+    (this wrapper, or the command it holds).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REMOVE_FIELD_NUMBER: _builtins.int
+    LEAVE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def remove(self) -> Global___Remove: ...
+    @_builtins.property
+    def leave(self) -> Global___Leave: ...
+    def __init__(
+        self,
+        *,
+        remove: Global___Remove | None = ...,
+        leave: Global___Leave | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "leave", b"leave", "remove", b"remove"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "leave", b"leave", "remove", b"remove"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["remove", "leave"]  # noqa: Y015
+    _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_command) -> _WhichOneofReturnType_command | None: ...
+
+Global___Command: _TypeAlias = Command  # noqa: Y015
+
+@_typing.final
+class Pair(_message.Message):
+    """A removable pair, compactly: Remove{first, second}, with the path its removal would draw."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FIRST_FIELD_NUMBER: _builtins.int
+    SECOND_FIELD_NUMBER: _builtins.int
+    PATH_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def first(self) -> Global___Cell: ...
+    @_builtins.property
+    def second(self) -> Global___Cell: ...
+    @_builtins.property
+    def path(self) -> _containers.RepeatedCompositeFieldContainer[Global___Point]: ...
+    def __init__(
+        self,
+        *,
+        first: Global___Cell | None = ...,
+        second: Global___Cell | None = ...,
+        path: _abc.Iterable[Global___Point] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "second", b"second"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "path", b"path", "second", b"second"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Pair: _TypeAlias = Pair  # noqa: Y015

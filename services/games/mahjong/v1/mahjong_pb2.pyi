@@ -796,12 +796,12 @@ class View(_message.Message):
     PLAYERS_FIELD_NUMBER: _builtins.int
     CLAIM_TILE_FIELD_NUMBER: _builtins.int
     CLAIM_FROM_FIELD_NUMBER: _builtins.int
-    CAN_FIELD_NUMBER: _builtins.int
     WINNER_FIELD_NUMBER: _builtins.int
     WIN_TILE_FIELD_NUMBER: _builtins.int
     WINNING_HAND_FIELD_NUMBER: _builtins.int
     ITEMS_FIELD_NUMBER: _builtins.int
     TOTAL_FIELD_NUMBER: _builtins.int
+    LEGAL_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     phase: Global___Phase.ValueType
     dealer: _builtins.int
@@ -823,11 +823,17 @@ class View(_message.Message):
     @_builtins.property
     def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayerView]: ...
     @_builtins.property
-    def can(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
-    @_builtins.property
     def winning_hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def items(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScoreItem]: ...
+    @_builtins.property
+    def legal(self) -> _containers.RepeatedCompositeFieldContainer[Global___Command]:
+        """What the viewing seat may send now, each tile and declaration spelled out: ChoosePair
+        (对王大将报), Pass / Peng / Gang in a claim window, and on its turn Win (自摸), Gang
+        (暗杠 / 补杠) and Discard (with declare TING for 报听 or YING_KOU for 硬扣 where they
+        are allowed). Empty for spectators.
+        """
+
     def __init__(
         self,
         *,
@@ -845,17 +851,60 @@ class View(_message.Message):
         players: _abc.Iterable[Global___PlayerView] | None = ...,
         claim_tile: _builtins.str = ...,
         claim_from: _builtins.int = ...,
-        can: _abc.Iterable[_builtins.str] | None = ...,
         winner: _builtins.int = ...,
         win_tile: _builtins.str = ...,
         winning_hand: _abc.Iterable[_builtins.str] | None = ...,
         items: _abc.Iterable[Global___ScoreItem] | None = ...,
         total: _builtins.int = ...,
+        legal: _abc.Iterable[Global___Command] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["can", b"can", "claim_from", b"claim_from", "claim_tile", b"claim_tile", "deadline_ms", b"deadline_ms", "dealer", b"dealer", "drawn", b"drawn", "hand", b"hand", "indicator", b"indicator", "items", b"items", "live_count", b"live_count", "phase", b"phase", "players", b"players", "seat", b"seat", "total", b"total", "turn", b"turn", "waits", b"waits", "wall_count", b"wall_count", "win_tile", b"win_tile", "winner", b"winner", "winning_hand", b"winning_hand"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_from", b"claim_from", "claim_tile", b"claim_tile", "deadline_ms", b"deadline_ms", "dealer", b"dealer", "drawn", b"drawn", "hand", b"hand", "indicator", b"indicator", "items", b"items", "legal", b"legal", "live_count", b"live_count", "phase", b"phase", "players", b"players", "seat", b"seat", "total", b"total", "turn", b"turn", "waits", b"waits", "wall_count", b"wall_count", "win_tile", b"win_tile", "winner", b"winner", "winning_hand", b"winning_hand"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___View: _TypeAlias = View  # noqa: Y015
+
+@_typing.final
+class Command(_message.Message):
+    """One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+    (this wrapper, or the command it holds).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DISCARD_FIELD_NUMBER: _builtins.int
+    PENG_FIELD_NUMBER: _builtins.int
+    GANG_FIELD_NUMBER: _builtins.int
+    PASS_FIELD_NUMBER: _builtins.int
+    WIN_FIELD_NUMBER: _builtins.int
+    CHOOSE_PAIR_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def discard(self) -> Global___Discard: ...
+    @_builtins.property
+    def peng(self) -> Global___Peng: ...
+    @_builtins.property
+    def gang(self) -> Global___Gang: ...
+    @_builtins.property
+    def win(self) -> Global___Win: ...
+    @_builtins.property
+    def choose_pair(self) -> Global___ChoosePair: ...
+    def __init__(
+        self,
+        *,
+        discard: Global___Discard | None = ...,
+        peng: Global___Peng | None = ...,
+        gang: Global___Gang | None = ...,
+        win: Global___Win | None = ...,
+        choose_pair: Global___ChoosePair | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["choose_pair", b"choose_pair", "command", b"command", "discard", b"discard", "gang", b"gang", "pass", b"pass", "peng", b"peng", "win", b"win"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["choose_pair", b"choose_pair", "command", b"command", "discard", b"discard", "gang", b"gang", "pass", b"pass", "peng", b"peng", "win", b"win"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["discard", "peng", "gang", "pass", "win", "choose_pair"]  # noqa: Y015
+    _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_command) -> _WhichOneofReturnType_command | None: ...
+
+Global___Command: _TypeAlias = Command  # noqa: Y015

@@ -279,28 +279,30 @@ class Ended(_message.Message):
 Global___Ended: _TypeAlias = Ended  # noqa: Y015
 
 @_typing.final
-class Move(_message.Message):
-    """A legal move."""
+class Command(_message.Message):
+    """One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+    (this wrapper, or the command it holds).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    SQUARE_FIELD_NUMBER: _builtins.int
-    DIRECTION_FIELD_NUMBER: _builtins.int
-    square: _builtins.int
-    direction: Global___Direction.ValueType
+    SOW_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def sow(self) -> Global___Sow: ...
     def __init__(
         self,
         *,
-        square: _builtins.int = ...,
-        direction: Global___Direction.ValueType = ...,
+        sow: Global___Sow | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "sow", b"sow"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["direction", b"direction", "square", b"square"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "sow", b"sow"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["sow"]  # noqa: Y015
+    _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_command) -> _WhichOneofReturnType_command | None: ...
 
-Global___Move: _TypeAlias = Move  # noqa: Y015
+Global___Command: _TypeAlias = Command  # noqa: Y015
 
 @_typing.final
 class View(_message.Message):
@@ -341,7 +343,12 @@ class View(_message.Message):
     @_builtins.property
     def borrowed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
-    def legal(self) -> _containers.RepeatedCompositeFieldContainer[Global___Move]: ...
+    def legal(self) -> _containers.RepeatedCompositeFieldContainer[Global___Command]:
+        """What the viewing seat may send now: the side to move's sowings (a refill included: an
+        empty side lists its squares, and the refill happens before the sowing); empty for
+        the other seat and for spectators.
+        """
+
     @_builtins.property
     def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     def __init__(
@@ -356,7 +363,7 @@ class View(_message.Message):
         deadline_ms: _builtins.int = ...,
         moves_made: _builtins.int = ...,
         position: _builtins.str = ...,
-        legal: _abc.Iterable[Global___Move] | None = ...,
+        legal: _abc.Iterable[Global___Command] | None = ...,
         finished: _builtins.bool = ...,
         scores: _abc.Iterable[_builtins.int] | None = ...,
         winner: _builtins.int = ...,

@@ -882,6 +882,7 @@ class View(_message.Message):
     POT_FIELD_NUMBER: _builtins.int
     END_FIELD_NUMBER: _builtins.int
     WINNER_FIELD_NUMBER: _builtins.int
+    LEGAL_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     phase: Global___Phase.ValueType
     sorted: _builtins.bool
@@ -903,6 +904,14 @@ class View(_message.Message):
     def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___Meld]: ...
     @_builtins.property
     def lay_order(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def legal(self) -> _containers.RepeatedCompositeFieldContainer[Global___Command]:
+        """What the viewing seat may send now to move the hand on: Ù (ClaimU), Draw (bốc), each Eat
+        (ăn) with its partners, each phỏm it may Lay (hạ), each card it may Send (gửi), each
+        card it may Discard (đánh). Accuse (bắt báo) and Sort are always open and not listed.
+        Empty for spectators.
+        """
+
     def __init__(
         self,
         *,
@@ -923,11 +932,66 @@ class View(_message.Message):
         pot: _builtins.int = ...,
         end: _builtins.str = ...,
         winner: _builtins.int = ...,
+        legal: _abc.Iterable[Global___Command] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_ms", b"deadline_ms", "dealer", b"dealer", "eatable", b"eatable", "end", b"end", "hand", b"hand", "lay_order", b"lay_order", "melds", b"melds", "phase", b"phase", "pot", b"pot", "seat", b"seat", "seats", b"seats", "sorted", b"sorted", "stock_left", b"stock_left", "taken", b"taken", "to_move", b"to_move", "turn_kind", b"turn_kind", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_ms", b"deadline_ms", "dealer", b"dealer", "eatable", b"eatable", "end", b"end", "hand", b"hand", "lay_order", b"lay_order", "legal", b"legal", "melds", b"melds", "phase", b"phase", "pot", b"pot", "seat", b"seat", "seats", b"seats", "sorted", b"sorted", "stock_left", b"stock_left", "taken", b"taken", "to_move", b"to_move", "turn_kind", b"turn_kind", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___View: _TypeAlias = View  # noqa: Y015
+
+@_typing.final
+class Command(_message.Message):
+    """One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+    (this wrapper, or the command it holds).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLAIM_U_FIELD_NUMBER: _builtins.int
+    EAT_FIELD_NUMBER: _builtins.int
+    DRAW_FIELD_NUMBER: _builtins.int
+    LAY_FIELD_NUMBER: _builtins.int
+    SEND_FIELD_NUMBER: _builtins.int
+    DISCARD_FIELD_NUMBER: _builtins.int
+    ACCUSE_FIELD_NUMBER: _builtins.int
+    SORT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def claim_u(self) -> Global___ClaimU: ...
+    @_builtins.property
+    def eat(self) -> Global___Eat: ...
+    @_builtins.property
+    def draw(self) -> Global___Draw: ...
+    @_builtins.property
+    def lay(self) -> Global___Lay: ...
+    @_builtins.property
+    def send(self) -> Global___Send: ...
+    @_builtins.property
+    def discard(self) -> Global___Discard: ...
+    @_builtins.property
+    def accuse(self) -> Global___Accuse: ...
+    @_builtins.property
+    def sort(self) -> Global___Sort: ...
+    def __init__(
+        self,
+        *,
+        claim_u: Global___ClaimU | None = ...,
+        eat: Global___Eat | None = ...,
+        draw: Global___Draw | None = ...,
+        lay: Global___Lay | None = ...,
+        send: Global___Send | None = ...,
+        discard: Global___Discard | None = ...,
+        accuse: Global___Accuse | None = ...,
+        sort: Global___Sort | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accuse", b"accuse", "claim_u", b"claim_u", "command", b"command", "discard", b"discard", "draw", b"draw", "eat", b"eat", "lay", b"lay", "send", b"send", "sort", b"sort"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accuse", b"accuse", "claim_u", b"claim_u", "command", b"command", "discard", b"discard", "draw", b"draw", "eat", b"eat", "lay", b"lay", "send", b"send", "sort", b"sort"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["claim_u", "eat", "draw", "lay", "send", "discard", "accuse", "sort"]  # noqa: Y015
+    _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_command) -> _WhichOneofReturnType_command | None: ...
+
+Global___Command: _TypeAlias = Command  # noqa: Y015

@@ -359,8 +359,77 @@ class PlayedMove(_message.Message):
 Global___PlayedMove: _TypeAlias = PlayedMove  # noqa: Y015
 
 @_typing.final
+class Command(_message.Message):
+    """One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+    (this wrapper, or the command it holds).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOVE_FIELD_NUMBER: _builtins.int
+    RESIGN_FIELD_NUMBER: _builtins.int
+    OFFER_DRAW_FIELD_NUMBER: _builtins.int
+    ACCEPT_DRAW_FIELD_NUMBER: _builtins.int
+    DECLINE_DRAW_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def move(self) -> Global___Move: ...
+    @_builtins.property
+    def resign(self) -> Global___Resign: ...
+    @_builtins.property
+    def offer_draw(self) -> Global___OfferDraw: ...
+    @_builtins.property
+    def accept_draw(self) -> Global___AcceptDraw: ...
+    @_builtins.property
+    def decline_draw(self) -> Global___DeclineDraw: ...
+    def __init__(
+        self,
+        *,
+        move: Global___Move | None = ...,
+        resign: Global___Resign | None = ...,
+        offer_draw: Global___OfferDraw | None = ...,
+        accept_draw: Global___AcceptDraw | None = ...,
+        decline_draw: Global___DeclineDraw | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accept_draw", b"accept_draw", "command", b"command", "decline_draw", b"decline_draw", "move", b"move", "offer_draw", b"offer_draw", "resign", b"resign"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accept_draw", b"accept_draw", "command", b"command", "decline_draw", b"decline_draw", "move", b"move", "offer_draw", b"offer_draw", "resign", b"resign"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_command: _TypeAlias = _typing.Literal["move", "resign", "offer_draw", "accept_draw", "decline_draw"]  # noqa: Y015
+    _WhichOneofArgType_command: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_command) -> _WhichOneofReturnType_command | None: ...
+
+Global___Command: _TypeAlias = Command  # noqa: Y015
+
+@_typing.final
+class PieceMoves(_message.Message):
+    """The legal moves of one piece, compactly: the piece on square (ICCS, "h2") may move to
+    each square of to ("e2", ...). Each stands for the command Move{move: square + to[i]}.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SQUARE_FIELD_NUMBER: _builtins.int
+    TO_FIELD_NUMBER: _builtins.int
+    square: _builtins.str
+    @_builtins.property
+    def to(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        square: _builtins.str = ...,
+        to: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["square", b"square", "to", b"to"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PieceMoves: _TypeAlias = PieceMoves  # noqa: Y015
+
+@_typing.final
 class View(_message.Message):
-    """What anyone at the table sees (Xiangqi hides nothing)."""
+    """What anyone at the table sees (Xiangqi hides nothing but whose turn it is to act)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -368,6 +437,8 @@ class View(_message.Message):
     TO_MOVE_FIELD_NUMBER: _builtins.int
     IN_CHECK_FIELD_NUMBER: _builtins.int
     LEGAL_FIELD_NUMBER: _builtins.int
+    LEGAL_MOVES_FIELD_NUMBER: _builtins.int
+    MAY_OFFER_DRAW_FIELD_NUMBER: _builtins.int
     MOVES_FIELD_NUMBER: _builtins.int
     CLOCKS_MS_FIELD_NUMBER: _builtins.int
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
@@ -381,6 +452,10 @@ class View(_message.Message):
     to_move: _builtins.int
     """Absent before the start and after the end."""
     in_check: _builtins.bool
+    may_offer_draw: _builtins.bool
+    """The viewing seat may send OfferDraw now (the side to move, no offer pending, none made
+    this turn).
+    """
     deadline_ms: _builtins.int
     """When the side to move's clock runs out; 0 when untimed or over."""
     draw_offer: _builtins.int
@@ -390,8 +465,17 @@ class View(_message.Message):
     """Absent for a draw or while playing."""
     reason: _builtins.str
     @_builtins.property
-    def legal(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayedMove]:
-        """The side to move's legal moves."""
+    def legal(self) -> _containers.RepeatedCompositeFieldContainer[Global___Command]:
+        """What the viewing seat may send now, besides its moves: AcceptDraw and DeclineDraw when
+        facing the opponent's draw offer. Empty for spectators.
+        """
+
+    @_builtins.property
+    def legal_moves(self) -> _containers.RepeatedCompositeFieldContainer[Global___PieceMoves]:
+        """The viewing seat's legal moves when it is the side to move, one entry per piece that
+        can move (empty otherwise and for spectators); legal and legal_moves together are
+        exactly the rules' legal commands. Resign is always open to a seat while the game runs.
+        """
 
     @_builtins.property
     def moves(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayedMove]:
@@ -411,7 +495,9 @@ class View(_message.Message):
         fen: _builtins.str = ...,
         to_move: _builtins.int | None = ...,
         in_check: _builtins.bool = ...,
-        legal: _abc.Iterable[Global___PlayedMove] | None = ...,
+        legal: _abc.Iterable[Global___Command] | None = ...,
+        legal_moves: _abc.Iterable[Global___PieceMoves] | None = ...,
+        may_offer_draw: _builtins.bool = ...,
         moves: _abc.Iterable[Global___PlayedMove] | None = ...,
         clocks_ms: _abc.Iterable[_builtins.int] | None = ...,
         deadline_ms: _builtins.int = ...,
@@ -424,7 +510,7 @@ class View(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_draw_offer", b"_draw_offer", "_to_move", b"_to_move", "_winner", b"_winner", "draw_offer", b"draw_offer", "to_move", b"to_move", "winner", b"winner"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_draw_offer", b"_draw_offer", "_to_move", b"_to_move", "_winner", b"_winner", "clocks_ms", b"clocks_ms", "deadline_ms", b"deadline_ms", "draw_offer", b"draw_offer", "fen", b"fen", "finished", b"finished", "in_check", b"in_check", "legal", b"legal", "moves", b"moves", "moves_made", b"moves_made", "reason", b"reason", "scores", b"scores", "to_move", b"to_move", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_draw_offer", b"_draw_offer", "_to_move", b"_to_move", "_winner", b"_winner", "clocks_ms", b"clocks_ms", "deadline_ms", b"deadline_ms", "draw_offer", b"draw_offer", "fen", b"fen", "finished", b"finished", "in_check", b"in_check", "legal", b"legal", "legal_moves", b"legal_moves", "may_offer_draw", b"may_offer_draw", "moves", b"moves", "moves_made", b"moves_made", "reason", b"reason", "scores", b"scores", "to_move", b"to_move", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__draw_offer: _TypeAlias = _typing.Literal["draw_offer"]  # noqa: Y015
     _WhichOneofArgType__draw_offer: _TypeAlias = _typing.Literal["_draw_offer", b"_draw_offer"]  # noqa: Y015

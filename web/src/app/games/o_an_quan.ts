@@ -1,6 +1,6 @@
 // Ô ăn quan: the ring of ten dân squares and two quan squares, and the legal sowings as buttons.
 // Ring indices: Q0 = 0, S1..S5 = 1..5, Q6 = 6, N7..N11 = 7..11; seat 0 owns S1–S5. CCW is +1.
-import { create, type Message } from "@bufbuild/protobuf";
+import type { Message } from "@bufbuild/protobuf";
 import { Direction, SowSchema, type View } from "../../../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
 import type { BoardContext } from "../board.js";
 import { h, type Child } from "../dom.js";
@@ -10,19 +10,18 @@ const ARROW = { [Direction.CW]: "↻", [Direction.CCW]: "↺", [Direction.UNSPEC
 
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
-  const mySeat = ctx.mySeat;
-  const onMove = (square: bigint, direction: Direction) => ctx.send(SowSchema, create(SowSchema, { square, direction }));
-  const myTurn = mySeat !== undefined && Number(v.toMove) === mySeat && !v.finished;
+  // The view lists the sowings this seat may send now (none off turn, none for a spectator).
+  const sowings = v.legal.flatMap((c) => (c.command.case === "sow" ? [c.command.value] : []));
   const cell = (sq: number): HTMLElement => {
     const quan = sq === 0 || sq === 6;
-    const moves = myTurn ? v.legal.filter((m) => Number(m.square) === sq) : [];
+    const moves = sowings.filter((m) => Number(m.square) === sq);
     return h("div", { class: `sq ${quan ? "quan" : "dan"}${moves.length ? " playable" : ""}`, "data-square": sq },
       h("span", { class: "name" }, NAME(sq)),
       h("span", { class: "count" }, String(v.board[sq] ?? 0n)),
       quan && v.quan[sq === 0 ? 0 : 1] ? h("span", { class: "piece", title: "quan" }, "◆") : null,
       moves.length ? h("div", { class: "moves" }, moves.map((m) =>
         h("button", { class: "move", "data-move": `${sq}:${m.direction}`, title: `sow ${NAME(sq)} ${Direction[m.direction]}`,
-          onclick: () => onMove(m.square, m.direction) }, ARROW[m.direction]))) : null);
+          onclick: () => ctx.send(SowSchema, m) }, ARROW[m.direction]))) : null);
   };
   const north = [11, 10, 9, 8, 7].map(cell);
   const south = [1, 2, 3, 4, 5].map(cell);

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/games/dominoes/v1/dominoes.proto.
  */
 export const file_chieu_games_dominoes_v1_dominoes: GenFile = /*@__PURE__*/
-  fileDesc("CiZjaGlldS9nYW1lcy9kb21pbm9lcy92MS9kb21pbm9lcy5wcm90bxIXY2hpZXUuZ2FtZXMuZG9taW5vZXMudjEiHAoEVGlsZRIJCgFhGAEgASgDEgkKAWIYAiABKAMiNAoESGFuZBIsCgV0aWxlcxgBIAMoCzIdLmNoaWV1LmdhbWVzLmRvbWlub2VzLnYxLlRpbGUiXgoEUGxheRIrCgR0aWxlGAEgASgLMh0uY2hpZXUuZ2FtZXMuZG9taW5vZXMudjEuVGlsZRIpCgNlbmQYAiABKA4yHC5jaGlldS5nYW1lcy5kb21pbm9lcy52MS5FbmQiBgoERHJhdyIGCgRQYXNzIosBCgVEZWFsdBIOCgZsZWFkZXIYASABKAMSLAoFaGFuZHMYAiADKAsyHS5jaGlldS5nYW1lcy5kb21pbm9lcy52MS5IYW5kEi8KCGJvbmV5YXJkGAMgAygLMh0uY2hpZXUuZ2FtZXMuZG9taW5vZXMudjEuVGlsZRITCgtkZWFkbGluZV9tcxgEIAEoAyJBCgREcmV3EgwKBHNlYXQYASABKAMSKwoEdGlsZRgCIAEoCzIdLmNoaWV1LmdhbWVzLmRvbWlub2VzLnYxLlRpbGUiiwEKBlBsYXllZBIMCgRzZWF0GAEgASgDEisKBHRpbGUYAiABKAsyHS5jaGlldS5nYW1lcy5kb21pbm9lcy52MS5UaWxlEikKA2VuZBgDIAEoDjIcLmNoaWV1LmdhbWVzLmRvbWlub2VzLnYxLkVuZBIMCgRsZWZ0GAQgASgDEg0KBXJpZ2h0GAUgASgDIhYKBlBhc3NlZBIMCgRzZWF0GAEgASgDIhgKCFRpbWVkT3V0EgwKBHNlYXQYASABKAMiLwoKVHVyblBhc3NlZBIMCgRzZWF0GAEgASgDEhMKC2RlYWRsaW5lX21zGAIgASgDIuQBCgVFbmRlZBIOCgZyZWFzb24YASABKAkSEwoGd2lubmVyGAIgASgDSACIAQESFAoHYmxvY2tlchgDIAEoA0gBiAEBEhYKCWFzc2lzdGFudBgEIAEoA0gCiAEBEgwKBHBpcHMYBSADKAMSKwoJdHJhbnNmZXJzGAYgAygLMhguY2hpZXUuZ2FtZXMudjEuVHJhbnNmZXISGAoLbmV4dF9sZWFkZXIYByABKANIA4gBAUIJCgdfd2lubmVyQgoKCF9ibG9ja2VyQgwKCl9hc3Npc3RhbnRCDgoMX25leHRfbGVhZGVyIicKCExpbmVUaWxlEgwKBGxlZnQYASABKAMSDQoFcmlnaHQYAiABKAMiJwoIT3BlbkVuZHMSDAoEbGVmdBgBIAEoAxINCgVyaWdodBgCIAEoAyLQAwoEVmlldxIMCgRzZWF0GAEgASgSEisKBGhhbmQYAiADKAsyHS5jaGlldS5nYW1lcy5kb21pbm9lcy52MS5UaWxlEi8KBGxpbmUYAyADKAsyIS5jaGlldS5nYW1lcy5kb21pbm9lcy52MS5MaW5lVGlsZRI0CgRlbmRzGAQgASgLMiEuY2hpZXUuZ2FtZXMuZG9taW5vZXMudjEuT3BlbkVuZHNIAIgBARIOCgZjb3VudHMYBSADKAMSEAoIYm9uZXlhcmQYBiABKAMSDwoHdG9fbW92ZRgHIAEoEhITCgtkZWFkbGluZV9tcxgIIAEoAxIsCgVsZWdhbBgJIAMoCzIdLmNoaWV1LmdhbWVzLmRvbWlub2VzLnYxLlBsYXkSEQoJbXVzdF9kcmF3GAogASgIEhEKCW11c3RfcGFzcxgLIAEoCBIQCghmaW5pc2hlZBgMIAEoCBIzCgZyZXN1bHQYDSABKAsyHi5jaGlldS5nYW1lcy5kb21pbm9lcy52MS5FbmRlZEgBiAEBEi8KCHJldmVhbGVkGA4gAygLMh0uY2hpZXUuZ2FtZXMuZG9taW5vZXMudjEuSGFuZEIHCgVfZW5kc0IJCgdfcmVzdWx0KjcKA0VuZBITCg9FTkRfVU5TUEVDSUZJRUQQABIMCghFTkRfTEVGVBABEg0KCUVORF9SSUdIVBACYgZwcm90bzM", [file_chieu_games_v1_games]);
+  fileDesc("CiZjaGlldS9nYW1lcy9kb21pbm9lcy92MS9kb21pbm9lcy5wcm90bxIXY2hpZXUuZ2FtZXMuZG9taW5vZXMudjEiHAoEVGlsZRIJCgFhGAEgASgDEgkKAWIYAiABKAMiNAoESGFuZBIsCgV0aWxlcxgBIAMoCzIdLmNoaWV1LmdhbWVzLmRvbWlub2VzLnYxLlRpbGUiXgoEUGxheRIrCgR0aWxlGAEgASgLMh0uY2hpZXUuZ2FtZXMuZG9taW5vZXMudjEuVGlsZRIpCgNlbmQYAiABKA4yHC5jaGlldS5nYW1lcy5kb21pbm9lcy52MS5FbmQiBgoERHJhdyIGCgRQYXNzIosBCgVEZWFsdBIOCgZsZWFkZXIYASABKAMSLAoFaGFuZHMYAiADKAsyHS5jaGlldS5nYW1lcy5kb21pbm9lcy52MS5IYW5kEi8KCGJvbmV5YXJkGAMgAygLMh0uY2hpZXUuZ2FtZXMuZG9taW5vZXMudjEuVGlsZRITCgtkZWFkbGluZV9tcxgEIAEoAyJBCgREcmV3EgwKBHNlYXQYASABKAMSKwoEdGlsZRgCIAEoCzIdLmNoaWV1LmdhbWVzLmRvbWlub2VzLnYxLlRpbGUiiwEKBlBsYXllZBIMCgRzZWF0GAEgASgDEisKBHRpbGUYAiABKAsyHS5jaGlldS5nYW1lcy5kb21pbm9lcy52MS5UaWxlEikKA2VuZBgDIAEoDjIcLmNoaWV1LmdhbWVzLmRvbWlub2VzLnYxLkVuZBIMCgRsZWZ0GAQgASgDEg0KBXJpZ2h0GAUgASgDIhYKBlBhc3NlZBIMCgRzZWF0GAEgASgDIhgKCFRpbWVkT3V0EgwKBHNlYXQYASABKAMiLwoKVHVyblBhc3NlZBIMCgRzZWF0GAEgASgDEhMKC2RlYWRsaW5lX21zGAIgASgDIuQBCgVFbmRlZBIOCgZyZWFzb24YASABKAkSEwoGd2lubmVyGAIgASgDSACIAQESFAoHYmxvY2tlchgDIAEoA0gBiAEBEhYKCWFzc2lzdGFudBgEIAEoA0gCiAEBEgwKBHBpcHMYBSADKAMSKwoJdHJhbnNmZXJzGAYgAygLMhguY2hpZXUuZ2FtZXMudjEuVHJhbnNmZXISGAoLbmV4dF9sZWFkZXIYByABKANIA4gBAUIJCgdfd2lubmVyQgoKCF9ibG9ja2VyQgwKCl9hc3Npc3RhbnRCDgoMX25leHRfbGVhZGVyIqEBCgdDb21tYW5kEi0KBHBsYXkYASABKAsyHS5jaGlldS5nYW1lcy5kb21pbm9lcy52MS5QbGF5SAASLQoEZHJhdxgCIAEoCzIdLmNoaWV1LmdhbWVzLmRvbWlub2VzLnYxLkRyYXdIABItCgRwYXNzGAMgASgLMh0uY2hpZXUuZ2FtZXMuZG9taW5vZXMudjEuUGFzc0gAQgkKB2NvbW1hbmQiJwoITGluZVRpbGUSDAoEbGVmdBgBIAEoAxINCgVyaWdodBgCIAEoAyInCghPcGVuRW5kcxIMCgRsZWZ0GAEgASgDEg0KBXJpZ2h0GAIgASgDItUDCgRWaWV3EgwKBHNlYXQYASABKBISKwoEaGFuZBgCIAMoCzIdLmNoaWV1LmdhbWVzLmRvbWlub2VzLnYxLlRpbGUSLwoEbGluZRgDIAMoCzIhLmNoaWV1LmdhbWVzLmRvbWlub2VzLnYxLkxpbmVUaWxlEjQKBGVuZHMYBCABKAsyIS5jaGlldS5nYW1lcy5kb21pbm9lcy52MS5PcGVuRW5kc0gAiAEBEg4KBmNvdW50cxgFIAMoAxIQCghib25leWFyZBgGIAEoAxIPCgd0b19tb3ZlGAcgASgSEhMKC2RlYWRsaW5lX21zGAggASgDEi8KBWxlZ2FsGA8gAygLMiAuY2hpZXUuZ2FtZXMuZG9taW5vZXMudjEuQ29tbWFuZBIQCghmaW5pc2hlZBgMIAEoCBIzCgZyZXN1bHQYDSABKAsyHi5jaGlldS5nYW1lcy5kb21pbm9lcy52MS5FbmRlZEgBiAEBEi8KCHJldmVhbGVkGA4gAygLMh0uY2hpZXUuZ2FtZXMuZG9taW5vZXMudjEuSGFuZEIHCgVfZW5kc0IJCgdfcmVzdWx0SgQICRAKSgQIChALSgQICxAMUgltdXN0X2RyYXdSCW11c3RfcGFzcyo3CgNFbmQSEwoPRU5EX1VOU1BFQ0lGSUVEEAASDAoIRU5EX0xFRlQQARINCglFTkRfUklHSFQQAmIGcHJvdG8z", [file_chieu_games_v1_games]);
 
 /**
  * A domino [a|b], a <= b.
@@ -331,6 +331,44 @@ export const EndedSchema: GenMessage<Ended> = /*@__PURE__*/
   messageDesc(file_chieu_games_dominoes_v1_dominoes, 11);
 
 /**
+ * One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+ * (this wrapper, or the command it holds).
+ *
+ * @generated from message chieu.games.dominoes.v1.Command
+ */
+export type Command = Message<"chieu.games.dominoes.v1.Command"> & {
+  /**
+   * @generated from oneof chieu.games.dominoes.v1.Command.command
+   */
+  command: {
+    /**
+     * @generated from field: chieu.games.dominoes.v1.Play play = 1;
+     */
+    value: Play;
+    case: "play";
+  } | {
+    /**
+     * @generated from field: chieu.games.dominoes.v1.Draw draw = 2;
+     */
+    value: Draw;
+    case: "draw";
+  } | {
+    /**
+     * @generated from field: chieu.games.dominoes.v1.Pass pass = 3;
+     */
+    value: Pass;
+    case: "pass";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message chieu.games.dominoes.v1.Command.
+ * Use `create(CommandSchema)` to create a new message.
+ */
+export const CommandSchema: GenMessage<Command> = /*@__PURE__*/
+  messageDesc(file_chieu_games_dominoes_v1_dominoes, 12);
+
+/**
  * A tile as it lies in the line: its left half, then its right half.
  *
  * @generated from message chieu.games.dominoes.v1.LineTile
@@ -352,7 +390,7 @@ export type LineTile = Message<"chieu.games.dominoes.v1.LineTile"> & {
  * Use `create(LineTileSchema)` to create a new message.
  */
 export const LineTileSchema: GenMessage<LineTile> = /*@__PURE__*/
-  messageDesc(file_chieu_games_dominoes_v1_dominoes, 12);
+  messageDesc(file_chieu_games_dominoes_v1_dominoes, 13);
 
 /**
  * The two open ends of the line.
@@ -376,7 +414,7 @@ export type OpenEnds = Message<"chieu.games.dominoes.v1.OpenEnds"> & {
  * Use `create(OpenEndsSchema)` to create a new message.
  */
 export const OpenEndsSchema: GenMessage<OpenEnds> = /*@__PURE__*/
-  messageDesc(file_chieu_games_dominoes_v1_dominoes, 13);
+  messageDesc(file_chieu_games_dominoes_v1_dominoes, 14);
 
 /**
  * What a seat sees: its own tiles, the line, everybody's tile counts, the boneyard size.
@@ -429,19 +467,12 @@ export type View = Message<"chieu.games.dominoes.v1.View"> & {
   deadlineMs: bigint;
 
   /**
-   * @generated from field: repeated chieu.games.dominoes.v1.Play legal = 9;
+   * What the viewing seat may send now: its plays; or, holding nothing playable, Draw (bốc)
+   * while the boneyard has tiles, else Pass (bỏ lượt). Empty off turn and for spectators.
+   *
+   * @generated from field: repeated chieu.games.dominoes.v1.Command legal = 15;
    */
-  legal: Play[];
-
-  /**
-   * @generated from field: bool must_draw = 10;
-   */
-  mustDraw: boolean;
-
-  /**
-   * @generated from field: bool must_pass = 11;
-   */
-  mustPass: boolean;
+  legal: Command[];
 
   /**
    * @generated from field: bool finished = 12;
@@ -466,7 +497,7 @@ export type View = Message<"chieu.games.dominoes.v1.View"> & {
  * Use `create(ViewSchema)` to create a new message.
  */
 export const ViewSchema: GenMessage<View> = /*@__PURE__*/
-  messageDesc(file_chieu_games_dominoes_v1_dominoes, 14);
+  messageDesc(file_chieu_games_dominoes_v1_dominoes, 15);
 
 /**
  * Which open end of the line a tile goes on.

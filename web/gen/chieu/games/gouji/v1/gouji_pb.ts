@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/games/gouji/v1/gouji.proto.
  */
 export const file_chieu_games_gouji_v1_gouji: GenFile = /*@__PURE__*/
-  fileDesc("CiBjaGlldS9nYW1lcy9nb3VqaS92MS9nb3VqaS5wcm90bxIUY2hpZXUuZ2FtZXMuZ291amkudjEiFQoEUGxheRINCgVjYXJkcxgBIAMoCSIGCgRQYXNzIhUKBEJ1cm4SDQoFY2FyZHMYASADKAkiHAoLUmV0dXJuQ2FyZHMSDQoFY2FyZHMYASADKAkiEwoRRGVjbGFyZVJldm9sdXRpb24iEwoRRGVjbGluZVJldm9sdXRpb24iKAoJU2VhdENhcmRzEgwKBHNlYXQYASABKAMSDQoFY2FyZHMYAiADKAkiZQoFRGVhbHQSDwoHaGFuZF9ubxgBIAEoAxIuCgVoYW5kcxgCIAMoCzIfLmNoaWV1LmdhbWVzLmdvdWppLnYxLlNlYXRDYXJkcxINCgVmaXJzdBgDIAEoAxIMCgRzZWVkGAQgASgJIkYKA0R1ZRIRCglmcm9tX3NlYXQYASABKAMSDwoHdG9fc2VhdBgCIAEoAxINCgVjb3VudBgDIAEoAxIMCgRraW5kGAQgASgJImIKEFJldm9sdXRpb25PcGVuZWQSEAoIZWxpZ2libGUYASADKAMSEwoLZGVhZGxpbmVfbXMYAiABKAMSJwoEZHVlcxgDIAMoCzIZLmNoaWV1LmdhbWVzLmdvdWppLnYxLkR1ZSIiChJSZXZvbHV0aW9uRGVjbGFyZWQSDAoEc2VhdBgBIAEoAyIwChJSZXZvbHV0aW9uRGVjbGluZWQSDAoEc2VhdBgBIAEoAxIMCgRhdXRvGAIgASgIIh4KDURlYWxDYW5jZWxsZWQSDQoFc2VhdHMYASADKAMiSgoHUmVkZWFsdBIPCgdkZWFsX25vGAEgASgDEi4KBWhhbmRzGAIgAygLMh8uY2hpZXUuZ2FtZXMuZ291amkudjEuU2VhdENhcmRzIjMKBlNhdE91dBIMCgRzZWF0GAEgASgDEg0KBXBsYWNlGAIgASgDEgwKBGRlYWQYAyADKAkiYwoLVHJpYnV0ZVBhaWQSEQoJZnJvbV9zZWF0GAEgASgDEg8KB3RvX3NlYXQYAiABKAMSDQoFY2FyZHMYAyADKAkSEwoLZGVhZGxpbmVfbXMYBCABKAMSDAoEa2luZBgFIAEoCSJSCg9UcmlidXRlUmV0dXJuZWQSEQoJZnJvbV9zZWF0GAEgASgDEg8KB3RvX3NlYXQYAiABKAMSDQoFY2FyZHMYAyADKAkSDAoEYXV0bxgEIAEoCCJLCgtUdXJuU3RhcnRlZBIMCgRzZWF0GAEgASgDEgwKBGxlYWQYAiABKAgSCwoDa291GAMgASgIEhMKC2RlYWRsaW5lX21zGAQgASgDIlIKBlBsYXllZBIMCgRzZWF0GAEgASgDEg0KBWNhcmRzGAIgAygJEgwKBGxlYWQYAyABKAgSDQoFZ291amkYBCABKAgSDgoGc2VhbGVkGAUgASgIIjoKBkJ1cm5lZBIMCgRzZWF0GAEgASgDEhMKC2J1cm5lZF9zZWF0GAIgASgDEg0KBWNhcmRzGAMgAygJIiQKBlBhc3NlZBIMCgRzZWF0GAEgASgDEgwKBGF1dG8YAiABKAgiJAoGQ2xvc2VkEgwKBHNlYXQYASABKAMSDAoEYXV0bxgCIAEoCCIcCgxCdXJuUmVsZWFzZWQSDAoEc2VhdBgBIAEoAyJHCgpCdXJuRmFpbGVkEgwKBHNlYXQYASABKAMSDQoFcGxhY2UYAiABKAMSDgoGcmVhc29uGAMgASgJEgwKBGRlYWQYBCADKAkiJwoIRmluaXNoZWQSDAoEc2VhdBgBIAEoAxINCgVwbGFjZRgCIAEoAyI8CgpSb3VuZEVuZGVkEhMKBndpbm5lchgBIAEoA0gAiAEBEg4KBmxlYWRlchgCIAEoA0IJCgdfd2lubmVyIhgKCFRpbWVkT3V0EgwKBHNlYXQYASABKAMidwoJR2FtZUVuZGVkEg4KBnBsYWNlcxgBIAMoAxIOCgZ0b3RhbHMYAiADKBISDgoGc2NvcmVzGAMgAygSEg8KB2RvdWJsZWQYBCABKAgSDgoGcmVhc29uGAUgASgJEgwKBHNoYW8YBiADKAMSCwoDbWVuGAcgAygDIo4DCgRWaWV3EgwKBHNlYXQYASABKBISDQoFcGhhc2UYAiABKAkSDAoEaGFuZBgDIAMoCRIOCgZjb3VudHMYBCADKBISCwoDdG9wGAUgAygJEhEKCXRvcF9vd25lchgGIAEoEhIRCgl0b3BfZ291amkYByABKAgSEgoKbWF5X2Fuc3dlchgIIAMoAxIQCghtYXlfYnVybhgJIAMoAxIOCgZ0b19hY3QYCiABKBISDwoHbGVhZGluZxgLIAEoCBILCgNrb3UYDCABKAgSEwoLZGVhZGxpbmVfbXMYDSABKAMSDgoGcGFzc2VkGA4gAygDEg4KBnBsYWNlcxgPIAMoAxIPCgdidXJuaW5nGBAgAygDEhAKCGZvdXJfd2F5GBEgASgIEg0KBXd1dG91GBIgAygDEhIKCm93ZV9yZXR1cm4YEyABKAMSDgoGc2NvcmVzGBQgAygSEhIKCnJldm9sdXRpb24YFSADKAMSEAoIcmV2b2x0ZWQYFiADKAMSEwoLc2l0dGluZ19vdXQYFyABKBJiBnByb3RvMw");
+  fileDesc("CiBjaGlldS9nYW1lcy9nb3VqaS92MS9nb3VqaS5wcm90bxIUY2hpZXUuZ2FtZXMuZ291amkudjEiFQoEUGxheRINCgVjYXJkcxgBIAMoCSIGCgRQYXNzIhUKBEJ1cm4SDQoFY2FyZHMYASADKAkiHAoLUmV0dXJuQ2FyZHMSDQoFY2FyZHMYASADKAkiEwoRRGVjbGFyZVJldm9sdXRpb24iEwoRRGVjbGluZVJldm9sdXRpb24iKAoJU2VhdENhcmRzEgwKBHNlYXQYASABKAMSDQoFY2FyZHMYAiADKAkiZQoFRGVhbHQSDwoHaGFuZF9ubxgBIAEoAxIuCgVoYW5kcxgCIAMoCzIfLmNoaWV1LmdhbWVzLmdvdWppLnYxLlNlYXRDYXJkcxINCgVmaXJzdBgDIAEoAxIMCgRzZWVkGAQgASgJIkYKA0R1ZRIRCglmcm9tX3NlYXQYASABKAMSDwoHdG9fc2VhdBgCIAEoAxINCgVjb3VudBgDIAEoAxIMCgRraW5kGAQgASgJImIKEFJldm9sdXRpb25PcGVuZWQSEAoIZWxpZ2libGUYASADKAMSEwoLZGVhZGxpbmVfbXMYAiABKAMSJwoEZHVlcxgDIAMoCzIZLmNoaWV1LmdhbWVzLmdvdWppLnYxLkR1ZSIiChJSZXZvbHV0aW9uRGVjbGFyZWQSDAoEc2VhdBgBIAEoAyIwChJSZXZvbHV0aW9uRGVjbGluZWQSDAoEc2VhdBgBIAEoAxIMCgRhdXRvGAIgASgIIh4KDURlYWxDYW5jZWxsZWQSDQoFc2VhdHMYASADKAMiSgoHUmVkZWFsdBIPCgdkZWFsX25vGAEgASgDEi4KBWhhbmRzGAIgAygLMh8uY2hpZXUuZ2FtZXMuZ291amkudjEuU2VhdENhcmRzIjMKBlNhdE91dBIMCgRzZWF0GAEgASgDEg0KBXBsYWNlGAIgASgDEgwKBGRlYWQYAyADKAkiYwoLVHJpYnV0ZVBhaWQSEQoJZnJvbV9zZWF0GAEgASgDEg8KB3RvX3NlYXQYAiABKAMSDQoFY2FyZHMYAyADKAkSEwoLZGVhZGxpbmVfbXMYBCABKAMSDAoEa2luZBgFIAEoCSJSCg9UcmlidXRlUmV0dXJuZWQSEQoJZnJvbV9zZWF0GAEgASgDEg8KB3RvX3NlYXQYAiABKAMSDQoFY2FyZHMYAyADKAkSDAoEYXV0bxgEIAEoCCJLCgtUdXJuU3RhcnRlZBIMCgRzZWF0GAEgASgDEgwKBGxlYWQYAiABKAgSCwoDa291GAMgASgIEhMKC2RlYWRsaW5lX21zGAQgASgDIlIKBlBsYXllZBIMCgRzZWF0GAEgASgDEg0KBWNhcmRzGAIgAygJEgwKBGxlYWQYAyABKAgSDQoFZ291amkYBCABKAgSDgoGc2VhbGVkGAUgASgIIjoKBkJ1cm5lZBIMCgRzZWF0GAEgASgDEhMKC2J1cm5lZF9zZWF0GAIgASgDEg0KBWNhcmRzGAMgAygJIiQKBlBhc3NlZBIMCgRzZWF0GAEgASgDEgwKBGF1dG8YAiABKAgiJAoGQ2xvc2VkEgwKBHNlYXQYASABKAMSDAoEYXV0bxgCIAEoCCIcCgxCdXJuUmVsZWFzZWQSDAoEc2VhdBgBIAEoAyJHCgpCdXJuRmFpbGVkEgwKBHNlYXQYASABKAMSDQoFcGxhY2UYAiABKAMSDgoGcmVhc29uGAMgASgJEgwKBGRlYWQYBCADKAkiJwoIRmluaXNoZWQSDAoEc2VhdBgBIAEoAxINCgVwbGFjZRgCIAEoAyI8CgpSb3VuZEVuZGVkEhMKBndpbm5lchgBIAEoA0gAiAEBEg4KBmxlYWRlchgCIAEoA0IJCgdfd2lubmVyIhgKCFRpbWVkT3V0EgwKBHNlYXQYASABKAMidwoJR2FtZUVuZGVkEg4KBnBsYWNlcxgBIAMoAxIOCgZ0b3RhbHMYAiADKBISDgoGc2NvcmVzGAMgAygSEg8KB2RvdWJsZWQYBCABKAgSDgoGcmVhc29uGAUgASgJEgwKBHNoYW8YBiADKAMSCwoDbWVuGAcgAygDIrwDCgRWaWV3EgwKBHNlYXQYASABKBISDQoFcGhhc2UYAiABKAkSDAoEaGFuZBgDIAMoCRIOCgZjb3VudHMYBCADKBISCwoDdG9wGAUgAygJEhEKCXRvcF9vd25lchgGIAEoEhIRCgl0b3BfZ291amkYByABKAgSEgoKbWF5X2Fuc3dlchgIIAMoAxIQCghtYXlfYnVybhgJIAMoAxIOCgZ0b19hY3QYCiABKBISDwoHbGVhZGluZxgLIAEoCBILCgNrb3UYDCABKAgSEwoLZGVhZGxpbmVfbXMYDSABKAMSDgoGcGFzc2VkGA4gAygDEg4KBnBsYWNlcxgPIAMoAxIPCgdidXJuaW5nGBAgAygDEhAKCGZvdXJfd2F5GBEgASgIEg0KBXd1dG91GBIgAygDEhIKCm93ZV9yZXR1cm4YEyABKAMSDgoGc2NvcmVzGBQgAygSEhIKCnJldm9sdXRpb24YFSADKAMSEAoIcmV2b2x0ZWQYFiADKAMSEwoLc2l0dGluZ19vdXQYFyABKBISLAoFbGVnYWwYGCADKAsyHS5jaGlldS5nYW1lcy5nb3VqaS52MS5Db21tYW5kIuECCgdDb21tYW5kEioKBHBsYXkYASABKAsyGi5jaGlldS5nYW1lcy5nb3VqaS52MS5QbGF5SAASKgoEcGFzcxgCIAEoCzIaLmNoaWV1LmdhbWVzLmdvdWppLnYxLlBhc3NIABIqCgRidXJuGAMgASgLMhouY2hpZXUuZ2FtZXMuZ291amkudjEuQnVybkgAEjkKDHJldHVybl9jYXJkcxgEIAEoCzIhLmNoaWV1LmdhbWVzLmdvdWppLnYxLlJldHVybkNhcmRzSAASRQoSZGVjbGFyZV9yZXZvbHV0aW9uGAUgASgLMicuY2hpZXUuZ2FtZXMuZ291amkudjEuRGVjbGFyZVJldm9sdXRpb25IABJFChJkZWNsaW5lX3Jldm9sdXRpb24YBiABKAsyJy5jaGlldS5nYW1lcy5nb3VqaS52MS5EZWNsaW5lUmV2b2x1dGlvbkgAQgkKB2NvbW1hbmRiBnByb3RvMw");
 
 /**
  * Command: lead or answer with a set (一套牌).
@@ -881,6 +881,16 @@ export type View = Message<"chieu.games.gouji.v1.View"> & {
    * @generated from field: sint64 sitting_out = 23;
    */
   sittingOut: bigint;
+
+  /**
+   * What the viewing seat may send now, every set spelled out: DeclareRevolution /
+   * DeclineRevolution (革命) in its window; each ReturnCards choice (还贡); when it is to act,
+   * Pass (不要, or 扣 on the 扣牌 decision) and each Play it may lead or answer with; and each
+   * Burn (捎牌) it may declare. Empty for spectators.
+   *
+   * @generated from field: repeated chieu.games.gouji.v1.Command legal = 24;
+   */
+  legal: Command[];
 };
 
 /**
@@ -889,4 +899,60 @@ export type View = Message<"chieu.games.gouji.v1.View"> & {
  */
 export const ViewSchema: GenMessage<View> = /*@__PURE__*/
   messageDesc(file_chieu_games_gouji_v1_gouji, 28);
+
+/**
+ * One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+ * (this wrapper, or the command it holds).
+ *
+ * @generated from message chieu.games.gouji.v1.Command
+ */
+export type Command = Message<"chieu.games.gouji.v1.Command"> & {
+  /**
+   * @generated from oneof chieu.games.gouji.v1.Command.command
+   */
+  command: {
+    /**
+     * @generated from field: chieu.games.gouji.v1.Play play = 1;
+     */
+    value: Play;
+    case: "play";
+  } | {
+    /**
+     * @generated from field: chieu.games.gouji.v1.Pass pass = 2;
+     */
+    value: Pass;
+    case: "pass";
+  } | {
+    /**
+     * @generated from field: chieu.games.gouji.v1.Burn burn = 3;
+     */
+    value: Burn;
+    case: "burn";
+  } | {
+    /**
+     * @generated from field: chieu.games.gouji.v1.ReturnCards return_cards = 4;
+     */
+    value: ReturnCards;
+    case: "returnCards";
+  } | {
+    /**
+     * @generated from field: chieu.games.gouji.v1.DeclareRevolution declare_revolution = 5;
+     */
+    value: DeclareRevolution;
+    case: "declareRevolution";
+  } | {
+    /**
+     * @generated from field: chieu.games.gouji.v1.DeclineRevolution decline_revolution = 6;
+     */
+    value: DeclineRevolution;
+    case: "declineRevolution";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message chieu.games.gouji.v1.Command.
+ * Use `create(CommandSchema)` to create a new message.
+ */
+export const CommandSchema: GenMessage<Command> = /*@__PURE__*/
+  messageDesc(file_chieu_games_gouji_v1_gouji, 29);
 

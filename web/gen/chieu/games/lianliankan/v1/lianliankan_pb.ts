@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/games/lianliankan/v1/lianliankan.proto.
  */
 export const file_chieu_games_lianliankan_v1_lianliankan: GenFile = /*@__PURE__*/
-  fileDesc("CixjaGlldS9nYW1lcy9saWFubGlhbmthbi92MS9saWFubGlhbmthbi5wcm90bxIaY2hpZXUuZ2FtZXMubGlhbmxpYW5rYW4udjEiIAoEQ2VsbBILCgNyb3cYASABKAMSCwoDY29sGAIgASgDImsKBlJlbW92ZRIvCgVmaXJzdBgBIAEoCzIgLmNoaWV1LmdhbWVzLmxpYW5saWFua2FuLnYxLkNlbGwSMAoGc2Vjb25kGAIgASgLMiAuY2hpZXUuZ2FtZXMubGlhbmxpYW5rYW4udjEuQ2VsbCIHCgVMZWF2ZSIXCgZMYXlvdXQSDQoFY2VsbHMYASADKAMifQoHU3RhcnRlZBIMCgRyb3dzGAEgASgDEgwKBGNvbHMYAiABKAMSMwoHbGF5b3V0cxgDIAMoCzIiLmNoaWV1LmdhbWVzLmxpYW5saWFua2FuLnYxLkxheW91dBIMCgRzZWVkGAQgASgJEhMKC2RlYWRsaW5lX21zGAUgASgDIp4BCgdSZW1vdmVkEgwKBHNlYXQYASABKAMSLwoFZmlyc3QYAiABKAsyIC5jaGlldS5nYW1lcy5saWFubGlhbmthbi52MS5DZWxsEjAKBnNlY29uZBgDIAEoCzIgLmNoaWV1LmdhbWVzLmxpYW5saWFua2FuLnYxLkNlbGwSDwoHcGF0dGVybhgEIAEoAxIRCglyZW1haW5pbmcYBSABKAMiKQoKUmVzaHVmZmxlZBIMCgRzZWF0GAEgASgDEg0KBWNlbGxzGAIgAygDIhQKBExlZnQSDAoEc2VhdBgBIAEoAyIYCghUaW1lZE91dBIMCgRzZWF0GAEgASgDIosBCghGaW5pc2hlZBIOCgZyZWFzb24YASABKAkSDgoGd2lubmVyGAIgASgDEg8KB3JhbmtpbmcYAyADKAMSDgoGc2NvcmVzGAQgAygSEhEKCXJlbWFpbmluZxgFIAMoAxIrCgl0cmFuc2ZlcnMYBiADKAsyGC5jaGlldS5nYW1lcy52MS5UcmFuc2ZlciLPAQoEVmlldxIMCgRzZWF0GAEgASgSEgwKBHJvd3MYAiABKAMSDAoEY29scxgDIAEoAxINCgVib2FyZBgEIAMoAxIRCglyZW1haW5pbmcYBSADKAMSDgoGYWN0aXZlGAYgAygIEhMKC2RlYWRsaW5lX21zGAcgASgDEhAKCGZpbmlzaGVkGAggASgIEjkKBnJlc3VsdBgJIAEoCzIkLmNoaWV1LmdhbWVzLmxpYW5saWFua2FuLnYxLkZpbmlzaGVkSACIAQFCCQoHX3Jlc3VsdGIGcHJvdG8z", [file_chieu_games_v1_games]);
+  fileDesc("CixjaGlldS9nYW1lcy9saWFubGlhbmthbi92MS9saWFubGlhbmthbi5wcm90bxIaY2hpZXUuZ2FtZXMubGlhbmxpYW5rYW4udjEiIAoEQ2VsbBILCgNyb3cYASABKAMSCwoDY29sGAIgASgDIiEKBVBvaW50EgsKA3JvdxgBIAEoEhILCgNjb2wYAiABKBIiawoGUmVtb3ZlEi8KBWZpcnN0GAEgASgLMiAuY2hpZXUuZ2FtZXMubGlhbmxpYW5rYW4udjEuQ2VsbBIwCgZzZWNvbmQYAiABKAsyIC5jaGlldS5nYW1lcy5saWFubGlhbmthbi52MS5DZWxsIgcKBUxlYXZlIhcKBkxheW91dBINCgVjZWxscxgBIAMoAyJ9CgdTdGFydGVkEgwKBHJvd3MYASABKAMSDAoEY29scxgCIAEoAxIzCgdsYXlvdXRzGAMgAygLMiIuY2hpZXUuZ2FtZXMubGlhbmxpYW5rYW4udjEuTGF5b3V0EgwKBHNlZWQYBCABKAkSEwoLZGVhZGxpbmVfbXMYBSABKAMizwEKB1JlbW92ZWQSDAoEc2VhdBgBIAEoAxIvCgVmaXJzdBgCIAEoCzIgLmNoaWV1LmdhbWVzLmxpYW5saWFua2FuLnYxLkNlbGwSMAoGc2Vjb25kGAMgASgLMiAuY2hpZXUuZ2FtZXMubGlhbmxpYW5rYW4udjEuQ2VsbBIPCgdwYXR0ZXJuGAQgASgDEhEKCXJlbWFpbmluZxgFIAEoAxIvCgRwYXRoGAYgAygLMiEuY2hpZXUuZ2FtZXMubGlhbmxpYW5rYW4udjEuUG9pbnQiKQoKUmVzaHVmZmxlZBIMCgRzZWF0GAEgASgDEg0KBWNlbGxzGAIgAygDIhQKBExlZnQSDAoEc2VhdBgBIAEoAyIYCghUaW1lZE91dBIMCgRzZWF0GAEgASgDIosBCghGaW5pc2hlZBIOCgZyZWFzb24YASABKAkSDgoGd2lubmVyGAIgASgDEg8KB3JhbmtpbmcYAyADKAMSDgoGc2NvcmVzGAQgAygSEhEKCXJlbWFpbmluZxgFIAMoAxIrCgl0cmFuc2ZlcnMYBiADKAsyGC5jaGlldS5nYW1lcy52MS5UcmFuc2ZlciK6AgoEVmlldxIMCgRzZWF0GAEgASgSEgwKBHJvd3MYAiABKAMSDAoEY29scxgDIAEoAxINCgVib2FyZBgEIAMoAxIRCglyZW1haW5pbmcYBSADKAMSDgoGYWN0aXZlGAYgAygIEhMKC2RlYWRsaW5lX21zGAcgASgDEhAKCGZpbmlzaGVkGAggASgIEjkKBnJlc3VsdBgJIAEoCzIkLmNoaWV1LmdhbWVzLmxpYW5saWFua2FuLnYxLkZpbmlzaGVkSACIAQESMgoFbGVnYWwYCiADKAsyIy5jaGlldS5nYW1lcy5saWFubGlhbmthbi52MS5Db21tYW5kEjUKC2xlZ2FsX3BhaXJzGAsgAygLMiAuY2hpZXUuZ2FtZXMubGlhbmxpYW5rYW4udjEuUGFpckIJCgdfcmVzdWx0In4KB0NvbW1hbmQSNAoGcmVtb3ZlGAEgASgLMiIuY2hpZXUuZ2FtZXMubGlhbmxpYW5rYW4udjEuUmVtb3ZlSAASMgoFbGVhdmUYAiABKAsyIS5jaGlldS5nYW1lcy5saWFubGlhbmthbi52MS5MZWF2ZUgAQgkKB2NvbW1hbmQimgEKBFBhaXISLwoFZmlyc3QYASABKAsyIC5jaGlldS5nYW1lcy5saWFubGlhbmthbi52MS5DZWxsEjAKBnNlY29uZBgCIAEoCzIgLmNoaWV1LmdhbWVzLmxpYW5saWFua2FuLnYxLkNlbGwSLwoEcGF0aBgDIAMoCzIhLmNoaWV1LmdhbWVzLmxpYW5saWFua2FuLnYxLlBvaW50YgZwcm90bzM", [file_chieu_games_v1_games]);
 
 /**
  * A board cell.
@@ -42,6 +42,31 @@ export const CellSchema: GenMessage<Cell> = /*@__PURE__*/
   messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 0);
 
 /**
+ * A corner of a path: a cell, or row -1 / rows and col -1 / cols for the empty ring
+ * around the board.
+ *
+ * @generated from message chieu.games.lianliankan.v1.Point
+ */
+export type Point = Message<"chieu.games.lianliankan.v1.Point"> & {
+  /**
+   * @generated from field: sint64 row = 1;
+   */
+  row: bigint;
+
+  /**
+   * @generated from field: sint64 col = 2;
+   */
+  col: bigint;
+};
+
+/**
+ * Describes the message chieu.games.lianliankan.v1.Point.
+ * Use `create(PointSchema)` to create a new message.
+ */
+export const PointSchema: GenMessage<Point> = /*@__PURE__*/
+  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 1);
+
+/**
  * Command: remove two tiles of one pattern joined by a path of at most two turns.
  *
  * @generated from message chieu.games.lianliankan.v1.Remove
@@ -63,7 +88,7 @@ export type Remove = Message<"chieu.games.lianliankan.v1.Remove"> & {
  * Use `create(RemoveSchema)` to create a new message.
  */
 export const RemoveSchema: GenMessage<Remove> = /*@__PURE__*/
-  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 1);
+  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 2);
 
 /**
  * Command: leave the game (ranks last).
@@ -78,7 +103,7 @@ export type Leave = Message<"chieu.games.lianliankan.v1.Leave"> & {
  * Use `create(LeaveSchema)` to create a new message.
  */
 export const LeaveSchema: GenMessage<Leave> = /*@__PURE__*/
-  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 2);
+  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 3);
 
 /**
  * One seat's board, row by row.
@@ -97,7 +122,7 @@ export type Layout = Message<"chieu.games.lianliankan.v1.Layout"> & {
  * Use `create(LayoutSchema)` to create a new message.
  */
 export const LayoutSchema: GenMessage<Layout> = /*@__PURE__*/
-  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 3);
+  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 4);
 
 /**
  * Event: the game is set up. seed is the hand's seed material (hex) for dead-board
@@ -137,7 +162,7 @@ export type Started = Message<"chieu.games.lianliankan.v1.Started"> & {
  * Use `create(StartedSchema)` to create a new message.
  */
 export const StartedSchema: GenMessage<Started> = /*@__PURE__*/
-  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 4);
+  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 5);
 
 /**
  * Event: a seat removed a pair.
@@ -169,6 +194,14 @@ export type Removed = Message<"chieu.games.lianliankan.v1.Removed"> & {
    * @generated from field: int64 remaining = 5;
    */
   remaining: bigint;
+
+  /**
+   * The line drawn between the two tiles: its corner points from first to second (a path
+   * of the fewest turns; the shortest of them).
+   *
+   * @generated from field: repeated chieu.games.lianliankan.v1.Point path = 6;
+   */
+  path: Point[];
 };
 
 /**
@@ -176,7 +209,7 @@ export type Removed = Message<"chieu.games.lianliankan.v1.Removed"> & {
  * Use `create(RemovedSchema)` to create a new message.
  */
 export const RemovedSchema: GenMessage<Removed> = /*@__PURE__*/
-  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 5);
+  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 6);
 
 /**
  * Event: a dead board's tiles were permuted over the same cells.
@@ -200,7 +233,7 @@ export type Reshuffled = Message<"chieu.games.lianliankan.v1.Reshuffled"> & {
  * Use `create(ReshuffledSchema)` to create a new message.
  */
 export const ReshuffledSchema: GenMessage<Reshuffled> = /*@__PURE__*/
-  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 6);
+  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 7);
 
 /**
  * Event: a seat left the game.
@@ -219,7 +252,7 @@ export type Left = Message<"chieu.games.lianliankan.v1.Left"> & {
  * Use `create(LeftSchema)` to create a new message.
  */
 export const LeftSchema: GenMessage<Left> = /*@__PURE__*/
-  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 7);
+  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 8);
 
 /**
  * Event: the time limit ran out.
@@ -238,7 +271,7 @@ export type TimedOut = Message<"chieu.games.lianliankan.v1.TimedOut"> & {
  * Use `create(TimedOutSchema)` to create a new message.
  */
 export const TimedOutSchema: GenMessage<TimedOut> = /*@__PURE__*/
-  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 8);
+  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 9);
 
 /**
  * Event: the game is over (reason: cleared, time_up, abandoned) with its settlement.
@@ -282,7 +315,7 @@ export type Finished = Message<"chieu.games.lianliankan.v1.Finished"> & {
  * Use `create(FinishedSchema)` to create a new message.
  */
 export const FinishedSchema: GenMessage<Finished> = /*@__PURE__*/
-  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 9);
+  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 10);
 
 /**
  * What a seat sees: its own board and everybody's remaining counts.
@@ -336,6 +369,23 @@ export type View = Message<"chieu.games.lianliankan.v1.View"> & {
    * @generated from field: optional chieu.games.lianliankan.v1.Finished result = 9;
    */
   result?: Finished | undefined;
+
+  /**
+   * What the viewing seat may send now besides its removals: Leave. Empty for spectators,
+   * a seat that left, and after the end.
+   *
+   * @generated from field: repeated chieu.games.lianliankan.v1.Command legal = 10;
+   */
+  legal: Command[];
+
+  /**
+   * The viewing seat's removable pairs: each is the command Remove{first, second}, with the
+   * path its removal would draw. legal and legal_pairs together are exactly the rules'
+   * legal commands.
+   *
+   * @generated from field: repeated chieu.games.lianliankan.v1.Pair legal_pairs = 11;
+   */
+  legalPairs: Pair[];
 };
 
 /**
@@ -343,5 +393,66 @@ export type View = Message<"chieu.games.lianliankan.v1.View"> & {
  * Use `create(ViewSchema)` to create a new message.
  */
 export const ViewSchema: GenMessage<View> = /*@__PURE__*/
-  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 10);
+  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 11);
+
+/**
+ * One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+ * (this wrapper, or the command it holds).
+ *
+ * @generated from message chieu.games.lianliankan.v1.Command
+ */
+export type Command = Message<"chieu.games.lianliankan.v1.Command"> & {
+  /**
+   * @generated from oneof chieu.games.lianliankan.v1.Command.command
+   */
+  command: {
+    /**
+     * @generated from field: chieu.games.lianliankan.v1.Remove remove = 1;
+     */
+    value: Remove;
+    case: "remove";
+  } | {
+    /**
+     * @generated from field: chieu.games.lianliankan.v1.Leave leave = 2;
+     */
+    value: Leave;
+    case: "leave";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message chieu.games.lianliankan.v1.Command.
+ * Use `create(CommandSchema)` to create a new message.
+ */
+export const CommandSchema: GenMessage<Command> = /*@__PURE__*/
+  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 12);
+
+/**
+ * A removable pair, compactly: Remove{first, second}, with the path its removal would draw.
+ *
+ * @generated from message chieu.games.lianliankan.v1.Pair
+ */
+export type Pair = Message<"chieu.games.lianliankan.v1.Pair"> & {
+  /**
+   * @generated from field: chieu.games.lianliankan.v1.Cell first = 1;
+   */
+  first?: Cell | undefined;
+
+  /**
+   * @generated from field: chieu.games.lianliankan.v1.Cell second = 2;
+   */
+  second?: Cell | undefined;
+
+  /**
+   * @generated from field: repeated chieu.games.lianliankan.v1.Point path = 3;
+   */
+  path: Point[];
+};
+
+/**
+ * Describes the message chieu.games.lianliankan.v1.Pair.
+ * Use `create(PairSchema)` to create a new message.
+ */
+export const PairSchema: GenMessage<Pair> = /*@__PURE__*/
+  messageDesc(file_chieu_games_lianliankan_v1_lianliankan, 13);
 

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/games/mahjong/v1/mahjong.proto.
  */
 export const file_chieu_games_mahjong_v1_mahjong: GenFile = /*@__PURE__*/
-  fileDesc("CiRjaGlldS9nYW1lcy9tYWhqb25nL3YxL21haGpvbmcucHJvdG8SFmNoaWV1LmdhbWVzLm1haGpvbmcudjEiSQoHRGlzY2FyZBIMCgR0aWxlGAEgASgJEjAKB2RlY2xhcmUYAiABKA4yHy5jaGlldS5nYW1lcy5tYWhqb25nLnYxLkRlY2xhcmUiBgoEUGVuZyIUCgRHYW5nEgwKBHRpbGUYASABKAkiBgoEUGFzcyIFCgNXaW4iGgoKQ2hvb3NlUGFpchIMCgR0aWxlGAEgASgJIhYKBVRpbGVzEg0KBXRpbGVzGAEgAygJImoKBE1lbGQSDAoEc2VhdBgBIAEoAxIzCgltZWxkX3R5cGUYAiABKA4yIC5jaGlldS5nYW1lcy5tYWhqb25nLnYxLk1lbGRUeXBlEgwKBHRpbGUYAyABKAkSEQoJZnJvbV9zZWF0GAQgASgDIikKCVNjb3JlSXRlbRIMCgRjb2RlGAEgASgJEg4KBnBvaW50cxgCIAEoAyLwAgoFRGVhbHQSDgoGZGVhbGVyGAEgASgDEiwKBWhhbmRzGAIgAygLMh0uY2hpZXUuZ2FtZXMubWFoam9uZy52MS5UaWxlcxIMCgR3YWxsGAMgAygJEhEKCWluZGljYXRvchgEIAEoCRIRCglzZXRfYXNpZGUYBSADKAkSDQoFbGFpemkYBiADKAkSDgoGbG9ja2VkGAcgAygDEgwKBHNlZWQYCCABKAkSEwoLZGVhZGxpbmVfbXMYCSABKAMSEwoLY2hvb3NlX3BhaXIYCiABKAgSKwoFbWVsZHMYCyADKAsyHC5jaGlldS5nYW1lcy5tYWhqb25nLnYxLk1lbGQSMQoIZGVjbGFyZWQYDCADKA4yHy5jaGlldS5nYW1lcy5tYWhqb25nLnYxLkRlY2xhcmUSDQoFZ2FuZ3MYDSABKAMSLwoIZGlzY2FyZHMYDiADKAsyHS5jaGlldS5nYW1lcy5tYWhqb25nLnYxLlRpbGVzIigKClBhaXJDaG9zZW4SDAoEc2VhdBgBIAEoAxIMCgR0aWxlGAIgASgJIjAKC1R1cm5TdGFydGVkEgwKBHNlYXQYASABKAMSEwoLZGVhZGxpbmVfbXMYAiABKAMiWwoERHJldxIMCgRzZWF0GAEgASgDEgwKBHRpbGUYAiABKAkSEwoLcmVwbGFjZW1lbnQYAyABKAgSDQoFbGFpemkYBCABKAkSEwoLZGVhZGxpbmVfbXMYBSABKAMidgoJRGlzY2FyZGVkEgwKBHNlYXQYASABKAMSDAoEdGlsZRgCIAEoCRIwCgdkZWNsYXJlGAMgASgOMh8uY2hpZXUuZ2FtZXMubWFoam9uZy52MS5EZWNsYXJlEgwKBGF1dG8YBCABKAgSDQoFd2FpdHMYBSADKAkiPwoLQ2xhaW1PcGVuZWQSDQoFc2VhdHMYASADKAMSDAoEdGlsZRgCIAEoCRITCgtkZWFkbGluZV9tcxgDIAEoAyJSCg1DbGFpbUFuc3dlcmVkEgwKBHNlYXQYASABKAMSMwoGYWN0aW9uGAIgASgOMiMuY2hpZXUuZ2FtZXMubWFoam9uZy52MS5DbGFpbUFjdGlvbiJMCgZQZW5nZWQSDAoEc2VhdBgBIAEoAxIMCgR0aWxlGAIgASgJEhEKCWZyb21fc2VhdBgDIAEoAxITCgtkZWFkbGluZV9tcxgEIAEoAyJ7CgZHYW5nZWQSDAoEc2VhdBgBIAEoAxIzCgltZWxkX3R5cGUYAiABKA4yIC5jaGlldS5nYW1lcy5tYWhqb25nLnYxLk1lbGRUeXBlEgwKBHRpbGUYAyABKAkSEQoJZnJvbV9zZWF0GAQgASgDEg0KBXdhaXRzGAUgAygJIhgKCFRpbWVkT3V0EgwKBHNlYXQYASABKAMiwAEKA1dvbhIMCgRzZWF0GAEgASgDEgwKBHRpbGUYAiABKAkSEQoJY29uY2VhbGVkGAMgAygJEg0KBWxhaXppGAQgASgJEjAKBWl0ZW1zGAUgAygLMiEuY2hpZXUuZ2FtZXMubWFoam9uZy52MS5TY29yZUl0ZW0SDQoFdG90YWwYBiABKAMSDQoFcWlkdWkYByABKAgSKwoJdHJhbnNmZXJzGAggAygLMhguY2hpZXUuZ2FtZXMudjEuVHJhbnNmZXIiLwoJSGFuZERyYXduEg0KBWdhbmdzGAEgASgIEhMKC25leHRfZGVhbGVyGAIgASgDImAKCE1lbGRWaWV3EjMKCW1lbGRfdHlwZRgBIAEoDjIgLmNoaWV1LmdhbWVzLm1haGpvbmcudjEuTWVsZFR5cGUSDAoEdGlsZRgCIAEoCRIRCglmcm9tX3NlYXQYAyABKAMizwEKClBsYXllclZpZXcSDAoEc2VhdBgBIAEoAxIXCg9jb25jZWFsZWRfY291bnQYAiABKAMSLwoFbWVsZHMYAyADKAsyIC5jaGlldS5nYW1lcy5tYWhqb25nLnYxLk1lbGRWaWV3EhAKCGRpc2NhcmRzGAQgAygJEhUKDWV4cG9zZWRfbGFpemkYBSADKAkSDQoFbGFpemkYBiABKAkSMQoIZGVjbGFyZWQYByABKA4yHy5jaGlldS5nYW1lcy5tYWhqb25nLnYxLkRlY2xhcmUivwMKBFZpZXcSDAoEc2VhdBgBIAEoEhIsCgVwaGFzZRgCIAEoDjIdLmNoaWV1LmdhbWVzLm1haGpvbmcudjEuUGhhc2USDgoGZGVhbGVyGAMgASgDEgwKBHR1cm4YBCABKBISEwoLZGVhZGxpbmVfbXMYBSABKAMSDAoEaGFuZBgGIAMoCRINCgVkcmF3bhgHIAEoCRINCgV3YWl0cxgIIAMoCRIRCglpbmRpY2F0b3IYCSABKAkSEgoKd2FsbF9jb3VudBgKIAEoAxISCgpsaXZlX2NvdW50GAsgASgDEjMKB3BsYXllcnMYDCADKAsyIi5jaGlldS5nYW1lcy5tYWhqb25nLnYxLlBsYXllclZpZXcSEgoKY2xhaW1fdGlsZRgNIAEoCRISCgpjbGFpbV9mcm9tGA4gASgSEgsKA2NhbhgPIAMoCRIOCgZ3aW5uZXIYECABKBISEAoId2luX3RpbGUYESABKAkSFAoMd2lubmluZ19oYW5kGBIgAygJEjAKBWl0ZW1zGBMgAygLMiEuY2hpZXUuZ2FtZXMubWFoam9uZy52MS5TY29yZUl0ZW0SDQoFdG90YWwYFCABKAMqXAoHRGVjbGFyZRIXChNERUNMQVJFX1VOU1BFQ0lGSUVEEAASEAoMREVDTEFSRV9OT05FEAESEAoMREVDTEFSRV9USU5HEAISFAoQREVDTEFSRV9ZSU5HX0tPVRADKoABCghNZWxkVHlwZRIZChVNRUxEX1RZUEVfVU5TUEVDSUZJRUQQABISCg5NRUxEX1RZUEVfUEVORxABEhcKE01FTERfVFlQRV9NSU5HX0dBTkcQAhIVChFNRUxEX1RZUEVfQlVfR0FORxADEhUKEU1FTERfVFlQRV9BTl9HQU5HEAQqcAoLQ2xhaW1BY3Rpb24SHAoYQ0xBSU1fQUNUSU9OX1VOU1BFQ0lGSUVEEAASFQoRQ0xBSU1fQUNUSU9OX1BBU1MQARIVChFDTEFJTV9BQ1RJT05fUEVORxACEhUKEUNMQUlNX0FDVElPTl9HQU5HEAMqeQoFUGhhc2USFQoRUEhBU0VfVU5TUEVDSUZJRUQQABIRCg1QSEFTRV9ERUFMSU5HEAESFQoRUEhBU0VfQ0hPT1NFX1BBSVIQAhIOCgpQSEFTRV9UVVJOEAMSDwoLUEhBU0VfQ0xBSU0QBBIOCgpQSEFTRV9PVkVSEAViBnByb3RvMw", [file_chieu_games_v1_games]);
+  fileDesc("CiRjaGlldS9nYW1lcy9tYWhqb25nL3YxL21haGpvbmcucHJvdG8SFmNoaWV1LmdhbWVzLm1haGpvbmcudjEiSQoHRGlzY2FyZBIMCgR0aWxlGAEgASgJEjAKB2RlY2xhcmUYAiABKA4yHy5jaGlldS5nYW1lcy5tYWhqb25nLnYxLkRlY2xhcmUiBgoEUGVuZyIUCgRHYW5nEgwKBHRpbGUYASABKAkiBgoEUGFzcyIFCgNXaW4iGgoKQ2hvb3NlUGFpchIMCgR0aWxlGAEgASgJIhYKBVRpbGVzEg0KBXRpbGVzGAEgAygJImoKBE1lbGQSDAoEc2VhdBgBIAEoAxIzCgltZWxkX3R5cGUYAiABKA4yIC5jaGlldS5nYW1lcy5tYWhqb25nLnYxLk1lbGRUeXBlEgwKBHRpbGUYAyABKAkSEQoJZnJvbV9zZWF0GAQgASgDIikKCVNjb3JlSXRlbRIMCgRjb2RlGAEgASgJEg4KBnBvaW50cxgCIAEoAyLwAgoFRGVhbHQSDgoGZGVhbGVyGAEgASgDEiwKBWhhbmRzGAIgAygLMh0uY2hpZXUuZ2FtZXMubWFoam9uZy52MS5UaWxlcxIMCgR3YWxsGAMgAygJEhEKCWluZGljYXRvchgEIAEoCRIRCglzZXRfYXNpZGUYBSADKAkSDQoFbGFpemkYBiADKAkSDgoGbG9ja2VkGAcgAygDEgwKBHNlZWQYCCABKAkSEwoLZGVhZGxpbmVfbXMYCSABKAMSEwoLY2hvb3NlX3BhaXIYCiABKAgSKwoFbWVsZHMYCyADKAsyHC5jaGlldS5nYW1lcy5tYWhqb25nLnYxLk1lbGQSMQoIZGVjbGFyZWQYDCADKA4yHy5jaGlldS5nYW1lcy5tYWhqb25nLnYxLkRlY2xhcmUSDQoFZ2FuZ3MYDSABKAMSLwoIZGlzY2FyZHMYDiADKAsyHS5jaGlldS5nYW1lcy5tYWhqb25nLnYxLlRpbGVzIigKClBhaXJDaG9zZW4SDAoEc2VhdBgBIAEoAxIMCgR0aWxlGAIgASgJIjAKC1R1cm5TdGFydGVkEgwKBHNlYXQYASABKAMSEwoLZGVhZGxpbmVfbXMYAiABKAMiWwoERHJldxIMCgRzZWF0GAEgASgDEgwKBHRpbGUYAiABKAkSEwoLcmVwbGFjZW1lbnQYAyABKAgSDQoFbGFpemkYBCABKAkSEwoLZGVhZGxpbmVfbXMYBSABKAMidgoJRGlzY2FyZGVkEgwKBHNlYXQYASABKAMSDAoEdGlsZRgCIAEoCRIwCgdkZWNsYXJlGAMgASgOMh8uY2hpZXUuZ2FtZXMubWFoam9uZy52MS5EZWNsYXJlEgwKBGF1dG8YBCABKAgSDQoFd2FpdHMYBSADKAkiPwoLQ2xhaW1PcGVuZWQSDQoFc2VhdHMYASADKAMSDAoEdGlsZRgCIAEoCRITCgtkZWFkbGluZV9tcxgDIAEoAyJSCg1DbGFpbUFuc3dlcmVkEgwKBHNlYXQYASABKAMSMwoGYWN0aW9uGAIgASgOMiMuY2hpZXUuZ2FtZXMubWFoam9uZy52MS5DbGFpbUFjdGlvbiJMCgZQZW5nZWQSDAoEc2VhdBgBIAEoAxIMCgR0aWxlGAIgASgJEhEKCWZyb21fc2VhdBgDIAEoAxITCgtkZWFkbGluZV9tcxgEIAEoAyJ7CgZHYW5nZWQSDAoEc2VhdBgBIAEoAxIzCgltZWxkX3R5cGUYAiABKA4yIC5jaGlldS5nYW1lcy5tYWhqb25nLnYxLk1lbGRUeXBlEgwKBHRpbGUYAyABKAkSEQoJZnJvbV9zZWF0GAQgASgDEg0KBXdhaXRzGAUgAygJIhgKCFRpbWVkT3V0EgwKBHNlYXQYASABKAMiwAEKA1dvbhIMCgRzZWF0GAEgASgDEgwKBHRpbGUYAiABKAkSEQoJY29uY2VhbGVkGAMgAygJEg0KBWxhaXppGAQgASgJEjAKBWl0ZW1zGAUgAygLMiEuY2hpZXUuZ2FtZXMubWFoam9uZy52MS5TY29yZUl0ZW0SDQoFdG90YWwYBiABKAMSDQoFcWlkdWkYByABKAgSKwoJdHJhbnNmZXJzGAggAygLMhguY2hpZXUuZ2FtZXMudjEuVHJhbnNmZXIiLwoJSGFuZERyYXduEg0KBWdhbmdzGAEgASgIEhMKC25leHRfZGVhbGVyGAIgASgDImAKCE1lbGRWaWV3EjMKCW1lbGRfdHlwZRgBIAEoDjIgLmNoaWV1LmdhbWVzLm1haGpvbmcudjEuTWVsZFR5cGUSDAoEdGlsZRgCIAEoCRIRCglmcm9tX3NlYXQYAyABKAMizwEKClBsYXllclZpZXcSDAoEc2VhdBgBIAEoAxIXCg9jb25jZWFsZWRfY291bnQYAiABKAMSLwoFbWVsZHMYAyADKAsyIC5jaGlldS5nYW1lcy5tYWhqb25nLnYxLk1lbGRWaWV3EhAKCGRpc2NhcmRzGAQgAygJEhUKDWV4cG9zZWRfbGFpemkYBSADKAkSDQoFbGFpemkYBiABKAkSMQoIZGVjbGFyZWQYByABKA4yHy5jaGlldS5nYW1lcy5tYWhqb25nLnYxLkRlY2xhcmUi7QMKBFZpZXcSDAoEc2VhdBgBIAEoEhIsCgVwaGFzZRgCIAEoDjIdLmNoaWV1LmdhbWVzLm1haGpvbmcudjEuUGhhc2USDgoGZGVhbGVyGAMgASgDEgwKBHR1cm4YBCABKBISEwoLZGVhZGxpbmVfbXMYBSABKAMSDAoEaGFuZBgGIAMoCRINCgVkcmF3bhgHIAEoCRINCgV3YWl0cxgIIAMoCRIRCglpbmRpY2F0b3IYCSABKAkSEgoKd2FsbF9jb3VudBgKIAEoAxISCgpsaXZlX2NvdW50GAsgASgDEjMKB3BsYXllcnMYDCADKAsyIi5jaGlldS5nYW1lcy5tYWhqb25nLnYxLlBsYXllclZpZXcSEgoKY2xhaW1fdGlsZRgNIAEoCRISCgpjbGFpbV9mcm9tGA4gASgSEg4KBndpbm5lchgQIAEoEhIQCgh3aW5fdGlsZRgRIAEoCRIUCgx3aW5uaW5nX2hhbmQYEiADKAkSMAoFaXRlbXMYEyADKAsyIS5jaGlldS5nYW1lcy5tYWhqb25nLnYxLlNjb3JlSXRlbRINCgV0b3RhbBgUIAEoAxIuCgVsZWdhbBgVIAMoCzIfLmNoaWV1LmdhbWVzLm1haGpvbmcudjEuQ29tbWFuZEoECA8QEFIDY2FuIrkCCgdDb21tYW5kEjIKB2Rpc2NhcmQYASABKAsyHy5jaGlldS5nYW1lcy5tYWhqb25nLnYxLkRpc2NhcmRIABIsCgRwZW5nGAIgASgLMhwuY2hpZXUuZ2FtZXMubWFoam9uZy52MS5QZW5nSAASLAoEZ2FuZxgDIAEoCzIcLmNoaWV1LmdhbWVzLm1haGpvbmcudjEuR2FuZ0gAEiwKBHBhc3MYBCABKAsyHC5jaGlldS5nYW1lcy5tYWhqb25nLnYxLlBhc3NIABIqCgN3aW4YBSABKAsyGy5jaGlldS5nYW1lcy5tYWhqb25nLnYxLldpbkgAEjkKC2Nob29zZV9wYWlyGAYgASgLMiIuY2hpZXUuZ2FtZXMubWFoam9uZy52MS5DaG9vc2VQYWlySABCCQoHY29tbWFuZCpcCgdEZWNsYXJlEhcKE0RFQ0xBUkVfVU5TUEVDSUZJRUQQABIQCgxERUNMQVJFX05PTkUQARIQCgxERUNMQVJFX1RJTkcQAhIUChBERUNMQVJFX1lJTkdfS09VEAMqgAEKCE1lbGRUeXBlEhkKFU1FTERfVFlQRV9VTlNQRUNJRklFRBAAEhIKDk1FTERfVFlQRV9QRU5HEAESFwoTTUVMRF9UWVBFX01JTkdfR0FORxACEhUKEU1FTERfVFlQRV9CVV9HQU5HEAMSFQoRTUVMRF9UWVBFX0FOX0dBTkcQBCpwCgtDbGFpbUFjdGlvbhIcChhDTEFJTV9BQ1RJT05fVU5TUEVDSUZJRUQQABIVChFDTEFJTV9BQ1RJT05fUEFTUxABEhUKEUNMQUlNX0FDVElPTl9QRU5HEAISFQoRQ0xBSU1fQUNUSU9OX0dBTkcQAyp5CgVQaGFzZRIVChFQSEFTRV9VTlNQRUNJRklFRBAAEhEKDVBIQVNFX0RFQUxJTkcQARIVChFQSEFTRV9DSE9PU0VfUEFJUhACEg4KClBIQVNFX1RVUk4QAxIPCgtQSEFTRV9DTEFJTRAEEg4KClBIQVNFX09WRVIQBWIGcHJvdG8z", [file_chieu_games_v1_games]);
 
 /**
  * Command: discard a tile, optionally as the 报听 / 硬扣 discard.
@@ -790,11 +790,6 @@ export type View = Message<"chieu.games.mahjong.v1.View"> & {
   claimFrom: bigint;
 
   /**
-   * @generated from field: repeated string can = 15;
-   */
-  can: string[];
-
-  /**
    * @generated from field: sint64 winner = 16;
    */
   winner: bigint;
@@ -818,6 +813,16 @@ export type View = Message<"chieu.games.mahjong.v1.View"> & {
    * @generated from field: int64 total = 20;
    */
   total: bigint;
+
+  /**
+   * What the viewing seat may send now, each tile and declaration spelled out: ChoosePair
+   * (对王大将报), Pass / Peng / Gang in a claim window, and on its turn Win (自摸), Gang
+   * (暗杠 / 补杠) and Discard (with declare TING for 报听 or YING_KOU for 硬扣 where they
+   * are allowed). Empty for spectators.
+   *
+   * @generated from field: repeated chieu.games.mahjong.v1.Command legal = 21;
+   */
+  legal: Command[];
 };
 
 /**
@@ -826,6 +831,62 @@ export type View = Message<"chieu.games.mahjong.v1.View"> & {
  */
 export const ViewSchema: GenMessage<View> = /*@__PURE__*/
   messageDesc(file_chieu_games_mahjong_v1_mahjong, 23);
+
+/**
+ * One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+ * (this wrapper, or the command it holds).
+ *
+ * @generated from message chieu.games.mahjong.v1.Command
+ */
+export type Command = Message<"chieu.games.mahjong.v1.Command"> & {
+  /**
+   * @generated from oneof chieu.games.mahjong.v1.Command.command
+   */
+  command: {
+    /**
+     * @generated from field: chieu.games.mahjong.v1.Discard discard = 1;
+     */
+    value: Discard;
+    case: "discard";
+  } | {
+    /**
+     * @generated from field: chieu.games.mahjong.v1.Peng peng = 2;
+     */
+    value: Peng;
+    case: "peng";
+  } | {
+    /**
+     * @generated from field: chieu.games.mahjong.v1.Gang gang = 3;
+     */
+    value: Gang;
+    case: "gang";
+  } | {
+    /**
+     * @generated from field: chieu.games.mahjong.v1.Pass pass = 4;
+     */
+    value: Pass;
+    case: "pass";
+  } | {
+    /**
+     * @generated from field: chieu.games.mahjong.v1.Win win = 5;
+     */
+    value: Win;
+    case: "win";
+  } | {
+    /**
+     * @generated from field: chieu.games.mahjong.v1.ChoosePair choose_pair = 6;
+     */
+    value: ChoosePair;
+    case: "choosePair";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message chieu.games.mahjong.v1.Command.
+ * Use `create(CommandSchema)` to create a new message.
+ */
+export const CommandSchema: GenMessage<Command> = /*@__PURE__*/
+  messageDesc(file_chieu_games_mahjong_v1_mahjong, 24);
 
 /**
  * What a discard declares.

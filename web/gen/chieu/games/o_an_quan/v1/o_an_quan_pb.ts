@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/games/o_an_quan/v1/o_an_quan.proto.
  */
 export const file_chieu_games_o_an_quan_v1_o_an_quan: GenFile = /*@__PURE__*/
-  fileDesc("CihjaGlldS9nYW1lcy9vX2FuX3F1YW4vdjEvb19hbl9xdWFuLnByb3RvEhhjaGlldS5nYW1lcy5vX2FuX3F1YW4udjEiTQoDU293Eg4KBnNxdWFyZRgBIAEoAxI2CglkaXJlY3Rpb24YAiABKA4yIy5jaGlldS5nYW1lcy5vX2FuX3F1YW4udjEuRGlyZWN0aW9uIpMBCgdTdGFydGVkEg0KBWZpcnN0GAEgASgDEg0KBWJvYXJkGAIgAygDEgwKBHF1YW4YAyADKAgSDgoGc3RvcmVzGAQgAygDEhYKDnF1YW5zX2NhcHR1cmVkGAUgAygDEhAKCGJvcnJvd2VkGAYgAygDEg0KBW1vdmVzGAcgAygDEhMKC2RlYWRsaW5lX21zGAggASgDIj4KCFJlZmlsbGVkEgwKBHNlYXQYASABKAMSEgoKZnJvbV9zdG9yZRgCIAEoAxIQCghib3Jyb3dlZBgDIAEoAyJ8CgVTb3dlZBIMCgRzZWF0GAEgASgDEg4KBnNxdWFyZRgCIAEoAxI2CglkaXJlY3Rpb24YAyABKA4yIy5jaGlldS5nYW1lcy5vX2FuX3F1YW4udjEuRGlyZWN0aW9uEg4KBnJlbGF5cxgEIAMoAxINCgVib2FyZBgFIAMoAyJDCghDYXB0dXJlZBIMCgRzZWF0GAEgASgDEg4KBnNxdWFyZRgCIAEoAxILCgNkYW4YAyABKAMSDAoEcXVhbhgEIAEoCCIYCghUaW1lZE91dBIMCgRzZWF0GAEgASgDIi8KClR1cm5QYXNzZWQSDAoEc2VhdBgBIAEoAxITCgtkZWFkbGluZV9tcxgCIAEoAyImCgVFbmRlZBIOCgZyZWFzb24YASABKAkSDQoFc3dlcHQYAiADKAMiTgoETW92ZRIOCgZzcXVhcmUYASABKAMSNgoJZGlyZWN0aW9uGAIgASgOMiMuY2hpZXUuZ2FtZXMub19hbl9xdWFuLnYxLkRpcmVjdGlvbiKKAgoEVmlldxINCgVib2FyZBgBIAMoAxIMCgRxdWFuGAIgAygIEg4KBnN0b3JlcxgDIAMoAxIWCg5xdWFuc19jYXB0dXJlZBgEIAMoAxIQCghib3Jyb3dlZBgFIAMoAxIPCgd0b19tb3ZlGAYgASgSEhMKC2RlYWRsaW5lX21zGAcgASgDEhIKCm1vdmVzX21hZGUYCCABKAMSEAoIcG9zaXRpb24YCSABKAkSLQoFbGVnYWwYCiADKAsyHi5jaGlldS5nYW1lcy5vX2FuX3F1YW4udjEuTW92ZRIQCghmaW5pc2hlZBgLIAEoCBIOCgZzY29yZXMYDCADKBISDgoGd2lubmVyGA0gASgSKksKCURpcmVjdGlvbhIZChVESVJFQ1RJT05fVU5TUEVDSUZJRUQQABIQCgxESVJFQ1RJT05fQ1cQARIRCg1ESVJFQ1RJT05fQ0NXEAJiBnByb3RvMw");
+  fileDesc("CihjaGlldS9nYW1lcy9vX2FuX3F1YW4vdjEvb19hbl9xdWFuLnByb3RvEhhjaGlldS5nYW1lcy5vX2FuX3F1YW4udjEiTQoDU293Eg4KBnNxdWFyZRgBIAEoAxI2CglkaXJlY3Rpb24YAiABKA4yIy5jaGlldS5nYW1lcy5vX2FuX3F1YW4udjEuRGlyZWN0aW9uIpMBCgdTdGFydGVkEg0KBWZpcnN0GAEgASgDEg0KBWJvYXJkGAIgAygDEgwKBHF1YW4YAyADKAgSDgoGc3RvcmVzGAQgAygDEhYKDnF1YW5zX2NhcHR1cmVkGAUgAygDEhAKCGJvcnJvd2VkGAYgAygDEg0KBW1vdmVzGAcgAygDEhMKC2RlYWRsaW5lX21zGAggASgDIj4KCFJlZmlsbGVkEgwKBHNlYXQYASABKAMSEgoKZnJvbV9zdG9yZRgCIAEoAxIQCghib3Jyb3dlZBgDIAEoAyJ8CgVTb3dlZBIMCgRzZWF0GAEgASgDEg4KBnNxdWFyZRgCIAEoAxI2CglkaXJlY3Rpb24YAyABKA4yIy5jaGlldS5nYW1lcy5vX2FuX3F1YW4udjEuRGlyZWN0aW9uEg4KBnJlbGF5cxgEIAMoAxINCgVib2FyZBgFIAMoAyJDCghDYXB0dXJlZBIMCgRzZWF0GAEgASgDEg4KBnNxdWFyZRgCIAEoAxILCgNkYW4YAyABKAMSDAoEcXVhbhgEIAEoCCIYCghUaW1lZE91dBIMCgRzZWF0GAEgASgDIi8KClR1cm5QYXNzZWQSDAoEc2VhdBgBIAEoAxITCgtkZWFkbGluZV9tcxgCIAEoAyImCgVFbmRlZBIOCgZyZWFzb24YASABKAkSDQoFc3dlcHQYAiADKAMiQgoHQ29tbWFuZBIsCgNzb3cYASABKAsyHS5jaGlldS5nYW1lcy5vX2FuX3F1YW4udjEuU293SABCCQoHY29tbWFuZCKTAgoEVmlldxINCgVib2FyZBgBIAMoAxIMCgRxdWFuGAIgAygIEg4KBnN0b3JlcxgDIAMoAxIWCg5xdWFuc19jYXB0dXJlZBgEIAMoAxIQCghib3Jyb3dlZBgFIAMoAxIPCgd0b19tb3ZlGAYgASgSEhMKC2RlYWRsaW5lX21zGAcgASgDEhIKCm1vdmVzX21hZGUYCCABKAMSEAoIcG9zaXRpb24YCSABKAkSMAoFbGVnYWwYDiADKAsyIS5jaGlldS5nYW1lcy5vX2FuX3F1YW4udjEuQ29tbWFuZBIQCghmaW5pc2hlZBgLIAEoCBIOCgZzY29yZXMYDCADKBISDgoGd2lubmVyGA0gASgSSgQIChALKksKCURpcmVjdGlvbhIZChVESVJFQ1RJT05fVU5TUEVDSUZJRUQQABIQCgxESVJFQ1RJT05fQ1cQARIRCg1ESVJFQ1RJT05fQ0NXEAJiBnByb3RvMw");
 
 /**
  * Command: take all dân of one of your squares and sow them (OQ-R5).
@@ -264,27 +264,29 @@ export const EndedSchema: GenMessage<Ended> = /*@__PURE__*/
   messageDesc(file_chieu_games_o_an_quan_v1_o_an_quan, 7);
 
 /**
- * A legal move.
+ * One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+ * (this wrapper, or the command it holds).
  *
- * @generated from message chieu.games.o_an_quan.v1.Move
+ * @generated from message chieu.games.o_an_quan.v1.Command
  */
-export type Move = Message<"chieu.games.o_an_quan.v1.Move"> & {
+export type Command = Message<"chieu.games.o_an_quan.v1.Command"> & {
   /**
-   * @generated from field: int64 square = 1;
+   * @generated from oneof chieu.games.o_an_quan.v1.Command.command
    */
-  square: bigint;
-
-  /**
-   * @generated from field: chieu.games.o_an_quan.v1.Direction direction = 2;
-   */
-  direction: Direction;
+  command: {
+    /**
+     * @generated from field: chieu.games.o_an_quan.v1.Sow sow = 1;
+     */
+    value: Sow;
+    case: "sow";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
- * Describes the message chieu.games.o_an_quan.v1.Move.
- * Use `create(MoveSchema)` to create a new message.
+ * Describes the message chieu.games.o_an_quan.v1.Command.
+ * Use `create(CommandSchema)` to create a new message.
  */
-export const MoveSchema: GenMessage<Move> = /*@__PURE__*/
+export const CommandSchema: GenMessage<Command> = /*@__PURE__*/
   messageDesc(file_chieu_games_o_an_quan_v1_o_an_quan, 8);
 
 /**
@@ -343,9 +345,13 @@ export type View = Message<"chieu.games.o_an_quan.v1.View"> & {
   position: string;
 
   /**
-   * @generated from field: repeated chieu.games.o_an_quan.v1.Move legal = 10;
+   * What the viewing seat may send now: the side to move's sowings (a refill included: an
+   * empty side lists its squares, and the refill happens before the sowing); empty for
+   * the other seat and for spectators.
+   *
+   * @generated from field: repeated chieu.games.o_an_quan.v1.Command legal = 14;
    */
-  legal: Move[];
+  legal: Command[];
 
   /**
    * @generated from field: bool finished = 11;

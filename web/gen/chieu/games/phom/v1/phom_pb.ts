@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/games/phom/v1/phom.proto.
  */
 export const file_chieu_games_phom_v1_phom: GenFile = /*@__PURE__*/
-  fileDesc("Ch5jaGlldS9nYW1lcy9waG9tL3YxL3Bob20ucHJvdG8SE2NoaWV1LmdhbWVzLnBob20udjEiCAoGQ2xhaW1VIhcKA0VhdBIQCghwYXJ0bmVycxgBIAMoCSIGCgREcmF3IhQKA0xheRINCgVjYXJkcxgBIAMoCSIkCgRTZW5kEgwKBGNhcmQYASABKAkSDgoGdGFyZ2V0GAIgASgJIhcKB0Rpc2NhcmQSDAoEY2FyZBgBIAEoCSIYCgZBY2N1c2USDgoGdGFyZ2V0GAEgASgDIgYKBFNvcnQiIwoESGFuZBIMCgRzZWF0GAEgASgDEg0KBWNhcmRzGAIgAygJIsoBCgVEZWFsdBIOCgZkZWFsZXIYASABKAMSDQoFb3duZXIYAiABKAMSKAoFaGFuZHMYAyADKAsyGS5jaGlldS5nYW1lcy5waG9tLnYxLkhhbmQSDQoFc3RvY2sYBCADKAkSDgoGdW51c2VkGAUgAygJEgsKA3BvdBgGIAEoAxIrCgl0cmFuc2ZlcnMYByADKAsyGC5jaGlldS5nYW1lcy52MS5UcmFuc2ZlchIRCgl3aW5kb3dfbXMYCCABKAMSDAoEc2VlZBgJIAEoCSJECghVQ2xhaW1lZBIMCgRzZWF0GAEgASgDEioKBGtpbmQYAiABKA4yHC5jaGlldS5nYW1lcy5waG9tLnYxLldpbktpbmQiDgoMV2luZG93Q2xvc2VkIi8KClR1cm5QYXNzZWQSDAoEc2VhdBgBIAEoAxITCgtkZWFkbGluZV9tcxgCIAEoAyIiCgREcmV3EgwKBHNlYXQYASABKAMSDAoEY2FyZBgCIAEoCSKYAQoDQXRlEgwKBHNlYXQYASABKAMSDAoEY2FyZBgCIAEoCRIOCgZ2aWN0aW0YAyABKAMSDAoEZWF0cxgEIAEoAxIMCgRjaG90GAUgASgIEg0KBW1vdmVyGAYgASgSEg0KBW1vdmVkGAcgASgJEisKCXRyYW5zZmVycxgIIAMoCzIYLmNoaWV1LmdhbWVzLnYxLlRyYW5zZmVyIjIKBExhaWQSDAoEc2VhdBgBIAEoAxINCgVjYXJkcxgCIAMoCRINCgVlYXRlbhgDIAEoCSI/CgRTZW50EgwKBHNlYXQYASABKAMSDAoEY2FyZBgCIAEoCRIMCgRtZWxkGAMgASgDEg0KBW93bmVyGAQgASgDIicKCURpc2NhcmRlZBIMCgRzZWF0GAEgASgDEgwKBGNhcmQYAiABKAkiGgoKSGFuZFNvcnRlZBIMCgRzZWF0GAEgASgDIl4KDkFjY3VzZWRXcm9uZ2x5Eg8KB2FjY3VzZXIYASABKAMSDgoGdGFyZ2V0GAIgASgDEisKCXRyYW5zZmVycxgDIAMoCzIYLmNoaWV1LmdhbWVzLnYxLlRyYW5zZmVyIhgKCFRpbWVkT3V0EgwKBHNlYXQYASABKAMiiwEKBFdvblUSDAoEc2VhdBgBIAEoAxIqCgRraW5kGAIgASgOMhwuY2hpZXUuZ2FtZXMucGhvbS52MS5XaW5LaW5kEg4KBnZpY3RpbRgDIAEoEhIMCgRoYW5kGAQgAygJEisKCXRyYW5zZmVycxgFIAMoCzIYLmNoaWV1LmdhbWVzLnYxLlRyYW5zZmVyImUKCUJhb0NhdWdodBIMCgRzZWF0GAEgASgDEg8KB2FjY3VzZXIYAiABKBISDAoEaGFuZBgDIAMoCRIrCgl0cmFuc2ZlcnMYBCADKAsyGC5jaGlldS5nYW1lcy52MS5UcmFuc2ZlciJPCgRVTGFvEgwKBHNlYXQYASABKAMSDAoEaGFuZBgCIAMoCRIrCgl0cmFuc2ZlcnMYAyADKAsyGC5jaGlldS5nYW1lcy52MS5UcmFuc2ZlciJjCgZTY29yZWQSDgoGcG9pbnRzGAEgAygDEg8KB3JhbmtpbmcYAiADKAMSCwoDbW9tGAMgAygIEisKCXRyYW5zZmVycxgEIAMoCzIYLmNoaWV1LmdhbWVzLnYxLlRyYW5zZmVyIj8KBE1lbGQSCgoCaWQYASABKAMSDQoFb3duZXIYAiABKAMSDQoFY2FyZHMYAyADKAkSDQoFZWF0ZW4YBCABKAkihwEKCFNlYXRJbmZvEgwKBHNlYXQYASABKAMSDQoFY2FyZHMYAiABKAMSCwoDcm93GAMgAygJEg0KBWVhdGVuGAQgAygJEgwKBGVhdHMYBSABKAMSEAoIZGlzY2FyZHMYBiABKAMSEQoJbGFpZF9kb3duGAcgASgSEg8KB2JhbGFuY2UYCCABKBIijgMKBFZpZXcSDAoEc2VhdBgBIAEoEhIpCgVwaGFzZRgCIAEoDjIaLmNoaWV1LmdhbWVzLnBob20udjEuUGhhc2USDAoEaGFuZBgDIAMoCRIOCgZzb3J0ZWQYBCABKAgSLAoFc2VhdHMYBSADKAsyHS5jaGlldS5nYW1lcy5waG9tLnYxLlNlYXRJbmZvEigKBW1lbGRzGAYgAygLMhkuY2hpZXUuZ2FtZXMucGhvbS52MS5NZWxkEg4KBmRlYWxlchgHIAEoAxIPCgd0b19tb3ZlGAggASgSEjAKCXR1cm5fa2luZBgJIAEoDjIdLmNoaWV1LmdhbWVzLnBob20udjEuVHVybktpbmQSDQoFdGFrZW4YCiABKAgSEwoLZGVhZGxpbmVfbXMYCyABKAMSDwoHZWF0YWJsZRgMIAEoCRISCgpzdG9ja19sZWZ0GA0gASgDEhEKCWxheV9vcmRlchgOIAMoAxILCgNwb3QYDyABKAMSCwoDZW5kGBAgASgJEg4KBndpbm5lchgRIAEoEipeCgdXaW5LaW5kEhgKFFdJTl9LSU5EX1VOU1BFQ0lGSUVEEAASEwoPV0lOX0tJTkRfVEhVT05HEAESEQoNV0lOX0tJTkRfVFJPThACEhEKDVdJTl9LSU5EX0tIQU4QAypfCgVQaGFzZRIVChFQSEFTRV9VTlNQRUNJRklFRBAAEg0KCVBIQVNFX05FVxABEhAKDFBIQVNFX1dJTkRPVxACEg4KClBIQVNFX1BMQVkQAxIOCgpQSEFTRV9PVkVSEAQqjgEKCFR1cm5LaW5kEhkKFVRVUk5fS0lORF9VTlNQRUNJRklFRBAAEhIKDlRVUk5fS0lORF9OT05FEAESEwoPVFVSTl9LSU5EX0ZJUlNUEAISFAoQVFVSTl9LSU5EX05PUk1BTBADEhUKEVRVUk5fS0lORF9MQVlET1dOEAQSEQoNVFVSTl9LSU5EX1RBSRAFYgZwcm90bzM", [file_chieu_games_v1_games]);
+  fileDesc("Ch5jaGlldS9nYW1lcy9waG9tL3YxL3Bob20ucHJvdG8SE2NoaWV1LmdhbWVzLnBob20udjEiCAoGQ2xhaW1VIhcKA0VhdBIQCghwYXJ0bmVycxgBIAMoCSIGCgREcmF3IhQKA0xheRINCgVjYXJkcxgBIAMoCSIkCgRTZW5kEgwKBGNhcmQYASABKAkSDgoGdGFyZ2V0GAIgASgJIhcKB0Rpc2NhcmQSDAoEY2FyZBgBIAEoCSIYCgZBY2N1c2USDgoGdGFyZ2V0GAEgASgDIgYKBFNvcnQiIwoESGFuZBIMCgRzZWF0GAEgASgDEg0KBWNhcmRzGAIgAygJIsoBCgVEZWFsdBIOCgZkZWFsZXIYASABKAMSDQoFb3duZXIYAiABKAMSKAoFaGFuZHMYAyADKAsyGS5jaGlldS5nYW1lcy5waG9tLnYxLkhhbmQSDQoFc3RvY2sYBCADKAkSDgoGdW51c2VkGAUgAygJEgsKA3BvdBgGIAEoAxIrCgl0cmFuc2ZlcnMYByADKAsyGC5jaGlldS5nYW1lcy52MS5UcmFuc2ZlchIRCgl3aW5kb3dfbXMYCCABKAMSDAoEc2VlZBgJIAEoCSJECghVQ2xhaW1lZBIMCgRzZWF0GAEgASgDEioKBGtpbmQYAiABKA4yHC5jaGlldS5nYW1lcy5waG9tLnYxLldpbktpbmQiDgoMV2luZG93Q2xvc2VkIi8KClR1cm5QYXNzZWQSDAoEc2VhdBgBIAEoAxITCgtkZWFkbGluZV9tcxgCIAEoAyIiCgREcmV3EgwKBHNlYXQYASABKAMSDAoEY2FyZBgCIAEoCSKYAQoDQXRlEgwKBHNlYXQYASABKAMSDAoEY2FyZBgCIAEoCRIOCgZ2aWN0aW0YAyABKAMSDAoEZWF0cxgEIAEoAxIMCgRjaG90GAUgASgIEg0KBW1vdmVyGAYgASgSEg0KBW1vdmVkGAcgASgJEisKCXRyYW5zZmVycxgIIAMoCzIYLmNoaWV1LmdhbWVzLnYxLlRyYW5zZmVyIjIKBExhaWQSDAoEc2VhdBgBIAEoAxINCgVjYXJkcxgCIAMoCRINCgVlYXRlbhgDIAEoCSI/CgRTZW50EgwKBHNlYXQYASABKAMSDAoEY2FyZBgCIAEoCRIMCgRtZWxkGAMgASgDEg0KBW93bmVyGAQgASgDIicKCURpc2NhcmRlZBIMCgRzZWF0GAEgASgDEgwKBGNhcmQYAiABKAkiGgoKSGFuZFNvcnRlZBIMCgRzZWF0GAEgASgDIl4KDkFjY3VzZWRXcm9uZ2x5Eg8KB2FjY3VzZXIYASABKAMSDgoGdGFyZ2V0GAIgASgDEisKCXRyYW5zZmVycxgDIAMoCzIYLmNoaWV1LmdhbWVzLnYxLlRyYW5zZmVyIhgKCFRpbWVkT3V0EgwKBHNlYXQYASABKAMiiwEKBFdvblUSDAoEc2VhdBgBIAEoAxIqCgRraW5kGAIgASgOMhwuY2hpZXUuZ2FtZXMucGhvbS52MS5XaW5LaW5kEg4KBnZpY3RpbRgDIAEoEhIMCgRoYW5kGAQgAygJEisKCXRyYW5zZmVycxgFIAMoCzIYLmNoaWV1LmdhbWVzLnYxLlRyYW5zZmVyImUKCUJhb0NhdWdodBIMCgRzZWF0GAEgASgDEg8KB2FjY3VzZXIYAiABKBISDAoEaGFuZBgDIAMoCRIrCgl0cmFuc2ZlcnMYBCADKAsyGC5jaGlldS5nYW1lcy52MS5UcmFuc2ZlciJPCgRVTGFvEgwKBHNlYXQYASABKAMSDAoEaGFuZBgCIAMoCRIrCgl0cmFuc2ZlcnMYAyADKAsyGC5jaGlldS5nYW1lcy52MS5UcmFuc2ZlciJjCgZTY29yZWQSDgoGcG9pbnRzGAEgAygDEg8KB3JhbmtpbmcYAiADKAMSCwoDbW9tGAMgAygIEisKCXRyYW5zZmVycxgEIAMoCzIYLmNoaWV1LmdhbWVzLnYxLlRyYW5zZmVyIj8KBE1lbGQSCgoCaWQYASABKAMSDQoFb3duZXIYAiABKAMSDQoFY2FyZHMYAyADKAkSDQoFZWF0ZW4YBCABKAkihwEKCFNlYXRJbmZvEgwKBHNlYXQYASABKAMSDQoFY2FyZHMYAiABKAMSCwoDcm93GAMgAygJEg0KBWVhdGVuGAQgAygJEgwKBGVhdHMYBSABKAMSEAoIZGlzY2FyZHMYBiABKAMSEQoJbGFpZF9kb3duGAcgASgSEg8KB2JhbGFuY2UYCCABKBIiuwMKBFZpZXcSDAoEc2VhdBgBIAEoEhIpCgVwaGFzZRgCIAEoDjIaLmNoaWV1LmdhbWVzLnBob20udjEuUGhhc2USDAoEaGFuZBgDIAMoCRIOCgZzb3J0ZWQYBCABKAgSLAoFc2VhdHMYBSADKAsyHS5jaGlldS5nYW1lcy5waG9tLnYxLlNlYXRJbmZvEigKBW1lbGRzGAYgAygLMhkuY2hpZXUuZ2FtZXMucGhvbS52MS5NZWxkEg4KBmRlYWxlchgHIAEoAxIPCgd0b19tb3ZlGAggASgSEjAKCXR1cm5fa2luZBgJIAEoDjIdLmNoaWV1LmdhbWVzLnBob20udjEuVHVybktpbmQSDQoFdGFrZW4YCiABKAgSEwoLZGVhZGxpbmVfbXMYCyABKAMSDwoHZWF0YWJsZRgMIAEoCRISCgpzdG9ja19sZWZ0GA0gASgDEhEKCWxheV9vcmRlchgOIAMoAxILCgNwb3QYDyABKAMSCwoDZW5kGBAgASgJEg4KBndpbm5lchgRIAEoEhIrCgVsZWdhbBgSIAMoCzIcLmNoaWV1LmdhbWVzLnBob20udjEuQ29tbWFuZCL3AgoHQ29tbWFuZBIuCgdjbGFpbV91GAEgASgLMhsuY2hpZXUuZ2FtZXMucGhvbS52MS5DbGFpbVVIABInCgNlYXQYAiABKAsyGC5jaGlldS5nYW1lcy5waG9tLnYxLkVhdEgAEikKBGRyYXcYAyABKAsyGS5jaGlldS5nYW1lcy5waG9tLnYxLkRyYXdIABInCgNsYXkYBCABKAsyGC5jaGlldS5nYW1lcy5waG9tLnYxLkxheUgAEikKBHNlbmQYBSABKAsyGS5jaGlldS5nYW1lcy5waG9tLnYxLlNlbmRIABIvCgdkaXNjYXJkGAYgASgLMhwuY2hpZXUuZ2FtZXMucGhvbS52MS5EaXNjYXJkSAASLQoGYWNjdXNlGAcgASgLMhsuY2hpZXUuZ2FtZXMucGhvbS52MS5BY2N1c2VIABIpCgRzb3J0GAggASgLMhkuY2hpZXUuZ2FtZXMucGhvbS52MS5Tb3J0SABCCQoHY29tbWFuZCpeCgdXaW5LaW5kEhgKFFdJTl9LSU5EX1VOU1BFQ0lGSUVEEAASEwoPV0lOX0tJTkRfVEhVT05HEAESEQoNV0lOX0tJTkRfVFJPThACEhEKDVdJTl9LSU5EX0tIQU4QAypfCgVQaGFzZRIVChFQSEFTRV9VTlNQRUNJRklFRBAAEg0KCVBIQVNFX05FVxABEhAKDFBIQVNFX1dJTkRPVxACEg4KClBIQVNFX1BMQVkQAxIOCgpQSEFTRV9PVkVSEAQqjgEKCFR1cm5LaW5kEhkKFVRVUk5fS0lORF9VTlNQRUNJRklFRBAAEhIKDlRVUk5fS0lORF9OT05FEAESEwoPVFVSTl9LSU5EX0ZJUlNUEAISFAoQVFVSTl9LSU5EX05PUk1BTBADEhUKEVRVUk5fS0lORF9MQVlET1dOEAQSEQoNVFVSTl9LSU5EX1RBSRAFYgZwcm90bzM", [file_chieu_games_v1_games]);
 
 /**
  * Command: press Ù (in the window, or in turn after taking).
@@ -876,6 +876,16 @@ export type View = Message<"chieu.games.phom.v1.View"> & {
    * @generated from field: sint64 winner = 17;
    */
   winner: bigint;
+
+  /**
+   * What the viewing seat may send now to move the hand on: Ù (ClaimU), Draw (bốc), each Eat
+   * (ăn) with its partners, each phỏm it may Lay (hạ), each card it may Send (gửi), each
+   * card it may Discard (đánh). Accuse (bắt báo) and Sort are always open and not listed.
+   * Empty for spectators.
+   *
+   * @generated from field: repeated chieu.games.phom.v1.Command legal = 18;
+   */
+  legal: Command[];
 };
 
 /**
@@ -884,6 +894,74 @@ export type View = Message<"chieu.games.phom.v1.View"> & {
  */
 export const ViewSchema: GenMessage<View> = /*@__PURE__*/
   messageDesc(file_chieu_games_phom_v1_phom, 27);
+
+/**
+ * One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+ * (this wrapper, or the command it holds).
+ *
+ * @generated from message chieu.games.phom.v1.Command
+ */
+export type Command = Message<"chieu.games.phom.v1.Command"> & {
+  /**
+   * @generated from oneof chieu.games.phom.v1.Command.command
+   */
+  command: {
+    /**
+     * @generated from field: chieu.games.phom.v1.ClaimU claim_u = 1;
+     */
+    value: ClaimU;
+    case: "claimU";
+  } | {
+    /**
+     * @generated from field: chieu.games.phom.v1.Eat eat = 2;
+     */
+    value: Eat;
+    case: "eat";
+  } | {
+    /**
+     * @generated from field: chieu.games.phom.v1.Draw draw = 3;
+     */
+    value: Draw;
+    case: "draw";
+  } | {
+    /**
+     * @generated from field: chieu.games.phom.v1.Lay lay = 4;
+     */
+    value: Lay;
+    case: "lay";
+  } | {
+    /**
+     * @generated from field: chieu.games.phom.v1.Send send = 5;
+     */
+    value: Send;
+    case: "send";
+  } | {
+    /**
+     * @generated from field: chieu.games.phom.v1.Discard discard = 6;
+     */
+    value: Discard;
+    case: "discard";
+  } | {
+    /**
+     * @generated from field: chieu.games.phom.v1.Accuse accuse = 7;
+     */
+    value: Accuse;
+    case: "accuse";
+  } | {
+    /**
+     * @generated from field: chieu.games.phom.v1.Sort sort = 8;
+     */
+    value: Sort;
+    case: "sort";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message chieu.games.phom.v1.Command.
+ * Use `create(CommandSchema)` to create a new message.
+ */
+export const CommandSchema: GenMessage<Command> = /*@__PURE__*/
+  messageDesc(file_chieu_games_phom_v1_phom, 28);
 
 /**
  * The kinds of Ù.

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/games/xiangqi/v1/xiangqi.proto.
  */
 export const file_chieu_games_xiangqi_v1_xiangqi: GenFile = /*@__PURE__*/
-  fileDesc("CiRjaGlldS9nYW1lcy94aWFuZ3FpL3YxL3hpYW5ncWkucHJvdG8SFmNoaWV1LmdhbWVzLnhpYW5ncWkudjEiFAoETW92ZRIMCgRtb3ZlGAEgASgJIggKBlJlc2lnbiILCglPZmZlckRyYXciDAoKQWNjZXB0RHJhdyINCgtEZWNsaW5lRHJhdyJMCgdTdGFydGVkEgsKA2ZlbhgBIAEoCRIRCgljbG9ja3NfbXMYAiADKAMSEgoKbW92ZXNfbWFkZRgDIAMoAxINCgVhdF9tcxgEIAEoAyKSAQoFTW92ZWQSDAoEc2VhdBgBIAEoAxIMCgRtb3ZlGAIgASgJEg8KB2NoaW5lc2UYAyABKAkSEAoIY2FwdHVyZWQYBCABKAkSDQoFY2hlY2sYBSABKAgSDQoFY2hhc2UYBiABKAgSEAoIY2xvY2tfbXMYByABKAMSDQoFYXRfbXMYCCABKAMSCwoDZmVuGAkgASgJIhsKC0RyYXdPZmZlcmVkEgwKBHNlYXQYASABKAMiHAoMRHJhd0RlY2xpbmVkEgwKBHNlYXQYASABKAMiHAoMRHJhd0FjY2VwdGVkEgwKBHNlYXQYASABKAMiGAoIUmVzaWduZWQSDAoEc2VhdBgBIAEoAyInCghUaW1lZE91dBIMCgRzZWF0GAEgASgDEg0KBWF0X21zGAIgASgDIjcKBUVuZGVkEhMKBndpbm5lchgBIAEoA0gAiAEBEg4KBnJlYXNvbhgCIAEoCUIJCgdfd2lubmVyIisKClBsYXllZE1vdmUSDAoEbW92ZRgBIAEoCRIPCgdjaGluZXNlGAIgASgJIuMCCgRWaWV3EgsKA2ZlbhgBIAEoCRIUCgd0b19tb3ZlGAIgASgDSACIAQESEAoIaW5fY2hlY2sYAyABKAgSMQoFbGVnYWwYBCADKAsyIi5jaGlldS5nYW1lcy54aWFuZ3FpLnYxLlBsYXllZE1vdmUSMQoFbW92ZXMYBSADKAsyIi5jaGlldS5nYW1lcy54aWFuZ3FpLnYxLlBsYXllZE1vdmUSEQoJY2xvY2tzX21zGAYgAygDEhMKC2RlYWRsaW5lX21zGAcgASgDEhIKCm1vdmVzX21hZGUYCCADKAMSFwoKZHJhd19vZmZlchgJIAEoA0gBiAEBEhAKCGZpbmlzaGVkGAogASgIEhMKBndpbm5lchgLIAEoA0gCiAEBEg4KBnJlYXNvbhgMIAEoCRIOCgZzY29yZXMYDSADKBJCCgoIX3RvX21vdmVCDQoLX2RyYXdfb2ZmZXJCCQoHX3dpbm5lcmIGcHJvdG8z");
+  fileDesc("CiRjaGlldS9nYW1lcy94aWFuZ3FpL3YxL3hpYW5ncWkucHJvdG8SFmNoaWV1LmdhbWVzLnhpYW5ncWkudjEiFAoETW92ZRIMCgRtb3ZlGAEgASgJIggKBlJlc2lnbiILCglPZmZlckRyYXciDAoKQWNjZXB0RHJhdyINCgtEZWNsaW5lRHJhdyJMCgdTdGFydGVkEgsKA2ZlbhgBIAEoCRIRCgljbG9ja3NfbXMYAiADKAMSEgoKbW92ZXNfbWFkZRgDIAMoAxINCgVhdF9tcxgEIAEoAyKSAQoFTW92ZWQSDAoEc2VhdBgBIAEoAxIMCgRtb3ZlGAIgASgJEg8KB2NoaW5lc2UYAyABKAkSEAoIY2FwdHVyZWQYBCABKAkSDQoFY2hlY2sYBSABKAgSDQoFY2hhc2UYBiABKAgSEAoIY2xvY2tfbXMYByABKAMSDQoFYXRfbXMYCCABKAMSCwoDZmVuGAkgASgJIhsKC0RyYXdPZmZlcmVkEgwKBHNlYXQYASABKAMiHAoMRHJhd0RlY2xpbmVkEgwKBHNlYXQYASABKAMiHAoMRHJhd0FjY2VwdGVkEgwKBHNlYXQYASABKAMiGAoIUmVzaWduZWQSDAoEc2VhdBgBIAEoAyInCghUaW1lZE91dBIMCgRzZWF0GAEgASgDEg0KBWF0X21zGAIgASgDIjcKBUVuZGVkEhMKBndpbm5lchgBIAEoA0gAiAEBEg4KBnJlYXNvbhgCIAEoCUIJCgdfd2lubmVyIisKClBsYXllZE1vdmUSDAoEbW92ZRgBIAEoCRIPCgdjaGluZXNlGAIgASgJIqUCCgdDb21tYW5kEiwKBG1vdmUYASABKAsyHC5jaGlldS5nYW1lcy54aWFuZ3FpLnYxLk1vdmVIABIwCgZyZXNpZ24YAiABKAsyHi5jaGlldS5nYW1lcy54aWFuZ3FpLnYxLlJlc2lnbkgAEjcKCm9mZmVyX2RyYXcYAyABKAsyIS5jaGlldS5nYW1lcy54aWFuZ3FpLnYxLk9mZmVyRHJhd0gAEjkKC2FjY2VwdF9kcmF3GAQgASgLMiIuY2hpZXUuZ2FtZXMueGlhbmdxaS52MS5BY2NlcHREcmF3SAASOwoMZGVjbGluZV9kcmF3GAUgASgLMiMuY2hpZXUuZ2FtZXMueGlhbmdxaS52MS5EZWNsaW5lRHJhd0gAQgkKB2NvbW1hbmQiKAoKUGllY2VNb3ZlcxIOCgZzcXVhcmUYASABKAkSCgoCdG8YAiADKAkitwMKBFZpZXcSCwoDZmVuGAEgASgJEhQKB3RvX21vdmUYAiABKANIAIgBARIQCghpbl9jaGVjaxgDIAEoCBIuCgVsZWdhbBgOIAMoCzIfLmNoaWV1LmdhbWVzLnhpYW5ncWkudjEuQ29tbWFuZBI3CgtsZWdhbF9tb3ZlcxgPIAMoCzIiLmNoaWV1LmdhbWVzLnhpYW5ncWkudjEuUGllY2VNb3ZlcxIWCg5tYXlfb2ZmZXJfZHJhdxgQIAEoCBIxCgVtb3ZlcxgFIAMoCzIiLmNoaWV1LmdhbWVzLnhpYW5ncWkudjEuUGxheWVkTW92ZRIRCgljbG9ja3NfbXMYBiADKAMSEwoLZGVhZGxpbmVfbXMYByABKAMSEgoKbW92ZXNfbWFkZRgIIAMoAxIXCgpkcmF3X29mZmVyGAkgASgDSAGIAQESEAoIZmluaXNoZWQYCiABKAgSEwoGd2lubmVyGAsgASgDSAKIAQESDgoGcmVhc29uGAwgASgJEg4KBnNjb3JlcxgNIAMoEkIKCghfdG9fbW92ZUINCgtfZHJhd19vZmZlckIJCgdfd2lubmVySgQIBBAFYgZwcm90bzM");
 
 /**
  * Command: move a piece, e.g. "h2e2".
@@ -358,7 +358,82 @@ export const PlayedMoveSchema: GenMessage<PlayedMove> = /*@__PURE__*/
   messageDesc(file_chieu_games_xiangqi_v1_xiangqi, 13);
 
 /**
- * What anyone at the table sees (Xiangqi hides nothing).
+ * One entry of a view's legal list: exactly one command is set. Send it in Act as it is
+ * (this wrapper, or the command it holds).
+ *
+ * @generated from message chieu.games.xiangqi.v1.Command
+ */
+export type Command = Message<"chieu.games.xiangqi.v1.Command"> & {
+  /**
+   * @generated from oneof chieu.games.xiangqi.v1.Command.command
+   */
+  command: {
+    /**
+     * @generated from field: chieu.games.xiangqi.v1.Move move = 1;
+     */
+    value: Move;
+    case: "move";
+  } | {
+    /**
+     * @generated from field: chieu.games.xiangqi.v1.Resign resign = 2;
+     */
+    value: Resign;
+    case: "resign";
+  } | {
+    /**
+     * @generated from field: chieu.games.xiangqi.v1.OfferDraw offer_draw = 3;
+     */
+    value: OfferDraw;
+    case: "offerDraw";
+  } | {
+    /**
+     * @generated from field: chieu.games.xiangqi.v1.AcceptDraw accept_draw = 4;
+     */
+    value: AcceptDraw;
+    case: "acceptDraw";
+  } | {
+    /**
+     * @generated from field: chieu.games.xiangqi.v1.DeclineDraw decline_draw = 5;
+     */
+    value: DeclineDraw;
+    case: "declineDraw";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message chieu.games.xiangqi.v1.Command.
+ * Use `create(CommandSchema)` to create a new message.
+ */
+export const CommandSchema: GenMessage<Command> = /*@__PURE__*/
+  messageDesc(file_chieu_games_xiangqi_v1_xiangqi, 14);
+
+/**
+ * The legal moves of one piece, compactly: the piece on square (ICCS, "h2") may move to
+ * each square of to ("e2", ...). Each stands for the command Move{move: square + to[i]}.
+ *
+ * @generated from message chieu.games.xiangqi.v1.PieceMoves
+ */
+export type PieceMoves = Message<"chieu.games.xiangqi.v1.PieceMoves"> & {
+  /**
+   * @generated from field: string square = 1;
+   */
+  square: string;
+
+  /**
+   * @generated from field: repeated string to = 2;
+   */
+  to: string[];
+};
+
+/**
+ * Describes the message chieu.games.xiangqi.v1.PieceMoves.
+ * Use `create(PieceMovesSchema)` to create a new message.
+ */
+export const PieceMovesSchema: GenMessage<PieceMoves> = /*@__PURE__*/
+  messageDesc(file_chieu_games_xiangqi_v1_xiangqi, 15);
+
+/**
+ * What anyone at the table sees (Xiangqi hides nothing but whose turn it is to act).
  *
  * @generated from message chieu.games.xiangqi.v1.View
  */
@@ -381,11 +456,29 @@ export type View = Message<"chieu.games.xiangqi.v1.View"> & {
   inCheck: boolean;
 
   /**
-   * The side to move's legal moves.
+   * What the viewing seat may send now, besides its moves: AcceptDraw and DeclineDraw when
+   * facing the opponent's draw offer. Empty for spectators.
    *
-   * @generated from field: repeated chieu.games.xiangqi.v1.PlayedMove legal = 4;
+   * @generated from field: repeated chieu.games.xiangqi.v1.Command legal = 14;
    */
-  legal: PlayedMove[];
+  legal: Command[];
+
+  /**
+   * The viewing seat's legal moves when it is the side to move, one entry per piece that
+   * can move (empty otherwise and for spectators); legal and legal_moves together are
+   * exactly the rules' legal commands. Resign is always open to a seat while the game runs.
+   *
+   * @generated from field: repeated chieu.games.xiangqi.v1.PieceMoves legal_moves = 15;
+   */
+  legalMoves: PieceMoves[];
+
+  /**
+   * The viewing seat may send OfferDraw now (the side to move, no offer pending, none made
+   * this turn).
+   *
+   * @generated from field: bool may_offer_draw = 16;
+   */
+  mayOfferDraw: boolean;
 
   /**
    * The moves played so far.
@@ -448,5 +541,5 @@ export type View = Message<"chieu.games.xiangqi.v1.View"> & {
  * Use `create(ViewSchema)` to create a new message.
  */
 export const ViewSchema: GenMessage<View> = /*@__PURE__*/
-  messageDesc(file_chieu_games_xiangqi_v1_xiangqi, 14);
+  messageDesc(file_chieu_games_xiangqi_v1_xiangqi, 16);
 
