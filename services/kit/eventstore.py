@@ -8,6 +8,11 @@
 
 Nothing is ever deleted or rewritten. The stream is created with file storage and the
 configured replicas; the server must run with ``jetstream { sync_interval: always }``.
+
+Every request to JetStream (an append, a read, a snapshot) waits at most
+:data:`REQUEST_TIMEOUT_S`: with NATS down or frozen a call fails with ``UNAVAILABLE``
+(``log_unavailable``, :mod:`chieu.kit.outages`) rather than hanging; a store without room refuses
+the append (``log_full``), since the stream discards nothing to make room.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from chieu.kit.names import Stream
 from chieu.kit.natsauth import connect_url
 
 WRONG_LAST_SEQUENCE = 10071
+REQUEST_TIMEOUT_S = 2.0
+"""The longest a JetStream request (append, read, snapshot) waits for its answer."""
 
 
 class Conflict(Exception):
@@ -65,7 +72,7 @@ class EventStore:
 
     def __init__(self, nc: Client, *, stream: Stream, replicas: int = 1, duplicate_window_s: int = 120) -> None:
         self.nc = nc
-        self.js: JetStreamContext = nc.jetstream()
+        self.js: JetStreamContext = nc.jetstream(timeout=REQUEST_TIMEOUT_S)
         self.names = stream
         self.stream = stream.name
         self.prefix = stream.prefix
@@ -200,7 +207,7 @@ class EventStore:
         )
         try:
             while True:
-                msg = await sub.next_msg(timeout=5)
+                msg = await sub.next_msg(timeout=REQUEST_TIMEOUT_S)
                 seq = msg.metadata.sequence.stream
                 if seq > last:
                     break
