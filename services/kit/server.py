@@ -14,7 +14,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, text_format
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 
-from chieu.kit import auth, channels, logs, metrics, tracing
+from chieu.kit import auth, channels, logs, metrics, ratelimit, tracing
 from chieu.kit.errors import GuardedServer
 from chieu.kit.settings import Settings
 
@@ -118,7 +118,9 @@ class Server:
         )
         tracing.configure(settings, metrics.short_name(self.services[0]) if self.services else "chieu")
         # every handler counted, timed and traced outside the error guard (wrapped once, at registration)
-        guarded = GuardedServer(cast(grpc.aio.Server, metrics.Instrumented(self.server)))
+        rates = ratelimit.Limits(settings)  # per player and per address, before every handler
+        guarded = GuardedServer(cast(grpc.aio.Server, metrics.Instrumented(self.server)),
+                                rates.check if rates.active else None)
         self.metrics: metrics.Endpoint | None = None
         for r in register:
             r(guarded)

@@ -180,11 +180,11 @@ class Settings:
     reward_daily_cap: int = 10_000
     """``CHIEU_REWARD_DAILY_CAP``: 金币 of rewards the ledger credits a player per UTC day (0: no cap);
     a ladder reward over it is paid the next day."""
-    rate_per_player: float = 50.0
+    rate_per_player: float = 100.0
     """``CHIEU_RATE_PER_PLAYER``: requests per second a player may make to one service process (a token
     bucket, ``CHIEU_RATE_BURST`` deep); over it: ``RESOURCE_EXHAUSTED`` / ``rate_limited`` with the
     wait. 0: no limit."""
-    rate_per_address: float = 500.0
+    rate_per_address: float = 1000.0
     """``CHIEU_RATE_PER_ADDRESS``: requests per second one client address may make to one service
     process (the same bucket, per peer address). 0: no limit."""
     rate_burst: float = 2.0
