@@ -17,7 +17,7 @@ message): a client shows ``message`` and logs ``detail``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, runtime_checkable
 
 import grpc
@@ -25,7 +25,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
-from chieu.kit import logs, words
+from chieu.kit import logs, outages, words
 from chieu.kit.request_text import nul_field
 
 log = logs.get("chieu.rpc")
@@ -84,6 +84,9 @@ def from_exception(exc: BaseException) -> ServiceError:
     """The status a client gets for ``exc``."""
     if isinstance(exc, ServiceError):
         return exc
+    if (outage := outages.reason(exc)) is not None:  # a dependency down: bounded, retryable
+        return ServiceError(grpc.StatusCode.UNAVAILABLE, outage, outages.MESSAGES[outage],
+                            retry_after_ms=outages.RETRY_AFTER_MS)
     if isinstance(exc, Exception) and isinstance(exc, Refusal):
         status = getattr(grpc.StatusCode, exc.status, grpc.StatusCode.FAILED_PRECONDITION)
         return ServiceError(status, exc.code, exc.message)
@@ -170,13 +173,15 @@ def _check_request(request: Any) -> None:
         raise invalid("bad_text", f"{where} holds a NUL character")
 
 
-def guard(method: str, handler: Any) -> Any:
+def guard(method: str, handler: Any, check: Callable[[Any], None] | None = None) -> Any:
     """``handler`` with every failure turned into a status (wrapped once, at registration), and
     a request that does not parse or has a NUL character in its text refused before the handler
     runs.
 
     A per-call interceptor would build this wrapper again for every RPC; wrapping the method
-    handlers when they are registered costs nothing per call.
+    handlers when they are registered costs nothing per call. ``check``: run with the call's
+    context before the handler (the request rates of :mod:`chieu.kit.ratelimit`); what it raises
+    is the call's status.
     """
     if handler.unary_unary is not None:
         inner = handler.unary_unary
@@ -184,6 +189,8 @@ def guard(method: str, handler: Any) -> Any:
         async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             try:
                 _check_request(request)
+                if check is not None:
+                    check(context)
                 return await inner(request, context)
             except Exception as exc:
                 await _abort(context, exc, method)
@@ -198,6 +205,8 @@ def guard(method: str, handler: Any) -> Any:
         async def stream(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
             try:
                 _check_request(request)
+                if check is not None:
+                    check(context)
                 async for item in inner_stream(request, context):
                     yield item
             except Exception as exc:
@@ -218,13 +227,14 @@ class GuardedServer:
     and as registered methods; both reach the server from :meth:`add_registered_method_handlers`.
     """
 
-    def __init__(self, server: grpc.aio.Server) -> None:
+    def __init__(self, server: grpc.aio.Server, check: Callable[[Any], None] | None = None) -> None:
         self.server = server
+        self.check = check
 
     def add_generic_rpc_handlers(self, handlers: Any) -> None:
         """Ignored: the same handlers come to :meth:`add_registered_method_handlers`."""
 
     def add_registered_method_handlers(self, name: str, handlers: dict[str, Any]) -> None:
-        guarded = {m: guard(f"/{name}/{m}", h) for m, h in handlers.items()}
+        guarded = {m: guard(f"/{name}/{m}", h, self.check) for m, h in handlers.items()}
         self.server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, guarded),))
         self.server.add_registered_method_handlers(name, guarded)
