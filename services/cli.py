@@ -117,7 +117,7 @@ def _verify(args: argparse.Namespace) -> int:
     from chieu.kit.names import TABLES
     from chieu.kit.settings import from_env
     from chieu.table import audit
-    from chieu.table.decide import check_table_id
+    from chieu.table.tables import check_table_id
     from chieu.table.v1 import log_pb2
 
     try:

@@ -2,10 +2,12 @@
 hand, act, time out, abort, presence.
 
 Each is a pure function of the table (and the command's arguments and server time) that returns
-the events of one record, or raises a refusal; none changes the table. The service appends the
-record and folds it (:meth:`chieu.table.state.Table.apply`). The game itself is decided by the
-rules core through the registry; what a game command pays goes in a ``Settlement`` and the
-hand's end in ``HandEnded``, both in the same record.
+the events of one record, or a :class:`~chieu.table.refusals.Refused` saying why not; none
+changes the table, raises a refusal or knows gRPC (the edge, :mod:`chieu.table.tables`, turns a
+refusal into a status). The service appends the record and folds it
+(:meth:`chieu.table.state.Table.apply`). The game itself is decided by the rules core through
+the registry (a ``RuleViolation`` it raises is returned as a refusal too); what a game command
+pays goes in a ``Settlement`` and the hand's end in ``HandEnded``, both in the same record.
 """
 
 from __future__ import annotations
@@ -13,14 +15,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import grpc
-
-from chieu.games import fair
-from chieu.games.core import Game, Outcome, Seat, Setup, Transfer
-from chieu.kit.errors import ServiceError, invalid, precondition
-from chieu.table import codec
-from chieu.table.state import DEFAULT_GRACE_S, Table, game_of, options_struct, remap
+from chieu.games import fair, registry
+from chieu.games.core import Game, Outcome, RuleViolation, Seat, Setup, Transfer
+from chieu.table import codec, refusals
+from chieu.table.refusals import Kind, Refused, denied, invalid, precondition
+from chieu.table.state import DEFAULT_GRACE_S, Table, options_struct, remap
 from chieu.table.v1 import log_pb2
+
+Events = list[log_pb2.TableEvent]
+Decision = Events | Refused
+"""What a decider returns: the events of one record (none: nothing to do), or its refusal."""
 
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 COMMAND_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
@@ -37,97 +41,100 @@ REPUTATION_TOO_LOW = "reputation_too_low"
 MAX_REPUTATION = 1_000_000
 
 
-def check_table_id(table_id: str) -> str:
+def table_id_refused(table_id: str) -> Refused | None:
     if not TABLE_ID.match(table_id or ""):
-        raise invalid("bad_table_id", "a table id is 1-64 characters of A-Z a-z 0-9 _ -")
-    return table_id
+        return invalid("bad_table_id", "a table id is 1-64 characters of A-Z a-z 0-9 _ -")
+    return None
 
 
-def check_command_id(command_id: str) -> str:
+def command_id_refused(command_id: str) -> Refused | None:
     if command_id and not COMMAND_ID.match(command_id):
-        raise invalid("bad_command_id", "a command id is 1-128 printable ASCII characters")
-    return command_id
+        return invalid("bad_command_id", "a command id is 1-128 printable ASCII characters")
+    return None
 
 
-def check_client_seed(seed: bytes) -> bytes:
+def _client_seed_refused(seed: bytes) -> Refused | None:
     if len(seed) > MAX_CLIENT_SEED:
-        raise invalid("bad_client_seed", f"a client seed has at most {MAX_CLIENT_SEED} bytes")
-    return seed
+        return invalid("bad_client_seed", f"a client seed has at most {MAX_CLIENT_SEED} bytes")
+    return None
 
 
 def _ev(**kind: Any) -> log_pb2.TableEvent:
     return log_pb2.TableEvent(**kind)
 
 
-def _denied(reason: str, message: str) -> ServiceError:
-    return ServiceError(grpc.StatusCode.PERMISSION_DENIED, reason, message)
-
-
-
-
 def create(t: Table, game_key: str, raw_options: dict[str, Any], host: str, stake: int = 1,
            currency: log_pb2.Currency.ValueType = log_pb2.CURRENCY_POINTS, *, require_ready: bool = False,
            reconnect_grace_s: int = 0, client_seed: bytes = b"", ladder_level: int = 0,
-           min_reputation: int = 0) -> list[log_pb2.TableEvent]:
+           min_reputation: int = 0) -> Decision:
     """``ladder_level`` > 0 makes a ladder table (过关斩将) of that level, for good;
     ``min_reputation`` > 0 the least reputation (信誉度) a player needs to sit there."""
     if t.exists:
-        raise ServiceError(grpc.StatusCode.ALREADY_EXISTS, "table_exists", "that table exists")
-    game = game_of(game_key)
-    values = dict(game.option_values(game.parse_options(raw_options)))
-    _check_money(stake, currency)
-    grace = _check_grace(reconnect_grace_s)
+        return Refused(Kind.EXISTS, "table_exists", "that table exists")
+    try:
+        game = registry.get(game_key)
+    except registry.UnknownGame:
+        return Refused(Kind.NOT_FOUND, "unknown_game", f"no game {game_key!r}; games: {', '.join(registry.keys())}")
+    try:
+        values = dict(game.option_values(game.parse_options(raw_options)))
+    except RuleViolation as v:
+        return refusals.of(v)
+    grace = reconnect_grace_s or DEFAULT_GRACE_S
+    if refused := _money_refused(stake, currency) or _grace_refused(grace):
+        return refused
     if not 0 <= ladder_level <= MAX_LADDER_LEVEL:
-        raise invalid("bad_ladder_level", f"a ladder level is 1..{MAX_LADDER_LEVEL} (0: not a ladder table)")
+        return invalid("bad_ladder_level", f"a ladder level is 1..{MAX_LADDER_LEVEL} (0: not a ladder table)")
     if not 0 <= min_reputation <= MAX_REPUTATION:
-        raise invalid("bad_min_reputation", f"a minimum reputation is 0..{MAX_REPUTATION}")
+        return invalid("bad_min_reputation", f"a minimum reputation is 0..{MAX_REPUTATION}")
+    if refused := _client_seed_refused(client_seed):
+        return refused
     return [
         _ev(table_created=log_pb2.TableCreated(
             table_id=t.table_id, game=game_key, options=options_struct(values), host=host,
             seats=game.max_players, stake=stake, currency=currency, require_ready=require_ready,
             reconnect_grace_s=grace, ladder_level=ladder_level, min_reputation=min_reputation)),
-        _ev(player_seated=log_pb2.PlayerSeated(player_id=host, seat=0,
-                                               client_seed=check_client_seed(client_seed))),
+        _ev(player_seated=log_pb2.PlayerSeated(player_id=host, seat=0, client_seed=client_seed)),
     ]
 
 
-def _check_money(stake: int, currency: log_pb2.Currency.ValueType) -> None:
+def _money_refused(stake: int, currency: log_pb2.Currency.ValueType) -> Refused | None:
     if not 1 <= stake <= MAX_STAKE:
-        raise invalid("bad_stake", f"the stake must be 1..{MAX_STAKE}")
+        return invalid("bad_stake", f"the stake must be 1..{MAX_STAKE}")
     if currency not in (log_pb2.CURRENCY_POINTS, log_pb2.CURRENCY_COINS):
-        raise invalid("bad_currency", "the currency must be POINTS or COINS")
+        return invalid("bad_currency", "the currency must be POINTS or COINS")
+    return None
 
 
-def _check_grace(seconds: int) -> int:
-    grace = seconds or DEFAULT_GRACE_S
+def _grace_refused(grace: int) -> Refused | None:
     if not 1 <= grace <= 600:
-        raise invalid("bad_reconnect_grace", "the reconnect grace is 1..600 seconds")
-    return grace
+        return invalid("bad_reconnect_grace", "the reconnect grace is 1..600 seconds")
+    return None
 
 
-def take_seat(t: Table, player: str, seat: int | None, client_seed: bytes = b"") -> list[log_pb2.TableEvent]:
+def take_seat(t: Table, player: str, seat: int | None, client_seed: bytes = b"") -> Decision:
     if player in t.seats:
-        raise precondition("already_seated", f"you already sit in seat {t.seats.index(player)}")
+        return precondition("already_seated", f"you already sit in seat {t.seats.index(player)}")
     if seat is None:
         free = [i for i, p in enumerate(t.seats) if p is None]
         if not free:
-            raise precondition("table_full", "every seat is taken")
+            return precondition("table_full", "every seat is taken")
         seat = free[0]
     if not 0 <= seat < t.max_seats:
-        raise invalid("bad_seat", f"seats are 0..{t.max_seats - 1}")
+        return invalid("bad_seat", f"seats are 0..{t.max_seats - 1}")
     if t.seats[seat] is not None:
-        raise precondition("seat_taken", f"seat {seat} is taken")
-    events = [_ev(player_seated=log_pb2.PlayerSeated(player_id=player, seat=seat,
-                                                     client_seed=check_client_seed(client_seed)))]
+        return precondition("seat_taken", f"seat {seat} is taken")
+    if refused := _client_seed_refused(client_seed):
+        return refused
+    events = [_ev(player_seated=log_pb2.PlayerSeated(player_id=player, seat=seat, client_seed=client_seed))]
     if not t.host:
         events.append(_ev(host_changed=log_pb2.HostChanged(host=player)))
     return events
 
 
-def stand_up(t: Table, player: str) -> list[log_pb2.TableEvent]:
+def stand_up(t: Table, player: str) -> Decision:
     seat = t.table_seat_of(player)
     if seat is None:
-        raise precondition("not_seated", "you have no seat at this table")
+        return precondition("not_seated", "you have no seat at this table")
     events = [_ev(player_left=log_pb2.PlayerLeft(player_id=player, seat=seat))]
     hand_seat = t.seat_of(player)
     if hand_seat is not None and player not in t.auto:
@@ -139,12 +146,12 @@ def stand_up(t: Table, player: str) -> list[log_pb2.TableEvent]:
     return events
 
 
-def stand_down(t: Table, players: list[str], reason: str) -> list[log_pb2.TableEvent]:
+def stand_down(t: Table, players: list[str], reason: str) -> Decision:
     """The table stands up seated players who may no longer sit (between hands only), saying
     why; hosting passes on as when they stand up themselves. Nothing for players not seated."""
     if t.playing:
-        raise precondition("hand_in_progress", "a hand is being played")
-    events: list[log_pb2.TableEvent] = []
+        return precondition("hand_in_progress", "a hand is being played")
+    events: Events = []
     host = t.host
     leaving = [p for p in players if p in t.seats]
     for player in leaving:
@@ -156,13 +163,14 @@ def stand_down(t: Table, players: list[str], reason: str) -> list[log_pb2.TableE
     return events
 
 
-def set_ready(t: Table, player: str, ready: bool, client_seed: bytes = b"") -> list[log_pb2.TableEvent]:
+def set_ready(t: Table, player: str, ready: bool, client_seed: bytes = b"") -> Decision:
     if player not in t.seats:
-        raise precondition("not_seated", "only a seated player can be ready")
+        return precondition("not_seated", "only a seated player can be ready")
     if t.playing and player in t.hand_players:
-        raise precondition("hand_in_progress", "a hand is being played")
-    return [_ev(player_ready=log_pb2.PlayerReady(player_id=player, ready=ready,
-                                                 client_seed=check_client_seed(client_seed)))]
+        return precondition("hand_in_progress", "a hand is being played")
+    if refused := _client_seed_refused(client_seed):
+        return refused
+    return [_ev(player_ready=log_pb2.PlayerReady(player_id=player, ready=ready, client_seed=client_seed))]
 
 
 def touches_pot(t: Table, patch: dict[str, Any], stake: int | None) -> bool:
@@ -173,26 +181,33 @@ def touches_pot(t: Table, patch: dict[str, Any], stake: int | None) -> bool:
 
 def change_settings(t: Table, player: str, patch: dict[str, Any], stake: int | None,
                     require_ready: bool | None, grace: int | None,
-                    ledger_pot: int = 0) -> list[log_pb2.TableEvent]:
+                    ledger_pot: int = 0) -> Decision:
     """``ledger_pot``: the pot's balance as the ledger has it (the ledger is the authority on
     money; the table's own count from its settlements must agree, and both must be 0)."""
     if player != t.host:
-        raise _denied("not_host", "only the host (chủ bàn) changes the settings")
+        return denied("not_host", "only the host (chủ bàn) changes the settings")
     if t.playing:
-        raise precondition("hand_in_progress", "settings change only between hands")
+        return precondition("hand_in_progress", "settings change only between hands")
     game = t.game
-    values = dict(game.option_values(game.parse_options({**t.option_values, **patch})))
+    try:
+        values = dict(game.option_values(game.parse_options({**t.option_values, **patch})))
+    except RuleViolation as v:
+        return refusals.of(v)
     new_stake = t.stake if stake is None else stake
-    _check_money(new_stake, t.currency)
+    if refused := _money_refused(new_stake, t.currency):
+        return refused
     pot_changes = [k for k in t.game.pot_options if values.get(k) != t.option_values.get(k)]
     pot = t.pot or ledger_pot
     if pot != 0 and (new_stake != t.stake or pot_changes):
-        raise precondition("pot_not_empty",
-                           f"the stake and the gà option change only while the gà pot is 0 (it holds {pot})")
+        return precondition("pot_not_empty",
+                            f"the stake and the gà option change only while the gà pot is 0 (it holds {pot})")
+    new_grace = (t.reconnect_grace_s if grace is None else grace) or DEFAULT_GRACE_S
+    if refused := _grace_refused(new_grace):
+        return refused
     return [_ev(settings_changed=log_pb2.SettingsChanged(
         options=options_struct(values), stake=new_stake,
         require_ready=t.require_ready if require_ready is None else require_ready,
-        reconnect_grace_s=_check_grace(t.reconnect_grace_s if grace is None else grace)))]
+        reconnect_grace_s=new_grace))]
 
 
 def setup(t: Table, players: list[str], material: bytes, now_ms: int, hand_no: int, owner_seat: int) -> Setup:
@@ -202,19 +217,19 @@ def setup(t: Table, players: list[str], material: bytes, now_ms: int, hand_no: i
                  owner=max(owner_seat, 0))
 
 
-def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes) -> list[log_pb2.TableEvent]:
+def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes) -> Decision:
     """Deal a hand; ``server_seed`` is 32 bytes from a CSPRNG (the caller draws it: deciders are pure)."""
     if player != t.host:
-        raise _denied("not_host", "only the host (chủ bàn) starts a hand")
+        return denied("not_host", "only the host (chủ bàn) starts a hand")
     if t.playing:
-        raise precondition("hand_in_progress", "a hand is being played")
+        return precondition("hand_in_progress", "a hand is being played")
     players = [p for p in t.seats if p is not None]
     game = t.game
     if len(players) < game.min_players:
-        raise precondition("not_enough_players", f"{game.title} needs {game.min_players} players seated")
+        return precondition("not_enough_players", f"{game.title} needs {game.min_players} players seated")
     waiting = [p for p in players if p != t.host and p not in t.ready]
     if t.require_ready and waiting:
-        raise precondition("players_not_ready", f"waiting for {', '.join(waiting)} to be ready")
+        return precondition("players_not_ready", f"waiting for {', '.join(waiting)} to be ready")
     seed = server_seed
     client_seeds = [t.client_seeds.get(p, b"") for p in players]
     owner_seat = players.index(t.host) if t.host in players else -1
@@ -224,12 +239,15 @@ def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes) -> list[l
         hand_no=hand_no, algorithm=fair.ALGORITHM, seed_commitment=fair.commitment(seed),
         server_seed=seed, players=players, client_seeds=client_seeds, owner_seat=owner_seat,
         game=t.game_key, stake=t.stake, currency=t.currency))]
-    state = game.initial(t.options, len(players))
-    return events + _game_events(t, game, state, list(game.start(hand)), seed, players, hand_no, fresh=True)
+    try:
+        state = game.initial(t.options, len(players))
+        return events + _game_events(t, game, state, list(game.start(hand)), seed, players, hand_no, fresh=True)
+    except RuleViolation as v:
+        return refusals.of(v)
 
 
 def _game_events(t: Table, game: Game[Any, Any], state: Any, game_events: list[Any], seed: bytes,
-                 players: list[str], hand_no: int, *, fresh: bool = False) -> list[log_pb2.TableEvent]:
+                 players: list[str], hand_no: int, *, fresh: bool = False) -> Events:
     out = [_ev(game_event=codec.pack(e, t.game_key)) for e in game_events]
     for e in game_events:
         state = game.evolve(state, e)
@@ -250,35 +268,42 @@ def _game_events(t: Table, game: Game[Any, Any], state: Any, game_events: list[A
     return out
 
 
-def act(t: Table, player: str, command: Any, now_ms: int) -> list[log_pb2.TableEvent]:
+def act(t: Table, player: str, command: Any, now_ms: int) -> Decision:
+    """A player's game command (the rules core decides it; its refusal is this one's)."""
     if not t.playing:
-        raise precondition("no_hand", "no hand is being played at this table")
+        return precondition("no_hand", "no hand is being played at this table")
     seat = t.seat_of(player)
     if seat is None:
-        raise _denied("not_seated", "you are not playing in this hand")
+        return denied("not_seated", "you are not playing in this hand")
     if player in t.auto:
-        raise precondition("auto_played", "your seat is auto-played for the rest of this hand")
+        return precondition("auto_played", "your seat is auto-played for the rest of this hand")
     game = t.game
-    events = list(game.decide(t.game_state, seat, command, now_ms))
-    return _game_events(t, game, t.game_state, events, t.server_seed, t.hand_players, t.hand_no)
+    try:
+        events = list(game.decide(t.game_state, seat, command, now_ms))
+        return _game_events(t, game, t.game_state, events, t.server_seed, t.hand_players, t.hand_no)
+    except RuleViolation as v:
+        return refusals.of(v)
 
 
-def time_out(t: Table, seat: Seat, now_ms: int) -> list[log_pb2.TableEvent]:
+def time_out(t: Table, seat: Seat, now_ms: int) -> Decision:
     if not t.playing:
-        raise precondition("no_hand", "no hand is being played at this table")
+        return precondition("no_hand", "no hand is being played at this table")
     game = t.game
-    events = list(game.on_timeout(t.game_state, seat, now_ms))
-    return _game_events(t, game, t.game_state, events, t.server_seed, t.hand_players, t.hand_no)
+    try:
+        events = list(game.on_timeout(t.game_state, seat, now_ms))
+        return _game_events(t, game, t.game_state, events, t.server_seed, t.hand_players, t.hand_no)
+    except RuleViolation as v:
+        return refusals.of(v)
 
 
-def abort_hand(t: Table, reason: str) -> list[log_pb2.TableEvent]:
+def abort_hand(t: Table, reason: str) -> Decision:
     """An operator ends the running hand: no winner, no further settlement, the seed revealed.
     Payments already made during the hand (already in a Settlement) stand."""
     if not t.playing:
-        raise precondition("no_hand", "no hand is being played at this table")
+        return precondition("no_hand", "no hand is being played at this table")
     reason = reason.strip()
     if not reason or len(reason) > 200:
-        raise invalid("bad_reason", "an abort needs a reason of 1-200 characters")
+        return invalid("bad_reason", "an abort needs a reason of 1-200 characters")
     # the gà pot keeps what the settlements put in it: the next hand starts with it
     outcome = Outcome(winner=None, ranking=(), scores=(0,) * len(t.hand_players), transfers=(),
                       reason=f"aborted: {reason}", pot_balance=t.pot)
@@ -287,20 +312,20 @@ def abort_hand(t: Table, reason: str) -> list[log_pb2.TableEvent]:
                                               ladder_level=t.ladder_level))]
 
 
-def connection_lost(t: Table, player: str, now_ms: int) -> list[log_pb2.TableEvent]:
+def connection_lost(t: Table, player: str, now_ms: int) -> Events:
     if t.seat_of(player) is None or player in t.auto or player in t.lost:
         return []
     deadline = now_ms + t.reconnect_grace_s * 1000
     return [_ev(connection_lost=log_pb2.ConnectionLost(player_id=player, deadline_ms=deadline))]
 
 
-def reconnected(t: Table, player: str) -> list[log_pb2.TableEvent]:
+def reconnected(t: Table, player: str) -> Events:
     if player not in t.lost:
         return []
     return [_ev(reconnected=log_pb2.Reconnected(player_id=player))]
 
 
-def disconnect(t: Table, player: str, now_ms: int) -> list[log_pb2.TableEvent]:
+def disconnect(t: Table, player: str, now_ms: int) -> Events:
     deadline = t.lost.get(player)
     seat = t.seat_of(player)
     if deadline is None or deadline > now_ms or seat is None:

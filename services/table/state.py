@@ -16,7 +16,6 @@ from google.protobuf import json_format, struct_pb2
 
 from chieu.games import registry
 from chieu.games.core import Game, Outcome, Seat
-from chieu.kit.errors import invalid, not_found
 from chieu.table import codec
 from chieu.table.v1 import log_pb2
 
@@ -25,14 +24,6 @@ LADDER_EVENTS = frozenset({"hand_ended", "forced_quit", "disconnected"})
 """The table events the ladder counts at a ladder table."""
 REMEMBERED_COMMANDS = 1000
 """How many recent command ids a table remembers for idempotency (beyond JetStream's window)."""
-
-
-def game_of(key: str) -> Game[Any, Any]:
-    """The game registered under ``key`` (``NOT_FOUND`` / ``unknown_game`` for another)."""
-    try:
-        return registry.get(key)
-    except registry.UnknownGame:
-        raise not_found("unknown_game", f"no game {key!r}; games: {', '.join(registry.keys())}") from None
 
 
 def _whole(value: Any) -> Any:
@@ -48,12 +39,8 @@ def _whole(value: Any) -> Any:
 
 def options_dict(options: struct_pb2.Struct) -> dict[str, Any]:
     """Game options as the rules core reads them: ``15``, not ``15.0``, for a whole number.
-    INVALID_ARGUMENT / ``bad_options`` for a value that is no JSON (NaN, ±Infinity)."""
-    try:
-        raw = json_format.MessageToDict(options)
-    except ValueError:
-        raise invalid("bad_options", "options are JSON: a number is finite (no NaN, no Infinity)") from None
-    out: dict[str, Any] = _whole(raw)
+    ``ValueError`` for a value that is no JSON (NaN, ±Infinity): the edge refuses it."""
+    out: dict[str, Any] = _whole(json_format.MessageToDict(options))
     return out
 
 
@@ -134,7 +121,7 @@ class Table:
 
     @property
     def game(self) -> Game[Any, Any]:
-        return game_of(self.game_key)
+        return registry.get(self.game_key)
 
     @property
     def exists(self) -> bool:

@@ -1,4 +1,5 @@
-"""The table service: the gRPC API over the table aggregates and their JetStream logs.
+"""The tables this process serves: the cache, the follower, the timers, the watch fan-out and
+presence (:class:`Tables`), and the edge where a decider's refusal becomes a gRPC status.
 
 Every accepted command is one record on ``chieu.table.<table_id>``, appended with the
 expected last subject sequence (two processes never fork a log: the loser reloads and
@@ -15,41 +16,59 @@ import asyncio
 import contextlib
 import hashlib
 import os
-import secrets
 import socket
 import time
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 from google.protobuf.message import Message
 
-from chieu.games.core import RuleViolation
-from chieu.kit import auth, channels, logs, metrics, tracing
-from chieu.kit.errors import GuardedServer, ServiceError, not_found, precondition
+from chieu.kit import logs, metrics
+from chieu.kit.errors import ServiceError, not_found, precondition
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot, Stored
-from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
-from chieu.table import audit, codec, decide, presence, snapshot
-from chieu.table.decide import check_command_id, check_table_id
-from chieu.table.state import Table, options_dict
-from chieu.table.v1 import log_pb2, table_service_pb2, table_service_pb2_grpc
+from chieu.table import decide, presence, snapshot
+from chieu.table.decide import Decision
+from chieu.table.refusals import Refused
+from chieu.table.state import Table
+from chieu.table.v1 import log_pb2, table_service_pb2
 from chieu.table.views import Views
 
 log = logs.get("chieu.table")
 
 SESSION_CHECK_S = 1.0
 """How often an open ``Watch`` looks again whether its session was revoked."""
-LEDGER_TIMEOUT_S = 5.0
-"""How long the table waits for the ledger (the gà pot, a player's 金币) before it refuses."""
 CONFLICT_DEADLINE_S = 10.0
 """How long a command keeps retrying against racing writers before it is ABORTED."""
 
-Events = list[log_pb2.TableEvent]
-Decider = Callable[[Table, int], Events]
+Decider = Callable[[Table, int], Decision]
 """A table command: the table and the server time (ms) of the command, read once."""
+
+
+def error(refused: Refused) -> ServiceError:
+    """The gRPC status of a decider's refusal: its kind's code, its reason and its message."""
+    return ServiceError(grpc.StatusCode[refused.kind.value], refused.reason, refused.message)
+
+
+def refuse(refused: Refused) -> NoReturn:
+    raise error(refused)
+
+
+def check_table_id(table_id: str) -> str:
+    """``table_id`` if well formed; else INVALID_ARGUMENT / ``bad_table_id``."""
+    if refused := decide.table_id_refused(table_id):
+        refuse(refused)
+    return table_id
+
+
+def check_command_id(command_id: str) -> str:
+    """``command_id`` if empty or well formed; else INVALID_ARGUMENT / ``bad_command_id``."""
+    if refused := decide.command_id_refused(command_id):
+        refuse(refused)
+    return command_id
 
 
 def now_ms() -> int:
@@ -262,14 +281,13 @@ class Tables:
                 if key in table.commands:
                     return _same_request(table, key, digest)
                 now = now_ms()
-                try:
-                    events = decider(table, now)
-                except (ServiceError, RuleViolation):
+                events = decider(table, now)
+                if isinstance(events, Refused):
                     # decided on this process's copy: a copy behind the log (its follower late) is
                     # brought up to date and the command decided again (a retry of a command another
                     # process applied is then found acted, not refused)
                     if await self.store.last_seq(table_id) <= table.last_seq:
-                        raise
+                        refuse(events)
                     version = table.version
                     await self._catch_up(table)
                     if table.version != version:
@@ -471,10 +489,6 @@ class Tables:
         self._live.clear()
 
 
-def _digest(names: list[str]) -> str:
-    return hashlib.sha256("\n".join(names).encode()).hexdigest()[:32]
-
-
 def request_digest(request: Message) -> bytes:
     """The first 16 bytes of the SHA-256 of ``request`` as sent, its ``command_id`` left out."""
     copy = type(request)()
@@ -493,12 +507,7 @@ def _same_request(table: Table, key: str, digest: bytes) -> Table:
     return table
 
 
-def _gated(table: Table) -> bool:
-    """Whether a seat at ``table`` must pass entry gates (a ladder, coin or reputation table)."""
-    return bool(table.ladder_level or table.min_reputation or table.currency == log_pb2.CURRENCY_COINS)
-
-
-def _game_of(events: list[log_pb2.TableEvent]) -> str:
+def _game_of(events: decide.Events) -> str:
     for e in events:
         if e.WhichOneof("kind") == "table_created":
             return e.table_created.game
@@ -509,342 +518,3 @@ def _log_failure(task: asyncio.Task[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.warning("snapshot not saved", error=str(task.exception()))
 
-
-class TableService(table_service_pb2_grpc.TableServiceServicer):
-    """The gRPC servicer of ``chieu.table.v1.TableService``."""
-
-    def __init__(self, tables: Tables, settings: Settings, revocations: RevocationList | None = None) -> None:
-        self.tables = tables
-        self.settings = settings
-        self.revocations = revocations
-        """The sessions the lobby revoked (None: no lobby to ask)."""
-        self._ledger: grpc.aio.Channel | None = None
-        self._ladder: grpc.aio.Channel | None = None
-
-    def _peer_metadata(self) -> tuple[tuple[str, str], ...]:
-        """The credentials of the table service's own calls to the ledger and the ladder (every
-        peer call goes through here): its own service credential (``CHIEU_SERVICE_TOKEN``,
-        ``service:table``), never a token it signs (it holds no private key). Without one, the
-        peers refuse the call and the gate answers ``UNAVAILABLE``. When tracing, the call's
-        ``traceparent`` goes too: the peer's span is part of the caller's trace."""
-        if not self.settings.service_token:
-            return tracing.outgoing()
-        return (("authorization", f"Bearer {self.settings.service_token}"), *tracing.outgoing())
-
-    async def ledger_pot(self, table_id: str) -> int:
-        """The table's gà pot as the ledger has it (UNAVAILABLE if the ledger cannot say)."""
-        if not self.settings.ledger_addr:
-            return 0
-        from chieu.ledger.v1 import ledger_service_pb2, ledger_service_pb2_grpc
-
-        if self._ledger is None:
-            self._ledger = channels.channel(self.settings, self.settings.ledger_addr)
-        try:
-            resp = await ledger_service_pb2_grpc.LedgerServiceStub(self._ledger).GetPot(
-                ledger_service_pb2.GetPotRequest(table_id=table_id), timeout=LEDGER_TIMEOUT_S,
-                metadata=self._peer_metadata())
-        except grpc.aio.AioRpcError as e:
-            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ledger_unavailable",
-                               f"the ledger cannot tell the gà pot now ({e.code().name}); try again") from None
-        return int(resp.balance)
-
-    async def coins_short(self, player: str) -> bool:
-        """Whether ``player`` has too few 金币 for a coin table (GC-1: the minimum or fewer), as
-        the ledger says (``UNAVAILABLE`` / ``ledger_unavailable`` if it cannot say)."""
-        from chieu.ledger.v1 import ledger_service_pb2, ledger_service_pb2_grpc
-
-        if not self.settings.ledger_addr:
-            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ledger_unavailable",
-                               "no ledger service is configured (CHIEU_LEDGER_ADDR)")
-        if self._ledger is None:
-            self._ledger = channels.channel(self.settings, self.settings.ledger_addr)
-        try:
-            resp = await ledger_service_pb2_grpc.LedgerServiceStub(self._ledger).CheckEligibility(
-                ledger_service_pb2.CheckEligibilityRequest(player_id=player), timeout=LEDGER_TIMEOUT_S,
-                metadata=self._peer_metadata())
-        except grpc.aio.AioRpcError as e:
-            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ledger_unavailable",
-                               f"the ledger cannot tell a player's 金币 now ({e.code().name}); try again") from None
-        return not resp.eligible
-
-    async def reputation(self, player: str) -> int:
-        """``player``'s reputation (信誉度) as the ladder has it; a player the ladder never counted
-        has the starting one (``UNAVAILABLE`` / ``ladder_unavailable`` if it cannot say)."""
-        from chieu.ladder.v1 import ladder_service_pb2, ladder_service_pb2_grpc
-
-        if not self.settings.ladder_addr:
-            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ladder_unavailable",
-                               "no ladder service is configured (CHIEU_LADDER_ADDR)")
-        if self._ladder is None:
-            self._ladder = channels.channel(self.settings, self.settings.ladder_addr)
-        try:
-            resp = await ladder_service_pb2_grpc.LadderServiceStub(self._ladder).GetReputation(
-                ladder_service_pb2.GetReputationRequest(player_id=player),
-                timeout=self.settings.ladder_check_timeout_s,
-                metadata=self._peer_metadata())
-        except grpc.aio.AioRpcError as e:
-            if e.code() == grpc.StatusCode.NOT_FOUND:
-                return self.settings.ladder_reputation_start
-            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ladder_unavailable",
-                               f"the ladder cannot tell a reputation now ({e.code().name}); try again") from None
-        return int(resp.reputation)
-
-    async def ladder_check(self, game: str, level: int, after_seq: int, players: list[str]) -> list[str]:
-        """The players the ladder refuses at this ladder table (their level is below the table's),
-        asked with the table's last counted record, so a hand just finished is included.
-        ``UNAVAILABLE`` / ``ladder_unavailable`` if the ladder does not answer in time: a seat at
-        a ladder table is never granted blindly."""
-        if not self.settings.ladder_addr:
-            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ladder_unavailable",
-                               "no ladder service is configured (CHIEU_LADDER_ADDR)")
-        from chieu.ladder.v1 import ladder_service_pb2, ladder_service_pb2_grpc
-
-        if self._ladder is None:
-            self._ladder = channels.channel(self.settings, self.settings.ladder_addr)
-        try:
-            resp = await ladder_service_pb2_grpc.LadderServiceStub(self._ladder).CheckSeat(
-                ladder_service_pb2.CheckSeatRequest(game=game, table_level=level, player_ids=players,
-                                                    after_seq=after_seq),
-                timeout=self.settings.ladder_check_timeout_s, metadata=self._peer_metadata())
-        except grpc.aio.AioRpcError as e:
-            raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ladder_unavailable",
-                               f"the ladder cannot check the seat now ({e.code().name}); try again") from None
-        return [v.player_id for v in resp.verdicts if not v.allowed]
-
-    async def close(self) -> None:
-        if self._ledger is not None:
-            await self._ledger.close()
-        if self._ladder is not None:
-            await self._ladder.close()
-
-    def _who(self, context: grpc.aio.ServicerContext[Any, Any]) -> auth.Principal:
-        """The caller, verified with the public keys only; a service credential does not play."""
-        return auth.require_person(auth.principal(context, auth.public_keys(self.settings), self.revocations))
-
-    async def CreateTable(self, request: table_service_pb2.CreateTableRequest,
-                          context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.CreateTableResponse:
-        who = self._who(context)
-        raw = options_dict(request.options)
-        command_id = check_command_id(request.command_id)
-        # a repeated create with the same command id names the same table
-        seed = f"{who.player_id}/{command_id}"
-        table_id = uuid.uuid5(uuid.NAMESPACE_URL, seed).hex if command_id else uuid.uuid4().hex
-
-        def create(t: Table, now: int) -> list[log_pb2.TableEvent]:
-            return decide.create(t, request.game, raw, who.player_id, request.stake or 1,
-                                 request.currency or log_pb2.CURRENCY_POINTS, require_ready=request.require_ready,
-                                 reconnect_grace_s=request.reconnect_grace_s, client_seed=request.client_seed,
-                                 ladder_level=request.ladder_level, min_reputation=request.min_reputation)
-
-        live = await self.tables.get(table_id, must_exist=False)
-        if not live.table.exists:  # the creator sits in seat 0: the table's gates are theirs too
-            probe = Table(table_id)
-            probe.apply(log_pb2.Record(version=1, events=create(probe, 0)), 0)  # its refusals first
-            await self._admit(probe, who.player_id)
-        table = await self.tables.execute(table_id, who.player_id, command_id or f"create-{table_id}", create,
-                                          create=True, request=request)
-        return table_service_pb2.CreateTableResponse(table=self.tables.view(table, who.player_id))
-
-    async def TakeSeat(self, request: table_service_pb2.TakeSeatRequest,
-                       context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.TakeSeatResponse:
-        who = self._who(context)
-        table_id = check_table_id(request.table_id)
-        seat = request.seat if request.HasField("seat") else None
-        live = await self.tables.get(table_id)
-        if who.player_id not in live.table.seats and _gated(live.table):
-            decide.take_seat(live.table, who.player_id, seat, request.client_seed)  # its refusals first
-            await self._admit(live.table, who.player_id)  # watching needs no seat, so no gate
-        table = await self.tables.execute(table_id, who.player_id, request.command_id,
-                                          lambda t, now: decide.take_seat(t, who.player_id, seat, request.client_seed),
-                                          request=request)
-        your = table.table_seat_of(who.player_id)
-        return table_service_pb2.TakeSeatResponse(seat=-1 if your is None else your,
-                                                  table=self.tables.view(table, who.player_id))
-
-    async def StandUp(self, request: table_service_pb2.StandUpRequest,
-                      context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.StandUpResponse:
-        who = self._who(context)
-        table = await self.tables.execute(check_table_id(request.table_id), who.player_id, request.command_id,
-                                          lambda t, now: decide.stand_up(t, who.player_id), request=request)
-        return table_service_pb2.StandUpResponse(table=self.tables.view(table, who.player_id))
-
-    async def SetReady(self, request: table_service_pb2.SetReadyRequest,
-                       context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.SetReadyResponse:
-        who = self._who(context)
-        table = await self.tables.execute(
-            check_table_id(request.table_id), who.player_id, request.command_id,
-            lambda t, now: decide.set_ready(t, who.player_id, request.ready, request.client_seed), request=request)
-        return table_service_pb2.SetReadyResponse(table=self.tables.view(table, who.player_id))
-
-    async def ChangeSettings(self, request: table_service_pb2.ChangeSettingsRequest,
-                             context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.ChangeSettingsResponse:
-        who = self._who(context)
-        patch = options_dict(request.options)
-        stake = request.stake if request.HasField("stake") else None
-        ready = request.require_ready if request.HasField("require_ready") else None
-        grace = request.reconnect_grace_s if request.HasField("reconnect_grace_s") else None
-        table_id = check_table_id(request.table_id)
-        live = await self.tables.get(table_id)
-        # refusals that need no money (not the host, a hand running, bad options) come first
-        decide.change_settings(live.table, who.player_id, patch, stake, ready, grace)
-        pot = await self.ledger_pot(table_id) if decide.touches_pot(live.table, patch, stake) else 0
-        table = await self.tables.execute(
-            table_id, who.player_id, request.command_id,
-            lambda t, now: decide.change_settings(t, who.player_id, patch, stake, ready, grace, ledger_pot=pot),
-            request=request)
-        return table_service_pb2.ChangeSettingsResponse(table=self.tables.view(table, who.player_id))
-
-    async def StartHand(self, request: table_service_pb2.StartHandRequest,
-                        context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.StartHandResponse:
-        who = self._who(context)
-        table_id = check_table_id(request.table_id)
-        live = await self.tables.get(table_id)
-        if _gated(live.table) and f"{who.player_id}/{request.command_id}" not in live.table.commands:
-            decide.start_hand(live.table, who.player_id, now_ms(), bytes(32))  # its refusals first
-            await self._stand_down(live.table)
-        table = await self.tables.execute(
-            table_id, who.player_id, request.command_id,
-            lambda t, now: decide.start_hand(t, who.player_id, now, secrets.token_bytes(32)), request=request)
-        return table_service_pb2.StartHandResponse(table=self.tables.view(table, who.player_id))
-
-    async def _stand_down(self, table: Table) -> None:
-        """Before a hand: stand up every seated player the table's gates no longer admit (a
-        ladder level fallen below the table's, 3 金币 or fewer at a coin table, a reputation
-        below the table's minimum), each ``PlayerLeft`` saying why."""
-        refused = await self.refusals(table, [p for p in table.seats if p is not None])
-        for reason in sorted(set(refused.values())):
-            players = sorted(p for p, r in refused.items() if r == reason)
-
-            def stand_down(t: Table, now: int, players: list[str] = players, reason: str = reason) -> Events:
-                return decide.stand_down(t, players, reason)
-
-            await self.tables.execute(table.table_id, "system",
-                                      f"stand-down:{table.version}:{reason}:{_digest(players)}", stand_down)
-
-    async def refusals(self, table: Table, players: list[str]) -> dict[str, str]:
-        """The entry gates of ``table`` (every seat, and every seated player before each hand):
-        who of ``players`` may not sit there, and why — a ladder table above their level
-        (LV-11), 3 金币 or fewer at a coin table (GC-1), a reputation below the table's minimum.
-        ``UNAVAILABLE`` when the ledger or the ladder cannot answer: never granted blindly."""
-        out: dict[str, str] = {}
-        if table.ladder_level:
-            for p in await self.ladder_check(table.game_key, table.ladder_level, table.ladder_seq, players):
-                out[p] = decide.LADDER_TOO_LOW
-        rest = [p for p in players if p not in out]
-        if table.currency == log_pb2.CURRENCY_COINS and rest:
-            short = await asyncio.gather(*(self.coins_short(p) for p in rest))
-            out.update({p: decide.NOT_ENOUGH_COINS for p, no in zip(rest, short, strict=True) if no})
-        rest = [p for p in players if p not in out]
-        if table.min_reputation and rest:
-            scores = await asyncio.gather(*(self.reputation(p) for p in rest))
-            out.update({p: decide.REPUTATION_TOO_LOW for p, score in zip(rest, scores, strict=True)
-                        if score < table.min_reputation})
-        return out
-
-    async def _admit(self, table: Table, player: str) -> None:
-        """Refuse ``player`` a seat at ``table`` with the first gate that does not admit them."""
-        reason = (await self.refusals(table, [player])).get(player)
-        if reason is not None:
-            raise precondition(reason, {
-                decide.LADDER_TOO_LOW: f"this is a level-{table.ladder_level} ladder table, above your level",
-                decide.NOT_ENOUGH_COINS: "a coin table needs more 金币 than the minimum (GC-1)",
-                decide.REPUTATION_TOO_LOW: f"this table needs a reputation (信誉度) of {table.min_reputation}",
-            }[reason])
-
-    async def Act(self, request: table_service_pb2.ActRequest,  # type: ignore[override]
-                  context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
-        """A serialized ``ActResponse``: the actor's view as its watch streams carry it (the two
-        messages are the same on the wire, ``TableView table = 1``), encoded once per version."""
-        who = self._who(context)
-        table_id = check_table_id(request.table_id)
-        live = await self.tables.get(table_id)
-        command = codec.unpack(request.command, live.table.game_key, commands_only=True)
-        expected = request.expected_version if request.HasField("expected_version") else None
-
-        def act(t: Table, now: int) -> list[log_pb2.TableEvent]:
-            if expected is not None and expected != t.version:
-                raise ServiceError(grpc.StatusCode.ABORTED, "stale_version",
-                                   f"the table is at version {t.version}, not {expected}")
-            return decide.act(t, who.player_id, command, now)
-
-        table = await self.tables.execute(table_id, who.player_id, request.command_id, act,
-                                          game_command=request.command, request=request)
-        return self.tables.wire(table, who.player_id)
-
-    async def GetTable(self, request: table_service_pb2.GetTableRequest,
-                       context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.GetTableResponse:
-        who = self._who(context)
-        live = await self.tables.get(check_table_id(request.table_id))
-        return table_service_pb2.GetTableResponse(table=live.views.view(live.table, who.player_id))
-
-    def Watch(self, request: table_service_pb2.WatchRequest,  # type: ignore[override]
-              context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
-        """Serialized ``WatchResponse`` messages: each viewer's view is encoded once per version,
-        however many streams carry it (registered with no serializer, see :func:`register`).
-
-        Returns the stream itself rather than re-yielding it (one generator less per message);
-        the error guard that :func:`register`'s server applies iterates it.
-        """
-        who = self._who(context)
-        revocations, token = self.revocations, auth.bearer(context)
-        check = None if revocations is None else lambda: auth.check_revoked(revocations, token)
-        return self.tables.watch(check_table_id(request.table_id), who.player_id, int(request.from_version),
-                                 until_s=who.exp, check=check)
-
-    async def AbortHand(self, request: table_service_pb2.AbortHandRequest,
-                        context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.AbortHandResponse:
-        who = self._who(context)
-        auth.require_role(who, "operator")
-        table = await self.tables.execute(check_table_id(request.table_id), who.player_id, request.command_id,
-                                          lambda t, now: decide.abort_hand(t, request.reason), request=request)
-        return table_service_pb2.AbortHandResponse(table=self.tables.view(table, who.player_id))
-
-    async def AuditLog(
-        self, request: table_service_pb2.AuditLogRequest, context: grpc.aio.ServicerContext[Any, Any],
-    ) -> AsyncIterator[table_service_pb2.AuditLogResponse]:
-        auth.require_role(self._who(context), "auditor")
-        table_id = check_table_id(request.table_id)
-        await self.tables.get(table_id)
-        for stored in await self.tables.store.read(table_id):
-            record = log_pb2.Record.FromString(stored.data)
-            if record.version > request.after_version:
-                yield table_service_pb2.AuditLogResponse(record=record, stream_sequence=stored.seq)
-
-    async def VerifyDeals(self, request: table_service_pb2.VerifyDealsRequest,
-                          context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.VerifyDealsResponse:
-        auth.require_role(self._who(context), "auditor")
-        table_id = check_table_id(request.table_id)
-        await self.tables.get(table_id)
-        records = [(s.seq, log_pb2.Record.FromString(s.data)) for s in await self.tables.store.read(table_id)]
-        return table_service_pb2.VerifyDealsResponse(hands=[
-            table_service_pb2.HandVerdict(hand_no=v.hand_no, commitment_ok=v.commitment_ok, deal_ok=v.deal_ok,
-                                          revealed=v.revealed, detail=v.detail, moves_checked=v.moves_checked,
-                                          moves_ok=v.moves_ok)
-            for v in audit.verify(table_id, records)
-        ])
-
-
-class _Capture:
-    """Collects the method handlers the generated registration would add to a server."""
-
-    handlers: dict[str, Any]
-
-    def add_generic_rpc_handlers(self, handlers: Any) -> None:
-        pass
-
-    def add_registered_method_handlers(self, name: str, handlers: dict[str, Any]) -> None:
-        self.handlers = dict(handlers)
-
-
-def register(servicer: TableService, server: GuardedServer) -> None:
-    """Add the servicer to ``server`` as the generated code does, but with ``Act`` and ``Watch``
-    sending pre-serialized messages as they are (see :meth:`Views.wire`)."""
-    name = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
-    capture = _Capture()
-    table_service_pb2_grpc.add_TableServiceServicer_to_server(servicer, capture)  # type: ignore[arg-type]
-    handlers = capture.handlers
-    handlers["Act"] = grpc.unary_unary_rpc_method_handler(
-        servicer.Act, request_deserializer=table_service_pb2.ActRequest.FromString, response_serializer=None)
-    handlers["Watch"] = grpc.unary_stream_rpc_method_handler(
-        servicer.Watch, request_deserializer=table_service_pb2.WatchRequest.FromString, response_serializer=None)
-    server.add_registered_method_handlers(name, handlers)

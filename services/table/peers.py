@@ -1,0 +1,143 @@
+"""The table's calls to the other services, through their generated gRPC APIs only.
+
+- The ledger: a table's gà pot (before the stake or a gà option changes) and whether a player
+  has more 金币 than the minimum (a coin table's gate, GC-1).
+- The ladder: a player's reputation (信誉度) and whether their level admits them to a ladder
+  table (过关斩将).
+- The lobby: the sessions it revoked, polled by a :class:`~chieu.kit.revocations.RevocationList`.
+
+Each is asked with the table's own service credential (``CHIEU_SERVICE_TOKEN``,
+``service:table``), never a token it signs (it holds no private key), and within a deadline.
+A peer that does not answer is ``UNAVAILABLE`` (``ledger_unavailable``, ``ladder_unavailable``):
+a gate is never passed blindly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+
+from chieu.kit import channels, tracing
+from chieu.kit.errors import ServiceError
+from chieu.kit.revocations import RevocationList
+from chieu.kit.settings import Settings
+from chieu.ladder.v1 import ladder_service_pb2 as ladder_pb
+from chieu.ladder.v1 import ladder_service_pb2_grpc as ladder_grpc
+from chieu.ledger.v1 import ledger_service_pb2 as ledger_pb
+from chieu.ledger.v1 import ledger_service_pb2_grpc as ledger_grpc
+from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
+from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
+
+LEDGER_TIMEOUT_S = 5.0
+"""How long the table waits for the ledger (the gà pot, a player's 金币) before it refuses."""
+LOBBY_TIMEOUT_S = 5.0
+"""How long one poll of the lobby's revoked sessions may take."""
+
+R = TypeVar("R")
+
+
+def unavailable(service: str, why: str) -> ServiceError:
+    return ServiceError(grpc.StatusCode.UNAVAILABLE, f"{service}_unavailable", why)
+
+
+class Peers:
+    """Channels to the ledger, the ladder and the lobby (opened on first use, closed with the table)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._channels: dict[tuple[str, bool], grpc.aio.Channel] = {}
+
+    def _channel(self, addr: str, *, own_subchannels: bool = False) -> grpc.aio.Channel:
+        ch = self._channels.get((addr, own_subchannels))
+        if ch is None:
+            options = [("grpc.use_local_subchannel_pool", 1)] if own_subchannels else []
+            ch = self._channels[addr, own_subchannels] = channels.channel(self.settings, addr, options=options)
+        return ch
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        """The credentials of every call to a peer: the table's own service credential (without
+        one, the peers refuse the call and the gate answers ``UNAVAILABLE``), and when tracing,
+        the call's ``traceparent``: the peer's span is part of the caller's trace."""
+        if not self.settings.service_token:
+            return tracing.outgoing()
+        return (("authorization", f"Bearer {self.settings.service_token}"), *tracing.outgoing())
+
+    async def _call(self, service: str, what: str, method: Callable[..., Awaitable[R]], request: Any,
+                    deadline_s: float, *, not_found: Callable[[], R] | None = None) -> R:
+        """``method(request)`` within ``deadline_s``; any failure → ``UNAVAILABLE`` / ``<service>_unavailable``
+        ("the <service> cannot <what> now"), NOT_FOUND → ``not_found()`` where the peer's "never
+        heard of them" has an answer."""
+        try:
+            return await method(request, timeout=deadline_s, metadata=self._metadata())
+        except grpc.aio.AioRpcError as e:
+            if not_found is not None and e.code() == grpc.StatusCode.NOT_FOUND:
+                return not_found()
+            raise unavailable(service, f"the {service} cannot {what} now ({e.code().name}); try again") from None
+
+    async def close(self) -> None:
+        for ch in self._channels.values():
+            await ch.close()
+        self._channels.clear()
+
+    # -- ledger -------------------------------------------------------------------------------
+
+    def _ledger(self) -> ledger_grpc.LedgerServiceAsyncStub:
+        if not self.settings.ledger_addr:
+            raise unavailable("ledger", "no ledger service is configured (CHIEU_LEDGER_ADDR)")
+        return ledger_grpc.LedgerServiceStub(self._channel(self.settings.ledger_addr))
+
+    async def ledger_pot(self, table_id: str) -> int:
+        """The table's gà pot as the ledger has it (0 with no ledger configured: no money moves)."""
+        if not self.settings.ledger_addr:
+            return 0
+        r = await self._call("ledger", "tell the gà pot", self._ledger().GetPot,
+                             ledger_pb.GetPotRequest(table_id=table_id), LEDGER_TIMEOUT_S)
+        return int(r.balance)
+
+    async def coins_short(self, player: str) -> bool:
+        """Whether ``player`` has too few 金币 for a coin table (GC-1: the minimum or fewer)."""
+        r = await self._call("ledger", "tell a player's 金币", self._ledger().CheckEligibility,
+                             ledger_pb.CheckEligibilityRequest(player_id=player), LEDGER_TIMEOUT_S)
+        return not r.eligible
+
+    # -- ladder -------------------------------------------------------------------------------
+
+    def _ladder(self) -> ladder_grpc.LadderServiceAsyncStub:
+        if not self.settings.ladder_addr:
+            raise unavailable("ladder", "no ladder service is configured (CHIEU_LADDER_ADDR)")
+        return ladder_grpc.LadderServiceStub(self._channel(self.settings.ladder_addr))
+
+    async def reputation(self, player: str) -> int:
+        """``player``'s reputation (信誉度); a player the ladder never counted has the starting one."""
+        start = self.settings.ladder_reputation_start
+        r = await self._call("ladder", "tell a reputation", self._ladder().GetReputation,
+                             ladder_pb.GetReputationRequest(player_id=player), self.settings.ladder_check_timeout_s,
+                             not_found=lambda: ladder_pb.GetReputationResponse(reputation=start))
+        return int(r.reputation)
+
+    async def ladder_check(self, game: str, level: int, after_seq: int, players: list[str]) -> list[str]:
+        """The players the ladder refuses at a ladder table of ``level`` (their level is below it),
+        asked with the table's last counted record ``after_seq``, so a hand just finished counts."""
+        r = await self._call("ladder", "check the seat", self._ladder().CheckSeat,
+                             ladder_pb.CheckSeatRequest(game=game, table_level=level, player_ids=players,
+                                                        after_seq=after_seq),
+                             self.settings.ladder_check_timeout_s)
+        return [v.player_id for v in r.verdicts if not v.allowed]
+
+    # -- lobby --------------------------------------------------------------------------------
+
+    def revocations(self) -> RevocationList:
+        """The sessions the lobby revoked, polled every ``CHIEU_REVOCATION_POLL_S`` seconds (start
+        and stop it with the server; its failures are the list's to log, not a caller's)."""
+        # its own subchannels: a lobby not up yet puts only this channel in connection backoff
+        channel = self._channel(self.settings.lobby_addr, own_subchannels=True)
+        stub = lobby_grpc.LobbyServiceStub(channel)
+
+        async def fetch(after: int) -> tuple[list[tuple[bytes, int]], int]:
+            got = await stub.ListRevocations(lobby_pb.ListRevocationsRequest(after_cursor=after, limit=1000),
+                                             timeout=LOBBY_TIMEOUT_S, metadata=self._metadata())
+            return [(r.token_sha256, r.expires_ms) for r in got.revocations], got.next_cursor
+
+        return RevocationList(fetch, self.settings.revocation_poll_s)
