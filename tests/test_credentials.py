@@ -81,18 +81,23 @@ async def test_a_service_credential_cannot_call_operator_only_rpcs(
             player_id=p, request_id=uid("r-"), song="x"), metadata=svc)) == (DENIED, "not_yours")
 
 
-async def test_credit_reward_is_the_ladders_and_the_operators_only(
+async def test_no_service_credential_mints_coins_credit_reward_is_the_operators_only(
         settings: Settings, ledger: gpb_grpc.LedgerServiceAsyncStub) -> None:
+    """Issue 27: the ladder's credential credited 1,000,000 金币 to anyone. Now no service credential
+    (the ladder's included) may call CreditReward, and the refused calls credit nothing."""
     p = uid("rwd-")
 
-    def reward() -> gpb.CreditRewardRequest:
-        return gpb.CreditRewardRequest(reward_id=uid("r-"), player_id=p, coins=7, reason="test")
+    def reward(coins: int = 7) -> gpb.CreditRewardRequest:
+        return gpb.CreditRewardRequest(reward_id=uid("r-"), player_id=p, coins=coins, reason="test")
 
-    for caller in (credential("table"), credential("lobby"), token(settings, p), token(settings, "aud", "auditor")):
-        assert (await refused(ledger.CreditReward(reward(), metadata=md(caller))))[0] == DENIED
-    r = await ledger.CreditReward(reward(), metadata=md(credential("ladder")))
+    for caller in (credential("ladder"), credential("table"), credential("lobby"), credential("ledger"),
+                   token(settings, p), token(settings, "aud", "auditor")):
+        assert await refused(ledger.CreditReward(reward(1_000_000), metadata=md(caller))) == (DENIED, "role_required")
+    operator = md(token(settings, "ops", "operator"))
+    got = await ledger.GetBalances(gpb.GetBalancesRequest(player_id=p), metadata=operator)
+    assert [b.amount for b in got.balances if b.currency == "coins"] == []  # nothing minted
+    r = await ledger.CreditReward(reward(), metadata=operator)
     assert [b.amount for b in r.result.balances if b.currency == "coins"] == [7]
-    await ledger.CreditReward(reward(), metadata=md(token(settings, "ops", "operator")))
 
 
 async def test_each_peer_call_is_allowed_to_the_services_that_make_it(

@@ -51,6 +51,7 @@ from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu_tools import localnats
 from tests.benchmarks.common import another_table_service, line, median, pct, running_table_service, token
+from tests.table.helpers import sowings
 
 TABLES = int(os.environ.get("BENCH_TABLES", "200"))
 SECONDS = float(os.environ.get("BENCH_SECONDS", "15"))
@@ -123,10 +124,10 @@ async def load(addr: str, tables: int, seconds: float, pace_s: float = 0.0,
                 await s.__anext__()
             while view.status == 2 and await tick.wait() < stop:
                 gv = game_view(view)
-                move = gv.legal[0]
+                move = sowings(gv)[0]
                 t0 = time.perf_counter()
                 view = await players[view.hand_players[gv.to_move]].act(
-                    t.table_id, "o_an_quan", Sow(move.square, move.direction))
+                    t.table_id, "o_an_quan", move)
                 await asyncio.gather(*(_until(s, view.version) for s in streams))
                 lat.append(time.perf_counter() - t0)
                 accepted += 1

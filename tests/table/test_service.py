@@ -18,7 +18,7 @@ from chieu.table.client import TableClient, game_view
 from chieu.table.state import Table
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu.table.v1 import table_service_pb2_grpc as pb_grpc
-from tests.table.helpers import client, play_to_end, reason_of, refused
+from tests.table.helpers import client, play_to_end, reason_of, refused, sowings
 
 pytestmark = pytest.mark.integration
 
@@ -72,7 +72,7 @@ async def test_the_watch_stream_starts_full_and_sees_every_version(pair: tuple[T
         cur = await a.get(view.table_id)
         gv = game_view(cur)
         mover = a if cur.hand_players[gv.to_move] == "alice" else b
-        await mover.act(view.table_id, "o_an_quan", Sow(gv.legal[0].square, gv.legal[0].direction))
+        await mover.act(view.table_id, "o_an_quan", sowings(gv)[0])
     await asyncio.wait_for(task, 5)
     assert seen == list(range(seen[0], seen[0] + 4)) and seen[0] == view.version
 
@@ -82,7 +82,7 @@ async def test_a_repeated_command_id_acts_once(pair: tuple[TableClient, TableCli
     view = await started(a, b)
     gv = game_view(view)
     mover = a if view.hand_players[gv.to_move] == "alice" else b
-    move = Sow(gv.legal[0].square, gv.legal[0].direction)
+    move = sowings(gv)[0]
     first = await mover.act(view.table_id, "o_an_quan", move, command_id="cmd-1")
     again = await mover.act(view.table_id, "o_an_quan", move, command_id="cmd-1")
     assert first.version == again.version == view.version + 1

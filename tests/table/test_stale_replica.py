@@ -13,21 +13,19 @@ from dataclasses import replace
 
 import pytest
 
-from chieu.games.o_an_quan.model import Sow
 from chieu.kit.settings import Settings
 from chieu.table import codec
 from chieu.table.client import game_view
 from chieu.table.tables import Tables
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu_tools import localnats
-from tests.table.helpers import client
+from tests.table.helpers import client, sowings
 
 pytestmark = pytest.mark.integration
 
 
 def _sow(view: pb.TableView, command_id: str) -> pb.ActRequest:
-    move = game_view(view).legal[0]
-    return pb.ActRequest(table_id=view.table_id, command=codec.pack(Sow(move.square, move.direction), "o_an_quan"),
+    return pb.ActRequest(table_id=view.table_id, command=codec.pack(sowings(game_view(view))[0], "o_an_quan"),
                          command_id=command_id)
 
 
