@@ -34,6 +34,9 @@ MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 CATCH_UP_S = 1.0
 """How long a seat check waits for the table's last counted record to be applied."""
 MAX_SEAT_PLAYERS = 16
+LEVEL_TOO_LOW = "ladder_level_too_low"
+"""The one code of the ladder's gate in every service (the table's refusal and its log, the lobby's
+room gate, this seat check): the table log has carried it since the first ladder table."""
 
 
 def _game(game: str) -> str:
@@ -93,16 +96,13 @@ class LadderService(pb_grpc.LadderServiceServicer):
             raise ServiceError(grpc.StatusCode.PERMISSION_DENIED, "not_yours", "this is another player's standing")
         return who
 
-    async def _known(self, player_id: str) -> None:
-        if not await self.store.known(player_id):
-            raise not_found("unknown_player", f"the ladder has nothing of player {player_id!r}")
-
     # -- reads ------------------------------------------------------------------------------
 
     async def GetStanding(self, request: pb.GetStandingRequest, context: Context) -> pb.GetStandingResponse:
+        """A player the ladder has counted nothing of stands where every player starts: level 1,
+        best 1, 0 关积分, the starting reputation (as the lobby's home screen shows them)."""
         self._self_or_staff(context, request.player_id, "service:lobby")
         game = _game(request.game)
-        await self._known(request.player_id)
         found = await self.store.standing(game, request.player_id)
         standing, games = found if found is not None else (Standing(), 0)
         reputation, _, _ = await self.store.reputation(request.player_id)
@@ -122,7 +122,6 @@ class LadderService(pb_grpc.LadderServiceServicer):
                 raise invalid("bad_page_token", "page_token is not from a previous response") from None
             if before <= 0:
                 raise invalid("bad_page_token", "page_token is not from a previous response")
-        await self._known(request.player_id)
         rows = await self.store.history(request.player_id, request.game, before, size + 1)
         token = str(rows[size - 1]["id"]) if len(rows) > size else ""
         return pb.GetHistoryResponse(changes=[change_message(r) for r in rows[:size]], next_page_token=token)
@@ -141,7 +140,7 @@ class LadderService(pb_grpc.LadderServiceServicer):
         for p in players:
             own = levels.get(p, 1)
             ok = rules.may_sit(Standing(level=own, best=own), level)
-            verdicts.append(pb.SeatVerdict(player_id=p, allowed=ok, level=own, reason="" if ok else "level_too_low"))
+            verdicts.append(pb.SeatVerdict(player_id=p, allowed=ok, level=own, reason="" if ok else LEVEL_TOO_LOW))
         return pb.CheckSeatResponse(verdicts=verdicts)
 
     async def _caught_up(self, seq: int) -> None:
@@ -164,9 +163,7 @@ class LadderService(pb_grpc.LadderServiceServicer):
             for i, r in enumerate(rows, 1)])
         if request.player_id:
             found = await self.store.rank(game, request.player_id)
-            if found is None:
-                await self._known(request.player_id)
-            else:
+            if found is not None:
                 out.you.CopyFrom(pb.RankedPlayer(rank=found[0], player_id=request.player_id,
                                                  standing=_standing(found[1])))
         return out
@@ -191,7 +188,6 @@ class LadderService(pb_grpc.LadderServiceServicer):
 
     async def GetReputation(self, request: pb.GetReputationRequest, context: Context) -> pb.GetReputationResponse:
         self._self_or_staff(context, request.player_id, "service:table", "service:lobby")
-        await self._known(request.player_id)
         score, quits, disconnects = await self.store.reputation(request.player_id)
         threshold = self.settings.ladder_reputation_min
         return pb.GetReputationResponse(player_id=request.player_id, reputation=score, threshold=threshold,

@@ -31,6 +31,9 @@ from chieu.ledger.v1 import ledger_service_pb2 as pb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as pb_grpc
 
 Context = grpc.aio.ServicerContext[Any, Any]
+MAX_AMOUNT = 2**63 - 1
+"""The largest amount an account can hold (PostgreSQL ``bigint``): a conversion whose 金币 would
+not fit is refused as an amount (``bad_amount``), not found to lack an account."""
 
 def _positive(value: int, what: str) -> int:
     if value <= 0:
@@ -221,6 +224,9 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         who = self._self_or_staff(context, request.player_id, "operator")
         fields.ident(request.request_id, "request_id")
         _positive(request.hearts, "hearts")
+        most = MAX_AMOUNT // self.settings.hearts_to_coins
+        if request.hearts > most:  # before any account is looked up: the amount is wrong whoever asks
+            raise invalid("bad_amount", f"hearts must be at most {most}, not {request.hearts}")
         pid = f"convert/{request.player_id}/{request.request_id}"
         hearts = b.player(b.HEARTS, request.player_id)
         p = Posting(pid, "convert", (

@@ -125,7 +125,7 @@ class GetHistoryRequest(_message.Message):
     game: _builtins.str
     """Only this game's changes (empty: every game)."""
     page_size: _builtins.int
-    """1..500; 0 means 50."""
+    """1..500; 0 (the default) means 50."""
     page_token: _builtins.str
     """From a previous response's next_page_token."""
     def __init__(
@@ -288,7 +288,9 @@ class SeatVerdict(_message.Message):
     level: _builtins.int
     """The player's current level in the game."""
     reason: _builtins.str
-    """Empty when allowed; level_too_low when the table's level is above the player's."""
+    """Empty when allowed; ladder_level_too_low when the table's level is above the player's (the
+    one code of this gate in every service: the table's refusal and log, the lobby's room gate).
+    """
     def __init__(
         self,
         *,
@@ -338,7 +340,7 @@ class GetLeaderboardRequest(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     top: _builtins.int
-    """How many from the top: 1..1000; 0 means 100."""
+    """How many from the top: 1..1000; 0 (the default) means 100."""
     player_id: _builtins.str
     """Optionally, a player whose own rank is returned too."""
     def __init__(
@@ -432,7 +434,7 @@ class GetMonthlyRankingRequest(_message.Message):
     month: _builtins.str
     """YYYY-MM (UTC)."""
     top: _builtins.int
-    """1..1000; 0 means 100."""
+    """1..1000; 0 (the default) means 100."""
     def __init__(
         self,
         *,

@@ -82,14 +82,16 @@ class LadderServiceServicer:
     """
 
     def GetStanding(self, request, context):
-        """A player's standing in one game (own, or operator/auditor); a game never played is (1, 1, 0).
+        """A player's standing in one game (own, or operator/auditor); a game never played is (1, 1, 0),
+        and a player the ladder never counted is too (level 1, with the starting reputation): never
+        NOT_FOUND for an unknown player.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetHistory(self, request, context):
-        """A player's changes, newest first, paged; optionally of one game.
+        """A player's changes, newest first, paged; optionally of one game (none for a player never counted).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -125,7 +127,8 @@ class LadderServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetReputation(self, request, context):
-        """A player's reputation (信誉度) and whether it is below the configured threshold.
+        """A player's reputation (信誉度) and whether it is below the configured threshold; a player never
+        counted has the starting reputation (CHIEU_LADDER_REPUTATION_START, default 100).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -40,9 +40,12 @@ class LadderServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> LadderServiceAsyncStub: ...
     GetStanding: _grpc.UnaryUnaryMultiCallable[_ladder_service_pb2.GetStandingRequest, _ladder_service_pb2.GetStandingResponse]
-    """A player's standing in one game (own, or operator/auditor); a game never played is (1, 1, 0)."""
+    """A player's standing in one game (own, or operator/auditor); a game never played is (1, 1, 0),
+    and a player the ladder never counted is too (level 1, with the starting reputation): never
+    NOT_FOUND for an unknown player.
+    """
     GetHistory: _grpc.UnaryUnaryMultiCallable[_ladder_service_pb2.GetHistoryRequest, _ladder_service_pb2.GetHistoryResponse]
-    """A player's changes, newest first, paged; optionally of one game."""
+    """A player's changes, newest first, paged; optionally of one game (none for a player never counted)."""
     CheckSeat: _grpc.UnaryUnaryMultiCallable[_ladder_service_pb2.CheckSeatRequest, _ladder_service_pb2.CheckSeatResponse]
     """The seat check of a ladder table (any valid token; the table service asks it before
     TakeSeat and before each hand): who may sit at a table of this level.
@@ -54,7 +57,9 @@ class LadderServiceStub:
     PayMonthlyRewards: _grpc.UnaryUnaryMultiCallable[_ladder_service_pb2.PayMonthlyRewardsRequest, _ladder_service_pb2.PayMonthlyRewardsResponse]
     """Pay a finished month's rewards in 金币 through the ledger (operator), once per (player, month)."""
     GetReputation: _grpc.UnaryUnaryMultiCallable[_ladder_service_pb2.GetReputationRequest, _ladder_service_pb2.GetReputationResponse]
-    """A player's reputation (信誉度) and whether it is below the configured threshold."""
+    """A player's reputation (信誉度) and whether it is below the configured threshold; a player never
+    counted has the starting reputation (CHIEU_LADDER_REPUTATION_START, default 100).
+    """
     Correct: _grpc.UnaryUnaryMultiCallable[_ladder_service_pb2.CorrectRequest, _ladder_service_pb2.CorrectResponse]
     """An operator's correction of a standing, with a mandatory reason: a new audited history row."""
 
@@ -64,9 +69,12 @@ class LadderServiceAsyncStub(LadderServiceStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     GetStanding: _aio.UnaryUnaryMultiCallable[_ladder_service_pb2.GetStandingRequest, _ladder_service_pb2.GetStandingResponse]  # type: ignore[assignment]
-    """A player's standing in one game (own, or operator/auditor); a game never played is (1, 1, 0)."""
+    """A player's standing in one game (own, or operator/auditor); a game never played is (1, 1, 0),
+    and a player the ladder never counted is too (level 1, with the starting reputation): never
+    NOT_FOUND for an unknown player.
+    """
     GetHistory: _aio.UnaryUnaryMultiCallable[_ladder_service_pb2.GetHistoryRequest, _ladder_service_pb2.GetHistoryResponse]  # type: ignore[assignment]
-    """A player's changes, newest first, paged; optionally of one game."""
+    """A player's changes, newest first, paged; optionally of one game (none for a player never counted)."""
     CheckSeat: _aio.UnaryUnaryMultiCallable[_ladder_service_pb2.CheckSeatRequest, _ladder_service_pb2.CheckSeatResponse]  # type: ignore[assignment]
     """The seat check of a ladder table (any valid token; the table service asks it before
     TakeSeat and before each hand): who may sit at a table of this level.
@@ -78,7 +86,9 @@ class LadderServiceAsyncStub(LadderServiceStub):
     PayMonthlyRewards: _aio.UnaryUnaryMultiCallable[_ladder_service_pb2.PayMonthlyRewardsRequest, _ladder_service_pb2.PayMonthlyRewardsResponse]  # type: ignore[assignment]
     """Pay a finished month's rewards in 金币 through the ledger (operator), once per (player, month)."""
     GetReputation: _aio.UnaryUnaryMultiCallable[_ladder_service_pb2.GetReputationRequest, _ladder_service_pb2.GetReputationResponse]  # type: ignore[assignment]
-    """A player's reputation (信誉度) and whether it is below the configured threshold."""
+    """A player's reputation (信誉度) and whether it is below the configured threshold; a player never
+    counted has the starting reputation (CHIEU_LADDER_REPUTATION_START, default 100).
+    """
     Correct: _aio.UnaryUnaryMultiCallable[_ladder_service_pb2.CorrectRequest, _ladder_service_pb2.CorrectResponse]  # type: ignore[assignment]
     """An operator's correction of a standing, with a mandatory reason: a new audited history row."""
 
@@ -91,7 +101,10 @@ class LadderServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _ladder_service_pb2.GetStandingRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_service_pb2.GetStandingResponse, _abc.Awaitable[_ladder_service_pb2.GetStandingResponse]]:
-        """A player's standing in one game (own, or operator/auditor); a game never played is (1, 1, 0)."""
+        """A player's standing in one game (own, or operator/auditor); a game never played is (1, 1, 0),
+        and a player the ladder never counted is too (level 1, with the starting reputation): never
+        NOT_FOUND for an unknown player.
+        """
 
     @_abc_1.abstractmethod
     def GetHistory(
@@ -99,7 +112,7 @@ class LadderServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _ladder_service_pb2.GetHistoryRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_service_pb2.GetHistoryResponse, _abc.Awaitable[_ladder_service_pb2.GetHistoryResponse]]:
-        """A player's changes, newest first, paged; optionally of one game."""
+        """A player's changes, newest first, paged; optionally of one game (none for a player never counted)."""
 
     @_abc_1.abstractmethod
     def CheckSeat(
@@ -141,7 +154,9 @@ class LadderServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _ladder_service_pb2.GetReputationRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_ladder_service_pb2.GetReputationResponse, _abc.Awaitable[_ladder_service_pb2.GetReputationResponse]]:
-        """A player's reputation (信誉度) and whether it is below the configured threshold."""
+        """A player's reputation (信誉度) and whether it is below the configured threshold; a player never
+        counted has the starting reputation (CHIEU_LADDER_REPUTATION_START, default 100).
+        """
 
     @_abc_1.abstractmethod
     def Correct(

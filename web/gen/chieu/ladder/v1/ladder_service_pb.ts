@@ -134,7 +134,7 @@ export type GetHistoryRequest = Message<"chieu.ladder.v1.GetHistoryRequest"> & {
   game: string;
 
   /**
-   * 1..500; 0 means 50.
+   * 1..500; 0 (the default) means 50.
    *
    * @generated from field: int32 page_size = 3;
    */
@@ -339,7 +339,8 @@ export type SeatVerdict = Message<"chieu.ladder.v1.SeatVerdict"> & {
   level: bigint;
 
   /**
-   * Empty when allowed; level_too_low when the table's level is above the player's.
+   * Empty when allowed; ladder_level_too_low when the table's level is above the player's (the
+   * one code of this gate in every service: the table's refusal and log, the lobby's room gate).
    *
    * @generated from field: string reason = 4;
    */
@@ -384,7 +385,7 @@ export type GetLeaderboardRequest = Message<"chieu.ladder.v1.GetLeaderboardReque
   game: string;
 
   /**
-   * How many from the top: 1..1000; 0 means 100.
+   * How many from the top: 1..1000; 0 (the default) means 100.
    *
    * @generated from field: int32 top = 2;
    */
@@ -488,7 +489,7 @@ export type GetMonthlyRankingRequest = Message<"chieu.ladder.v1.GetMonthlyRankin
   month: string;
 
   /**
-   * 1..1000; 0 means 100.
+   * 1..1000; 0 (the default) means 100.
    *
    * @generated from field: int32 top = 3;
    */
@@ -747,7 +748,9 @@ export const CorrectResponseSchema: GenMessage<CorrectResponse> = /*@__PURE__*/
  */
 export const LadderService: GenService<{
   /**
-   * A player's standing in one game (own, or operator/auditor); a game never played is (1, 1, 0).
+   * A player's standing in one game (own, or operator/auditor); a game never played is (1, 1, 0),
+   * and a player the ladder never counted is too (level 1, with the starting reputation): never
+   * NOT_FOUND for an unknown player.
    *
    * @generated from rpc chieu.ladder.v1.LadderService.GetStanding
    */
@@ -757,7 +760,7 @@ export const LadderService: GenService<{
     output: typeof GetStandingResponseSchema;
   },
   /**
-   * A player's changes, newest first, paged; optionally of one game.
+   * A player's changes, newest first, paged; optionally of one game (none for a player never counted).
    *
    * @generated from rpc chieu.ladder.v1.LadderService.GetHistory
    */
@@ -808,7 +811,8 @@ export const LadderService: GenService<{
     output: typeof PayMonthlyRewardsResponseSchema;
   },
   /**
-   * A player's reputation (信誉度) and whether it is below the configured threshold.
+   * A player's reputation (信誉度) and whether it is below the configured threshold; a player never
+   * counted has the starting reputation (CHIEU_LADDER_REPUTATION_START, default 100).
    *
    * @generated from rpc chieu.ladder.v1.LadderService.GetReputation
    */
