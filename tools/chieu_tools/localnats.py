@@ -2,17 +2,34 @@
 
 Used by ``chieu up`` and by the test fixtures. The config always sets
 ``jetstream { sync_interval: always }``: acknowledged writes are on disk.
+
+A full disk: nats-server that meets "no space left on device" marks the stream failed and refuses
+every write until it is restarted, even once space is free. So JetStream's own limit
+(``max_file_store``) is kept below the volume (:func:`store_limit`: what the store holds plus the
+free space, less a headroom): the store refuses new records cleanly (``log_full``) before the disk
+fills, and :class:`DiskGuard` moves the limit with the free space (a configuration reload, no
+restart), so writes resume by themselves once space is freed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+MIB = 1 << 20
+HEADROOM_FRACTION = 0.05
+"""The part of the volume JetStream leaves free (at least :data:`HEADROOM_MIN`)."""
+HEADROOM_MIN = 64 * MIB
 
 
 def binary() -> str:
@@ -33,12 +50,37 @@ def free_port() -> int:
         return port
 
 
-def write_config(data_dir: Path, port: int, *, extra: str = "", monitor_port: int | None = None) -> Path:
+def _used(folder: Path) -> int:
+    """The bytes the files under ``folder`` take on disk."""
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):  # a file removed meanwhile
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+    return total
+
+
+def store_limit(data_dir: Path, *, headroom: int | None = None, share: int = 1) -> int:
+    """JetStream's ``max_file_store`` for a store in ``data_dir``: what the store holds now plus
+    its ``share`` of the volume's free space, less ``headroom`` (default: 5% of the volume, at least
+    64 MiB), in whole MiB and at least 1 MiB. Below what the store holds, it refuses every write."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    st = os.statvfs(data_dir)
+    volume, free = st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
+    room = headroom if headroom is not None else max(HEADROOM_MIN, int(volume * HEADROOM_FRACTION))
+    limit = _used(data_dir / "jetstream") + (free - room) // max(1, share)
+    return max(MIB, limit // MIB * MIB)
+
+
+def write_config(data_dir: Path, port: int, *, extra: str = "", monitor_port: int | None = None,
+                 max_file_store: int | None = None) -> Path:
     """A config file under ``data_dir`` for a loopback server on ``port``; ``extra`` is appended
     (the ``authorization`` block of :func:`chieu.kit.natsauth.server_block`, a ``tls`` block).
-    ``monitor_port``: the monitoring endpoint (``/healthz``) on loopback, for supervision."""
+    ``monitor_port``: the monitoring endpoint (``/healthz``) on loopback, for supervision.
+    ``max_file_store``: JetStream's limit in bytes (default: :func:`store_limit`)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     conf = data_dir / "nats-server.conf"
+    limit = max_file_store if max_file_store is not None else store_limit(data_dir)
     conf.write_text(
         f'listen: "127.0.0.1:{port}"\n'
         f'server_name: "chieu-local"\n'
@@ -46,6 +88,7 @@ def write_config(data_dir: Path, port: int, *, extra: str = "", monitor_port: in
         + "max_payload: 1MB\n"
         "jetstream {\n"
         f'  store_dir: "{data_dir}"\n'
+        f"  max_file_store: {limit}\n"
         "  sync_interval: always\n"
         "}\n" + extra,
         encoding="utf-8",
@@ -57,7 +100,8 @@ def write_cluster_config(data_dir: Path, name: str, port: int, cluster_port: int
                          monitor_port: int, *, cluster: str = "chieu", extra: str = "") -> Path:
     """The config of one node of a loopback JetStream cluster: server ``name`` listening for clients
     on ``port`` and for its peers on ``cluster_port``, with routes to the other nodes' cluster ports,
-    the monitoring endpoint (``/healthz``) on ``monitor_port`` and ``sync_interval: always``. Client
+    the monitoring endpoint (``/healthz``) on ``monitor_port``, ``sync_interval: always`` and its share
+    of the volume (:func:`store_limit`; the nodes share one volume). Client
     URLs are not advertised (``no_advertise``): a client uses the URLs it is given, so a proxy in
     front of a node stays in the path. ``extra`` is appended (an ``authorization`` block)."""
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -70,6 +114,7 @@ def write_cluster_config(data_dir: Path, name: str, port: int, cluster_port: int
         "max_payload: 1MB\n"
         "jetstream {\n"
         f'  store_dir: "{data_dir}"\n'
+        f"  max_file_store: {store_limit(data_dir, share=len(routes) + 1)}\n"
         "  sync_interval: always\n"
         "}\n"
         "cluster {\n"
@@ -131,3 +176,104 @@ def stop(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+_LIMIT_LINE = re.compile(r"^(\s*max_file_store:\s*)(\d+)\s*$", re.M)
+
+
+def configured_limit(conf: Path) -> int | None:
+    """The ``max_file_store`` a config file sets, if any."""
+    m = _LIMIT_LINE.search(conf.read_text(encoding="utf-8"))
+    return int(m.group(2)) if m else None
+
+
+class DiskGuard:
+    """Keeps a local nats-server's ``max_file_store`` at :func:`store_limit` as the free space
+    changes, looking every ``every_s`` seconds.
+
+    * Space freed (the limit may rise by a MiB or more): the new limit is written to ``conf`` and the
+      server reloads it (SIGHUP to ``pid()``, the current process), so writes resume with no restart.
+    * Other files filling the volume (the limit must fall by more than half the headroom, or the
+      store could meet the full disk): nats-server does not lower the limit on a reload, so the new
+      limit is written and ``restart()`` is called (default: SIGTERM, for the supervisor to start it
+      again with the new limit): a few seconds without the log rather than a failed stream.
+
+    Says so on ``say`` when the store has less than half the headroom left below its limit, and when
+    it has room again."""
+
+    def __init__(self, conf: Path, pid: Callable[[], int | None], *, every_s: float = 5.0,
+                 headroom: int | None = None, restart: Callable[[], None] | None = None,
+                 say: Callable[[str], None] | None = None) -> None:
+        self.conf = conf
+        self.data_dir = conf.parent
+        self.pid = pid
+        self.every_s = every_s
+        self.headroom = headroom
+        self.restart = restart or self._terminate
+        self.say = say or (lambda line: print(f"chieu up: {line}", file=sys.stderr, flush=True))
+        self.full = False
+        self.reloads = 0
+        self.restarts = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _terminate(self) -> None:
+        pid = self.pid()
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    def _write(self, limit: int) -> None:
+        text = self.conf.read_text(encoding="utf-8")
+        if _LIMIT_LINE.search(text):
+            text = _LIMIT_LINE.sub(lambda m: f"{m.group(1)}{limit}", text, count=1)
+        else:
+            text = text.replace("jetstream {\n", f"jetstream {{\n  max_file_store: {limit}\n", 1)
+        self.conf.write_text(text, encoding="utf-8")
+
+    def check(self) -> int:
+        """Bring the limit to what the free space allows now; returns it."""
+        st = os.statvfs(self.data_dir)
+        volume = st.f_blocks * st.f_frsize
+        room = self.headroom if self.headroom is not None else max(HEADROOM_MIN, int(volume * HEADROOM_FRACTION))
+        limit = store_limit(self.data_dir, headroom=room)
+        current = configured_limit(self.conf)
+        if current is None or limit >= current + MIB:
+            self._write(limit)
+            pid = self.pid()
+            if pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGHUP)
+                    self.reloads += 1
+        elif limit < current - room // 2:
+            self._write(limit)
+            self.say(f"the table log's volume is filling up: nats-server restarts to take the lower limit "
+                     f"({limit // MIB} MiB; it cannot lower it on a reload)")
+            self.restarts += 1
+            self.restart()
+        else:
+            limit = current
+        full = limit - _used(self.data_dir / "jetstream") < max(MIB, room // 2)
+        if full != self.full:
+            self.full = full
+            self.say(f"WARNING the table log's volume ({self.data_dir}) is nearly full: JetStream refuses new "
+                     "records (log_full) until space is freed" if full else
+                     f"the table log's volume has room again: JetStream takes records (limit {limit // MIB} MiB)")
+        return limit
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            try:
+                self.check()
+            except OSError as e:  # the folder went away: the next look may find it
+                self.say(f"disk guard: {e}")
+
+    def start(self) -> DiskGuard:
+        self._thread = threading.Thread(target=self._run, name="nats-disk-guard", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
