@@ -6,6 +6,14 @@ answers preflights for the origins allowed; the router sends each service's path
 (``/chieu.table.v1.TableService/`` …) to that service over HTTP/2, and every other path to the
 front-end's static files. Routes have no timeout and streams no idle timeout, so a ``Watch`` or a
 ``WatchRoom`` stays open as long as the client keeps it.
+
+Requests to the services are limited per client address (``local_ratelimit``, issue 27): a token
+bucket per browser address (the peer Envoy sees), ``rate_per_address`` requests a second and
+``rate × burst`` at once (:data:`WEB_RATE_PER_ADDRESS`, :data:`WEB_BURST_S`), the portal's files
+not counted; over it Envoy itself answers HTTP 429 with ``grpc-status: 8`` (``RESOURCE_EXHAUSTED``),
+``chieu-reason: rate_limited`` and ``retry-after-ms``, and the request never reaches a service.
+The services' own limits (per player, per address through ``X-Forwarded-For``) apply behind it.
+The buckets are per Envoy process.
 """
 
 from __future__ import annotations
@@ -30,6 +38,43 @@ SERVICES = {  # cluster → the gRPC services behind it (the path prefixes route
 EXPOSED_HEADERS = "grpc-status,grpc-message,grpc-status-details-bin,chieu-reason,retry-after-ms"
 ALLOWED_HEADERS = ("content-type,x-grpc-web,x-user-agent,authorization,grpc-timeout,"
                    "connect-protocol-version,connect-timeout-ms")
+
+
+WEB_RATE_PER_ADDRESS = Settings().web_rate_per_address
+"""Requests a second one browser address may send to the services through the gateway (the
+default of ``CHIEU_WEB_RATE_PER_ADDRESS``; the Kubernetes configuration is written with it)."""
+WEB_BURST_S = 4.0
+"""Seconds of requests a browser address may send at once (a page load's burst)."""
+MAX_ADDRESSES = 100_000
+"""Browser addresses the gateway keeps a bucket for at most (the least recently seen go first)."""
+
+
+def rate_limit(per_s: float, burst_s: float) -> dict[str, Any]:
+    """The ``local_ratelimit`` filter: one token bucket per client address (a dynamic descriptor
+    on ``remote_address``), refusing as gRPC ``RESOURCE_EXHAUSTED`` with the reason and the wait."""
+    fill_ms = max(100, round(1000 / per_s))  # Envoy fills at most every 50 ms; a refusal waits one fill
+    bucket = {"max_tokens": max(1, round(per_s * burst_s)), "tokens_per_fill": max(1, round(per_s * fill_ms / 1000)),
+              "fill_interval": f"{fill_ms / 1000}s"}
+    everyone = {"default_value": {"numerator": 100, "denominator": "HUNDRED"}}
+    return {"name": "envoy.filters.http.local_ratelimit", "typed_config": {
+        "@type": "type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit",
+        "stat_prefix": "web_rate",
+        "token_bucket": {"max_tokens": 1_000_000, "tokens_per_fill": 1_000_000, "fill_interval": "1s"},
+        "filter_enabled": {**everyone, "runtime_key": "web_rate_enabled"},
+        "filter_enforced": {**everyone, "runtime_key": "web_rate_enforced"},
+        "rate_limited_as_resource_exhausted": True,
+        "response_headers_to_add": [
+            {"append_action": "OVERWRITE_IF_EXISTS_OR_ADD", "header": {"key": "chieu-reason", "value": "rate_limited"}},
+            {"append_action": "OVERWRITE_IF_EXISTS_OR_ADD", "header": {"key": "retry-after-ms", "value": str(fill_ms)}},
+            # the status is RESOURCE_EXHAUSTED, as the services say (Envoy would say 14, UNAVAILABLE, for the 429)
+            {"append_action": "OVERWRITE_IF_EXISTS_OR_ADD", "header": {"key": "grpc-status", "value": "8"}},
+            {"append_action": "OVERWRITE_IF_EXISTS_OR_ADD", "header": {
+                "key": "grpc-message", "value": "rate_limited: too many requests from this address"}},
+        ],
+        "descriptors": [{"entries": [{"key": "remote_address"}], "token_bucket": bucket}],
+        "max_dynamic_descriptors": MAX_ADDRESSES,
+        "rate_limits": [{"actions": [{"remote_address": {}}]}],
+    }}
 
 
 def upstreams(settings: Settings) -> dict[str, str]:
@@ -83,12 +128,19 @@ def _cluster(name: str, addr: str, *, http2: bool, dns: bool, ca: str | None = N
 
 def config(listen: str, upstream: dict[str, str], static: str | None, *,
            cors_origins: tuple[str, ...] = (), dns: bool = False, admin: str | None = None,
-           upstream_ca: str | None = None) -> dict[str, Any]:
+           upstream_ca: str | None = None, rate_per_address: float | None = None,
+           burst_s: float = WEB_BURST_S) -> dict[str, Any]:
     """Envoy's bootstrap: a listener on ``listen`` (``host:port``), the services of ``upstream``
     (cluster name → ``host:port``) over HTTP/2, and ``static`` (``host:port`` of a plain HTTP file
     server; None: no front-end files). ``cors_origins``: exact origins allowed cross-origin (the
     portal's own pages are same-origin and need none). ``dns``: resolve upstream names (Kubernetes).
-    ``upstream_ca``: the services listen with TLS, their certificates checked against this CA file."""
+    ``upstream_ca``: the services listen with TLS, their certificates checked against this CA file.
+    ``rate_per_address``: requests a second per browser address (``burst_s`` seconds of them at
+    once) before Envoy refuses; 0: no limit; None: ``CHIEU_WEB_RATE_PER_ADDRESS``."""
+    if rate_per_address is None:
+        from chieu.kit.settings import from_env
+
+        rate_per_address = from_env().web_rate_per_address
     host, port = _split(listen)
     routes: list[dict[str, Any]] = []
     for cluster, services in SERVICES.items():
@@ -98,8 +150,12 @@ def config(listen: str, upstream: dict[str, str], static: str | None, *,
             routes.append({"match": {"prefix": f"/{service}/"},
                            "route": {"cluster": cluster, "timeout": "0s",
                                      "max_stream_duration": {"grpc_timeout_header_max": "0s"}}})
-    if static is not None:
-        routes.append({"match": {"prefix": "/"}, "route": {"cluster": "static"}})
+    if static is not None:  # the portal's files are not counted: a page's burst of files is not a player's calls
+        routes.append({"match": {"prefix": "/"}, "route": {"cluster": "static"}, "typed_per_filter_config": {
+            "envoy.filters.http.local_ratelimit": {
+                "@type": "type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit",
+                "stat_prefix": "web_files", "filter_enabled": {"default_value": {"numerator": 0}},
+                "token_bucket": {"max_tokens": 1, "tokens_per_fill": 1, "fill_interval": "1s"}}}})
     virtual_host: dict[str, Any] = {"name": "chieu", "domains": ["*"], "routes": routes}
     if cors_origins:
         virtual_host["typed_per_filter_config"] = {"envoy.filters.http.cors": {
@@ -120,11 +176,13 @@ def config(listen: str, upstream: dict[str, str], static: str | None, *,
         # count a client by when they trust this gateway (CHIEU_TRUSTED_PROXIES)
         "use_remote_address": True,
         "route_config": {"name": "chieu", "virtual_hosts": [virtual_host]},
-        "http_filters": [
-            {"name": "envoy.filters.http.grpc_web", "typed_config": {
-                "@type": "type.googleapis.com/envoy.extensions.filters.http.grpc_web.v3.GrpcWeb"}},
+        "http_filters": [  # cors first (its headers on every answer), the rate limit before grpc_web
+            # (whose encoder would rewrite the limit's gRPC status), the router last
             {"name": "envoy.filters.http.cors", "typed_config": {
                 "@type": "type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors"}},
+            *([rate_limit(rate_per_address, burst_s)] if rate_per_address > 0 else []),
+            {"name": "envoy.filters.http.grpc_web", "typed_config": {
+                "@type": "type.googleapis.com/envoy.extensions.filters.http.grpc_web.v3.GrpcWeb"}},
             {"name": "envoy.filters.http.router", "typed_config": {
                 "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}},
         ],
@@ -176,7 +234,8 @@ def kubernetes(tls: bool = False) -> str:
     head = (f"# Generated by `python -m chieu.gateway.envoy {flags} > {out}`\n"
             "# (services/gateway/envoy.py); tests/web/test_gateway.py fails when it differs.\n")
     return head + render(config(KUBERNETES_LISTEN, KUBERNETES_UPSTREAMS, KUBERNETES_STATIC, dns=True,
-                                admin=KUBERNETES_ADMIN, upstream_ca=KUBERNETES_UPSTREAM_CA if tls else None))
+                                admin=KUBERNETES_ADMIN, upstream_ca=KUBERNETES_UPSTREAM_CA if tls else None,
+                                rate_per_address=WEB_RATE_PER_ADDRESS))
 
 
 if __name__ == "__main__":

@@ -187,6 +187,11 @@ class Settings:
     rate_per_address: float = 1000.0
     """``CHIEU_RATE_PER_ADDRESS``: requests per second one client address may make to one service
     process (the same bucket, per peer address). 0: no limit."""
+    web_rate_per_address: float = 50.0
+    """``CHIEU_WEB_RATE_PER_ADDRESS``: requests per second one browser address may send through the
+    gateway (Envoy's ``local_ratelimit``, 4 s of them at once, refused by Envoy itself with
+    ``RESOURCE_EXHAUSTED`` / ``rate_limited``); read when the gateway's configuration is written.
+    0: no limit."""
     rate_burst: float = 2.0
     """``CHIEU_RATE_BURST``: how many seconds of requests a bucket holds (its depth: rate × burst)."""
     unplayed_tables: int = 3
@@ -283,6 +288,7 @@ _ENV = {
     "rate_per_player": "CHIEU_RATE_PER_PLAYER",
     "rate_per_address": "CHIEU_RATE_PER_ADDRESS",
     "rate_burst": "CHIEU_RATE_BURST",
+    "web_rate_per_address": "CHIEU_WEB_RATE_PER_ADDRESS",
     "unplayed_tables": "CHIEU_UNPLAYED_TABLES",
     "watches_per_session": "CHIEU_WATCHES_PER_SESSION",
     "table_idle_expiry_s": "CHIEU_TABLE_IDLE_EXPIRY_S",
@@ -353,7 +359,8 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
     except ValueError:
         raise SettingsError(f"CHIEU_COIN_STAKES={s.coin_stakes!r} is not a comma-separated list of positive "
                             "stakes") from None
-    if min(s.reward_daily_cap, s.rate_per_player, s.rate_per_address, s.unplayed_tables, s.watches_per_session,
+    if min(s.reward_daily_cap, s.rate_per_player, s.rate_per_address, s.web_rate_per_address, s.unplayed_tables,
+           s.watches_per_session,
            s.table_idle_expiry_s) < 0 or not s.rate_burst > 0:
         raise SettingsError("the reward cap, rates, quotas and idle expiry must not be negative, and "
                             "CHIEU_RATE_BURST must be positive")

@@ -83,3 +83,60 @@ def test_the_manifests_agree() -> None:
     (ingress,) = [d for d in _docs() if d["kind"] == "Ingress"]
     backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
     assert backend["name"] == "chieu-gateway" and services["chieu-gateway"]["spec"]["ports"][0]["port"] == listen
+
+
+def test_every_service_route_is_rate_limited_per_browser_address() -> None:
+    """Issue 27: the web path has Envoy's local rate limit, one bucket per client address."""
+    boot = envoy.config("127.0.0.1:8080", envoy.upstreams(Settings()), None, rate_per_address=10, burst_s=3)
+    filters = boot["static_resources"]["listeners"][0]["filter_chains"][0]["filters"][0]["typed_config"][
+        "http_filters"]
+    names = [f["name"] for f in filters]
+    assert names.index("envoy.filters.http.local_ratelimit") < names.index("envoy.filters.http.router")
+    limit = filters[names.index("envoy.filters.http.local_ratelimit")]["typed_config"]
+    assert limit["rate_limits"] == [{"actions": [{"remote_address": {}}]}]
+    (per_address,) = limit["descriptors"]
+    assert per_address["entries"] == [{"key": "remote_address"}]  # no value: a bucket per address
+    assert per_address["token_bucket"] == {"max_tokens": 30, "tokens_per_fill": 1, "fill_interval": "0.1s"}
+    assert limit["rate_limited_as_resource_exhausted"] is True
+    off = envoy.config("127.0.0.1:8080", envoy.upstreams(Settings()), None, rate_per_address=0)
+    assert "local_ratelimit" not in str(off)
+    assert "local_ratelimit" in (DEPLOY / "envoy.yaml").read_text()
+
+
+def test_a_live_envoy_refuses_an_address_over_its_rate_with_the_reason_and_the_wait(tmp_path: Path) -> None:
+    import os
+    import urllib.error
+    import urllib.request
+
+    from chieu_tools import localnats
+
+    listen = f"127.0.0.1:{localnats.free_port()}"
+    nowhere = {"table": f"127.0.0.1:{localnats.free_port()}"}  # nothing listens: a passed request fails upstream
+    files = f"127.0.0.1:{localnats.free_port()}"
+    path = tmp_path / "envoy.yaml"
+    path.write_text(envoy.render(envoy.config(listen, nowhere, files, rate_per_address=2, burst_s=1)))
+    proc = subprocess.Popen(envoyproc.argv(path, concurrency=1), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ})
+    try:
+        localnats.wait_for_port(int(listen.rsplit(":", 1)[1]), timeout=30, proc=proc)
+        answers = []
+        for _ in range(4):
+            req = urllib.request.Request(f"http://{listen}/chieu.table.v1.TableService/GetTable", data=b"\0\0\0\0\0",
+                                         headers={"content-type": "application/grpc-web+proto", "x-grpc-web": "1"})
+            try:
+                with urllib.request.urlopen(req, timeout=10) as r:
+                    answers.append((r.status, r.headers.get("grpc-status"), r.headers.get("chieu-reason"),
+                                    r.headers.get("retry-after-ms")))
+            except urllib.error.HTTPError as e:
+                answers.append((e.code, e.headers.get("grpc-status"), e.headers.get("chieu-reason"),
+                                e.headers.get("retry-after-ms")))
+        assert [a[2] for a in answers[:2]] == [None, None], answers  # passed on (and failed upstream)
+        for answer in answers[2:]:  # refused by Envoy: RESOURCE_EXHAUSTED, the reason and the wait
+            assert answer == (429, "8", "rate_limited", "500"), answers
+        for _ in range(3):  # the portal's files are not counted
+            try:
+                urllib.request.urlopen(f"http://{listen}/index.html", timeout=10)
+            except urllib.error.HTTPError as e:
+                assert e.code == 503 and e.headers.get("chieu-reason") is None  # no file server: upstream fails
+    finally:
+        envoyproc.stop(proc)
