@@ -22,7 +22,7 @@ from chieu.kit import auth, fields, logs, metrics
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
-from chieu.lobby import accounts, projection, rooms
+from chieu.lobby import accounts, names, projection, rooms
 from chieu.lobby.accounts import PlayerRow
 from chieu.lobby.peers import Peers, Standing
 from chieu.lobby.presence import Spectators
@@ -44,6 +44,8 @@ SEAT_LISTED_S = 2.0
 """How long ``QuickSeat`` waits for the lobby's own list to show the seat it took (the projection
 is a few milliseconds behind the table log), so the player's next call sees it."""
 WAITING = table_service_pb2.TABLE_STATUS_WAITING
+LEVEL_TOO_LOW = "ladder_level_too_low"
+"""The ladder gate's one code in every service (the table's refusal and log, the ladder's seat check)."""
 
 
 def _signin(kind: str) -> Callable[[Any], Any]:
@@ -71,7 +73,8 @@ def _signin(kind: str) -> Callable[[Any], Any]:
 
 
 def _player_message(p: PlayerRow) -> pb.Player:
-    return pb.Player(player_id=p.player_id, name=p.name, guest=p.guest, created_ms=p.created_ms)
+    return pb.Player(player_id=p.player_id, name=p.name, guest=p.guest, created_ms=p.created_ms,
+                     avatar=names.avatar_of(p.player_id))
 
 
 def _session(t: Tokens, p: PlayerRow, welcome: int = 0) -> pb.Session:
@@ -115,7 +118,7 @@ class Gates:
         if room.ladder:
             g.level = await self.level(room.game)
             if g.allowed and g.level < room.ladder_min_level:
-                g.allowed, g.reason = False, "level_too_low"
+                g.allowed, g.reason = False, LEVEL_TOO_LOW
                 g.message = f"this room's tables are level {room.ladder_min_level} and up; you are level {g.level}"
         if room.min_reputation:
             g.reputation = await self.reputation()
@@ -142,6 +145,8 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         self.feed = feed
         self.sessions = Sessions(pool, settings)
         self.rooms = Rooms(pool)
+        self.profiles = names.Profiles(pool)
+        """Players' names for the table lists' seats and GetProfiles."""
         self.revocations = RevocationList(self._revoked_since, settings.revocation_poll_s)
         """The sessions signed out or revoked, read from the lobby's own table as any service polls it."""
         self.spectators = Spectators(self._spectators_changed)
@@ -167,8 +172,18 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
             line.presence = True
             self.feed.announce(line)
 
-    def _summary(self, line: Line) -> pb.TableSummary:
-        return summary(line, self.spectators.count(line.table_id))
+    def _summary(self, line: Line, known: dict[str, str] | None = None) -> pb.TableSummary:
+        out = summary(line, self.spectators.count(line.table_id))
+        if known is not None:
+            out.seat_profiles.extend(
+                pb.Profile(player_id=p, name=known[p], avatar=names.avatar_of(p)) if p in known else pb.Profile()
+                for p in line.seats)
+        return out
+
+    async def _summaries(self, lines: list[Line]) -> list[pb.TableSummary]:
+        """The lines as a list shows them, each seat with its player's profile (one lookup)."""
+        known = await self.profiles.names(p for line in lines for p in line.seats)
+        return [self._summary(line, known) for line in lines]
 
     async def _revoked_since(self, after: int) -> tuple[list[tuple[bytes, int]], int]:
         rows = await self.sessions.revocations(after, 1000)
@@ -202,7 +217,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
     @_signin("guest")
     async def SignInGuest(self, request: pb.SignInGuestRequest, context: Context) -> pb.SignInGuestResponse:
         device = accounts.check_device(request.device_id)
-        accounts.check_name(request.name, "-")
+        names.check_name(request.name, "-")
         await self.sessions.throttled([f"device:{device}"])
         p = await accounts.guest_once(self.pool, device, request.name)
         welcome = await self._welcome(p)
@@ -214,7 +229,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         username = accounts.check_username(request.username)
         password = accounts.check_password(request.password)
         device = accounts.check_device(request.device_id)
-        name = accounts.check_name(request.name, request.username)
+        name = names.check_name(request.name, request.username)
         await self.sessions.throttled([f"device:{device}"])
         p = await accounts.register(self.pool, username, await accounts.hash_password(password), name)
         welcome = await self._welcome(p)
@@ -404,7 +419,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
             None if after is None else after[0], "" if after is None else after[1], size + 1)
         lines = [line_of(r) for r in rows]
         token = f"{lines[size - 1].taken}.{lines[size - 1].table_id}" if len(lines) > size else ""
-        return pb.ListTablesResponse(tables=[self._summary(x) for x in lines[:size]], next_page_token=token)
+        return pb.ListTablesResponse(tables=await self._summaries(lines[:size]), next_page_token=token)
 
     async def WatchRoom(self, request: pb.WatchRoomRequest, context: Context) -> AsyncIterator[pb.WatchRoomResponse]:
         """The room's tables, then every change; the stream ends with its token (expired or revoked)."""
@@ -421,7 +436,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                 for x in part:
                     seen[x.table_id] = x.version
                 yield pb.WatchRoomResponse(snapshot=pb.Snapshot(
-                    tables=[self._summary(x) for x in part], complete=i + SNAPSHOT_CHUNK >= len(lines)))
+                    tables=await self._summaries(part), complete=i + SNAPSHOT_CHUNK >= len(lines)))
             while True:
                 auth.check_revoked(self.revocations, token)
                 wait = who.exp - time.time()
@@ -436,7 +451,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                                        "the lobby lost its table feed; watch again")
                 if line.presence:  # its spectators changed: shown if listed and not older than shown
                     if line.room_id == room.room_id and line.version >= seen.get(line.table_id, line.version + 1):
-                        yield pb.WatchRoomResponse(changed=self._summary(line))
+                        yield pb.WatchRoomResponse(changed=(await self._summaries([line]))[0])
                     continue
                 if not line.old_room and line.version <= seen.get(line.table_id, -1):
                     continue
@@ -445,7 +460,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                     continue
                 if here:
                     seen[line.table_id] = line.version
-                    yield pb.WatchRoomResponse(changed=self._summary(line))
+                    yield pb.WatchRoomResponse(changed=(await self._summaries([line]))[0])
                 else:
                     seen.pop(line.table_id, None)
                     yield pb.WatchRoomResponse(removed=pb.Removed(table_id=line.table_id, version=line.version,
@@ -565,9 +580,22 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         await asyncio.gather(part("ledger", money), part("ladder", ladder))
         rows = await self.pool.fetch(f"SELECT {COLUMNS} FROM lobby_tables WHERE $1 = ANY(seats) AND taken > 0"
                                      " ORDER BY updated_ms DESC LIMIT 50", player_id)
-        out.seated.extend(self._summary(line_of(r)) for r in rows)
+        out.seated.extend(await self._summaries([line_of(r) for r in rows]))
         out.unavailable.sort()
         return out
+
+
+    # -- profiles -------------------------------------------------------------------------------
+
+    async def GetProfiles(self, request: pb.GetProfilesRequest, context: Context) -> pb.GetProfilesResponse:
+        """Names and avatars of 1..200 players, for any signed-in caller: names are public (they
+        are shown at every table and in every list)."""
+        self._who(context)
+        ids = names.check_ids(request.player_ids)
+        known = await self.profiles.names(ids, fresh=True)
+        return pb.GetProfilesResponse(
+            profiles=[pb.Profile(player_id=p, name=known[p], avatar=names.avatar_of(p)) for p in ids if p in known],
+            unknown=[p for p in ids if p not in known])
 
 
 def _relay(service: str, e: grpc.aio.AioRpcError) -> ServiceError:

@@ -29,7 +29,7 @@ async def test_default_zones_and_rooms(stub: Any) -> None:
     assert coins.gate.allowed and coins.gate.coins == 200  # the welcome coins (GC-4) open coin rooms
     assert rooms["phom.ladder.1-5"].gate.allowed and rooms["phom.ladder.1-5"].gate.level == 1
     low = rooms["phom.ladder.6-10"].gate
-    assert not low.allowed and low.reason == "level_too_low"  # ladder.md §5.2 / LV-11
+    assert not low.allowed and low.reason == "ladder_level_too_low"  # ladder.md §5.2 / LV-11
     one = (await stub.GetRoom(pb.GetRoomRequest(room_id="phom.points"), metadata=me)).room
     assert one.room.name == "Points" and one.gate.allowed
 

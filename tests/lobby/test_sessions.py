@@ -158,7 +158,7 @@ async def test_bad_input_of_session_calls(stub: Stub, settings: Settings) -> Non
     IA, UA = grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNAUTHENTICATED
     await refused(stub.SignInGuest(pb.SignInGuestRequest(device_id="short")), IA, "bad_device_id")
     await refused(stub.SignInGuest(pb.SignInGuestRequest(device_id="x" * 129)), IA, "bad_device_id")
-    await refused(stub.SignInGuest(pb.SignInGuestRequest(device_id=uid("device-"), name="n" * 41)), IA, "bad_name")
+    await refused(stub.SignInGuest(pb.SignInGuestRequest(device_id=uid("device-"), name="n" * 41)), IA, "name_too_long")
     await refused(stub.Register(pb.RegisterRequest(username="a b", password="long-enough", device_id=uid("dev-"))),
                   IA, "bad_username")
     await refused(stub.Register(pb.RegisterRequest(username=uid("u"), password="short", device_id=uid("dev-"))),

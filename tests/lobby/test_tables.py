@@ -287,7 +287,7 @@ async def test_ladder_rooms_seat_by_level(stub: Any, settings: Settings) -> None
     r = await stub.QuickSeat(pb.QuickSeatRequest(room_id="xiangqi.ladder.1-5"), metadata=bearer(a.access_token))
     assert r.table.ladder_level == 1
     await refused(stub.QuickSeat(pb.QuickSeatRequest(room_id="xiangqi.ladder.6-10"), metadata=bearer(a.access_token)),
-                  grpc.StatusCode.FAILED_PRECONDITION, "level_too_low")
+                  grpc.StatusCode.FAILED_PRECONDITION, "ladder_level_too_low")
     # the table's own gate says the same to a client that skips the lobby
     tb = TableClient(settings.table_addr, b.access_token)
     try:

@@ -28,6 +28,89 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class Profile(_message.Message):
+    """What anyone may see of a player: the display name and the avatar key."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    AVATAR_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    name: _builtins.str
+    """The display name: 1..40 characters, no control or invisible formatting character, trimmed."""
+    avatar: _builtins.str
+    """The avatar's key among the portal's pictures ("a00".."a63"): the client draws it."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        avatar: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["avatar", b"avatar", "name", b"name", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Profile: _TypeAlias = Profile  # noqa: Y015
+
+@_typing.final
+class GetProfilesRequest(_message.Message):
+    """GetProfiles request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_IDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """1..200 player ids (a repeated id is answered once)."""
+
+    def __init__(
+        self,
+        *,
+        player_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_ids", b"player_ids"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetProfilesRequest: _TypeAlias = GetProfilesRequest  # noqa: Y015
+
+@_typing.final
+class GetProfilesResponse(_message.Message):
+    """GetProfiles response."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROFILES_FIELD_NUMBER: _builtins.int
+    UNKNOWN_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def profiles(self) -> _containers.RepeatedCompositeFieldContainer[Global___Profile]:
+        """The profiles of the ids the lobby knows, in the order asked (an unknown id is left out)."""
+
+    @_builtins.property
+    def unknown(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The ids asked that the lobby does not know."""
+
+    def __init__(
+        self,
+        *,
+        profiles: _abc.Iterable[Global___Profile] | None = ...,
+        unknown: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["profiles", b"profiles", "unknown", b"unknown"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetProfilesResponse: _TypeAlias = GetProfilesResponse  # noqa: Y015
+
+@_typing.final
 class Player(_message.Message):
     """A player as the lobby knows them."""
 
@@ -37,12 +120,16 @@ class Player(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     GUEST_FIELD_NUMBER: _builtins.int
     CREATED_MS_FIELD_NUMBER: _builtins.int
+    AVATAR_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     name: _builtins.str
+    """The display name (see Profile.name)."""
     guest: _builtins.bool
     """A guest (signed in by device id) rather than an account."""
     created_ms: _builtins.int
     """When the player was first seen, ms since the Unix epoch."""
+    avatar: _builtins.str
+    """The avatar key (see Profile.avatar)."""
     def __init__(
         self,
         *,
@@ -50,10 +137,11 @@ class Player(_message.Message):
         name: _builtins.str = ...,
         guest: _builtins.bool = ...,
         created_ms: _builtins.int = ...,
+        avatar: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_ms", b"created_ms", "guest", b"guest", "name", b"name", "player_id", b"player_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["avatar", b"avatar", "created_ms", b"created_ms", "guest", b"guest", "name", b"name", "player_id", b"player_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -114,7 +202,10 @@ class SignInGuestRequest(_message.Message):
     device_id: _builtins.str
     """A stable id of the device (8..128 printable characters)."""
     name: _builtins.str
-    """The guest's display name on first sign-in (optional)."""
+    """The guest's display name on first sign-in (optional; default "Khách <5 characters of the id>";
+    1..40 characters, no control or invisible formatting character; refused as name_empty,
+    name_too_long or name_unprintable).
+    """
     def __init__(
         self,
         *,
@@ -167,7 +258,7 @@ class RegisterRequest(_message.Message):
     """8..128 characters."""
     device_id: _builtins.str
     name: _builtins.str
-    """Display name (default: the username)."""
+    """Display name (default: the username; the same rules as SignInGuestRequest.name)."""
     def __init__(
         self,
         *,
@@ -593,7 +684,9 @@ class Gate(_message.Message):
     REPUTATION_FIELD_NUMBER: _builtins.int
     allowed: _builtins.bool
     reason: _builtins.str
-    """Why not: not_enough_coins, level_too_low, reputation_too_low (empty when allowed)."""
+    """Why not: not_enough_coins, ladder_level_too_low, reputation_too_low (empty when allowed): the
+    codes the table refuses a seat with.
+    """
     message: _builtins.str
     coins: _builtins.int
     """The caller's 金币 (coin rooms), level (ladder rooms) and reputation (rooms with a minimum)."""
@@ -962,6 +1055,7 @@ class ListRoomAuditRequest(_message.Message):
     room_id: _builtins.str
     """Only this room (empty: every room)."""
     page_size: _builtins.int
+    """At most this many (default 50, at most 500)."""
     page_token: _builtins.str
     def __init__(
         self,
@@ -1020,6 +1114,7 @@ class TableSummary(_message.Message):
     SEATS_TAKEN_FIELD_NUMBER: _builtins.int
     SEATS_FREE_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
+    SEAT_PROFILES_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
     HAND_NO_FIELD_NUMBER: _builtins.int
@@ -1037,7 +1132,7 @@ class TableSummary(_message.Message):
     seats_taken: _builtins.int
     seats_free: _builtins.int
     spectators: _builtins.int
-    """Watchers are not in the table log: always 0 until the table service reports them."""
+    """How many watch the table without a seat (旁观), as the table processes report them."""
     status: _table_service_pb2.TableStatus.ValueType
     hand_no: _builtins.int
     version: _builtins.int
@@ -1047,6 +1142,12 @@ class TableSummary(_message.Message):
     @_builtins.property
     def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The player in each seat ("" for a free seat)."""
+
+    @_builtins.property
+    def seat_profiles(self) -> _containers.RepeatedCompositeFieldContainer[Global___Profile]:
+        """The profile of the player in each seat, in the same order as seats (an empty Profile for a
+        free seat, or for a player the lobby does not know).
+        """
 
     def __init__(
         self,
@@ -1062,6 +1163,7 @@ class TableSummary(_message.Message):
         seats_taken: _builtins.int = ...,
         seats_free: _builtins.int = ...,
         seats: _abc.Iterable[_builtins.str] | None = ...,
+        seat_profiles: _abc.Iterable[Global___Profile] | None = ...,
         spectators: _builtins.int = ...,
         status: _table_service_pb2.TableStatus.ValueType = ...,
         hand_no: _builtins.int = ...,
@@ -1070,7 +1172,7 @@ class TableSummary(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "game", b"game", "hand_no", b"hand_no", "host", b"host", "ladder_level", b"ladder_level", "max_seats", b"max_seats", "room_id", b"room_id", "seats", b"seats", "seats_free", b"seats_free", "seats_taken", b"seats_taken", "spectators", b"spectators", "stake", b"stake", "status", b"status", "table_id", b"table_id", "updated_ms", b"updated_ms", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "game", b"game", "hand_no", b"hand_no", "host", b"host", "ladder_level", b"ladder_level", "max_seats", b"max_seats", "room_id", b"room_id", "seat_profiles", b"seat_profiles", "seats", b"seats", "seats_free", b"seats_free", "seats_taken", b"seats_taken", "spectators", b"spectators", "stake", b"stake", "status", b"status", "table_id", b"table_id", "updated_ms", b"updated_ms", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -125,6 +125,11 @@ class LobbyServiceStub:
                 request_serializer=chieu_dot_lobby_dot_v1_dot_lobby__service__pb2.GetHomeRequest.SerializeToString,
                 response_deserializer=chieu_dot_lobby_dot_v1_dot_lobby__service__pb2.GetHomeResponse.FromString,
                 _registered_method=True)
+        self.GetProfiles = channel.unary_unary(
+                '/chieu.lobby.v1.LobbyService/GetProfiles',
+                request_serializer=chieu_dot_lobby_dot_v1_dot_lobby__service__pb2.GetProfilesRequest.SerializeToString,
+                response_deserializer=chieu_dot_lobby_dot_v1_dot_lobby__service__pb2.GetProfilesResponse.FromString,
+                _registered_method=True)
 
 
 class LobbyServiceServicer:
@@ -258,6 +263,14 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetProfiles(self, request, context):
+        """Many players' public profiles (display name and avatar key) in one call, for a table's seats,
+        a room's lists or a spectator list; any signed-in caller (names are public). 1..200 ids.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LobbyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -350,6 +363,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.GetHome,
                     request_deserializer=chieu_dot_lobby_dot_v1_dot_lobby__service__pb2.GetHomeRequest.FromString,
                     response_serializer=chieu_dot_lobby_dot_v1_dot_lobby__service__pb2.GetHomeResponse.SerializeToString,
+            ),
+            'GetProfiles': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetProfiles,
+                    request_deserializer=chieu_dot_lobby_dot_v1_dot_lobby__service__pb2.GetProfilesRequest.FromString,
+                    response_serializer=chieu_dot_lobby_dot_v1_dot_lobby__service__pb2.GetProfilesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -839,6 +857,33 @@ class LobbyService:
             '/chieu.lobby.v1.LobbyService/GetHome',
             chieu_dot_lobby_dot_v1_dot_lobby__service__pb2.GetHomeRequest.SerializeToString,
             chieu_dot_lobby_dot_v1_dot_lobby__service__pb2.GetHomeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetProfiles(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.lobby.v1.LobbyService/GetProfiles',
+            chieu_dot_lobby_dot_v1_dot_lobby__service__pb2.GetProfilesRequest.SerializeToString,
+            chieu_dot_lobby_dot_v1_dot_lobby__service__pb2.GetProfilesResponse.FromString,
             options,
             channel_credentials,
             insecure,

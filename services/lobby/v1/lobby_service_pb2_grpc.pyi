@@ -77,6 +77,10 @@ class LobbyServiceStub:
     """Sit the caller at the fullest waiting table of the room they may join, or create one."""
     GetHome: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.GetHomeRequest, _lobby_service_pb2.GetHomeResponse]
     """The home screen: name, 金币 and 红心币, level per game and reputation, seated tables."""
+    GetProfiles: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.GetProfilesRequest, _lobby_service_pb2.GetProfilesResponse]
+    """Many players' public profiles (display name and avatar key) in one call, for a table's seats,
+    a room's lists or a spectator list; any signed-in caller (names are public). 1..200 ids.
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -121,6 +125,10 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     """Sit the caller at the fullest waiting table of the room they may join, or create one."""
     GetHome: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.GetHomeRequest, _lobby_service_pb2.GetHomeResponse]  # type: ignore[assignment]
     """The home screen: name, 金币 and 红心币, level per game and reputation, seated tables."""
+    GetProfiles: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.GetProfilesRequest, _lobby_service_pb2.GetProfilesResponse]  # type: ignore[assignment]
+    """Many players' public profiles (display name and avatar key) in one call, for a table's seats,
+    a room's lists or a spectator list; any signed-in caller (names are public). 1..200 ids.
+    """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     """The lobby service."""
@@ -270,5 +278,15 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_service_pb2.GetHomeResponse, _abc.Awaitable[_lobby_service_pb2.GetHomeResponse]]:
         """The home screen: name, 金币 and 红心币, level per game and reputation, seated tables."""
+
+    @_abc_1.abstractmethod
+    def GetProfiles(
+        self,
+        request: _lobby_service_pb2.GetProfilesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.GetProfilesResponse, _abc.Awaitable[_lobby_service_pb2.GetProfilesResponse]]:
+        """Many players' public profiles (display name and avatar key) in one call, for a table's seats,
+        a room's lists or a spectator list; any signed-in caller (names are public). 1..200 ids.
+        """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

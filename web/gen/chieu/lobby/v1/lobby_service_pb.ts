@@ -22,7 +22,89 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file chieu/lobby/v1/lobby_service.proto.
  */
 export const file_chieu_lobby_v1_lobby_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJjaGlldS9sb2JieS92MS9sb2JieV9zZXJ2aWNlLnByb3RvEg5jaGlldS5sb2JieS52MSJMCgZQbGF5ZXISEQoJcGxheWVyX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDQoFZ3Vlc3QYAyABKAgSEgoKY3JlYXRlZF9tcxgEIAEoAyLAAQoHU2Vzc2lvbhISCgpzZXNzaW9uX2lkGAEgASgJEhQKDGFjY2Vzc190b2tlbhgCIAEoCRIZChFhY2Nlc3NfZXhwaXJlc19tcxgDIAEoAxIVCg1yZWZyZXNoX3Rva2VuGAQgASgJEhoKEnJlZnJlc2hfZXhwaXJlc19tcxgFIAEoAxImCgZwbGF5ZXIYBiABKAsyFi5jaGlldS5sb2JieS52MS5QbGF5ZXISFQoNd2VsY29tZV9jb2lucxgHIAEoAyI1ChJTaWduSW5HdWVzdFJlcXVlc3QSEQoJZGV2aWNlX2lkGAEgASgJEgwKBG5hbWUYAiABKAkiPwoTU2lnbkluR3Vlc3RSZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcuY2hpZXUubG9iYnkudjEuU2Vzc2lvbiJWCg9SZWdpc3RlclJlcXVlc3QSEAoIdXNlcm5hbWUYASABKAkSEAoIcGFzc3dvcmQYAiABKAkSEQoJZGV2aWNlX2lkGAMgASgJEgwKBG5hbWUYBCABKAkiPAoQUmVnaXN0ZXJSZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcuY2hpZXUubG9iYnkudjEuU2Vzc2lvbiJGCg1TaWduSW5SZXF1ZXN0EhAKCHVzZXJuYW1lGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJEhEKCWRldmljZV9pZBgDIAEoCSI6Cg5TaWduSW5SZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcuY2hpZXUubG9iYnkudjEuU2Vzc2lvbiInCg5SZWZyZXNoUmVxdWVzdBIVCg1yZWZyZXNoX3Rva2VuGAEgASgJIjsKD1JlZnJlc2hSZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcuY2hpZXUubG9iYnkudjEuU2Vzc2lvbiInCg5TaWduT3V0UmVxdWVzdBIVCg1yZWZyZXNoX3Rva2VuGAEgASgJIiUKD1NpZ25PdXRSZXNwb25zZRISCgpzZXNzaW9uX2lkGAEgASgJIjoKFVJldm9rZVNlc3Npb25zUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIikKFlJldm9rZVNlc3Npb25zUmVzcG9uc2USDwoHcmV2b2tlZBgBIAEoAyIrChNDaGVja1Nlc3Npb25SZXF1ZXN0EhQKDGFjY2Vzc190b2tlbhgBIAEoCSJhChRDaGVja1Nlc3Npb25SZXNwb25zZRIOCgZhY3RpdmUYASABKAgSEgoKc2Vzc2lvbl9pZBgCIAEoCRIRCglwbGF5ZXJfaWQYAyABKAkSEgoKZXhwaXJlc19tcxgEIAEoAyJdCgpSZXZvY2F0aW9uEhQKDHRva2VuX3NoYTI1NhgBIAEoDBISCgpleHBpcmVzX21zGAIgASgDEhIKCnNlc3Npb25faWQYAyABKAkSEQoJcGxheWVyX2lkGAQgASgJIj0KFkxpc3RSZXZvY2F0aW9uc1JlcXVlc3QSFAoMYWZ0ZXJfY3Vyc29yGAEgASgEEg0KBWxpbWl0GAIgASgFIl8KF0xpc3RSZXZvY2F0aW9uc1Jlc3BvbnNlEi8KC3Jldm9jYXRpb25zGAEgAygLMhouY2hpZXUubG9iYnkudjEuUmV2b2NhdGlvbhITCgtuZXh0X2N1cnNvchgCIAEoBCLyAQoEUm9vbRIPCgdyb29tX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDAoEbmFtZRgDIAEoCRIqCghjdXJyZW5jeRgEIAEoDjIYLmNoaWV1LnRhYmxlLnYxLkN1cnJlbmN5Eg0KBXN0YWtlGAUgASgDEhgKEGxhZGRlcl9taW5fbGV2ZWwYBiABKAMSGAoQbGFkZGVyX21heF9sZXZlbBgHIAEoAxIWCg5taW5fcmVwdXRhdGlvbhgIIAEoAxIoCgdvcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRzb3J0GAogASgDImoKBEdhdGUSDwoHYWxsb3dlZBgBIAEoCBIOCgZyZWFzb24YAiABKAkSDwoHbWVzc2FnZRgDIAEoCRINCgVjb2lucxgEIAEoAxINCgVsZXZlbBgFIAEoAxISCgpyZXB1dGF0aW9uGAYgASgDInQKCVJvb21FbnRyeRIiCgRyb29tGAEgASgLMhQuY2hpZXUubG9iYnkudjEuUm9vbRIiCgRnYXRlGAIgASgLMhQuY2hpZXUubG9iYnkudjEuR2F0ZRIOCgZ0YWJsZXMYAyABKAMSDwoHcGxheWVycxgEIAEoAyJECgRab25lEgwKBGdhbWUYASABKAkSDQoFcm9vbXMYAiABKAMSDgoGdGFibGVzGAMgASgDEg8KB3BsYXllcnMYBCABKAMiEgoQTGlzdFpvbmVzUmVxdWVzdCI4ChFMaXN0Wm9uZXNSZXNwb25zZRIjCgV6b25lcxgBIAMoCzIULmNoaWV1LmxvYmJ5LnYxLlpvbmUiIAoQTGlzdFJvb21zUmVxdWVzdBIMCgRnYW1lGAEgASgJIj0KEUxpc3RSb29tc1Jlc3BvbnNlEigKBXJvb21zGAEgAygLMhkuY2hpZXUubG9iYnkudjEuUm9vbUVudHJ5IiEKDkdldFJvb21SZXF1ZXN0Eg8KB3Jvb21faWQYASABKAkiOgoPR2V0Um9vbVJlc3BvbnNlEicKBHJvb20YASABKAsyGS5jaGlldS5sb2JieS52MS5Sb29tRW50cnkiRAoOUHV0Um9vbVJlcXVlc3QSIgoEcm9vbRgBIAEoCzIULmNoaWV1LmxvYmJ5LnYxLlJvb20SDgoGcmVhc29uGAIgASgJIkYKD1B1dFJvb21SZXNwb25zZRIiCgRyb29tGAEgASgLMhQuY2hpZXUubG9iYnkudjEuUm9vbRIPCgdjcmVhdGVkGAIgASgIIjQKEURlbGV0ZVJvb21SZXF1ZXN0Eg8KB3Jvb21faWQYASABKAkSDgoGcmVhc29uGAIgASgJIhQKEkRlbGV0ZVJvb21SZXNwb25zZSLQAQoJUm9vbUF1ZGl0EgoKAmlkGAEgASgDEg8KB3Jvb21faWQYAiABKAkSDgoGYWN0aW9uGAMgASgJEg0KBWFjdG9yGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIpCgZiZWZvcmUYBiABKAsyFC5jaGlldS5sb2JieS52MS5Sb29tSACIAQESKAoFYWZ0ZXIYByABKAsyFC5jaGlldS5sb2JieS52MS5Sb29tSAGIAQESDQoFYXRfbXMYCCABKANCCQoHX2JlZm9yZUIICgZfYWZ0ZXIiTgoUTGlzdFJvb21BdWRpdFJlcXVlc3QSDwoHcm9vbV9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJcChVMaXN0Um9vbUF1ZGl0UmVzcG9uc2USKgoHZW50cmllcxgBIAMoCzIZLmNoaWV1LmxvYmJ5LnYxLlJvb21BdWRpdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAki4AIKDFRhYmxlU3VtbWFyeRIQCgh0YWJsZV9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEg8KB3Jvb21faWQYAyABKAkSFAoMbGFkZGVyX2xldmVsGAQgASgDEg0KBXN0YWtlGAUgASgDEioKCGN1cnJlbmN5GAYgASgOMhguY2hpZXUudGFibGUudjEuQ3VycmVuY3kSDAoEaG9zdBgHIAEoCRIRCgltYXhfc2VhdHMYCCABKAMSEwoLc2VhdHNfdGFrZW4YCSABKAMSEgoKc2VhdHNfZnJlZRgKIAEoAxINCgVzZWF0cxgLIAMoCRISCgpzcGVjdGF0b3JzGAwgASgDEisKBnN0YXR1cxgNIAEoDjIbLmNoaWV1LnRhYmxlLnYxLlRhYmxlU3RhdHVzEg8KB2hhbmRfbm8YDiABKAMSDwoHdmVyc2lvbhgPIAEoBBISCgp1cGRhdGVkX21zGBAgASgDIq8BChFMaXN0VGFibGVzUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSKwoGc3RhdHVzGAMgASgOMhsuY2hpZXUudGFibGUudjEuVGFibGVTdGF0dXMSEQoJZnJlZV9zZWF0GAQgASgIEhQKDGxhZGRlcl9sZXZlbBgFIAEoAxIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCSJbChJMaXN0VGFibGVzUmVzcG9uc2USLAoGdGFibGVzGAEgAygLMhwuY2hpZXUubG9iYnkudjEuVGFibGVTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIjChBXYXRjaFJvb21SZXF1ZXN0Eg8KB3Jvb21faWQYASABKAkipgEKEVdhdGNoUm9vbVJlc3BvbnNlEiwKCHNuYXBzaG90GAEgASgLMhguY2hpZXUubG9iYnkudjEuU25hcHNob3RIABIvCgdjaGFuZ2VkGAIgASgLMhwuY2hpZXUubG9iYnkudjEuVGFibGVTdW1tYXJ5SAASKgoHcmVtb3ZlZBgDIAEoCzIXLmNoaWV1LmxvYmJ5LnYxLlJlbW92ZWRIAEIGCgRraW5kIkoKCFNuYXBzaG90EiwKBnRhYmxlcxgBIAMoCzIcLmNoaWV1LmxvYmJ5LnYxLlRhYmxlU3VtbWFyeRIQCghjb21wbGV0ZRgCIAEoCCJACgdSZW1vdmVkEhAKCHRhYmxlX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQSEgoKdXBkYXRlZF9tcxgDIAEoAyI4ChBRdWlja1NlYXRSZXF1ZXN0Eg8KB3Jvb21faWQYASABKAkSEwoLY2xpZW50X3NlZWQYAiABKAwibgoRUXVpY2tTZWF0UmVzcG9uc2USEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoAxIPCgdjcmVhdGVkGAMgASgIEigKBXRhYmxlGAQgASgLMhkuY2hpZXUudGFibGUudjEuVGFibGVWaWV3IiMKDkdldEhvbWVSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCSJCCglHYW1lTGV2ZWwSDAoEZ2FtZRgBIAEoCRINCgVsZXZlbBgCIAEoAxIMCgRiZXN0GAMgASgDEgoKAmxwGAQgASgSIvMBCg9HZXRIb21lUmVzcG9uc2USJgoGcGxheWVyGAEgASgLMhYuY2hpZXUubG9iYnkudjEuUGxheWVyEg0KBWNvaW5zGAIgASgDEg4KBmhlYXJ0cxgDIAEoAxIpCgZsZXZlbHMYBCADKAsyGS5jaGlldS5sb2JieS52MS5HYW1lTGV2ZWwSEgoKcmVwdXRhdGlvbhgFIAEoAxIXCg9tZW1iZXJzaGlwX2RheXMYBiABKAMSLAoGc2VhdGVkGAcgAygLMhwuY2hpZXUubG9iYnkudjEuVGFibGVTdW1tYXJ5EhMKC3VuYXZhaWxhYmxlGAggAygJMuwLCgxMb2JieVNlcnZpY2USVgoLU2lnbkluR3Vlc3QSIi5jaGlldS5sb2JieS52MS5TaWduSW5HdWVzdFJlcXVlc3QaIy5jaGlldS5sb2JieS52MS5TaWduSW5HdWVzdFJlc3BvbnNlEk0KCFJlZ2lzdGVyEh8uY2hpZXUubG9iYnkudjEuUmVnaXN0ZXJSZXF1ZXN0GiAuY2hpZXUubG9iYnkudjEuUmVnaXN0ZXJSZXNwb25zZRJHCgZTaWduSW4SHS5jaGlldS5sb2JieS52MS5TaWduSW5SZXF1ZXN0Gh4uY2hpZXUubG9iYnkudjEuU2lnbkluUmVzcG9uc2USSgoHUmVmcmVzaBIeLmNoaWV1LmxvYmJ5LnYxLlJlZnJlc2hSZXF1ZXN0Gh8uY2hpZXUubG9iYnkudjEuUmVmcmVzaFJlc3BvbnNlEkoKB1NpZ25PdXQSHi5jaGlldS5sb2JieS52MS5TaWduT3V0UmVxdWVzdBofLmNoaWV1LmxvYmJ5LnYxLlNpZ25PdXRSZXNwb25zZRJfCg5SZXZva2VTZXNzaW9ucxIlLmNoaWV1LmxvYmJ5LnYxLlJldm9rZVNlc3Npb25zUmVxdWVzdBomLmNoaWV1LmxvYmJ5LnYxLlJldm9rZVNlc3Npb25zUmVzcG9uc2USWQoMQ2hlY2tTZXNzaW9uEiMuY2hpZXUubG9iYnkudjEuQ2hlY2tTZXNzaW9uUmVxdWVzdBokLmNoaWV1LmxvYmJ5LnYxLkNoZWNrU2Vzc2lvblJlc3BvbnNlEmIKD0xpc3RSZXZvY2F0aW9ucxImLmNoaWV1LmxvYmJ5LnYxLkxpc3RSZXZvY2F0aW9uc1JlcXVlc3QaJy5jaGlldS5sb2JieS52MS5MaXN0UmV2b2NhdGlvbnNSZXNwb25zZRJQCglMaXN0Wm9uZXMSIC5jaGlldS5sb2JieS52MS5MaXN0Wm9uZXNSZXF1ZXN0GiEuY2hpZXUubG9iYnkudjEuTGlzdFpvbmVzUmVzcG9uc2USUAoJTGlzdFJvb21zEiAuY2hpZXUubG9iYnkudjEuTGlzdFJvb21zUmVxdWVzdBohLmNoaWV1LmxvYmJ5LnYxLkxpc3RSb29tc1Jlc3BvbnNlEkoKB0dldFJvb20SHi5jaGlldS5sb2JieS52MS5HZXRSb29tUmVxdWVzdBofLmNoaWV1LmxvYmJ5LnYxLkdldFJvb21SZXNwb25zZRJKCgdQdXRSb29tEh4uY2hpZXUubG9iYnkudjEuUHV0Um9vbVJlcXVlc3QaHy5jaGlldS5sb2JieS52MS5QdXRSb29tUmVzcG9uc2USUwoKRGVsZXRlUm9vbRIhLmNoaWV1LmxvYmJ5LnYxLkRlbGV0ZVJvb21SZXF1ZXN0GiIuY2hpZXUubG9iYnkudjEuRGVsZXRlUm9vbVJlc3BvbnNlElwKDUxpc3RSb29tQXVkaXQSJC5jaGlldS5sb2JieS52MS5MaXN0Um9vbUF1ZGl0UmVxdWVzdBolLmNoaWV1LmxvYmJ5LnYxLkxpc3RSb29tQXVkaXRSZXNwb25zZRJTCgpMaXN0VGFibGVzEiEuY2hpZXUubG9iYnkudjEuTGlzdFRhYmxlc1JlcXVlc3QaIi5jaGlldS5sb2JieS52MS5MaXN0VGFibGVzUmVzcG9uc2USUgoJV2F0Y2hSb29tEiAuY2hpZXUubG9iYnkudjEuV2F0Y2hSb29tUmVxdWVzdBohLmNoaWV1LmxvYmJ5LnYxLldhdGNoUm9vbVJlc3BvbnNlMAESUAoJUXVpY2tTZWF0EiAuY2hpZXUubG9iYnkudjEuUXVpY2tTZWF0UmVxdWVzdBohLmNoaWV1LmxvYmJ5LnYxLlF1aWNrU2VhdFJlc3BvbnNlEkoKB0dldEhvbWUSHi5jaGlldS5sb2JieS52MS5HZXRIb21lUmVxdWVzdBofLmNoaWV1LmxvYmJ5LnYxLkdldEhvbWVSZXNwb25zZWIGcHJvdG8z", [file_chieu_table_v1_log, file_chieu_table_v1_table_service, file_google_protobuf_struct]);
+  fileDesc("CiJjaGlldS9sb2JieS92MS9sb2JieV9zZXJ2aWNlLnByb3RvEg5jaGlldS5sb2JieS52MSI6CgdQcm9maWxlEhEKCXBsYXllcl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBmF2YXRhchgDIAEoCSIoChJHZXRQcm9maWxlc1JlcXVlc3QSEgoKcGxheWVyX2lkcxgBIAMoCSJRChNHZXRQcm9maWxlc1Jlc3BvbnNlEikKCHByb2ZpbGVzGAEgAygLMhcuY2hpZXUubG9iYnkudjEuUHJvZmlsZRIPCgd1bmtub3duGAIgAygJIlwKBlBsYXllchIRCglwbGF5ZXJfaWQYASABKAkSDAoEbmFtZRgCIAEoCRINCgVndWVzdBgDIAEoCBISCgpjcmVhdGVkX21zGAQgASgDEg4KBmF2YXRhchgFIAEoCSLAAQoHU2Vzc2lvbhISCgpzZXNzaW9uX2lkGAEgASgJEhQKDGFjY2Vzc190b2tlbhgCIAEoCRIZChFhY2Nlc3NfZXhwaXJlc19tcxgDIAEoAxIVCg1yZWZyZXNoX3Rva2VuGAQgASgJEhoKEnJlZnJlc2hfZXhwaXJlc19tcxgFIAEoAxImCgZwbGF5ZXIYBiABKAsyFi5jaGlldS5sb2JieS52MS5QbGF5ZXISFQoNd2VsY29tZV9jb2lucxgHIAEoAyI1ChJTaWduSW5HdWVzdFJlcXVlc3QSEQoJZGV2aWNlX2lkGAEgASgJEgwKBG5hbWUYAiABKAkiPwoTU2lnbkluR3Vlc3RSZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcuY2hpZXUubG9iYnkudjEuU2Vzc2lvbiJWCg9SZWdpc3RlclJlcXVlc3QSEAoIdXNlcm5hbWUYASABKAkSEAoIcGFzc3dvcmQYAiABKAkSEQoJZGV2aWNlX2lkGAMgASgJEgwKBG5hbWUYBCABKAkiPAoQUmVnaXN0ZXJSZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcuY2hpZXUubG9iYnkudjEuU2Vzc2lvbiJGCg1TaWduSW5SZXF1ZXN0EhAKCHVzZXJuYW1lGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJEhEKCWRldmljZV9pZBgDIAEoCSI6Cg5TaWduSW5SZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcuY2hpZXUubG9iYnkudjEuU2Vzc2lvbiInCg5SZWZyZXNoUmVxdWVzdBIVCg1yZWZyZXNoX3Rva2VuGAEgASgJIjsKD1JlZnJlc2hSZXNwb25zZRIoCgdzZXNzaW9uGAEgASgLMhcuY2hpZXUubG9iYnkudjEuU2Vzc2lvbiInCg5TaWduT3V0UmVxdWVzdBIVCg1yZWZyZXNoX3Rva2VuGAEgASgJIiUKD1NpZ25PdXRSZXNwb25zZRISCgpzZXNzaW9uX2lkGAEgASgJIjoKFVJldm9rZVNlc3Npb25zUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIikKFlJldm9rZVNlc3Npb25zUmVzcG9uc2USDwoHcmV2b2tlZBgBIAEoAyIrChNDaGVja1Nlc3Npb25SZXF1ZXN0EhQKDGFjY2Vzc190b2tlbhgBIAEoCSJhChRDaGVja1Nlc3Npb25SZXNwb25zZRIOCgZhY3RpdmUYASABKAgSEgoKc2Vzc2lvbl9pZBgCIAEoCRIRCglwbGF5ZXJfaWQYAyABKAkSEgoKZXhwaXJlc19tcxgEIAEoAyJdCgpSZXZvY2F0aW9uEhQKDHRva2VuX3NoYTI1NhgBIAEoDBISCgpleHBpcmVzX21zGAIgASgDEhIKCnNlc3Npb25faWQYAyABKAkSEQoJcGxheWVyX2lkGAQgASgJIj0KFkxpc3RSZXZvY2F0aW9uc1JlcXVlc3QSFAoMYWZ0ZXJfY3Vyc29yGAEgASgEEg0KBWxpbWl0GAIgASgFIl8KF0xpc3RSZXZvY2F0aW9uc1Jlc3BvbnNlEi8KC3Jldm9jYXRpb25zGAEgAygLMhouY2hpZXUubG9iYnkudjEuUmV2b2NhdGlvbhITCgtuZXh0X2N1cnNvchgCIAEoBCLyAQoEUm9vbRIPCgdyb29tX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSDAoEbmFtZRgDIAEoCRIqCghjdXJyZW5jeRgEIAEoDjIYLmNoaWV1LnRhYmxlLnYxLkN1cnJlbmN5Eg0KBXN0YWtlGAUgASgDEhgKEGxhZGRlcl9taW5fbGV2ZWwYBiABKAMSGAoQbGFkZGVyX21heF9sZXZlbBgHIAEoAxIWCg5taW5fcmVwdXRhdGlvbhgIIAEoAxIoCgdvcHRpb25zGAkgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRzb3J0GAogASgDImoKBEdhdGUSDwoHYWxsb3dlZBgBIAEoCBIOCgZyZWFzb24YAiABKAkSDwoHbWVzc2FnZRgDIAEoCRINCgVjb2lucxgEIAEoAxINCgVsZXZlbBgFIAEoAxISCgpyZXB1dGF0aW9uGAYgASgDInQKCVJvb21FbnRyeRIiCgRyb29tGAEgASgLMhQuY2hpZXUubG9iYnkudjEuUm9vbRIiCgRnYXRlGAIgASgLMhQuY2hpZXUubG9iYnkudjEuR2F0ZRIOCgZ0YWJsZXMYAyABKAMSDwoHcGxheWVycxgEIAEoAyJECgRab25lEgwKBGdhbWUYASABKAkSDQoFcm9vbXMYAiABKAMSDgoGdGFibGVzGAMgASgDEg8KB3BsYXllcnMYBCABKAMiEgoQTGlzdFpvbmVzUmVxdWVzdCI4ChFMaXN0Wm9uZXNSZXNwb25zZRIjCgV6b25lcxgBIAMoCzIULmNoaWV1LmxvYmJ5LnYxLlpvbmUiIAoQTGlzdFJvb21zUmVxdWVzdBIMCgRnYW1lGAEgASgJIj0KEUxpc3RSb29tc1Jlc3BvbnNlEigKBXJvb21zGAEgAygLMhkuY2hpZXUubG9iYnkudjEuUm9vbUVudHJ5IiEKDkdldFJvb21SZXF1ZXN0Eg8KB3Jvb21faWQYASABKAkiOgoPR2V0Um9vbVJlc3BvbnNlEicKBHJvb20YASABKAsyGS5jaGlldS5sb2JieS52MS5Sb29tRW50cnkiRAoOUHV0Um9vbVJlcXVlc3QSIgoEcm9vbRgBIAEoCzIULmNoaWV1LmxvYmJ5LnYxLlJvb20SDgoGcmVhc29uGAIgASgJIkYKD1B1dFJvb21SZXNwb25zZRIiCgRyb29tGAEgASgLMhQuY2hpZXUubG9iYnkudjEuUm9vbRIPCgdjcmVhdGVkGAIgASgIIjQKEURlbGV0ZVJvb21SZXF1ZXN0Eg8KB3Jvb21faWQYASABKAkSDgoGcmVhc29uGAIgASgJIhQKEkRlbGV0ZVJvb21SZXNwb25zZSLQAQoJUm9vbUF1ZGl0EgoKAmlkGAEgASgDEg8KB3Jvb21faWQYAiABKAkSDgoGYWN0aW9uGAMgASgJEg0KBWFjdG9yGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIpCgZiZWZvcmUYBiABKAsyFC5jaGlldS5sb2JieS52MS5Sb29tSACIAQESKAoFYWZ0ZXIYByABKAsyFC5jaGlldS5sb2JieS52MS5Sb29tSAGIAQESDQoFYXRfbXMYCCABKANCCQoHX2JlZm9yZUIICgZfYWZ0ZXIiTgoUTGlzdFJvb21BdWRpdFJlcXVlc3QSDwoHcm9vbV9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJcChVMaXN0Um9vbUF1ZGl0UmVzcG9uc2USKgoHZW50cmllcxgBIAMoCzIZLmNoaWV1LmxvYmJ5LnYxLlJvb21BdWRpdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkikAMKDFRhYmxlU3VtbWFyeRIQCgh0YWJsZV9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEg8KB3Jvb21faWQYAyABKAkSFAoMbGFkZGVyX2xldmVsGAQgASgDEg0KBXN0YWtlGAUgASgDEioKCGN1cnJlbmN5GAYgASgOMhguY2hpZXUudGFibGUudjEuQ3VycmVuY3kSDAoEaG9zdBgHIAEoCRIRCgltYXhfc2VhdHMYCCABKAMSEwoLc2VhdHNfdGFrZW4YCSABKAMSEgoKc2VhdHNfZnJlZRgKIAEoAxINCgVzZWF0cxgLIAMoCRIuCg1zZWF0X3Byb2ZpbGVzGBEgAygLMhcuY2hpZXUubG9iYnkudjEuUHJvZmlsZRISCgpzcGVjdGF0b3JzGAwgASgDEisKBnN0YXR1cxgNIAEoDjIbLmNoaWV1LnRhYmxlLnYxLlRhYmxlU3RhdHVzEg8KB2hhbmRfbm8YDiABKAMSDwoHdmVyc2lvbhgPIAEoBBISCgp1cGRhdGVkX21zGBAgASgDIq8BChFMaXN0VGFibGVzUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSKwoGc3RhdHVzGAMgASgOMhsuY2hpZXUudGFibGUudjEuVGFibGVTdGF0dXMSEQoJZnJlZV9zZWF0GAQgASgIEhQKDGxhZGRlcl9sZXZlbBgFIAEoAxIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCSJbChJMaXN0VGFibGVzUmVzcG9uc2USLAoGdGFibGVzGAEgAygLMhwuY2hpZXUubG9iYnkudjEuVGFibGVTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIjChBXYXRjaFJvb21SZXF1ZXN0Eg8KB3Jvb21faWQYASABKAkipgEKEVdhdGNoUm9vbVJlc3BvbnNlEiwKCHNuYXBzaG90GAEgASgLMhguY2hpZXUubG9iYnkudjEuU25hcHNob3RIABIvCgdjaGFuZ2VkGAIgASgLMhwuY2hpZXUubG9iYnkudjEuVGFibGVTdW1tYXJ5SAASKgoHcmVtb3ZlZBgDIAEoCzIXLmNoaWV1LmxvYmJ5LnYxLlJlbW92ZWRIAEIGCgRraW5kIkoKCFNuYXBzaG90EiwKBnRhYmxlcxgBIAMoCzIcLmNoaWV1LmxvYmJ5LnYxLlRhYmxlU3VtbWFyeRIQCghjb21wbGV0ZRgCIAEoCCJACgdSZW1vdmVkEhAKCHRhYmxlX2lkGAEgASgJEg8KB3ZlcnNpb24YAiABKAQSEgoKdXBkYXRlZF9tcxgDIAEoAyI4ChBRdWlja1NlYXRSZXF1ZXN0Eg8KB3Jvb21faWQYASABKAkSEwoLY2xpZW50X3NlZWQYAiABKAwibgoRUXVpY2tTZWF0UmVzcG9uc2USEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoAxIPCgdjcmVhdGVkGAMgASgIEigKBXRhYmxlGAQgASgLMhkuY2hpZXUudGFibGUudjEuVGFibGVWaWV3IiMKDkdldEhvbWVSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCSJCCglHYW1lTGV2ZWwSDAoEZ2FtZRgBIAEoCRINCgVsZXZlbBgCIAEoAxIMCgRiZXN0GAMgASgDEgoKAmxwGAQgASgSIvMBCg9HZXRIb21lUmVzcG9uc2USJgoGcGxheWVyGAEgASgLMhYuY2hpZXUubG9iYnkudjEuUGxheWVyEg0KBWNvaW5zGAIgASgDEg4KBmhlYXJ0cxgDIAEoAxIpCgZsZXZlbHMYBCADKAsyGS5jaGlldS5sb2JieS52MS5HYW1lTGV2ZWwSEgoKcmVwdXRhdGlvbhgFIAEoAxIXCg9tZW1iZXJzaGlwX2RheXMYBiABKAMSLAoGc2VhdGVkGAcgAygLMhwuY2hpZXUubG9iYnkudjEuVGFibGVTdW1tYXJ5EhMKC3VuYXZhaWxhYmxlGAggAygJMsQMCgxMb2JieVNlcnZpY2USVgoLU2lnbkluR3Vlc3QSIi5jaGlldS5sb2JieS52MS5TaWduSW5HdWVzdFJlcXVlc3QaIy5jaGlldS5sb2JieS52MS5TaWduSW5HdWVzdFJlc3BvbnNlEk0KCFJlZ2lzdGVyEh8uY2hpZXUubG9iYnkudjEuUmVnaXN0ZXJSZXF1ZXN0GiAuY2hpZXUubG9iYnkudjEuUmVnaXN0ZXJSZXNwb25zZRJHCgZTaWduSW4SHS5jaGlldS5sb2JieS52MS5TaWduSW5SZXF1ZXN0Gh4uY2hpZXUubG9iYnkudjEuU2lnbkluUmVzcG9uc2USSgoHUmVmcmVzaBIeLmNoaWV1LmxvYmJ5LnYxLlJlZnJlc2hSZXF1ZXN0Gh8uY2hpZXUubG9iYnkudjEuUmVmcmVzaFJlc3BvbnNlEkoKB1NpZ25PdXQSHi5jaGlldS5sb2JieS52MS5TaWduT3V0UmVxdWVzdBofLmNoaWV1LmxvYmJ5LnYxLlNpZ25PdXRSZXNwb25zZRJfCg5SZXZva2VTZXNzaW9ucxIlLmNoaWV1LmxvYmJ5LnYxLlJldm9rZVNlc3Npb25zUmVxdWVzdBomLmNoaWV1LmxvYmJ5LnYxLlJldm9rZVNlc3Npb25zUmVzcG9uc2USWQoMQ2hlY2tTZXNzaW9uEiMuY2hpZXUubG9iYnkudjEuQ2hlY2tTZXNzaW9uUmVxdWVzdBokLmNoaWV1LmxvYmJ5LnYxLkNoZWNrU2Vzc2lvblJlc3BvbnNlEmIKD0xpc3RSZXZvY2F0aW9ucxImLmNoaWV1LmxvYmJ5LnYxLkxpc3RSZXZvY2F0aW9uc1JlcXVlc3QaJy5jaGlldS5sb2JieS52MS5MaXN0UmV2b2NhdGlvbnNSZXNwb25zZRJQCglMaXN0Wm9uZXMSIC5jaGlldS5sb2JieS52MS5MaXN0Wm9uZXNSZXF1ZXN0GiEuY2hpZXUubG9iYnkudjEuTGlzdFpvbmVzUmVzcG9uc2USUAoJTGlzdFJvb21zEiAuY2hpZXUubG9iYnkudjEuTGlzdFJvb21zUmVxdWVzdBohLmNoaWV1LmxvYmJ5LnYxLkxpc3RSb29tc1Jlc3BvbnNlEkoKB0dldFJvb20SHi5jaGlldS5sb2JieS52MS5HZXRSb29tUmVxdWVzdBofLmNoaWV1LmxvYmJ5LnYxLkdldFJvb21SZXNwb25zZRJKCgdQdXRSb29tEh4uY2hpZXUubG9iYnkudjEuUHV0Um9vbVJlcXVlc3QaHy5jaGlldS5sb2JieS52MS5QdXRSb29tUmVzcG9uc2USUwoKRGVsZXRlUm9vbRIhLmNoaWV1LmxvYmJ5LnYxLkRlbGV0ZVJvb21SZXF1ZXN0GiIuY2hpZXUubG9iYnkudjEuRGVsZXRlUm9vbVJlc3BvbnNlElwKDUxpc3RSb29tQXVkaXQSJC5jaGlldS5sb2JieS52MS5MaXN0Um9vbUF1ZGl0UmVxdWVzdBolLmNoaWV1LmxvYmJ5LnYxLkxpc3RSb29tQXVkaXRSZXNwb25zZRJTCgpMaXN0VGFibGVzEiEuY2hpZXUubG9iYnkudjEuTGlzdFRhYmxlc1JlcXVlc3QaIi5jaGlldS5sb2JieS52MS5MaXN0VGFibGVzUmVzcG9uc2USUgoJV2F0Y2hSb29tEiAuY2hpZXUubG9iYnkudjEuV2F0Y2hSb29tUmVxdWVzdBohLmNoaWV1LmxvYmJ5LnYxLldhdGNoUm9vbVJlc3BvbnNlMAESUAoJUXVpY2tTZWF0EiAuY2hpZXUubG9iYnkudjEuUXVpY2tTZWF0UmVxdWVzdBohLmNoaWV1LmxvYmJ5LnYxLlF1aWNrU2VhdFJlc3BvbnNlEkoKB0dldEhvbWUSHi5jaGlldS5sb2JieS52MS5HZXRIb21lUmVxdWVzdBofLmNoaWV1LmxvYmJ5LnYxLkdldEhvbWVSZXNwb25zZRJWCgtHZXRQcm9maWxlcxIiLmNoaWV1LmxvYmJ5LnYxLkdldFByb2ZpbGVzUmVxdWVzdBojLmNoaWV1LmxvYmJ5LnYxLkdldFByb2ZpbGVzUmVzcG9uc2ViBnByb3RvMw", [file_chieu_table_v1_log, file_chieu_table_v1_table_service, file_google_protobuf_struct]);
+
+/**
+ * What anyone may see of a player: the display name and the avatar key.
+ *
+ * @generated from message chieu.lobby.v1.Profile
+ */
+export type Profile = Message<"chieu.lobby.v1.Profile"> & {
+  /**
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * The display name: 1..40 characters, no control or invisible formatting character, trimmed.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The avatar's key among the portal's pictures ("a00".."a63"): the client draws it.
+   *
+   * @generated from field: string avatar = 3;
+   */
+  avatar: string;
+};
+
+/**
+ * Describes the message chieu.lobby.v1.Profile.
+ * Use `create(ProfileSchema)` to create a new message.
+ */
+export const ProfileSchema: GenMessage<Profile> = /*@__PURE__*/
+  messageDesc(file_chieu_lobby_v1_lobby_service, 0);
+
+/**
+ * GetProfiles request.
+ *
+ * @generated from message chieu.lobby.v1.GetProfilesRequest
+ */
+export type GetProfilesRequest = Message<"chieu.lobby.v1.GetProfilesRequest"> & {
+  /**
+   * 1..200 player ids (a repeated id is answered once).
+   *
+   * @generated from field: repeated string player_ids = 1;
+   */
+  playerIds: string[];
+};
+
+/**
+ * Describes the message chieu.lobby.v1.GetProfilesRequest.
+ * Use `create(GetProfilesRequestSchema)` to create a new message.
+ */
+export const GetProfilesRequestSchema: GenMessage<GetProfilesRequest> = /*@__PURE__*/
+  messageDesc(file_chieu_lobby_v1_lobby_service, 1);
+
+/**
+ * GetProfiles response.
+ *
+ * @generated from message chieu.lobby.v1.GetProfilesResponse
+ */
+export type GetProfilesResponse = Message<"chieu.lobby.v1.GetProfilesResponse"> & {
+  /**
+   * The profiles of the ids the lobby knows, in the order asked (an unknown id is left out).
+   *
+   * @generated from field: repeated chieu.lobby.v1.Profile profiles = 1;
+   */
+  profiles: Profile[];
+
+  /**
+   * The ids asked that the lobby does not know.
+   *
+   * @generated from field: repeated string unknown = 2;
+   */
+  unknown: string[];
+};
+
+/**
+ * Describes the message chieu.lobby.v1.GetProfilesResponse.
+ * Use `create(GetProfilesResponseSchema)` to create a new message.
+ */
+export const GetProfilesResponseSchema: GenMessage<GetProfilesResponse> = /*@__PURE__*/
+  messageDesc(file_chieu_lobby_v1_lobby_service, 2);
 
 /**
  * A player as the lobby knows them.
@@ -36,6 +118,8 @@ export type Player = Message<"chieu.lobby.v1.Player"> & {
   playerId: string;
 
   /**
+   * The display name (see Profile.name).
+   *
    * @generated from field: string name = 2;
    */
   name: string;
@@ -53,6 +137,13 @@ export type Player = Message<"chieu.lobby.v1.Player"> & {
    * @generated from field: int64 created_ms = 4;
    */
   createdMs: bigint;
+
+  /**
+   * The avatar key (see Profile.avatar).
+   *
+   * @generated from field: string avatar = 5;
+   */
+  avatar: string;
 };
 
 /**
@@ -60,7 +151,7 @@ export type Player = Message<"chieu.lobby.v1.Player"> & {
  * Use `create(PlayerSchema)` to create a new message.
  */
 export const PlayerSchema: GenMessage<Player> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 0);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 3);
 
 /**
  * A session's tokens. Send the access token as "authorization: Bearer <token>" to every
@@ -114,7 +205,7 @@ export type Session = Message<"chieu.lobby.v1.Session"> & {
  * Use `create(SessionSchema)` to create a new message.
  */
 export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 1);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 4);
 
 /**
  * SignInGuest request.
@@ -130,7 +221,9 @@ export type SignInGuestRequest = Message<"chieu.lobby.v1.SignInGuestRequest"> & 
   deviceId: string;
 
   /**
-   * The guest's display name on first sign-in (optional).
+   * The guest's display name on first sign-in (optional; default "Khách <5 characters of the id>";
+   * 1..40 characters, no control or invisible formatting character; refused as name_empty,
+   * name_too_long or name_unprintable).
    *
    * @generated from field: string name = 2;
    */
@@ -142,7 +235,7 @@ export type SignInGuestRequest = Message<"chieu.lobby.v1.SignInGuestRequest"> & 
  * Use `create(SignInGuestRequestSchema)` to create a new message.
  */
 export const SignInGuestRequestSchema: GenMessage<SignInGuestRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 2);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 5);
 
 /**
  * SignInGuest response.
@@ -161,7 +254,7 @@ export type SignInGuestResponse = Message<"chieu.lobby.v1.SignInGuestResponse"> 
  * Use `create(SignInGuestResponseSchema)` to create a new message.
  */
 export const SignInGuestResponseSchema: GenMessage<SignInGuestResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 3);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 6);
 
 /**
  * Register request.
@@ -189,7 +282,7 @@ export type RegisterRequest = Message<"chieu.lobby.v1.RegisterRequest"> & {
   deviceId: string;
 
   /**
-   * Display name (default: the username).
+   * Display name (default: the username; the same rules as SignInGuestRequest.name).
    *
    * @generated from field: string name = 4;
    */
@@ -201,7 +294,7 @@ export type RegisterRequest = Message<"chieu.lobby.v1.RegisterRequest"> & {
  * Use `create(RegisterRequestSchema)` to create a new message.
  */
 export const RegisterRequestSchema: GenMessage<RegisterRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 4);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 7);
 
 /**
  * Register response.
@@ -220,7 +313,7 @@ export type RegisterResponse = Message<"chieu.lobby.v1.RegisterResponse"> & {
  * Use `create(RegisterResponseSchema)` to create a new message.
  */
 export const RegisterResponseSchema: GenMessage<RegisterResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 5);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 8);
 
 /**
  * SignIn request.
@@ -249,7 +342,7 @@ export type SignInRequest = Message<"chieu.lobby.v1.SignInRequest"> & {
  * Use `create(SignInRequestSchema)` to create a new message.
  */
 export const SignInRequestSchema: GenMessage<SignInRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 6);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 9);
 
 /**
  * SignIn response.
@@ -268,7 +361,7 @@ export type SignInResponse = Message<"chieu.lobby.v1.SignInResponse"> & {
  * Use `create(SignInResponseSchema)` to create a new message.
  */
 export const SignInResponseSchema: GenMessage<SignInResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 7);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 10);
 
 /**
  * Refresh request.
@@ -287,7 +380,7 @@ export type RefreshRequest = Message<"chieu.lobby.v1.RefreshRequest"> & {
  * Use `create(RefreshRequestSchema)` to create a new message.
  */
 export const RefreshRequestSchema: GenMessage<RefreshRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 8);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 11);
 
 /**
  * Refresh response.
@@ -306,7 +399,7 @@ export type RefreshResponse = Message<"chieu.lobby.v1.RefreshResponse"> & {
  * Use `create(RefreshResponseSchema)` to create a new message.
  */
 export const RefreshResponseSchema: GenMessage<RefreshResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 9);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 12);
 
 /**
  * SignOut request.
@@ -327,7 +420,7 @@ export type SignOutRequest = Message<"chieu.lobby.v1.SignOutRequest"> & {
  * Use `create(SignOutRequestSchema)` to create a new message.
  */
 export const SignOutRequestSchema: GenMessage<SignOutRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 10);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 13);
 
 /**
  * SignOut response.
@@ -346,7 +439,7 @@ export type SignOutResponse = Message<"chieu.lobby.v1.SignOutResponse"> & {
  * Use `create(SignOutResponseSchema)` to create a new message.
  */
 export const SignOutResponseSchema: GenMessage<SignOutResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 11);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 14);
 
 /**
  * RevokeSessions request.
@@ -370,7 +463,7 @@ export type RevokeSessionsRequest = Message<"chieu.lobby.v1.RevokeSessionsReques
  * Use `create(RevokeSessionsRequestSchema)` to create a new message.
  */
 export const RevokeSessionsRequestSchema: GenMessage<RevokeSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 12);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 15);
 
 /**
  * RevokeSessions response.
@@ -391,7 +484,7 @@ export type RevokeSessionsResponse = Message<"chieu.lobby.v1.RevokeSessionsRespo
  * Use `create(RevokeSessionsResponseSchema)` to create a new message.
  */
 export const RevokeSessionsResponseSchema: GenMessage<RevokeSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 13);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 16);
 
 /**
  * CheckSession request.
@@ -410,7 +503,7 @@ export type CheckSessionRequest = Message<"chieu.lobby.v1.CheckSessionRequest"> 
  * Use `create(CheckSessionRequestSchema)` to create a new message.
  */
 export const CheckSessionRequestSchema: GenMessage<CheckSessionRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 14);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 17);
 
 /**
  * CheckSession response.
@@ -448,7 +541,7 @@ export type CheckSessionResponse = Message<"chieu.lobby.v1.CheckSessionResponse"
  * Use `create(CheckSessionResponseSchema)` to create a new message.
  */
 export const CheckSessionResponseSchema: GenMessage<CheckSessionResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 15);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 18);
 
 /**
  * One revoked access token.
@@ -486,7 +579,7 @@ export type Revocation = Message<"chieu.lobby.v1.Revocation"> & {
  * Use `create(RevocationSchema)` to create a new message.
  */
 export const RevocationSchema: GenMessage<Revocation> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 16);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 19);
 
 /**
  * ListRevocations request.
@@ -514,7 +607,7 @@ export type ListRevocationsRequest = Message<"chieu.lobby.v1.ListRevocationsRequ
  * Use `create(ListRevocationsRequestSchema)` to create a new message.
  */
 export const ListRevocationsRequestSchema: GenMessage<ListRevocationsRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 17);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 20);
 
 /**
  * ListRevocations response.
@@ -538,7 +631,7 @@ export type ListRevocationsResponse = Message<"chieu.lobby.v1.ListRevocationsRes
  * Use `create(ListRevocationsResponseSchema)` to create a new message.
  */
 export const ListRevocationsResponseSchema: GenMessage<ListRevocationsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 18);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 21);
 
 /**
  * What a room plays for and who may sit there.
@@ -614,7 +707,7 @@ export type Room = Message<"chieu.lobby.v1.Room"> & {
  * Use `create(RoomSchema)` to create a new message.
  */
 export const RoomSchema: GenMessage<Room> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 19);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 22);
 
 /**
  * Whether the caller may sit in a room now, and why not.
@@ -628,7 +721,8 @@ export type Gate = Message<"chieu.lobby.v1.Gate"> & {
   allowed: boolean;
 
   /**
-   * Why not: not_enough_coins, level_too_low, reputation_too_low (empty when allowed).
+   * Why not: not_enough_coins, ladder_level_too_low, reputation_too_low (empty when allowed): the
+   * codes the table refuses a seat with.
    *
    * @generated from field: string reason = 2;
    */
@@ -662,7 +756,7 @@ export type Gate = Message<"chieu.lobby.v1.Gate"> & {
  * Use `create(GateSchema)` to create a new message.
  */
 export const GateSchema: GenMessage<Gate> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 20);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 23);
 
 /**
  * A room with the caller's gate and its table counts.
@@ -696,7 +790,7 @@ export type RoomEntry = Message<"chieu.lobby.v1.RoomEntry"> & {
  * Use `create(RoomEntrySchema)` to create a new message.
  */
 export const RoomEntrySchema: GenMessage<RoomEntry> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 21);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 24);
 
 /**
  * A zone: one game and its rooms.
@@ -730,7 +824,7 @@ export type Zone = Message<"chieu.lobby.v1.Zone"> & {
  * Use `create(ZoneSchema)` to create a new message.
  */
 export const ZoneSchema: GenMessage<Zone> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 22);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 25);
 
 /**
  * ListZones request.
@@ -745,7 +839,7 @@ export type ListZonesRequest = Message<"chieu.lobby.v1.ListZonesRequest"> & {
  * Use `create(ListZonesRequestSchema)` to create a new message.
  */
 export const ListZonesRequestSchema: GenMessage<ListZonesRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 23);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 26);
 
 /**
  * ListZones response.
@@ -764,7 +858,7 @@ export type ListZonesResponse = Message<"chieu.lobby.v1.ListZonesResponse"> & {
  * Use `create(ListZonesResponseSchema)` to create a new message.
  */
 export const ListZonesResponseSchema: GenMessage<ListZonesResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 24);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 27);
 
 /**
  * ListRooms request.
@@ -783,7 +877,7 @@ export type ListRoomsRequest = Message<"chieu.lobby.v1.ListRoomsRequest"> & {
  * Use `create(ListRoomsRequestSchema)` to create a new message.
  */
 export const ListRoomsRequestSchema: GenMessage<ListRoomsRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 25);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 28);
 
 /**
  * ListRooms response.
@@ -802,7 +896,7 @@ export type ListRoomsResponse = Message<"chieu.lobby.v1.ListRoomsResponse"> & {
  * Use `create(ListRoomsResponseSchema)` to create a new message.
  */
 export const ListRoomsResponseSchema: GenMessage<ListRoomsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 26);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 29);
 
 /**
  * GetRoom request.
@@ -821,7 +915,7 @@ export type GetRoomRequest = Message<"chieu.lobby.v1.GetRoomRequest"> & {
  * Use `create(GetRoomRequestSchema)` to create a new message.
  */
 export const GetRoomRequestSchema: GenMessage<GetRoomRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 27);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 30);
 
 /**
  * GetRoom response.
@@ -840,7 +934,7 @@ export type GetRoomResponse = Message<"chieu.lobby.v1.GetRoomResponse"> & {
  * Use `create(GetRoomResponseSchema)` to create a new message.
  */
 export const GetRoomResponseSchema: GenMessage<GetRoomResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 28);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 31);
 
 /**
  * PutRoom request.
@@ -864,7 +958,7 @@ export type PutRoomRequest = Message<"chieu.lobby.v1.PutRoomRequest"> & {
  * Use `create(PutRoomRequestSchema)` to create a new message.
  */
 export const PutRoomRequestSchema: GenMessage<PutRoomRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 29);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 32);
 
 /**
  * PutRoom response.
@@ -890,7 +984,7 @@ export type PutRoomResponse = Message<"chieu.lobby.v1.PutRoomResponse"> & {
  * Use `create(PutRoomResponseSchema)` to create a new message.
  */
 export const PutRoomResponseSchema: GenMessage<PutRoomResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 30);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 33);
 
 /**
  * DeleteRoom request.
@@ -914,7 +1008,7 @@ export type DeleteRoomRequest = Message<"chieu.lobby.v1.DeleteRoomRequest"> & {
  * Use `create(DeleteRoomRequestSchema)` to create a new message.
  */
 export const DeleteRoomRequestSchema: GenMessage<DeleteRoomRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 31);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 34);
 
 /**
  * DeleteRoom response.
@@ -929,7 +1023,7 @@ export type DeleteRoomResponse = Message<"chieu.lobby.v1.DeleteRoomResponse"> & 
  * Use `create(DeleteRoomResponseSchema)` to create a new message.
  */
 export const DeleteRoomResponseSchema: GenMessage<DeleteRoomResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 32);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 35);
 
 /**
  * One audited room change.
@@ -987,7 +1081,7 @@ export type RoomAudit = Message<"chieu.lobby.v1.RoomAudit"> & {
  * Use `create(RoomAuditSchema)` to create a new message.
  */
 export const RoomAuditSchema: GenMessage<RoomAudit> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 33);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 36);
 
 /**
  * ListRoomAudit request.
@@ -1003,6 +1097,8 @@ export type ListRoomAuditRequest = Message<"chieu.lobby.v1.ListRoomAuditRequest"
   roomId: string;
 
   /**
+   * At most this many (default 50, at most 500).
+   *
    * @generated from field: int32 page_size = 2;
    */
   pageSize: number;
@@ -1018,7 +1114,7 @@ export type ListRoomAuditRequest = Message<"chieu.lobby.v1.ListRoomAuditRequest"
  * Use `create(ListRoomAuditRequestSchema)` to create a new message.
  */
 export const ListRoomAuditRequestSchema: GenMessage<ListRoomAuditRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 34);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 37);
 
 /**
  * ListRoomAudit response.
@@ -1042,7 +1138,7 @@ export type ListRoomAuditResponse = Message<"chieu.lobby.v1.ListRoomAuditRespons
  * Use `create(ListRoomAuditResponseSchema)` to create a new message.
  */
 export const ListRoomAuditResponseSchema: GenMessage<ListRoomAuditResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 35);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 38);
 
 /**
  * An open table as the lobby lists it.
@@ -1110,7 +1206,15 @@ export type TableSummary = Message<"chieu.lobby.v1.TableSummary"> & {
   seats: string[];
 
   /**
-   * Watchers are not in the table log: always 0 until the table service reports them.
+   * The profile of the player in each seat, in the same order as seats (an empty Profile for a
+   * free seat, or for a player the lobby does not know).
+   *
+   * @generated from field: repeated chieu.lobby.v1.Profile seat_profiles = 17;
+   */
+  seatProfiles: Profile[];
+
+  /**
+   * How many watch the table without a seat (旁观), as the table processes report them.
    *
    * @generated from field: int64 spectators = 12;
    */
@@ -1146,7 +1250,7 @@ export type TableSummary = Message<"chieu.lobby.v1.TableSummary"> & {
  * Use `create(TableSummarySchema)` to create a new message.
  */
 export const TableSummarySchema: GenMessage<TableSummary> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 36);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 39);
 
 /**
  * ListTables request.
@@ -1207,7 +1311,7 @@ export type ListTablesRequest = Message<"chieu.lobby.v1.ListTablesRequest"> & {
  * Use `create(ListTablesRequestSchema)` to create a new message.
  */
 export const ListTablesRequestSchema: GenMessage<ListTablesRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 37);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 40);
 
 /**
  * ListTables response.
@@ -1233,7 +1337,7 @@ export type ListTablesResponse = Message<"chieu.lobby.v1.ListTablesResponse"> & 
  * Use `create(ListTablesResponseSchema)` to create a new message.
  */
 export const ListTablesResponseSchema: GenMessage<ListTablesResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 38);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 41);
 
 /**
  * WatchRoom request.
@@ -1252,7 +1356,7 @@ export type WatchRoomRequest = Message<"chieu.lobby.v1.WatchRoomRequest"> & {
  * Use `create(WatchRoomRequestSchema)` to create a new message.
  */
 export const WatchRoomRequestSchema: GenMessage<WatchRoomRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 39);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 42);
 
 /**
  * One message of a room's stream: first the snapshot, then one per change.
@@ -1296,7 +1400,7 @@ export type WatchRoomResponse = Message<"chieu.lobby.v1.WatchRoomResponse"> & {
  * Use `create(WatchRoomResponseSchema)` to create a new message.
  */
 export const WatchRoomResponseSchema: GenMessage<WatchRoomResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 40);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 43);
 
 /**
  * The room's open tables (a part of them).
@@ -1322,7 +1426,7 @@ export type Snapshot = Message<"chieu.lobby.v1.Snapshot"> & {
  * Use `create(SnapshotSchema)` to create a new message.
  */
 export const SnapshotSchema: GenMessage<Snapshot> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 41);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 44);
 
 /**
  * A table left the room.
@@ -1351,7 +1455,7 @@ export type Removed = Message<"chieu.lobby.v1.Removed"> & {
  * Use `create(RemovedSchema)` to create a new message.
  */
 export const RemovedSchema: GenMessage<Removed> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 42);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 45);
 
 /**
  * QuickSeat request.
@@ -1377,7 +1481,7 @@ export type QuickSeatRequest = Message<"chieu.lobby.v1.QuickSeatRequest"> & {
  * Use `create(QuickSeatRequestSchema)` to create a new message.
  */
 export const QuickSeatRequestSchema: GenMessage<QuickSeatRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 43);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 46);
 
 /**
  * QuickSeat response.
@@ -1413,7 +1517,7 @@ export type QuickSeatResponse = Message<"chieu.lobby.v1.QuickSeatResponse"> & {
  * Use `create(QuickSeatResponseSchema)` to create a new message.
  */
 export const QuickSeatResponseSchema: GenMessage<QuickSeatResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 44);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 47);
 
 /**
  * GetHome request.
@@ -1434,7 +1538,7 @@ export type GetHomeRequest = Message<"chieu.lobby.v1.GetHomeRequest"> & {
  * Use `create(GetHomeRequestSchema)` to create a new message.
  */
 export const GetHomeRequestSchema: GenMessage<GetHomeRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 45);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 48);
 
 /**
  * A player's ladder standing in one game (过关斩将).
@@ -1468,7 +1572,7 @@ export type GameLevel = Message<"chieu.lobby.v1.GameLevel"> & {
  * Use `create(GameLevelSchema)` to create a new message.
  */
 export const GameLevelSchema: GenMessage<GameLevel> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 46);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 49);
 
 /**
  * GetHome response.
@@ -1536,7 +1640,7 @@ export type GetHomeResponse = Message<"chieu.lobby.v1.GetHomeResponse"> & {
  * Use `create(GetHomeResponseSchema)` to create a new message.
  */
 export const GetHomeResponseSchema: GenMessage<GetHomeResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_lobby_v1_lobby_service, 47);
+  messageDesc(file_chieu_lobby_v1_lobby_service, 50);
 
 /**
  * The lobby service.
@@ -1724,6 +1828,17 @@ export const LobbyService: GenService<{
     methodKind: "unary";
     input: typeof GetHomeRequestSchema;
     output: typeof GetHomeResponseSchema;
+  },
+  /**
+   * Many players' public profiles (display name and avatar key) in one call, for a table's seats,
+   * a room's lists or a spectator list; any signed-in caller (names are public). 1..200 ids.
+   *
+   * @generated from rpc chieu.lobby.v1.LobbyService.GetProfiles
+   */
+  getProfiles: {
+    methodKind: "unary";
+    input: typeof GetProfilesRequestSchema;
+    output: typeof GetProfilesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_chieu_lobby_v1_lobby_service, 0);

@@ -1,0 +1,135 @@
+"""Players have names (issue 24): the rules of a display name and a refusal that says which one a
+name breaks; the avatar key; GetProfiles (many players in one call); every seat of the lobby's
+table lists (ListTables, WatchRoom, the home screen) with its player's name and avatar."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import grpc
+import pytest
+
+from chieu.kit.errors import ServiceError
+from chieu.lobby import names
+from chieu.lobby.v1 import lobby_service_pb2 as pb
+from tests.lobby.conftest import bearer, guest, refused, uid
+
+IA = grpc.StatusCode.INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize(("name", "reason", "says"), [
+    ("\u200b\u200b\u200b", "name_unprintable", "U+200B ZERO WIDTH SPACE (an invisible formatting character)"),
+    ("Bob\u202e", "name_unprintable", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+    ("a\x1b[31mred", "name_unprintable", "U+001B (a control character)"),
+    ("Na\u00a0Na", "name_unprintable", "a space or line break other than ' '"),
+    ("n" * 41, "name_too_long", "at most 40 characters, not 41"),
+])
+def test_a_refused_name_says_what_is_wrong(name: str, reason: str, says: str) -> None:
+    """An invisible name was refused as "at most 40 printable characters", which misstated it."""
+    with pytest.raises(ServiceError) as e:
+        names.check_name(name, "-")
+    assert e.value.reason == reason and says in e.value.message
+
+
+def test_a_name_is_trimmed_and_may_be_any_language() -> None:
+    assert names.check_name("  Bé Na 🌸  ", "-") == "Bé Na 🌸"
+    assert names.check_name("小明 (Tèo)", "-") == "小明 (Tèo)"
+    assert names.check_name("   ", "Khách 3f981") == "Khách 3f981"
+    assert names.check_name("n" * 40, "-") == "n" * 40
+
+
+def test_the_avatar_key_is_the_same_everywhere_and_one_of_the_pictures() -> None:
+    keys = {names.avatar_of(f"g-{i}") for i in range(2000)}
+    assert keys == {f"a{i:02d}" for i in range(names.AVATARS)}
+    assert names.avatar_of("g-3f981e14cb5b0a99") == names.avatar_of("g-3f981e14cb5b0a99")
+
+
+async def test_sign_in_refuses_a_bad_name_with_its_reason_and_words(stub: Any) -> None:
+    e = await refused(stub.SignInGuest(pb.SignInGuestRequest(device_id=uid("device-"), name="\u200b\u200b")),
+                      IA, "name_unprintable")
+    assert "U+200B" in (e.details() or "")
+    e = await refused(stub.SignInGuest(pb.SignInGuestRequest(device_id=uid("device-"), name="x" * 41),
+                                       metadata=(("accept-language", "vi-VN"),)), IA, "name_too_long")
+    assert e.details() == "name_too_long: Tên có tối đa 40 ký tự."
+    await refused(stub.Register(pb.RegisterRequest(username=uid("u")[:20], password="p" * 12, device_id=uid("d-"),
+                                                   name="ok\u2066")), IA, "name_unprintable")
+
+
+async def test_get_profiles_answers_many_players_in_one_call(stub: Any) -> None:
+    a, b = await guest(stub, name="Bé Na"), await guest(stub, name="小明")
+    me = bearer(a.access_token)
+    assert a.player.avatar == names.avatar_of(a.player.player_id)
+    ghost = uid("g-ghost-")
+    ids = [b.player.player_id, ghost, a.player.player_id, b.player.player_id]
+    r = await stub.GetProfiles(pb.GetProfilesRequest(player_ids=ids), metadata=me)
+    assert [(p.player_id, p.name, p.avatar) for p in r.profiles] == [
+        (b.player.player_id, "小明", names.avatar_of(b.player.player_id)),
+        (a.player.player_id, "Bé Na", names.avatar_of(a.player.player_id))]
+    assert list(r.unknown) == [ghost]
+
+
+async def test_get_profiles_bad_input(stub: Any) -> None:
+    me = bearer((await guest(stub)).access_token)
+    await refused(stub.GetProfiles(pb.GetProfilesRequest(player_ids=["x"])), grpc.StatusCode.UNAUTHENTICATED,
+                  "no_token")
+    await refused(stub.GetProfiles(pb.GetProfilesRequest(), metadata=me), IA, "bad_profile_ids")
+    await refused(stub.GetProfiles(pb.GetProfilesRequest(player_ids=[f"p{i}" for i in range(201)]), metadata=me),
+                  IA, "bad_profile_ids")
+    for bad in ("", "x" * 201, "bell\x07", "line\nbreak"):
+        e = await refused(stub.GetProfiles(pb.GetProfilesRequest(player_ids=["ok", bad]), metadata=me),
+                          IA, "bad_profile_ids")
+        assert "player_ids[1]" in (e.details() or "") and len(e.details() or "") < 200
+    await refused(stub.GetProfiles(pb.GetProfilesRequest(player_ids=["nul\x00"]), metadata=me), IA, "bad_text")
+    e = await refused(stub.GetProfiles(pb.GetProfilesRequest(), metadata=(*me, ("accept-language", "zh-CN"))),
+                      IA, "bad_profile_ids")
+    assert e.details() == "bad_profile_ids: 一次查询 1 到 200 名玩家。"
+
+
+async def test_table_lists_show_each_seats_name_and_avatar(stub: Any) -> None:
+    host, other = await guest(stub, name="Chủ bàn"), await guest(stub, name="Khách quen")
+    room = "xiangqi.points"
+    first = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room), metadata=bearer(host.access_token))
+    second = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room), metadata=bearer(other.access_token))
+    assert second.table_id == first.table_id
+    want = [(host.player.player_id, "Chủ bàn", names.avatar_of(host.player.player_id)),
+            (other.player.player_id, "Khách quen", names.avatar_of(other.player.player_id))]
+
+    def cards(t: pb.TableSummary) -> list[tuple[str, str, str]]:
+        assert len(t.seat_profiles) == len(t.seats)
+        return [(p.player_id, p.name, p.avatar) for p in t.seat_profiles]
+
+    listed = (await stub.ListTables(pb.ListTablesRequest(room_id=room, page_size=500),
+                                    metadata=bearer(host.access_token))).tables
+    mine = next(t for t in listed if t.table_id == first.table_id)
+    assert cards(mine) == want
+    home = await stub.GetHome(pb.GetHomeRequest(), metadata=bearer(other.access_token))
+    assert home.player.avatar == names.avatar_of(other.player.player_id)
+    assert [cards(t) for t in home.seated if t.table_id == first.table_id] == [want]
+
+    watch = stub.WatchRoom(pb.WatchRoomRequest(room_id=room), metadata=bearer(host.access_token))
+    try:
+        async def snapshot() -> list[pb.TableSummary]:
+            out: list[pb.TableSummary] = []
+            async for m in watch:
+                out += m.snapshot.tables
+                if m.snapshot.complete:
+                    return out
+            return out
+
+        shown = await asyncio.wait_for(snapshot(), 10)
+        assert [cards(t) for t in shown if t.table_id == first.table_id] == [want]
+    finally:
+        watch.cancel()
+
+
+async def test_a_free_seat_has_an_empty_profile(stub: Any) -> None:
+    host = await guest(stub, name="Một mình")
+    r = await stub.QuickSeat(pb.QuickSeatRequest(room_id="phom.points"), metadata=bearer(host.access_token))
+    listed = (await stub.ListTables(pb.ListTablesRequest(room_id="phom.points", page_size=500),
+                                    metadata=bearer(host.access_token))).tables
+    t = next(t for t in listed if t.table_id == r.table_id)
+    assert [p.name if s else "" for p, s in zip(t.seat_profiles, t.seats, strict=True)] == [
+        "Một mình" if s else "" for s in t.seats]
+    assert "" in list(t.seats)
+    assert all(p == pb.Profile() for p, s in zip(t.seat_profiles, t.seats, strict=True) if not s)
