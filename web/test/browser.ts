@@ -101,7 +101,7 @@ try {
   // Phỏm: each player sees their own hand only; the dealer's first discard reaches the other's view
   for (const p of [a, b]) {
     await p.click("header button");  // back to the rooms
-    await p.click("nav button:nth-child(2)");
+    await p.click('nav button[data-game="phom"]');
     await p.click('tr[data-room="phom.points"] button.enter');
     await p.waitForSelector("#new-table");
   }

@@ -78,7 +78,7 @@ async function lobby(game: string): Promise<void> {
   let rooms: RoomEntry[] = [];
   try { rooms = await portal.rooms(game); } catch (e) { toast(`rooms: ${reason(e)}`); }
   mount(root, h("nav", {}, Object.entries(GAMES).map(([k, v]) =>
-    h("button", { class: k === game ? "tab on" : "tab", onclick: () => void lobby(k) }, v))),
+    h("button", { class: k === game ? "tab on" : "tab", "data-game": k, onclick: () => void lobby(k) }, v))),
   h("table", { class: "rooms" }, h("tr", {}, h("th", {}, "room"), h("th", {}, "stake"), h("th", {}, "tables"), h("th", {}, "")),
     rooms.map((r) => h("tr", { "data-room": r.room!.roomId },
       h("td", {}, r.room!.name), h("td", {}, money(r.room!.stake, r.room!.currency)), h("td", {}, String(r.tables)),
