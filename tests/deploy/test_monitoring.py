@@ -20,7 +20,8 @@ from chieu.kit import metrics
 from .tools import DEPLOY, promtool, render, validate_custom
 
 MONITORING = DEPLOY / "monitoring"
-EXTERNAL = {"up", "kube_pod_container_status_restarts_total"}  # Prometheus' own and kube-state-metrics'
+EXTERNAL = {"up", "kube_pod_container_status_restarts_total",  # Prometheus' own and kube-state-metrics'
+            "kubelet_volume_stats_used_bytes", "kubelet_volume_stats_capacity_bytes"}  # the kubelet's
 SERVICES = ("table", "ledger", "ladder", "lobby")
 PROMQL_WORDS = {"sum", "max", "min", "avg", "by", "on", "or", "and", "unless", "rate", "increase", "deriv",
                 "histogram_quantile", "time", "vector", "bool", "label_values", "count", "without", "ignoring"}
