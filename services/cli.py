@@ -173,8 +173,9 @@ def _ms(value: str) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    """Exit 0: no discrepancy; 1: discrepancies (each listed); 2: an archive refused or bad
-    arguments; 3: NATS or PostgreSQL cannot be reached."""
+    """Exit 0: no discrepancy, everything checked; 1: discrepancies (each listed); 2: an archive
+    refused or bad arguments; 3: NATS or PostgreSQL cannot be reached; 4: no discrepancy in what was
+    checked, but some books were not (each listed as not checked): never OK."""
     import asyncio
     import json
     import os
@@ -194,6 +195,7 @@ def _audit(args: argparse.Namespace) -> int:
                       tables=frozenset(args.table or ()),
                       database_url="" if args.no_db else (args.database_url or os.environ.get("DATABASE_URL", "")),
                       ladder_database_url="" if args.no_db else (args.ladder_database_url or ""),
+                      collusion=_collusion(args),  # type: ignore[arg-type]
                       ledger=not args.no_ledger, ladder=not args.no_ladder,
                       params=Params(settings.ladder_up, settings.ladder_down, settings.ladder_floor_style,
                                     settings.ladder_only_lose_basis))
@@ -224,7 +226,36 @@ def _audit(args: argparse.Namespace) -> int:
             json.dump(report.to_json(), f, ensure_ascii=False, indent=2)
     if not args.quiet:
         rep.summary(report, console)
-    return 0 if report.ok else 1
+    return 1 if not report.ok else 0 if report.complete else 4
+
+
+def _collusion_flags(au: argparse.ArgumentParser) -> None:
+    """``chieu audit``'s chip-dumping thresholds (chieu.audit.collusion.Thresholds; the defaults)."""
+    from chieu.audit.collusion import Thresholds
+
+    d = Thresholds()
+    au.add_argument("--no-collusion", action="store_true", help="do not screen the coin hands for chip dumping")
+    for flag, kind, default, what in (
+            ("new-account-h", float, d.new_account_h, "an account younger than this (hours) at a hand is new"),
+            ("new-payers", int, d.new_payers, "new accounts losing to one account that flag it"),
+            ("min-coins", int, d.min_coins, "金币 a pattern must move to be flagged"),
+            ("max-moves", int, d.max_moves, "a coin hand ended after at most this many moves is short"),
+            ("short-hands", int, d.short_hands, "short or abandoned coin hands won that flag an account"),
+            ("short-share", float, d.short_share, "the share of an account's coin-hand wins that must be short"),
+            ("pair-hands", int, d.pair_hands, "coin hands of the same pair that may flag it"),
+            ("one-way", float, d.one_way, "the share of the pair's coins flowing one way that flags it")):
+        au.add_argument(f"--collusion-{flag}", type=kind, default=default, metavar="N", help=f"{what} ({default})")
+
+
+def _collusion(args: argparse.Namespace) -> object:
+    """The thresholds the flags give (None: --no-collusion)."""
+    from chieu.audit.collusion import Thresholds
+
+    if args.no_collusion:
+        return None
+    return Thresholds(args.collusion_new_account_h, args.collusion_new_payers, args.collusion_min_coins,
+                      args.collusion_max_moves, args.collusion_short_hands, args.collusion_short_share,
+                      args.collusion_pair_hands, args.collusion_one_way)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -326,6 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--no-ladder", action="store_true", help="do not reconcile the ladder")
     au.add_argument("--json", metavar="FILE", help="write the JSON report to FILE (- for stdout)")
     au.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    _collusion_flags(au)
     au.set_defaults(func=_audit)
 
     ex = sub.add_parser("export", help="auditor: write the table stream (or a period) to an archive file")
@@ -359,6 +391,62 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+LOCAL_ENV = ".var/local.env"
+"""What ``./chieu up`` writes beside its data: the local NATS, its audit credential, the database."""
+LOCAL_KEYS = ("NATS_URL", "CHIEU_NATS_CREDS", "CHIEU_NATS_CA", "DATABASE_URL")
+AUDIT_COMMANDS = ("verify", "audit", "export", "replay")
+
+
+def local_env_file(start: str | None = None) -> str | None:
+    """``$CHIEU_LOCAL_ENV``, else the nearest ``.var/local.env`` from ``start`` (the working folder)
+    up to the root: the local stack of ``./chieu up``, if one was made there."""
+    import os
+    from pathlib import Path
+
+    if os.environ.get("CHIEU_LOCAL_ENV"):
+        return os.environ["CHIEU_LOCAL_ENV"]
+    here = Path(start or os.getcwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / LOCAL_ENV).is_file():
+            return str(folder / LOCAL_ENV)
+    return None
+
+
+def use_local_stack(args: argparse.Namespace) -> list[str]:
+    """Fill what the environment does not say from the local stack's ``local.env``: NATS's URL and
+    the read-only ``audit`` user's seed (unless a NATS URL other than the local one is given), and
+    the database URL (unless one is given). Says which, on stderr; returns the keys filled."""
+    import os
+    import shlex
+
+    path = local_env_file()
+    if path is None:
+        return []
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    local: dict[str, str] = {}
+    for line in lines:
+        words = shlex.split(line, comments=True)
+        if len(words) == 1 and "=" in words[0]:
+            key, value = words[0].split("=", 1)
+            if key in LOCAL_KEYS:
+                local[key] = value
+    nats = getattr(args, "nats", None) or os.environ.get("NATS_URL")
+    other_nats = nats is not None and nats != local.get("NATS_URL")
+    filled = [k for k, v in local.items() if v and not os.environ.get(k)
+              and not (other_nats and k != "DATABASE_URL")
+              and not (k == "DATABASE_URL" and getattr(args, "database_url", None))]
+    for key in filled:
+        os.environ[key] = local[key]
+    if filled:
+        print(f"chieu {args.command}: {', '.join(filled)} from {path} (the local stack of ./chieu up)",
+              file=sys.stderr)
+    return filled
+
+
 def _script_only(args: argparse.Namespace) -> int:
     print(f"chieu: run it as ./chieu {args.command} (the entry script sets up what it needs)", file=sys.stderr)
     return 2
@@ -373,6 +461,8 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "func", None) is None:  # no command (or `help`): the help, not an error
         parser.print_help()
         return 0
+    if args.command in AUDIT_COMMANDS:
+        use_local_stack(args)
     result: int = args.func(args)
     return result
 

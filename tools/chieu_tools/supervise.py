@@ -128,7 +128,7 @@ def grpc_health(addr: str, ca: str = "", cert: str = "", key: str = "") -> Calla
                 state["channel"] = grpc.insecure_channel(addr)
         stub = health_pb2_grpc.HealthStub(state["channel"])
         try:
-            reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)  # type: ignore[attr-defined]
+            reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=2.0)  # type: ignore[attr-defined]
         except grpc.RpcError:
             return False
         return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
@@ -141,7 +141,7 @@ def http_ok(url: str) -> Callable[[], bool]:
 
     def check() -> bool:
         try:
-            with urllib.request.urlopen(url, timeout=1.0) as r:
+            with urllib.request.urlopen(url, timeout=2.0) as r:
                 return bool(r.status == 200)
         except OSError:
             return False
@@ -210,8 +210,9 @@ class Supervisor:
                     if self.stopping.is_set():
                         return
                     code = child.handle.poll() if child.handle is not None else None
-                    raise RuntimeError(f"{name} did not come up ({describe(code) if code is not None else 'unhealthy'}"
-                                       f" after {child.ready_timeout:.0f} s)")
+                    raise RuntimeError(f"{name} did not come up: " + (
+                        f"{describe(code)} before it was healthy" if code is not None
+                        else f"not healthy after {child.ready_timeout:.0f} s"))
                 child.state = "serving"
             self._write_status()
             for name in group:

@@ -133,7 +133,8 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
     pg_server = None
     database_url = settings.database_url
     if not database_url:
-        pg_server, database_url = localpg.start(data_dir / "postgres")
+        pg_server = localpg.Postmaster(data_dir / "postgres")
+        database_url = pg_server.url
     ledger_port = ledger_port or int(settings.ledger_addr.rsplit(":", 1)[1])
     ladder_port = int(settings.ladder_addr.rsplit(":", 1)[1])
     lobby_port = int(settings.lobby_addr.rsplit(":", 1)[1])
@@ -155,19 +156,7 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
 
     children: list[supervise.Child] = []
     if pg_server is not None:
-        server = pg_server
-        first = [True]
-
-        def spawn_pg() -> supervise.Handle:
-            if first[0]:  # started (or found running) by localpg.start above
-                first[0] = False
-                pid = localpg.postmaster(data_dir / "postgres")
-                if pid is not None:
-                    return supervise.Pid(pid)
-            return supervise.Pid(localpg.ensure_running(server))
-
-        children.append(supervise.Child("postgres", spawn_pg, lambda: localpg.is_ready(server),
-                                        stop=lambda _h: localpg.stop_dir(data_dir / "postgres")))
+        children.append(supervise.Child("postgres", pg_server.spawn, pg_server.ready, stop=pg_server.stop))
     children.append(supervise.Child(
         "nats-server", supervise.popen([localnats.binary(), "-c", str(conf)], {**os.environ}),
         supervise.http_ok(f"http://127.0.0.1:{nats_monitor_port}/healthz?js-enabled-only=true")))
@@ -237,6 +226,6 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
         if files is not None:
             files.shutdown()
         if pg_server is not None:
-            localpg.stop(pg_server)  # whichever postmaster runs there now: one started outside up too
+            pg_server.stop()  # whichever postmaster runs there now: one started outside up too
         print("chieu up: stopped", file=sys.stderr)
     return 0
