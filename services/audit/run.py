@@ -1,5 +1,6 @@
 """One audit of a period of play: the logs (live stream or archive), then the ledger and the
-ladder reconciled with them, into one :class:`~chieu.audit.report.Report`."""
+ladder reconciled with them, and the coin hands screened for chip dumping, into one
+:class:`~chieu.audit.report.Report`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from chieu.audit import archive, levels, logs, money, reputation, rewards
+from chieu.audit import archive, collusion, levels, logs, money, reputation, rewards
+from chieu.audit.collusion import Thresholds
 from chieu.audit.report import Report
 from chieu.ladder.rules import Params
 from chieu.ladder.terms import Terms
@@ -35,6 +37,8 @@ class Options:
     terms: Terms | None = None
     """The ladder's configuration to hold its books to (None: ``CHIEU_LADDER_*`` of the
     environment, with ``params``)."""
+    collusion: Thresholds | None = field(default_factory=Thresholds)
+    """What the chip-dumping screen flags (None: not screened)."""
 
 
 async def load(options: Options, report: Report) -> logs.Logs:
@@ -79,6 +83,9 @@ async def audit(options: Options, progress: Callable[[int, int], None] | None = 
         own = options.ladder_database_url not in ("", options.database_url)
         ladder = await asyncpg.connect(options.ladder_database_url) if own and options.ladder else conn
         try:
+            if options.collusion is not None:  # accounts' ages from the ledger
+                born = await collusion.opened(conn) if options.ledger else {}
+                collusion.check(period, report, options.collusion, born)
             if options.ledger:
                 await money.reconcile(conn, period, report)
             if options.ladder:
@@ -95,6 +102,8 @@ async def audit(options: Options, progress: Callable[[int, int], None] | None = 
             await conn.close()
     else:
         report.skipped.append("the ledger and the ladder: no DATABASE_URL")
+        if options.collusion is not None:  # accounts' ages from their first hands
+            collusion.check(period, report, options.collusion)
     if not options.ledger:
         report.skipped.append("the ledger (--no-ledger)")
     if not options.ladder:
