@@ -18,6 +18,7 @@ proxy in front of it says in ``X-Forwarded-For``.
 from __future__ import annotations
 
 import ipaddress
+import socket
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -25,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from chieu.kit.settings import Settings
 
-IP = ipaddress.IPv4Address | ipaddress.IPv6Address
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Network = tuple[int, int, int]
+"""A trusted network as it is checked: (4 or 6, its address, its mask), as integers."""
 
 UNKNOWN = "unknown"
 """The address of a peer that is no IP (a Unix socket, an in-process channel)."""
@@ -48,57 +49,79 @@ def proxies(text: str) -> tuple[Network, ...]:
         if not item:
             continue
         try:
-            out.append(ipaddress.ip_network(item, strict=False))
+            n = ipaddress.ip_network(item, strict=False)
         except ValueError:
             raise SettingsError(f"CHIEU_TRUSTED_PROXIES: {item!r} is not an address or a CIDR network") from None
+        out.append((n.version, int(n.network_address), int(n.netmask)))
     return tuple(out)
 
 
-def _plain(ip: IP) -> IP:
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    return ip
+_V4_MAPPED = b"\0" * 10 + b"\xff\xff"
 
 
-def parse(text: str) -> IP | None:
-    """The IP of an address as a peer string or a header entry writes it (``ipv4:1.2.3.4:5``,
-    ``ipv6:[::1]:5``, ``1.2.3.4``, ``1.2.3.4:80``, ``[2001:db8::1]:443``, ``2001:db8::1``,
-    percent-encoded brackets of a peer string included); ``None`` for anything else."""
+def _packed(text: str) -> tuple[int, bytes] | None:
+    """(4 or 6, the packed address) of one address's text, an IPv4-mapped IPv6 address as IPv4."""
+    try:
+        return 4, socket.inet_pton(socket.AF_INET, text)
+    except OSError:
+        pass
+    try:
+        b = socket.inet_pton(socket.AF_INET6, text.split("%", 1)[0])
+    except OSError:
+        return None
+    return (4, b[12:]) if b[:12] == _V4_MAPPED else (6, b)
+
+
+def _strip(text: str) -> str:
+    """The address part of a peer string or a header entry (``ipv4:1.2.3.4:5``, ``ipv6:[::1]:5``,
+    ``1.2.3.4:80``, ``[2001:db8::1]:443``, percent-encoded brackets of a peer string included)."""
     t = text.strip()
     if t.startswith(("ipv4:", "ipv6:")):
         t = t[5:]
-    t = t.replace("%5B", "[").replace("%5D", "]")
+    if "%5" in t:
+        t = t.replace("%5B", "[").replace("%5D", "]")
     if t.startswith("["):
-        t = t[1:t.find("]")] if "]" in t else ""
-    elif t.count(":") == 1:  # IPv4 with a port
-        t = t.split(":", 1)[0]
-    try:
-        return _plain(ipaddress.ip_address(t))
-    except ValueError:
-        return None
+        end = t.find("]")
+        return t[1:end] if end > 0 else ""
+    if t.count(":") == 1:  # IPv4 with a port
+        return t.split(":", 1)[0]
+    return t
 
 
-def _trusted(ip: IP, trusted: Sequence[Network]) -> bool:
-    return any(ip.version == n.version and ip in n for n in trusted)
+def _text(ip: tuple[int, bytes]) -> str:
+    return socket.inet_ntop(socket.AF_INET if ip[0] == 4 else socket.AF_INET6, ip[1])
+
+
+def parse(text: str) -> str | None:
+    """The address of a peer string or a header entry, written canonically (``ipv4:1.2.3.4:5``,
+    ``ipv6:[::1]:5``, ``1.2.3.4``, ``1.2.3.4:80``, ``[2001:db8::1]:443``, ``2001:db8::1``); ``None``
+    for anything else."""
+    ip = _packed(_strip(text))
+    return None if ip is None else _text(ip)
+
+
+def _trusted(ip: tuple[int, bytes], trusted: Sequence[Network]) -> bool:
+    version, value = ip[0], int.from_bytes(ip[1])
+    return any(v == version and value & mask == net for v, net, mask in trusted)
 
 
 def resolve(peer: str, forwarded: Iterable[str], trusted: Sequence[Network]) -> str:
     """The client's address of a call from ``peer`` with these ``X-Forwarded-For`` values (each
     may list several, comma-separated), believing only ``trusted`` proxies."""
-    ip = parse(peer)
+    ip = _packed(_strip(peer))
     if ip is None:
         return UNKNOWN
     if not trusted or not _trusted(ip, trusted):
-        return str(ip)
+        return _text(ip)
     hops = [h for value in forwarded for h in value.split(",")]
     for hop in reversed(hops[-MAX_HOPS:]):
-        said = parse(hop)
+        said = _packed(_strip(hop))
         if said is None:  # a trusted proxy wrote no address: stop at the last one believed
             break
         ip = said
         if not _trusted(ip, trusted):
             break
-    return str(ip)
+    return _text(ip)
 
 
 def of(context: Any, trusted: Sequence[Network]) -> str:
@@ -116,9 +139,9 @@ def client(context: Any, settings: Settings) -> str:
 
 def key(address: str) -> str:
     """What a limit counts ``address`` under: an IPv4 address, an IPv6 address's /64."""
-    ip = parse(address)
+    ip = _packed(_strip(address))
     if ip is None:
         return address
-    if isinstance(ip, ipaddress.IPv6Address):
-        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
-    return str(ip)
+    if ip[0] == 6:
+        return socket.inet_ntop(socket.AF_INET6, ip[1][:8] + bytes(8)) + "/64"
+    return _text(ip)

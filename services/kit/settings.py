@@ -144,7 +144,7 @@ class Settings:
     """``CHIEU_LOBBY_REFRESH_TTL_S``: lifetime of a refresh token (seconds; 30 days)."""
     lobby_signin_failures: int = 5
     """``CHIEU_LOBBY_SIGNIN_FAILURES``: failed sign-ins free of delay per account and device, and per
-    account and address (an address's failures over every account: 4× this); each failure after
+    account and address (a device's failures over every account: 4× this); each failure after
     them doubles the wait before the next try (``RESOURCE_EXHAUSTED`` / ``too_many_attempts`` with
     the time to wait). A device that has signed in to the account before is never delayed by
     failures from elsewhere."""

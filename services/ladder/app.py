@@ -4,7 +4,7 @@ reward records, which the ledger pays) and the gRPC server."""
 
 from __future__ import annotations
 
-from chieu.kit import db, logs, names, natsauth
+from chieu.kit import db, logs, names, natsauth, revocations
 from chieu.kit.outbox import OutboxRelay
 from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, from_env
@@ -14,6 +14,7 @@ from chieu.ladder.service import LadderService
 from chieu.ladder.standings import Store
 from chieu.ladder.terms import Terms
 from chieu.ladder.v1 import ladder_service_pb2, ladder_service_pb2_grpc
+from chieu.lobby.v1 import lobby_service_pb2
 
 
 async def build(settings: Settings) -> Server:
@@ -31,13 +32,15 @@ async def build(settings: Settings) -> Server:
                            metrics_every_s=settings.metrics_refresh_s)
     relay = OutboxRelay(pool, nc.jetstream(), service="ladder", stream=names.LADDER,
                         replicas=settings.stream_replicas)
-    servicer = LadderService(store, settings, STREAM)
+    revoked = revocations.from_lobby(settings, lobby_service_pb2.ListRevocationsRequest,
+                                     lobby_service_pb2.ListRevocationsResponse)
+    servicer = LadderService(store, settings, STREAM, revoked)
     name = ladder_service_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
     return Server(
         settings, addr=settings.ladder_addr, services=[name],
         register=[lambda s: ladder_service_pb2_grpc.add_LadderServiceServicer_to_server(servicer, s)],
-        on_shutdown=[consumer.stop, resets.stop, relay.stop, nc.close, pool.close],
-        background=[consumer.start, resets.start, relay.start],
+        on_shutdown=[consumer.stop, resets.stop, relay.stop, revoked.stop, nc.close, pool.close],
+        background=[consumer.start, resets.start, relay.start, revoked.start],
     )
 
 

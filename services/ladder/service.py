@@ -20,6 +20,7 @@ import grpc
 
 from chieu.kit import auth, fields
 from chieu.kit.errors import ServiceError, invalid, not_found
+from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings, monthly_rewards
 from chieu.ladder import rules
 from chieu.ladder.rewards import decide_month
@@ -79,14 +80,17 @@ def change_message(r: Any) -> pb.Change:
 class LadderService(pb_grpc.LadderServiceServicer):
     """The LadderService servicer over the store."""
 
-    def __init__(self, store: Store, settings: Settings, stream: str) -> None:
+    def __init__(self, store: Store, settings: Settings, stream: str,
+                 revocations: RevocationList | None = None) -> None:
         self.store = store
         self.settings = settings
         self.stream = stream
         """The table stream whose cursor a seat check waits for."""
+        self.revocations = revocations
+        """The sessions signed out or revoked (:func:`chieu.kit.revocations.from_lobby`): refused."""
 
     def _who(self, context: Context) -> auth.Principal:
-        return auth.principal(context, auth.public_keys(self.settings))
+        return auth.principal(context, auth.public_keys(self.settings), self.revocations)
 
     def _self_or_staff(self, context: Context, player_id: str, *services: str) -> auth.Principal:
         """The player themselves, ``operator``, ``auditor``, or one of ``services`` (``service:lobby``)."""

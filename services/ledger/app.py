@@ -3,7 +3,7 @@ consumer, the ladder's reward records' consumer, the outbox relay and the gRPC s
 
 from __future__ import annotations
 
-from chieu.kit import db, logs, metrics, names, natsauth
+from chieu.kit import db, logs, metrics, names, natsauth, revocations
 from chieu.kit.outbox import OutboxRelay
 from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, from_env
@@ -13,6 +13,7 @@ from chieu.ledger.rewards import RewardConsumer
 from chieu.ledger.schema import MIGRATIONS
 from chieu.ledger.service import LedgerService, self_audit
 from chieu.ledger.v1 import ledger_service_pb2, ledger_service_pb2_grpc
+from chieu.lobby.v1 import lobby_service_pb2
 
 
 async def build(settings: Settings) -> Server:
@@ -31,13 +32,15 @@ async def build(settings: Settings) -> Server:
     audit = metrics.Every(settings.ledger_audit_every_s, lambda: self_audit(books), name="ledger-self-audit")
     relay = OutboxRelay(pool, nc.jetstream(), service="ledger", stream=names.LEDGER,
                         replicas=settings.stream_replicas)
-    servicer = LedgerService(books, settings)
+    revoked = revocations.from_lobby(settings, lobby_service_pb2.ListRevocationsRequest,
+                                     lobby_service_pb2.ListRevocationsResponse)
+    servicer = LedgerService(books, settings, revoked)
     name = ledger_service_pb2.DESCRIPTOR.services_by_name["LedgerService"].full_name
     return Server(
         settings, addr=settings.ledger_addr, services=[name],
         register=[lambda s: ledger_service_pb2_grpc.add_LedgerServiceServicer_to_server(servicer, s)],
-        on_shutdown=[consumer.stop, rewards.stop, relay.stop, audit.stop, nc.close, pool.close],
-        background=[consumer.start, rewards.start, relay.start, audit.start],
+        on_shutdown=[consumer.stop, rewards.stop, relay.stop, audit.stop, revoked.stop, nc.close, pool.close],
+        background=[consumer.start, rewards.start, relay.start, audit.start, revoked.start],
     )
 
 

@@ -6,7 +6,8 @@ their own money; the ``operator`` role reads anyone's, credits 红心币 purchas
 provider's callback) and rewards, and adjusts; ``auditor`` reads and audits. Services call with
 their own credentials (role ``service``, subject ``service:<name>``), each only what it needs:
 GetPot and CheckEligibility any service (the table's gates, the lobby's), GetBalances and
-ClaimWelcome ``service:lobby``; a service credential never passes for an operator. No service
+ClaimWelcome ``service:lobby`` (a player never claims its own welcome coins: the lobby pays them
+within its limits); a service credential never passes for an operator. No service
 credential mints money: the ladder's rewards come as its records on NATS
 (:mod:`chieu.ledger.rewards`), and ``CreditReward`` is an operator's, within the daily cap. An
 operator holds a flagged player's 金币 for review (``HoldCoins``, ``ReleaseCoins``). Every refusal
@@ -23,6 +24,7 @@ import grpc
 
 from chieu.kit import auth, db, fields, metrics
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
+from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
 from chieu.ledger import books as b
 from chieu.ledger import rewards
@@ -51,14 +53,16 @@ def _result(r: Result, player_id: str) -> pb.PostingResult:
 class LedgerService(pb_grpc.LedgerServiceServicer):
     """The LedgerService servicer over the books."""
 
-    def __init__(self, books: Books, settings: Settings) -> None:
+    def __init__(self, books: Books, settings: Settings, revocations: RevocationList | None = None) -> None:
         self.books = books
         self.settings = settings
+        self.revocations = revocations
+        """The sessions signed out or revoked (:func:`chieu.kit.revocations.from_lobby`): refused."""
 
     # -- who ------------------------------------------------------------------------------
 
     def _who(self, context: Context) -> auth.Principal:
-        return auth.principal(context, auth.public_keys(self.settings))
+        return auth.principal(context, auth.public_keys(self.settings), self.revocations)
 
     def _self_or_staff(self, context: Context, player_id: str, *staff: str) -> auth.Principal:
         """The player themselves, or one of ``staff`` (roles, or ``service:<name>``; default
@@ -194,8 +198,10 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
     # -- 金币 and 红心币 ---------------------------------------------------------------------
 
     async def ClaimWelcome(self, request: pb.ClaimWelcomeRequest, context: Context) -> pb.ClaimWelcomeResponse:
-        self._mine(context, request)
-        self._self_or_staff(context, request.player_id, "operator", "service:lobby")
+        """The welcome 金币 (GC-4), once per player: paid by the lobby within its limits per address
+        and device (issue 27), never claimed by the player itself."""
+        auth.require(self._who(context), "operator", "service:lobby")
+        fields.ident(request.player_id, "player_id")
         pid = f"welcome/{request.player_id}"
         p = Posting(pid, "welcome", (Leg(pid, b.system(b.COINS, "welcome"), b.player(b.COINS, request.player_id),
                                          max(self.settings.welcome_coins, 1), "welcome"),),

@@ -96,14 +96,25 @@ async def player(conn: db.Conn, player_id: str) -> PlayerRow | None:
     return None if r is None else _player(r)
 
 
+async def _guest_of(conn: db.Conn, device_id: str) -> PlayerRow | None:
+    found = await conn.fetchrow(
+        f"SELECT {_PLAYER_COLUMNS} FROM lobby_players WHERE player_id ="
+        " (SELECT player_id FROM lobby_devices WHERE device_id = $1)", device_id)
+    return None if found is None else _player(found)
+
+
+async def guest_of(pool: asyncpg.Pool, device_id: str) -> PlayerRow | None:
+    """The device's guest player, if it has one."""
+    async with pool.acquire() as conn:
+        return await _guest_of(conn, device_id)
+
+
 async def guest(pool: asyncpg.Pool, device_id: str, name: str) -> PlayerRow:
     """The device's guest player, created on its first sign-in (two at once make one)."""
     async with pool.acquire() as conn:
-        found = await conn.fetchrow(
-            f"SELECT {_PLAYER_COLUMNS} FROM lobby_players WHERE player_id ="
-            " (SELECT player_id FROM lobby_devices WHERE device_id = $1)", device_id)
+        found = await _guest_of(conn, device_id)
         if found is not None:
-            return _player(found)
+            return found
         player_id = f"g-{secrets.token_hex(8)}"
         async with conn.transaction():
             await conn.execute("INSERT INTO lobby_players (player_id, name, guest) VALUES ($1, $2, true)",

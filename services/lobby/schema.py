@@ -10,7 +10,10 @@
 - ``lobby_access``: access tokens by SHA-256 with their session: sign-out and revocation find the
   session of a token, and ``ListRevocations`` lists the revoked ones not yet expired.
 - ``lobby_revocations``: one row per revoked access token (cursor = id).
-- ``lobby_attempts``: failed sign-ins per key (``account:<name>``, ``device:<id>``) in a window.
+- ``lobby_attempts``: failed sign-ins per key (an account and a device, an account and an address,
+  a device, an address), each with the time its next try may come (V2: a delay that grows).
+- ``lobby_limits``: the new-player and welcome-coin limits per address and per device (V2), one
+  theoretical arrival time per key (GCRA, as :class:`chieu.kit.limits.Rate` counts).
 - ``lobby_rooms`` and ``lobby_room_audit``: rooms (operator data) and every change with its reason.
 - ``lobby_tables``: the live table list, folded from the table log; ``lobby_table_rooms``: the
   room the lobby created a table for (quick seat).
@@ -150,5 +153,22 @@ CREATE TABLE lobby_inbox (
 );
 """
 
-MIGRATIONS: tuple[str, ...] = (V1,)
+V2 = """
+-- failed sign-ins: a delay per key that grows with each failure, instead of a window's hard lock
+DELETE FROM lobby_attempts;
+ALTER TABLE lobby_attempts RENAME COLUMN window_start TO last_failure;
+ALTER TABLE lobby_attempts ADD COLUMN blocked_until timestamptz NOT NULL DEFAULT '-infinity';
+CREATE INDEX lobby_attempts_last ON lobby_attempts (last_failure);
+
+-- a device that signed in to an account before is known to it
+CREATE INDEX lobby_sessions_device ON lobby_sessions (player_id, device_id);
+
+CREATE TABLE lobby_limits (
+    key         text        PRIMARY KEY,
+    tat         timestamptz NOT NULL
+);
+CREATE INDEX lobby_limits_tat ON lobby_limits (tat);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2)
 """Append only: a new script for every change; never edit an applied one."""

@@ -18,7 +18,7 @@ import asyncpg
 import grpc
 
 from chieu.games import registry
-from chieu.kit import auth, fields, logs, metrics
+from chieu.kit import address, auth, fields, logs, metrics
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
@@ -28,7 +28,7 @@ from chieu.lobby.peers import Peers, Standing
 from chieu.lobby.presence import Spectators
 from chieu.lobby.projection import COLUMNS, Feed, Line, line_of, summary
 from chieu.lobby.rooms import Room, Rooms
-from chieu.lobby.sessions import RefreshReused, Sessions, Tokens, unauthenticated
+from chieu.lobby.sessions import Caller, RefreshReused, Sessions, Tokens, unauthenticated
 from chieu.lobby.v1 import lobby_service_pb2 as pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as pb_grpc
 from chieu.table.v1 import table_service_pb2
@@ -199,10 +199,22 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
 
     # -- sessions -----------------------------------------------------------------------------
 
-    async def _welcome(self, p: PlayerRow) -> int:
+    def _caller(self, context: Context, account: str, device: str) -> Caller:
+        """Who signs in: the account, the device and the client address's key (the peer, or
+        what a trusted proxy says: :mod:`chieu.kit.address`)."""
+        return Caller(account, device, address.key(address.client(context, self.settings)))
+
+    async def _welcome(self, p: PlayerRow, caller: Caller) -> int:
         """The welcome 金币 (GC-4) on a player's first sign-in, through the ledger (idempotent there:
-        ``welcome/<player>``). A ledger that cannot answer leaves it for the next sign-in."""
+        ``welcome/<player>``), within the caller's address and device allowance: a player over it
+        is marked ``limited`` and never paid. A ledger that cannot answer leaves it for the next
+        sign-in."""
         if p.welcome:
+            return 0
+        if not await self.sessions.welcome_allowed(caller):
+            await self.pool.execute("UPDATE lobby_players SET welcome = 'limited' WHERE player_id = $1"
+                                    " AND welcome = ''", p.player_id)
+            log.info("welcome coins over the address or device allowance", player_id=p.player_id)
             return 0
         try:
             paid, campaign = await self.peers.claim_welcome(p.player_id)
@@ -218,9 +230,13 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
     async def SignInGuest(self, request: pb.SignInGuestRequest, context: Context) -> pb.SignInGuestResponse:
         device = accounts.check_device(request.device_id)
         names.check_name(request.name, "-")
-        await self.sessions.throttled([f"device:{device}"])
-        p = await accounts.guest_once(self.pool, device, request.name)
-        welcome = await self._welcome(p)
+        caller = self._caller(context, "", device)
+        await self.sessions.throttled(caller, guest=True)
+        p = await accounts.guest_of(self.pool, device)
+        if p is None:
+            await self.sessions.new_player(caller)
+            p = await accounts.guest_once(self.pool, device, request.name)
+        welcome = await self._welcome(p, caller)
         tokens = await self.sessions.start(p.player_id, p.roles, device)
         return pb.SignInGuestResponse(session=_session(tokens, p, welcome))
 
@@ -230,9 +246,11 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         password = accounts.check_password(request.password)
         device = accounts.check_device(request.device_id)
         name = names.check_name(request.name, request.username)
-        await self.sessions.throttled([f"device:{device}"])
+        caller = self._caller(context, username, device)
+        await self.sessions.throttled(caller, guest=True)
+        await self.sessions.new_player(caller)
         p = await accounts.register(self.pool, username, await accounts.hash_password(password), name)
-        welcome = await self._welcome(p)
+        welcome = await self._welcome(p, caller)
         tokens = await self.sessions.start(p.player_id, p.roles, device)
         return pb.RegisterResponse(session=_session(tokens, p, welcome))
 
@@ -243,19 +261,19 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                 or len(request.password) > accounts.MAX_PASSWORD:
             raise invalid("bad_credentials", "a username and a password are needed")
         username = request.username.lower()
-        keys = [f"account:{username}", f"device:{device}"]
-        await self.sessions.throttled(keys)
+        caller = self._caller(context, username, device)
+        await self.sessions.throttled(caller)
         found = await accounts.account(self.pool, username)
         if not await accounts.verify_password(None if found is None else found[1], request.password) \
                 or found is None:
-            await self.sessions.failed(keys)
+            await self.sessions.failed(caller)
             raise unauthenticated("bad_credentials", "wrong username or password")
-        await self.sessions.succeeded(keys[:1])
+        await self.sessions.succeeded(caller)
         await accounts.rehash_if_needed(self.pool, username, found[1], request.password)
         async with self.pool.acquire() as conn:
             p = await accounts.player(conn, found[0])
         assert p is not None
-        welcome = await self._welcome(p)
+        welcome = await self._welcome(p, caller)
         tokens = await self.sessions.start(p.player_id, p.roles, device)
         return pb.SignInResponse(session=_session(tokens, p, welcome))
 
@@ -304,12 +322,13 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
 
     async def ListRevocations(self, request: pb.ListRevocationsRequest,
                               context: Context) -> pb.ListRevocationsResponse:
-        self._who(context)
+        """For services only (what they refuse): each revoked token's SHA-256 and expiry, never
+        whose it was."""
+        auth.require(self._who(context), auth.SERVICE)
         limit = fields.page_size(request.limit, 1000, 10_000)
         rows = await self.sessions.revocations(int(request.after_cursor), limit)
         return pb.ListRevocationsResponse(
-            revocations=[pb.Revocation(token_sha256=bytes(r["hash"]), expires_ms=r["expires_ms"],
-                                       session_id=r["session_id"], player_id=r["player_id"]) for r in rows],
+            revocations=[pb.Revocation(token_sha256=bytes(r["hash"]), expires_ms=r["expires_ms"]) for r in rows],
             next_cursor=rows[-1]["id"] if rows else request.after_cursor)
 
     # -- zones and rooms ----------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Sessions: short-lived access tokens, rotating refresh tokens, sign-out, revocation, and the
-sign-in failure limit.
+"""Sessions: short-lived access tokens, rotating refresh tokens, sign-out, revocation, the
+sign-in failure delay, and the new-player and welcome-coin limits.
 
 - A session is one sign-in and one refresh-token *family*. ``Refresh`` spends the refresh token
   it is given and returns a new one (and a new access token). A spent refresh token presented
@@ -7,17 +7,25 @@ sign-in failure limit.
 - Refresh and access tokens are stored by their SHA-256 only; the tokens themselves are never
   written anywhere.
 - A revoked session's access tokens still unexpired are listed in ``lobby_revocations``
-  (``ListRevocations``), and ``CheckSession`` answers for one token: a service that caches either
-  refuses a revoked session within its cache time.
+  (``ListRevocations``, for services only), and ``CheckSession`` answers for one token: every
+  service polls the list (:mod:`chieu.kit.revocations`) and refuses a revoked session within
+  ``CHIEU_REVOCATION_POLL_S``.
 - Every access token is made by :func:`issue_token` and nowhere else: a JWT signed with the
   lobby's Ed25519 private key (``CHIEU_TOKEN_PRIVATE_KEY``, ``chieu.kit.auth``) carrying the
   session id (``sid``) and a unique token id (``jti``). The lobby is the only service that holds
   the private key; its own calls to the ledger and the ladder use its service credential
   (``CHIEU_SERVICE_TOKEN``, ``service:lobby``), never a token it signs for itself.
+- Failed sign-ins are counted per (account, device), per (account, address) and per device
+  (:class:`Caller`); each failure past the free ones doubles the wait before the key's
+  next try. A device that signed in to the account before is held only to its own keys, so a
+  stranger's failures never delay the owner there.
+- New players per address, and welcome 金币 per address and per device, are rates kept in
+  PostgreSQL (:class:`Limit`): every lobby process counts against one allowance.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import secrets
@@ -28,7 +36,7 @@ from dataclasses import dataclass
 import asyncpg
 import grpc
 
-from chieu.kit import auth, db
+from chieu.kit import auth, db, limits
 from chieu.kit.errors import ServiceError
 from chieu.kit.settings import Settings
 
@@ -99,6 +107,11 @@ class Sessions:
     def __init__(self, pool: asyncpg.Pool, settings: Settings) -> None:
         self.pool = pool
         self.settings = settings
+        self.new_players = Limit(pool, settings.lobby_new_players_per_address, settings.lobby_new_players_window_s)
+        self.welcome_address = Limit(pool, settings.lobby_welcome_per_address, settings.lobby_welcome_window_s)
+        self.welcome_device = Limit(pool, settings.lobby_welcome_per_device, settings.lobby_welcome_window_s)
+        self._next_sweep = 0.0
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def _tokens(self, conn: db.Conn, session_id: str, player_id: str, roles: Sequence[str],
                       generation: int, refresh_expires: float) -> Tokens:
@@ -199,34 +212,167 @@ class Sessions:
             " FROM lobby_revocations WHERE id > $1 AND expires_at > now() ORDER BY id LIMIT $2", after, limit))
 
     async def forget_expired(self) -> None:
-        """Drop access-token rows past their expiry (housekeeping)."""
+        """Drop access-token rows past their expiry, failure counts no longer counted and limit
+        keys back to a full allowance (housekeeping)."""
         await self.pool.execute("DELETE FROM lobby_access WHERE expires_at < now() - interval '1 hour'")
+        await self.pool.execute("DELETE FROM lobby_attempts WHERE blocked_until < now()"
+                                " AND last_failure < now() - make_interval(secs => $1)",
+                                float(self.settings.lobby_signin_window_s))
+        await self.pool.execute("DELETE FROM lobby_limits WHERE tat < now()")
 
-    # -- the sign-in failure limit -----------------------------------------------------------
+    # -- the sign-in failure delay ------------------------------------------------------------
 
-    async def throttled(self, keys: Sequence[str]) -> None:
-        """``RESOURCE_EXHAUSTED`` / ``too_many_attempts`` with the wait, when a key has failed too often."""
-        window = self.settings.lobby_signin_window_s
-        wait = await self.pool.fetchval(
-            "SELECT max(extract(epoch FROM window_start + make_interval(secs => $2) - now()))"
-            " FROM lobby_attempts WHERE key = ANY($1) AND failures >= $3"
-            " AND window_start > now() - make_interval(secs => $2)", list(keys), float(window),
-            self.settings.lobby_signin_failures)
-        if wait is not None and wait > 0:
-            ms = int(float(wait) * 1000) + 1
-            raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, "too_many_attempts",
-                               f"too many failed sign-ins; retry in {(ms + 999) // 1000} s (retry_after_ms={ms})")
+    async def throttled(self, caller: Caller, *, guest: bool = False) -> None:
+        """``RESOURCE_EXHAUSTED`` / ``too_many_attempts`` with the time to wait, while a key of
+        ``caller`` is delayed: its (account, device) and its device always; its (account,
+        address) unless the device has signed in to the account before (a stranger's failures
+        never delay the owner's known device). A guest sign-in looks at its device alone."""
+        keys = caller.device_keys() if guest else caller.own_keys() + caller.shared_keys()
+        rows = await self.pool.fetch(
+            "SELECT key, extract(epoch FROM blocked_until - now()) AS wait FROM lobby_attempts"
+            " WHERE key = ANY($1) AND blocked_until > now()", keys)
+        if not rows:
+            return
+        waits = {r["key"]: float(r["wait"]) for r in rows}
+        own = [w for k, w in waits.items() if k not in caller.shared_keys()]
+        if not own and await self.known_device(caller):
+            return
+        wait = max(own or waits.values())
+        ms = int(wait * 1000) + 1
+        raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, "too_many_attempts",
+                           f"too many failed sign-ins; retry in {(ms + 999) // 1000} s (retry_after_ms={ms})",
+                           retry_after_ms=ms)
 
-    async def failed(self, keys: Sequence[str]) -> None:
-        window = float(self.settings.lobby_signin_window_s)
-        for key in keys:
-            await self.pool.execute(
-                "INSERT INTO lobby_attempts (key, window_start, failures) VALUES ($1, now(), 1)"
-                " ON CONFLICT (key) DO UPDATE SET"
-                " failures = CASE WHEN lobby_attempts.window_start <= now() - make_interval(secs => $2)"
-                " THEN 1 ELSE lobby_attempts.failures + 1 END,"
-                " window_start = CASE WHEN lobby_attempts.window_start <= now() - make_interval(secs => $2)"
-                " THEN now() ELSE lobby_attempts.window_start END", key, window)
+    async def known_device(self, caller: Caller) -> bool:
+        """Whether ``caller``'s device has had a session of ``caller``'s account."""
+        return bool(await self.pool.fetchval(
+            "SELECT EXISTS (SELECT 1 FROM lobby_accounts a JOIN lobby_sessions s ON s.player_id = a.player_id"
+            " WHERE a.username = $1 AND s.device_id = $2)", caller.account, caller.device))
 
-    async def succeeded(self, keys: Sequence[str]) -> None:
-        await self.pool.execute("DELETE FROM lobby_attempts WHERE key = ANY($1)", list(keys))
+    async def failed(self, caller: Caller) -> None:
+        """Count a failed sign-in under each key of ``caller``; a key's next try waits
+        :func:`chieu.kit.limits.backoff_s` of its failures (forgotten ``CHIEU_LOBBY_SIGNIN_WINDOW_S``
+        after the last)."""
+        st = self.settings
+        free = st.lobby_signin_failures
+        args = [(k, float(st.lobby_signin_window_s), free, st.lobby_signin_delay_s, st.lobby_signin_delay_max_s)
+                for k in caller.own_keys()[:1] + caller.shared_keys()]
+        args += [(k, float(st.lobby_signin_window_s), free * CROSS_ACCOUNT, st.lobby_signin_delay_s,
+                  st.lobby_signin_delay_max_s) for k in caller.own_keys()[1:]]
+        await self.pool.executemany(_FAILED, args)
+        self._housekeeping()
+
+    async def succeeded(self, caller: Caller) -> None:
+        """Forget the account's failures from this device. The counts others can push stay (the
+        account's from this address: a stranger at the same café keeps the delay the owner's
+        success would otherwise lift), and so do the device's over every account (signing in to
+        one's own account buys no more guesses at others)."""
+        await self.pool.execute("DELETE FROM lobby_attempts WHERE key = $1", caller.own_keys()[0])
+
+    # -- new players and welcome coins -------------------------------------------------------
+
+    async def new_player(self, caller: Caller) -> None:
+        """Count a new player of ``caller``'s address; ``RESOURCE_EXHAUSTED`` /
+        ``too_many_new_players`` with the time to wait once the address has made
+        ``CHIEU_LOBBY_NEW_PLAYERS_PER_ADDRESS`` in the window."""
+        wait = await self.new_players.take(f"new:{caller.address}")
+        if wait > 0:
+            ms = int(wait * 1000) + 1
+            raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, "too_many_new_players",
+                               f"too many new players from this address; retry in {_human(ms)} (retry_after_ms={ms})",
+                               retry_after_ms=ms)
+
+    async def welcome_allowed(self, caller: Caller) -> bool:
+        """Whether a welcome bonus may go to ``caller`` now (and count it): within the allowance of
+        its address (``CHIEU_LOBBY_WELCOME_PER_ADDRESS``), then of its device (``_PER_DEVICE``)."""
+        if await self.welcome_address.take(f"welcome:{caller.address}") > 0:
+            return False
+        return await self.welcome_device.take(f"welcome-device:{caller.device}") == 0
+
+    def _housekeeping(self) -> None:
+        """Now and then, drop the failure counts and limit keys no longer in force."""
+        t = time.monotonic()
+        if t < self._next_sweep:
+            return
+        self._next_sweep = t + SWEEP_S
+        task = asyncio.create_task(self.forget_expired())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _human(ms: int) -> str:
+    s = (ms + 999) // 1000
+    return f"{s} s" if s < 120 else f"{(s + 59) // 60} min"
+
+
+CROSS_ACCOUNT = 4
+"""A device's failures over every account are free of delay up to this many times
+``CHIEU_LOBBY_SIGNIN_FAILURES``."""
+SWEEP_S = 300.0
+"""How often the lobby drops failure counts and limit keys no longer in force."""
+
+_FAILURES = ("(CASE WHEN a.last_failure < now() - make_interval(secs => $2) THEN 0 ELSE a.failures END + 1)")
+_FAILED = (
+    "INSERT INTO lobby_attempts AS a (key, last_failure, failures, blocked_until)"
+    " VALUES ($1, now(), 1, now() + make_interval(secs => CASE WHEN 1 >= $3 THEN $4::float8 ELSE 0 END))"
+    " ON CONFLICT (key) DO UPDATE SET failures = " + _FAILURES + ", last_failure = now(),"
+    " blocked_until = now() + make_interval(secs => CASE WHEN " + _FAILURES + " >= $3"
+    " THEN least($5::float8, $4::float8 * power(2, least(" + _FAILURES + " - $3, 62))) ELSE 0 END)")
+"""One failure of a key: its count (restarted after the window), and its delay as
+:func:`chieu.kit.limits.backoff_s` computes it ($1 key, $2 window, $3 free, $4 base, $5 cap)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who tries to sign in: the account (its lower-case username; empty for a guest), the device
+    and the client address's key (:func:`chieu.kit.address.key`)."""
+
+    account: str
+    device: str
+    address: str
+
+    def own_keys(self) -> list[str]:
+        """The keys only this device can push: (account, device), then the device's own."""
+        return [f"acct-device:{self.account}\x1f{self.device}", f"device:{self.device}"]
+
+    def shared_keys(self) -> list[str]:
+        """The key anyone at this address can push: (account, address). (No count of an address
+        over every account: behind one carrier-grade NAT, strangers' typos would delay everyone.)"""
+        return [f"acct-address:{self.account}\x1f{self.address}"]
+
+    def device_keys(self) -> list[str]:
+        return [f"device:{self.device}"]
+
+
+class Limit:
+    """A rate per key (GCRA) kept in PostgreSQL, so every lobby process counts against one
+    allowance; a key this process already saw over its limit is refused from memory
+    (:class:`chieu.kit.limits.Rate`), without a round trip."""
+
+    def __init__(self, pool: asyncpg.Pool, limit: int, window_s: float) -> None:
+        self.pool = pool
+        self.memory = limits.Rate(limit, window_s)
+        self.interval, self.tolerance = self.memory.interval, self.memory.tolerance
+
+    async def take(self, key: str) -> float:
+        """Count one event of ``key`` if it may have one (returns 0), else the seconds to wait
+        (and counts nothing)."""
+        if not self.memory.limit:
+            return 0.0
+        known = self.memory.wait(key)
+        if known > 0:
+            return known
+        if await self.pool.fetchval(_TAKE, key, self.interval, self.tolerance):
+            self.memory.take(key)
+            return 0.0
+        wait = max(float(await self.pool.fetchval(_WAIT, key, self.tolerance) or 0.0), 0.001)
+        self.memory.hold(key, wait)
+        return wait
+
+
+_TAKE = ("INSERT INTO lobby_limits AS l (key, tat) VALUES ($1, now() + make_interval(secs => $2))"
+         " ON CONFLICT (key) DO UPDATE SET tat = greatest(l.tat, now()) + make_interval(secs => $2)"
+         " WHERE l.tat <= now() + make_interval(secs => $3) RETURNING true")
+"""GCRA in one statement: one more event of key $1 if its theoretical arrival time allows it ($2
+the interval between events, $3 the burst's tolerance); no row when it does not."""
+_WAIT = "SELECT extract(epoch FROM tat - now()) - $2 FROM lobby_limits WHERE key = $1"

@@ -41,7 +41,7 @@ from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
 from chieu.table import codec
 from chieu.table.client import TableClient
 from chieu.table.v1 import log_pb2
-from tests.conftest import database_url_of, nats_creds, token
+from tests.conftest import credential, database_url_of, nats_creds, token
 from tests.ladder.helpers import act, play
 from tests.table.helpers import play_to_end
 
@@ -102,7 +102,8 @@ async def played(settings: Settings, table_server: str, ledger_server: str, ladd
         await act(clients[b], tables[-1], xiangqi_pb2.Resign())
         channel = grpc.aio.insecure_channel(ledger_server)
         stub, md = gpb_grpc.LedgerServiceStub(channel), (("authorization", f"Bearer {token(settings, a)}"),)
-        await stub.ClaimWelcome(gpb.ClaimWelcomeRequest(player_id=a), metadata=md)
+        await stub.ClaimWelcome(gpb.ClaimWelcomeRequest(player_id=a),
+                                metadata=(("authorization", f"Bearer {credential('lobby')}"),))
         await stub.ResetReputation(gpb.ResetReputationRequest(request_id="r1", player_id=a), metadata=md)
         await channel.close()
     finally:

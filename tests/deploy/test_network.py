@@ -16,11 +16,11 @@ from .tools import OVERLAYS, render
 NS = "chieu"
 PORTS = {"table": 50051, "ledger": 50052, "ladder": 50053, "lobby": 50054}
 CALLS = {  # who calls whom over gRPC (services/*/app.py, peers.py): the table asks the ledger, the
-    # ladder and the lobby (revocations); the ladder pays rewards through the ledger; the lobby
-    # reaches the table, the ledger and the ladder; the ledger calls no one
+    # ladder and the lobby (revocations); the ledger and the ladder ask the lobby (revocations); the
+    # ladder pays rewards through the ledger; the lobby reaches the table, the ledger and the ladder
     "table": ("ledger", "ladder", "lobby"),
-    "ledger": (),
-    "ladder": ("ledger",),
+    "ledger": ("lobby",),
+    "ladder": ("ledger", "lobby"),
     "lobby": ("table", "ledger", "ladder"),
 }
 DATA_OWNERS = ("ledger", "ladder", "lobby")

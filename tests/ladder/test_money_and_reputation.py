@@ -24,7 +24,7 @@ from chieu.ladder.v1 import ladder_service_pb2 as lpb
 from chieu.ledger.v1 import ledger_service_pb2 as gpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
 from chieu_tools import localnats
-from tests.conftest import nats_connect, token
+from tests.conftest import credential, nats_connect, token
 from tests.ladder.conftest import hand_ended
 from tests.ladder.helpers import Ladder, play, uid, until
 from tests.table.helpers import client, refused
@@ -83,7 +83,8 @@ async def test_reputation_lowered_by_quits_and_restored_once_by_a_paid_reset(
 
         r = await until(reputation)
         assert (r.reputation, r.below_threshold) == (100 - 10 - 5, False)
-        await stub.ClaimWelcome(gpb.ClaimWelcomeRequest(player_id=me), metadata=md)
+        await stub.ClaimWelcome(gpb.ClaimWelcomeRequest(player_id=me),
+                                metadata=(("authorization", f"Bearer {credential('lobby')}"),))
         for _ in range(2):  # the same request twice: paid once, announced once
             await stub.ResetReputation(gpb.ResetReputationRequest(request_id="r1", player_id=me), metadata=md)
 

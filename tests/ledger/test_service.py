@@ -63,10 +63,12 @@ def bal(resp: Any, currency: str) -> int:
 async def test_welcome_once_and_eligibility(channel: grpc.aio.Channel, settings: Settings) -> None:
     """GC-4: a new user gets 200 once; GC-1: 3 coins refused, 4 allowed."""
     p = uid("p")
-    me = Ledger(channel, settings, p)
-    r = await me.ClaimWelcome(player_id=p)
+    me, lobby = Ledger(channel, settings, p), Ledger(channel, settings, "service:lobby", "service")
+    # the player cannot claim it: the lobby pays it, within its limits per address and device
+    await refused(me.ClaimWelcome(player_id=p), grpc.StatusCode.PERMISSION_DENIED, "role_required")
+    r = await lobby.ClaimWelcome(player_id=p)
     assert bal(r.result, "coins") == 200 and not r.result.replayed
-    again = await me.ClaimWelcome(player_id=p)
+    again = await lobby.ClaimWelcome(player_id=p)
     assert again.result.replayed and bal(await me.GetBalances(player_id=p), "coins") == 200
     op = Ledger(channel, settings, "op", "operator")
     three, four = uid("three"), uid("four")
@@ -245,7 +247,7 @@ async def test_own_calls_default_to_the_caller(channel: grpc.aio.Channel, settin
     """A call on the caller's own account may leave ``player_id`` empty: the token names the
     caller. Naming another player still needs a staff role."""
     me = Ledger(channel, settings, uid("own"))
-    first = await me.ClaimWelcome()
+    first = await Ledger(channel, settings, "service:lobby", "service").ClaimWelcome(player_id=me.player)
     assert not first.result.replayed
     assert bal(await me.GetBalances(), "coins") == 200
     assert bal(await me.GetBalances(player_id=me.player), "coins") == 200
