@@ -2,12 +2,13 @@
 // Ô ăn quan and Phỏm with one's own view, the clock, the payments at the end and the coins.
 // Plain TypeScript on the typed client (src/client), bundled by esbuild; every call goes to the
 // page's own origin, the gateway (Envoy, gRPC-Web).
-import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import type { TableSummary } from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
 import { Currency } from "../../gen/chieu/table/v1/log_pb.js";
 import { TableStatus, type TableView } from "../../gen/chieu/table/v1/table_service_pb.js";
 import { commandId, GAMES as REGISTERED, gameView, Portal, reason, type RoomEntry } from "../client/index.js";
-import { loadBoards, type Send } from "./board.js";
+import { gameMessages, loadBoards, type BoardContext } from "./board.js";
+import { lang, tIn, word, t as tPage } from "./i18n/index.js";
+import type { Message } from "@bufbuild/protobuf";
 import { h, mount } from "./dom.js";
 
 /** The games' names by key, from the generated registry (every game, in its listed order). */
@@ -146,8 +147,10 @@ async function table(tableId: string): Promise<void> {
   const tick = setInterval(() => { if (last) drawClock(last, clock); }, 250);
   signal.addEventListener("abort", () => clearInterval(tick));
 
-  const send = <D extends DescMessage>(schema: D, command: MessageShape<D>) => {
-    portal.act(tableId, schema, command).catch((e) => toast(`${reason(e)}`));
+  const send = (command: Message) => {
+    const schema = gameMessages.getMessage(command.$typeName);
+    if (!schema) return toast(`unknown command ${command.$typeName}`);
+    portal.act(tableId, schema, command).catch((e) => toast(word("refusal", reason(e))));
   };
   const draw = (t: TableView) => {
     last = t;
@@ -189,7 +192,7 @@ function who(t: TableView, handSeat: number): string {
   return p === portal.playerId ? "you" : p;
 }
 
-function tableBody(t: TableView, send: Send, rerender: () => void): HTMLElement {
+function tableBody(t: TableView, send: (c: Message) => void, rerender: () => void): HTMLElement {
   const g = gameView(t);
   const seated = t.yourSeat !== undefined;
   const isHost = t.host === portal.playerId;
@@ -204,8 +207,29 @@ function tableBody(t: TableView, send: Send, rerender: () => void): HTMLElement 
   h("p", {}, t.status === TableStatus.PLAYING ? `hand ${t.handNo} in play` : "waiting", " · version ", String(t.version),
     canStart ? h("button", { id: "start", onclick: () => void portal.startHand(t.tableId).catch((e) => toast(reason(e))) }, "Start hand") : null,
     !seated && t.seats.length < Number(t.maxSeats) ? h("button", { onclick: () => void portal.takeSeat(t.tableId).catch((e) => toast(reason(e))) }, "Sit") : null),
-  g.view ? (boards.get(g.game)?.(g.view, { mySeat, send, rerender }) ?? h("p", { class: "no-board" }, "This page has no board for this game yet.")) : null,
+  g.view ? (boards.get(g.game)?.board(g.view, context(t, mySeat, send, rerender)) ?? h("p", { class: "no-board" }, "This page has no board for this game yet.")) : null,
   t.lastOutcome && t.status === TableStatus.WAITING ? outcome(t) : null);
+}
+
+const uiState = new Map<string, unknown>();
+
+function context(t: TableView, mySeat: number | undefined, send: (c: Message) => void, rerender: () => void): BoardContext {
+  const words = boards.get(t.game)?.words;
+  const secondsLeft = (d: bigint | number) => (Number(d) ? Math.max(0, Math.ceil((Number(d) - Date.now()) / 1000)) : undefined);
+  return {
+    mySeat, seats: t.handPlayers.length, send, rerender, lang: lang(),
+    t: (key, vars) => tIn(words, key, vars),
+    word: (kind, code) => word(kind, code),
+    name: (s) => (s === mySeat ? tPage("you") : (t as { handSeats?: { name: string }[] }).handSeats?.[s]?.name || t.handPlayers[s]?.slice(0, 8) || tPage("seat", { n: s + 1 })),
+    autoPlayed: (s) => t.autoPlayed.includes(t.handPlayers[s] ?? "\0"),
+    secondsLeft,
+    clock: (d) => { const s = secondsLeft(d); return s === undefined ? "" : tPage("table.secs", { s }); },
+    state: <T>(key: string, init: () => T): T => {
+      const k = `${t.tableId}:${key}`;
+      if (!uiState.has(k)) uiState.set(k, init());
+      return uiState.get(k) as T;
+    },
+  };
 }
 
 function outcome(t: TableView): HTMLElement {

@@ -1,57 +1,123 @@
-// Phỏm: the caller's own hand (select cards), the laid phỏm, each seat's discards, and the commands.
-// What may be sent comes from the view's legal list (the rules' own), never from guesses here.
-import { create } from "@bufbuild/protobuf";
-import type { Message } from "@bufbuild/protobuf";
-import {
-  ClaimUSchema, DiscardSchema, DrawSchema, EatSchema, LaySchema, Phase, SendSchema, SortSchema, TurnKind,
-  type Command, type View,
-} from "../../../gen/chieu/games/phom/v1/phom_pb.js";
+// Phỏm (Tá lả): the other seats with their discard rows and eaten cards, the laid phỏm, the
+// stock and the card one may eat, and one's own hand fanned. One selects cards, then an action:
+// ăn (eat: the partners selected, or none), hạ (lay the selected phỏm), gửi (send: one card
+// selected, then a card of the phỏm it goes to), đánh (discard one card), Ù, bốc (draw).
+// Every action is enabled only for an entry of the view's legal list, and sends that entry.
+import { create, type Message } from "@bufbuild/protobuf";
+import { Phase, SortSchema, TurnKind, type Command, type View } from "../../../gen/chieu/games/phom/v1/phom_pb.js";
 import type { BoardContext } from "../board.js";
-import { h } from "../dom.js";
+import type { Catalog } from "../i18n/index.js";
+import { arrowKeys, button, card, cardBack, fan, h, seatBadge, type Child } from "../ui/kit.js";
 
-const selected = new Set<string>();
+export const words: Catalog = {
+  en: { "phom.draw": "Draw (bốc)", "phom.eat": "Eat (ăn)", "phom.lay": "Lay (hạ)", "phom.discard": "Discard (đánh)",
+    "phom.u": "Ù!", "phom.sort": "Sort (xếp)", "phom.window": "Ù window: anyone with Ù may claim it now.",
+    "phom.first": "{name} (dealer) opens: Ù or discard.", "phom.laydown": "Lay-down turn (vòng hạ)", "phom.tai": "Tái turn",
+    "phom.stock": "Stock {n}", "phom.pot": "Gà {n}", "phom.eatable": "Last discard", "phom.melds": "Phỏm on the table",
+    "phom.sendHint": "Select one card, then click a phỏm to send it (gửi).", "phom.hand": "Your hand",
+    "phom.selectLay": "Select the cards of a phỏm, then Lay.", "phom.spectating": "Watching: hands are hidden.",
+    "phom.balance": "{n} this hand", "phom.eats": "ate {n}", "phom.dealer": "dealer", "phom.sendTo": "Send to this phỏm",
+    "phom.cards": "{n} cards" },
+  vi: { "phom.draw": "Bốc", "phom.eat": "Ăn", "phom.lay": "Hạ phỏm", "phom.discard": "Đánh",
+    "phom.u": "Ù!", "phom.sort": "Xếp bài", "phom.window": "Thời gian báo Ù: ai Ù thì báo ngay.",
+    "phom.first": "{name} (cái) đi đầu: Ù hoặc đánh.", "phom.laydown": "Vòng hạ", "phom.tai": "Lượt tái",
+    "phom.stock": "Nọc {n}", "phom.pot": "Gà {n}", "phom.eatable": "Lá vừa đánh", "phom.melds": "Phỏm đã hạ",
+    "phom.sendHint": "Chọn một lá rồi bấm vào phỏm để gửi.", "phom.hand": "Bài của bạn",
+    "phom.selectLay": "Chọn các lá của phỏm rồi bấm Hạ.", "phom.spectating": "Đang xem: bài được giấu.",
+    "phom.balance": "{n} ván này", "phom.eats": "ăn {n}", "phom.dealer": "cái", "phom.sendTo": "Gửi vào phỏm này",
+    "phom.cards": "{n} lá" },
+  zh: { "phom.draw": "摸牌 (bốc)", "phom.eat": "吃 (ăn)", "phom.lay": "亮 phỏm (hạ)", "phom.discard": "出牌 (đánh)",
+    "phom.u": "Ù!", "phom.sort": "理牌", "phom.window": "Ù 窗口：有 Ù 的玩家现在可以叫。",
+    "phom.first": "{name}（庄家）先出：Ù 或出牌。", "phom.laydown": "亮牌轮 (vòng hạ)", "phom.tai": "tái 轮",
+    "phom.stock": "牌堆 {n}", "phom.pot": "gà {n}", "phom.eatable": "上家出的牌", "phom.melds": "桌上的 phỏm",
+    "phom.sendHint": "选一张牌，再点一个 phỏm 送出 (gửi)。", "phom.hand": "你的手牌",
+    "phom.selectLay": "选中一组 phỏm 的牌，再点亮牌。", "phom.spectating": "旁观中：手牌不可见。",
+    "phom.balance": "本局 {n}", "phom.eats": "吃 {n}", "phom.dealer": "庄", "phom.sendTo": "送到这个 phỏm",
+    "phom.cards": "{n} 张" },
+};
+
+type Case = NonNullable<Command["command"]["case"]>;
+const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
 
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
-  const { send, rerender } = ctx;
   const mine = Number(v.seat) >= 0;
-  for (const c of [...selected]) if (!v.hand.includes(c)) selected.delete(c);
-  const pick = [...selected];
-  const legal = <K extends NonNullable<Command["command"]["case"]>>(kind: K) =>
-    v.legal.flatMap((c) => (c.command.case === kind ? [c.command.value as Extract<Command["command"], { case: K }>["value"]] : []));
-  const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
-  const eats = legal("eat");
-  const eat = eats.find((e) => same(e.partners, pick)) ?? (pick.length ? undefined : eats[0]);
-  const lay = legal("lay").find((l) => same(l.cards, pick));
-  const discard = pick.length === 1 ? legal("discard").find((d) => d.card === pick[0]) : undefined;
+  const sel = ctx.state("phom.selected", () => new Set<string>());
+  for (const c of [...sel]) if (!v.hand.includes(c)) sel.delete(c);
+  const pick = [...sel];
+  const of = (kind: Case) => v.legal.filter((c) => c.command.case === kind);
+  const val = <T>(c: Command | undefined) => c?.command.value as T | undefined;
+  const eats = of("eat");
+  const eat = eats.find((e) => same(val<{ partners: string[] }>(e)!.partners, pick))
+    ?? (pick.length === 0 ? eats[0] : undefined);
+  const lay = of("lay").find((l) => same(val<{ cards: string[] }>(l)!.cards, pick));
+  const discard = pick.length === 1 ? of("discard").find((d) => val<{ card: string }>(d)!.card === pick[0]) : undefined;
   const sendTo = (cards: readonly string[]) =>
-    pick.length === 1 ? legal("send").find((x) => x.card === pick[0] && cards.includes(x.target)) : undefined;
-  const card = (c: string, onclick?: () => void, cls = "") =>
-    h("button", { class: `card ${cls}${/[♦♥]/.test(c) ? " red" : ""}`, "data-card": c, onclick, disabled: !onclick }, c);
-  const act = (label: string, enabled: boolean, fn: () => void) =>
-    h("button", { class: "act", "data-act": label, disabled: !enabled, onclick: fn }, label);
-  return h("div", { class: "phom" },
-    h("p", {}, `phase ${Phase[v.phase]}, turn ${TurnKind[v.turnKind]}, seat ${v.toMove} to move; stock ${v.stockLeft}; gà pot ${v.pot}`),
-    h("div", { class: "seats" }, v.seats.map((s) => h("div", { class: `seat${Number(s.seat) === Number(v.toMove) ? " to-move" : ""}` },
-      h("b", {}, `seat ${s.seat}`), ` ${s.cards} cards, eats ${s.eats}, balance ${s.balance}`,
-      h("div", { class: "row" }, s.row.map((c) => card(c))),
-      s.eaten.length ? h("div", {}, "eaten: ", s.eaten.map((c) => card(c, undefined, "eaten"))) : null))),
-    v.melds.length ? h("div", { class: "melds" }, "phỏm: ", v.melds.map((m) => h("span", { class: "meld" },
-      `#${m.id} (seat ${m.owner}) `, m.cards.map((c) => {
-        const sent = sendTo(m.cards);
-        return card(c, sent ? () => send(SendSchema, sent) : undefined);
-      })))) : null,
-    mine ? h("div", { class: "hand" }, v.hand.map((c) => card(c, () => {
-      if (selected.has(c)) selected.delete(c); else selected.add(c);
-      rerender();
-    }, selected.has(c) ? "selected" : ""))) : h("p", {}, "(spectating: hands are hidden)"),
-    mine ? h("div", { class: "actions" },
-      act("Draw", legal("draw").length > 0, () => send(DrawSchema, create(DrawSchema))),
-      act(`Eat ${v.eatable}`, eat !== undefined, () => send(EatSchema, eat!)),
-      act("Lay", lay !== undefined, () => send(LaySchema, lay!)),
-      act("Discard", discard !== undefined, () => send(DiscardSchema, discard!)),
-      act("Ù", legal("claimU").length > 0, () => send(ClaimUSchema, create(ClaimUSchema))),
-      act("Sort", mine, () => send(SortSchema, create(SortSchema))),
-      pick.length === 1 ? h("span", { class: "hint" }, " (to send a card, select it and click a phỏm card)") : null) : null,
-    v.end ? h("p", { class: "result" }, `end: ${v.end}; winner seat ${v.winner}`) : null);
+    pick.length === 1 ? of("send").find((x) => { const s = val<{ card: string; target: string }>(x)!; return s.card === pick[0] && cards.includes(s.target); }) : undefined;
+  const draw = of("draw")[0];
+  const claim = of("claimU")[0];
+  const go = (c: Command | undefined) => (c ? () => { sel.clear(); ctx.send(c); } : undefined);
+  // Cards that take part in some legal command: the others are dimmed in the hand.
+  const useful = new Set<string>();
+  for (const c of v.legal) {
+    const x = c.command.value as { partners?: string[]; cards?: string[]; card?: string } | undefined;
+    for (const k of [...(x?.partners ?? []), ...(x?.cards ?? []), ...(x?.card ? [x.card] : [])]) useful.add(k);
+  }
+  const toMove = Number(v.toMove);
+  const seatOf = (s: number) => v.seats.find((x) => Number(x.seat) === s);
+  const others = v.seats.map((s) => Number(s.seat)).filter((s) => s !== Number(v.seat));
+  const seatBox = (s: number): HTMLElement => {
+    const info = seatOf(s)!;
+    return h("div", { class: "phom-seat", "data-seat": s },
+      seatBadge({ name: ctx.name(s), me: s === Number(v.seat), toMove: toMove === s, key: `seat:${s}`,
+        secondsLeft: toMove === s ? ctx.secondsLeft(v.deadlineMs) : undefined, auto: ctx.autoPlayed(s),
+        lines: [s === Number(v.dealer) ? h("span", { class: "tag" }, ctx.t("phom.dealer")) : null,
+          s !== Number(v.seat) ? h("span", {}, ctx.t("phom.cards", { n: info.cards })) : null,
+          Number(info.eats) > 0 ? h("span", {}, ctx.t("phom.eats", { n: info.eats })) : null,
+          Number(info.balance) !== 0 ? h("span", { class: Number(info.balance) > 0 ? "plus" : "minus" }, ctx.t("phom.balance", { n: signed(info.balance) })) : null] },
+      ctx.t("table.auto")),
+      s !== Number(v.seat) ? h("div", { class: "backs", "aria-hidden": "true" }, Array.from({ length: Math.min(Number(info.cards), 10) }, () => cardBack())) : null,
+      info.eaten.length ? h("div", { class: "eaten" }, info.eaten.map((c) => card(c, { small: true, mark: "eaten", key: `eaten:${c}` }))) : null,
+      h("div", { class: "row" }, info.row.map((c) => card(c, { small: true, mark: c === v.eatable ? "eatable" : undefined, key: `row:${c}` }))));
+  };
+  const banner: Child = v.phase === Phase.WINDOW ? h("p", { class: "banner window" }, ctx.t("phom.window"), " ", ctx.clock(v.deadlineMs))
+    : v.turnKind === TurnKind.FIRST ? h("p", { class: "banner" }, ctx.t("phom.first", { name: ctx.name(Number(v.dealer)) }))
+      : v.turnKind === TurnKind.LAYDOWN ? h("p", { class: "banner" }, ctx.t("phom.laydown"))
+        : v.turnKind === TurnKind.TAI ? h("p", { class: "banner" }, ctx.t("phom.tai")) : null;
+  const melds = v.melds.length ? h("div", { class: "melds", "aria-label": ctx.t("phom.melds") }, v.melds.map((m) => {
+    const s = sendTo(m.cards);
+    const cards = m.cards.map((c) => card(c, { small: true, mark: c === m.eaten ? "eaten" : undefined, key: `meld:${m.id}:${c}` }));
+    return s ? h("button", { type: "button", class: "meld sendable", "data-meld": String(m.id), "data-key": `meld:${m.id}`,
+      title: ctx.t("phom.sendTo"), "aria-label": `${ctx.t("phom.sendTo")}: ${m.cards.join(" ")}`, onclick: go(s) }, cards)
+      : h("div", { class: "meld", "data-meld": String(m.id) }, h("small", {}, ctx.name(Number(m.owner))), cards);
+  })) : null;
+  const hand = mine ? arrowKeys(fan(v.hand.map((c) => card(c, {
+    selected: sel.has(c), mark: useful.has(c) || sel.has(c) ? undefined : "idle",
+    onclick: () => { if (sel.has(c)) sel.delete(c); else sel.add(c); ctx.rerender(); },
+  })), ctx.t("phom.hand"))) : h("p", { class: "muted" }, ctx.t("phom.spectating"));
+  const actions = mine && !v.end ? h("div", { class: "actions" },
+    claim ? button(ctx.t("phom.u"), go(claim), { key: "act:u", kind: "danger", attrs: { "data-act": "u" } }) : null,
+    button(ctx.t("phom.draw"), go(draw), { key: "act:draw", kind: draw ? "primary" : undefined, attrs: { "data-act": "draw" } }),
+    button(v.eatable ? [ctx.t("phom.eat"), " ", card(v.eatable, { small: true, key: "eat-card" })] : ctx.t("phom.eat"), go(eat),
+      { key: "act:eat", kind: eat ? "primary" : undefined, attrs: { "data-act": "eat" } }),
+    button(ctx.t("phom.lay"), go(lay), { key: "act:lay", kind: lay ? "primary" : undefined, attrs: { "data-act": "lay" } }),
+    button(ctx.t("phom.discard"), go(discard), { key: "act:discard", kind: discard ? "primary" : undefined, attrs: { "data-act": "discard" } }),
+    button(ctx.t("phom.sort"), () => ctx.send(create(SortSchema)), { key: "act:sort", kind: "quiet", attrs: { "data-act": "sort" } })) : null;
+  const hint: Child = !mine || v.end ? null : of("send").length && pick.length <= 1 ? h("p", { class: "hint" }, ctx.t("phom.sendHint"))
+    : of("lay").length && !lay ? h("p", { class: "hint" }, ctx.t("phom.selectLay")) : null;
+  return h("div", { class: "phom", "data-legal": v.legal.length,
+    // What the legal list offers, for tests that play by clicks (no rule in them either).
+    "data-offers": JSON.stringify(v.legal.map((c) => ({ kind: c.command.case, ...(c.command.value as object) }))) },
+  h("div", { class: "phom-others" }, others.map(seatBox)),
+  h("div", { class: "phom-center" },
+    h("span", { class: "stock" }, cardBack(false), h("b", {}, ctx.t("phom.stock", { n: v.stockLeft }))),
+    v.eatable ? h("span", { class: "eatable" }, h("small", {}, ctx.t("phom.eatable")), card(v.eatable, { key: "eatable", mark: "eatable" })) : null,
+    Number(v.pot) > 0 ? h("span", { class: "pot" }, ctx.t("phom.pot", { n: v.pot })) : null),
+  banner, melds,
+  mine ? seatBox(Number(v.seat)) : null,
+  hand, actions, hint);
+}
+
+function signed(n: bigint): string {
+  return n > 0n ? `+${n}` : String(n);
 }

@@ -1,0 +1,152 @@
+// The shared drawing kit of every board: buttons with a 40 px target, playing cards, tiles
+// (mahjong faces and dominoes), seat badges with their clock, and keyboard focus that survives
+// a redraw. Boards build DOM with h() (../dom.ts) and these; the look is in style.css
+// (classes .btn, .pcard, .tile, .domino, .seat-badge).
+import { h, type Child } from "../dom.js";
+
+export { h, type Child };
+
+export interface ButtonOptions {
+  /** A stable key: focus returns to the element with the same key after a redraw. */
+  key?: string;
+  disabled?: boolean;
+  /** "primary" for the one action a player most likely wants, "quiet" for secondary ones. */
+  kind?: "primary" | "quiet" | "danger";
+  title?: string;
+  /** Extra attributes (data-* for tests, aria-pressed …). */
+  attrs?: Record<string, string | number | boolean | undefined>;
+}
+
+/** A button, at least 40 × 40 px (CSS .btn), disabled when `onclick` is undefined. */
+export function button(label: Child, onclick: (() => void) | undefined, o: ButtonOptions = {}): HTMLButtonElement {
+  const disabled = o.disabled === true || onclick === undefined;
+  return h("button", {
+    type: "button", class: `btn${o.kind ? ` ${o.kind}` : ""}`, "data-key": o.key, title: o.title,
+    disabled, "aria-disabled": disabled ? "true" : undefined,
+    onclick: onclick && !disabled ? () => onclick() : undefined, ...o.attrs,
+  }, label);
+}
+
+const SUITS: Record<string, string> = { "♠": "spades", "♣": "clubs", "♦": "diamonds", "♥": "hearts" };
+
+export interface CardOptions {
+  onclick?: () => void;
+  selected?: boolean;
+  /** Disabled but drawn face up (a card one may not pick now). */
+  dim?: boolean;
+  key?: string;
+  /** Drawn smaller (rows of discards, melds on the table). */
+  small?: boolean;
+  /** A card marker (an eaten card, the last one played …): a class on the card. */
+  mark?: string;
+  label?: string;
+  attrs?: Record<string, string | number | boolean | undefined>;
+}
+
+/**
+ * A playing card from its code: rank then suit ("7♠", "10♥", "Q♦"); any other code (a joker
+ * "RJ"/"BJ", a face-down "?") is drawn as its text. A button when `onclick` is given (then
+ * aria-pressed tells whether it is selected), else a plain element.
+ */
+export function card(code: string, o: CardOptions = {}): HTMLElement {
+  const suit = code.slice(-1);
+  const name = SUITS[suit];
+  const rank = name ? code.slice(0, -1) : code;
+  const red = suit === "♦" || suit === "♥" || /^(R|红)/.test(code);
+  const cls = `pcard${red ? " red" : ""}${o.small ? " small" : ""}${o.selected ? " selected" : ""}${o.mark ? ` ${o.mark}` : ""}${name ? "" : " plain"}`;
+  const face = [h("span", { class: "rank" }, rank), name ? h("span", { class: "suit", "aria-hidden": "true" }, suit) : null];
+  const attrs = { class: cls, "data-card": code, "data-key": o.key ?? `card:${code}`, "aria-label": o.label ?? code, ...o.attrs };
+  if (o.onclick === undefined) return h("span", { ...attrs, role: "img" }, face);
+  const click = o.onclick;
+  return h("button", { ...attrs, type: "button", disabled: o.dim, "aria-pressed": o.selected ? "true" : "false", onclick: () => click() }, face);
+}
+
+/** A card's back (another player's hidden card). */
+export function cardBack(small = true): HTMLElement {
+  return h("span", { class: `pcard back${small ? " small" : ""}`, "aria-hidden": "true" });
+}
+
+/** A hand of cards fanned (overlapping on a narrow screen; CSS .fan). */
+export function fan(cards: HTMLElement[], label: string): HTMLElement {
+  return h("div", { class: "fan", role: "group", "aria-label": label }, cards);
+}
+
+/** An upright tile (a mahjong face, a 连连看 pattern): its text, clickable when `onclick`. */
+export function tile(face: string, o: CardOptions = {}): HTMLElement {
+  const cls = `tile${o.small ? " small" : ""}${o.selected ? " selected" : ""}${o.mark ? ` ${o.mark}` : ""}`;
+  const attrs = { class: cls, "data-tile": face, "data-key": o.key ?? `tile:${face}`, "aria-label": o.label ?? face, ...o.attrs };
+  if (o.onclick === undefined) return h("span", { ...attrs, role: "img" }, face);
+  const click = o.onclick;
+  return h("button", { ...attrs, type: "button", disabled: o.dim, "aria-pressed": o.selected ? "true" : "false", onclick: () => click() }, face);
+}
+
+const PIPS: Record<number, number[]> = { 0: [], 1: [4], 2: [0, 8], 3: [0, 4, 8], 4: [0, 2, 6, 8], 5: [0, 2, 4, 6, 8], 6: [0, 2, 3, 5, 6, 8] };
+
+function half(n: number): HTMLElement {
+  const on = new Set(PIPS[n] ?? []);
+  return h("span", { class: "half" }, Array.from({ length: 9 }, (_, i) => h("i", { class: on.has(i) ? "pip" : "" })));
+}
+
+/** A domino [a|b] with its pips; horizontal unless `vertical` (a double across the line). */
+export function domino(a: number, b: number, o: CardOptions & { vertical?: boolean } = {}): HTMLElement {
+  const cls = `domino${o.vertical ? " vertical" : ""}${o.small ? " small" : ""}${o.selected ? " selected" : ""}${o.mark ? ` ${o.mark}` : ""}`;
+  const attrs = { class: cls, "data-tile": `${a}|${b}`, "data-key": o.key ?? `domino:${a}|${b}`, "aria-label": o.label ?? `[${a}|${b}]`, ...o.attrs };
+  const face = [half(a), h("span", { class: "bar" }), half(b)];
+  if (o.onclick === undefined) return h("span", { ...attrs, role: "img" }, face);
+  const click = o.onclick;
+  return h("button", { ...attrs, type: "button", disabled: o.dim, "aria-pressed": o.selected ? "true" : "false", onclick: () => click() }, face);
+}
+
+export interface SeatBadge {
+  name: string;
+  me?: boolean;
+  toMove?: boolean;
+  /** Seconds left on this seat's clock (shown when it is to move). */
+  secondsLeft?: number;
+  auto?: boolean;
+  /** Small lines under the name (cards left, a store, a score …). */
+  lines?: Child[];
+  key?: string;
+}
+
+/** A player's place at the table: name, whose turn with the clock, 托管, and a few facts. */
+export function seatBadge(s: SeatBadge, autoLabel: string): HTMLElement {
+  const left = s.secondsLeft;
+  return h("div", { class: `seat-badge${s.me ? " me" : ""}${s.toMove ? " to-move" : ""}`, "data-key": s.key },
+    h("div", { class: "who" }, h("span", { class: "avatar", "aria-hidden": "true" }, (s.name.trim()[0] ?? "?").toUpperCase()),
+      h("b", { class: "name" }, s.name),
+      s.toMove && left !== undefined ? h("span", { class: `clock${left <= 5 ? " urgent" : ""}`, "data-clock": left }, `⏱ ${left}`) : null),
+    s.auto ? h("span", { class: "auto" }, autoLabel) : null,
+    s.lines?.length ? h("div", { class: "facts" }, s.lines) : null);
+}
+
+/**
+ * Arrow keys move the focus among `selector` inside `root` (a hand, a row of squares): one tab
+ * stop for the group, Left/Up back and Right/Down forward, Home/End to the ends.
+ */
+export function arrowKeys(root: HTMLElement, selector = "button:not([disabled])"): HTMLElement {
+  root.addEventListener("keydown", (e) => {
+    const keys = ["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End"];
+    if (!keys.includes(e.key)) return;
+    const items = [...root.querySelectorAll<HTMLElement>(selector)];
+    if (!items.length) return;
+    const at = items.indexOf(document.activeElement as HTMLElement);
+    const next = e.key === "Home" ? 0 : e.key === "End" ? items.length - 1
+      : e.key === "ArrowLeft" || e.key === "ArrowUp" ? Math.max(0, at - 1) : Math.min(items.length - 1, at + 1);
+    items[next]?.focus();
+    e.preventDefault();
+  });
+  return root;
+}
+
+/** The data-key of the focused element, to give focus back after `root` is redrawn. */
+export function focusedKey(): string | undefined {
+  return (document.activeElement as HTMLElement | null)?.dataset?.key;
+}
+
+/** Focus the element with data-key `key` under `root` again (after a redraw), if it is there. */
+export function refocus(root: HTMLElement, key: string | undefined): void {
+  if (!key) return;
+  const el = root.querySelector<HTMLElement>(`[data-key="${CSS.escape(key)}"]`);
+  if (el && !(el as HTMLButtonElement).disabled) el.focus({ preventScroll: true });
+}
