@@ -66,9 +66,10 @@ def _ev(**kind: Any) -> log_pb2.TableEvent:
 def create(t: Table, game_key: str, raw_options: dict[str, Any], host: str, stake: int = 1,
            currency: log_pb2.Currency.ValueType = log_pb2.CURRENCY_POINTS, *, require_ready: bool = False,
            reconnect_grace_s: int = 0, client_seed: bytes = b"", ladder_level: int = 0,
-           min_reputation: int = 0) -> Decision:
+           min_reputation: int = 0, profile: tuple[str, str] = ("", "")) -> Decision:
     """``ladder_level`` > 0 makes a ladder table (过关斩将) of that level, for good;
-    ``min_reputation`` > 0 the least reputation (信誉度) a player needs to sit there."""
+    ``min_reputation`` > 0 the least reputation (信誉度) a player needs to sit there; ``profile`` the
+    host's (name, avatar) as the lobby has them, logged with their seat."""
     if t.exists:
         return Refused(Kind.EXISTS, "table_exists", "that table exists")
     try:
@@ -93,7 +94,8 @@ def create(t: Table, game_key: str, raw_options: dict[str, Any], host: str, stak
             table_id=t.table_id, game=game_key, options=options_struct(values), host=host,
             seats=game.max_players, stake=stake, currency=currency, require_ready=require_ready,
             reconnect_grace_s=grace, ladder_level=ladder_level, min_reputation=min_reputation)),
-        _ev(player_seated=log_pb2.PlayerSeated(player_id=host, seat=0, client_seed=client_seed)),
+        _ev(player_seated=log_pb2.PlayerSeated(player_id=host, seat=0, client_seed=client_seed,
+                                               name=profile[0], avatar=profile[1])),
     ]
 
 
@@ -111,7 +113,9 @@ def _grace_refused(grace: int) -> Refused | None:
     return None
 
 
-def take_seat(t: Table, player: str, seat: int | None, client_seed: bytes = b"") -> Decision:
+def take_seat(t: Table, player: str, seat: int | None, client_seed: bytes = b"",
+              profile: tuple[str, str] = ("", "")) -> Decision:
+    """``profile``: the player's (name, avatar) as the lobby has them, logged with the seat."""
     if player in t.seats:
         return precondition("already_seated", f"you already sit in seat {t.seats.index(player)}")
     if seat is None:
@@ -125,7 +129,8 @@ def take_seat(t: Table, player: str, seat: int | None, client_seed: bytes = b"")
         return precondition("seat_taken", f"seat {seat} is taken")
     if refused := _client_seed_refused(client_seed):
         return refused
-    events = [_ev(player_seated=log_pb2.PlayerSeated(player_id=player, seat=seat, client_seed=client_seed))]
+    events = [_ev(player_seated=log_pb2.PlayerSeated(player_id=player, seat=seat, client_seed=client_seed,
+                                                     name=profile[0], avatar=profile[1]))]
     if not t.host:
         events.append(_ev(host_changed=log_pb2.HostChanged(host=player)))
     return events

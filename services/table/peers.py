@@ -4,7 +4,8 @@
   has more 金币 than the minimum (a coin table's gate, GC-1).
 - The ladder: a player's reputation (信誉度) and whether their level admits them to a ladder
   table (过关斩将).
-- The lobby: the sessions it revoked, polled by a :class:`~chieu.kit.revocations.RevocationList`.
+- The lobby: the sessions it revoked, polled by a :class:`~chieu.kit.revocations.RevocationList`;
+  a player's display name and avatar when they sit (``GetProfiles``), logged with the seat.
 
 Each is asked with the table's own service credential (``CHIEU_SERVICE_TOKEN``,
 ``service:table``), never a token it signs (it holds no private key), and within a deadline.
@@ -14,12 +15,13 @@ a gate is never passed blindly.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
 
-from chieu.kit import channels, tracing
+from chieu.kit import channels, logs, tracing
 from chieu.kit.errors import ServiceError
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
@@ -34,6 +36,13 @@ LEDGER_TIMEOUT_S = 5.0
 """How long the table waits for the ledger (the gà pot, a player's 金币) before it refuses."""
 LOBBY_TIMEOUT_S = 5.0
 """How long one poll of the lobby's revoked sessions may take."""
+PROFILE_TIMEOUT_S = 1.0
+"""How long a seat waits for the player's name: a name never holds a seat back (without one the
+seat shows the player id)."""
+PROFILE_CACHE_S = 60.0
+PROFILE_CACHE_SIZE = 10_000
+
+log = logs.get("chieu.table")
 
 R = TypeVar("R")
 
@@ -48,6 +57,7 @@ class Peers:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._channels: dict[tuple[str, bool], grpc.aio.Channel] = {}
+        self._profiles: dict[str, tuple[float, tuple[str, str]]] = {}
 
     def _channel(self, addr: str, *, own_subchannels: bool = False) -> grpc.aio.Channel:
         ch = self._channels.get((addr, own_subchannels))
@@ -127,6 +137,29 @@ class Peers:
         return [v.player_id for v in r.verdicts if not v.allowed]
 
     # -- lobby --------------------------------------------------------------------------------
+
+    async def profile(self, player: str) -> tuple[str, str]:
+        """``player``'s (display name, avatar key) as the lobby has them, kept ``PROFILE_CACHE_S``;
+        ``("", "")`` when no lobby is configured, it does not know the player, or it does not answer
+        within ``PROFILE_TIMEOUT_S`` (logged: the seat is taken all the same)."""
+        now = time.monotonic()
+        hit = self._profiles.get(player)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        if not self.settings.lobby_addr:
+            return "", ""
+        stub = lobby_grpc.LobbyServiceStub(self._channel(self.settings.lobby_addr))
+        try:
+            r = await stub.GetProfiles(lobby_pb.GetProfilesRequest(player_ids=[player]), timeout=PROFILE_TIMEOUT_S,
+                                       metadata=self._metadata())
+        except grpc.aio.AioRpcError as e:
+            log.info("no name for a seat: the lobby did not say", player_id=player, code=e.code().name)
+            return "", ""
+        found = next(((p.name, p.avatar) for p in r.profiles if p.player_id == player), ("", ""))
+        if len(self._profiles) >= PROFILE_CACHE_SIZE:
+            self._profiles.clear()
+        self._profiles[player] = (now + PROFILE_CACHE_S, found)
+        return found
 
     def revocations(self) -> RevocationList:
         """The sessions the lobby revoked, polled every ``CHIEU_REVOCATION_POLL_S`` seconds (start

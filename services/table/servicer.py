@@ -81,11 +81,14 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         seed = f"{who.player_id}/{command_id}"
         table_id = uuid.uuid5(uuid.NAMESPACE_URL, seed).hex if command_id else uuid.uuid4().hex
 
+        profile = await self.peers.profile(who.player_id)
+
         def create(t: Table, now: int) -> Decision:
             return decide.create(t, request.game, raw, who.player_id, request.stake or 1,
                                  request.currency or log_pb2.CURRENCY_POINTS, require_ready=request.require_ready,
                                  reconnect_grace_s=request.reconnect_grace_s, client_seed=request.client_seed,
-                                 ladder_level=request.ladder_level, min_reputation=request.min_reputation)
+                                 ladder_level=request.ladder_level, min_reputation=request.min_reputation,
+                                 profile=profile)
 
         live = await self.tables.get(table_id, must_exist=False)
         if not live.table.exists:  # the creator sits in seat 0: the table's gates are theirs too
@@ -105,9 +108,10 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         if who.player_id not in live.table.seats and _gated(live.table):
             _decided(decide.take_seat(live.table, who.player_id, seat, request.client_seed))  # its refusals first
             await self._admit(live.table, who.player_id)  # watching needs no seat, so no gate
-        table = await self.tables.execute(table_id, who.player_id, request.command_id,
-                                          lambda t, now: decide.take_seat(t, who.player_id, seat, request.client_seed),
-                                          request=request)
+        profile = await self.peers.profile(who.player_id) if who.player_id not in live.table.seats else ("", "")
+        table = await self.tables.execute(
+            table_id, who.player_id, request.command_id,
+            lambda t, now: decide.take_seat(t, who.player_id, seat, request.client_seed, profile), request=request)
         your = table.table_seat_of(who.player_id)
         return table_service_pb2.TakeSeatResponse(seat=-1 if your is None else your,
                                                   table=self.tables.view(table, who.player_id))

@@ -47,6 +47,7 @@ def encode(table: Table) -> bytes:
         last_hand_players=table.last_hand_players, last_server_seed=table.last_server_seed,
         commands=[snapshot_pb2.RememberedCommand(key=k, version=v, digest=d) for k, (v, d) in table.commands.items()],
         ladder_level=table.ladder_level, ladder_seq=table.ladder_seq, min_reputation=table.min_reputation,
+        profiles={p: snapshot_pb2.Profile(name=n, avatar=a) for p, (n, a) in table.profiles.items()},
     )
     if table.game_state is not None:
         msg.game_state.shape = plain.shape(type(table.game_state))
@@ -77,6 +78,7 @@ def decode(data: bytes) -> Table:
             last_server_seed=msg.last_server_seed,
             commands=OrderedDict((c.key, (c.version, c.digest)) for c in msg.commands),
             ladder_level=msg.ladder_level, ladder_seq=msg.ladder_seq, min_reputation=msg.min_reputation,
+            profiles={p: (v.name, v.avatar) for p, v in msg.profiles.items()},
         )
         if msg.game:
             table.set_options(msg.options)

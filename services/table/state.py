@@ -118,6 +118,9 @@ class Table:
     disconnect at this ladder table): its seat checks must include it."""
     min_reputation: int = 0
     """The least reputation (信誉度) a player needs to sit, fixed at creation; 0: no minimum."""
+    profiles: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Player → (name, avatar) as they sat down (``PlayerSeated``), for the seated players and
+    the players of the current and last hand (the others are forgotten when a hand starts)."""
 
     @property
     def game(self) -> Game[Any, Any]:
@@ -195,6 +198,7 @@ class Table:
     def _on_player_seated(self, e: log_pb2.PlayerSeated, version: int) -> None:
         self.seats[e.seat] = e.player_id
         self.seated_since[e.player_id] = version
+        self.profiles[e.player_id] = (e.name, e.avatar)
         if e.client_seed:
             self.client_seeds[e.player_id] = e.client_seed
 
@@ -226,6 +230,8 @@ class Table:
         self.hand_no = int(h.hand_no)
         self.playing = True
         self.hand_players = list(h.players)
+        keep = {*self.hand_players, *self.last_hand_players, *(p for p in self.seats if p)}
+        self.profiles = {p: v for p, v in self.profiles.items() if p in keep}
         self.owner_seat = int(h.owner_seat)
         self.server_seed = h.server_seed
         self.commitment = h.seed_commitment

@@ -109,13 +109,20 @@ class Views:
         return out
 
 
+def _seat(table: Table, seat: int, player: str) -> table_service_pb2.SeatInfo:
+    """A seat with its player's name and avatar as they sat down."""
+    name, avatar = table.profiles.get(player, ("", ""))
+    return table_service_pb2.SeatInfo(seat=seat, player_id=player, name=name, avatar=avatar)
+
+
 def base_view(table: Table) -> table_service_pb2.TableView:
     """What every viewer of the table's current version sees alike."""
     status = table_service_pb2.TABLE_STATUS_PLAYING if table.playing else table_service_pb2.TABLE_STATUS_WAITING
     base = table_service_pb2.TableView(
         table_id=table.table_id, game=table.game_key, version=table.version, host=table.host, status=status,
         options=table.options_msg,
-        seats=[table_service_pb2.SeatInfo(seat=i, player_id=p) for i, p in enumerate(table.seats) if p],
+        seats=[_seat(table, i, p) for i, p in enumerate(table.seats) if p],
+        hand_seats=[_seat(table, i, p) for i, p in enumerate(table.hand_players)],
         max_seats=table.max_seats, hand_no=table.hand_no, seed_commitment=table.commitment,
         last_server_seed=table.last_server_seed, hand_players=table.hand_players,
         stake=table.stake, currency=table.currency,

@@ -1,6 +1,7 @@
 """Players have names (issue 24): the rules of a display name and a refusal that says which one a
 name breaks; the avatar key; GetProfiles (many players in one call); every seat of the lobby's
-table lists (ListTables, WatchRoom, the home screen) with its player's name and avatar."""
+table lists (ListTables, WatchRoom, the home screen) and of a table's view with its player's name
+and avatar."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import grpc
 import pytest
 
 from chieu.kit.errors import ServiceError
+from chieu.kit.settings import Settings
 from chieu.lobby import names
 from chieu.lobby.v1 import lobby_service_pb2 as pb
+from chieu.table.client import TableClient
+from tests.conftest import token as sign_token
 from tests.lobby.conftest import bearer, guest, refused, uid
 
 IA = grpc.StatusCode.INVALID_ARGUMENT
@@ -133,3 +137,27 @@ async def test_a_free_seat_has_an_empty_profile(stub: Any) -> None:
         "Một mình" if s else "" for s in t.seats]
     assert "" in list(t.seats)
     assert all(p == pb.Profile() for p, s in zip(t.seat_profiles, t.seats, strict=True) if not s)
+
+
+async def test_a_table_view_shows_each_seat_and_hand_player_with_its_name(stub: Any, settings: Settings) -> None:
+    """The table asks the lobby for a player's name when they sit and logs it with the seat, so
+    every view (and every replay of the log) shows it."""
+    host, other = await guest(stub, name="Cô Ba"), await guest(stub, name="王五")
+    room = uid("names.")
+    await stub.PutRoom(pb.PutRoomRequest(room=pb.Room(room_id=room, game="xiangqi", name="Tên", currency=1, stake=1),
+                                         reason="names test"), metadata=bearer(sign_token(settings, "ops", "operator")))
+    first = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room), metadata=bearer(host.access_token))
+    second = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room), metadata=bearer(other.access_token))
+    assert second.table_id == first.table_id
+    want = [(host.player.player_id, "Cô Ba", names.avatar_of(host.player.player_id)),
+            (other.player.player_id, "王五", names.avatar_of(other.player.player_id))]
+    assert [(s.player_id, s.name, s.avatar) for s in second.table.seats] == want
+    ta = TableClient(settings.table_addr, host.access_token)
+    try:
+        view = await ta.start(first.table_id)
+        assert [(s.seat, s.player_id, s.name) for s in view.hand_seats] == [
+            (i, p, n) for i, (p, n, _) in enumerate(want)]
+        seen = await ta.get(first.table_id)
+        assert [(s.player_id, s.name, s.avatar) for s in seen.seats] == want
+    finally:
+        await ta.close()

@@ -536,20 +536,30 @@ class PlayerSeated(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     CLIENT_SEED_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    AVATAR_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     seat: _builtins.int
     client_seed: _builtins.bytes
     """A client seed for the next deal (up to 64 bytes), if the player gave one."""
+    name: _builtins.str
+    """The player's display name and avatar key as the lobby had them when they sat (GetProfiles):
+    the table's views show them from the log alone, so a later change of name shows from the
+    player's next seat. Empty when the lobby could not say (a name never holds a seat back).
+    """
+    avatar: _builtins.str
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
         seat: _builtins.int = ...,
         client_seed: _builtins.bytes = ...,
+        name: _builtins.str = ...,
+        avatar: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["avatar", b"avatar", "client_seed", b"client_seed", "name", b"name", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

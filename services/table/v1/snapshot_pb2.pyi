@@ -92,6 +92,27 @@ class TableSnapshot(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class ProfilesEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> Global___Profile: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: Global___Profile | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     FORMAT_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
@@ -126,6 +147,7 @@ class TableSnapshot(_message.Message):
     LADDER_LEVEL_FIELD_NUMBER: _builtins.int
     LADDER_SEQ_FIELD_NUMBER: _builtins.int
     MIN_REPUTATION_FIELD_NUMBER: _builtins.int
+    PROFILES_FIELD_NUMBER: _builtins.int
     format: _builtins.int
     """The format of this message: 1."""
     table_id: _builtins.str
@@ -192,6 +214,10 @@ class TableSnapshot(_message.Message):
         oldest first.
         """
 
+    @_builtins.property
+    def profiles(self) -> _containers.MessageMap[_builtins.str, Global___Profile]:
+        """Player id → the name and avatar they sat down with (seated players and the hands' players)."""
+
     def __init__(
         self,
         *,
@@ -229,14 +255,39 @@ class TableSnapshot(_message.Message):
         ladder_level: _builtins.int = ...,
         ladder_seq: _builtins.int = ...,
         min_reputation: _builtins.int = ...,
+        profiles: _abc.Mapping[_builtins.str, Global___Profile] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game_state", b"game_state", "last_outcome", b"last_outcome", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "profiles", b"profiles", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TableSnapshot: _TypeAlias = TableSnapshot  # noqa: Y015
+
+@_typing.final
+class Profile(_message.Message):
+    """A player's display name and avatar key as logged when they sat (PlayerSeated)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    AVATAR_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    avatar: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        avatar: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["avatar", b"avatar", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Profile: _TypeAlias = Profile  # noqa: Y015
 
 @_typing.final
 class GameState(_message.Message):

@@ -55,17 +55,26 @@ class SeatInfo(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     PLAYER_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    AVATAR_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     player_id: _builtins.str
+    name: _builtins.str
+    """The player's display name and avatar key (the lobby's, as they were when the player sat;
+    empty when the lobby could not say).
+    """
+    avatar: _builtins.str
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         player_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        avatar: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["avatar", b"avatar", "name", b"name", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -123,6 +132,7 @@ class TableView(_message.Message):
     POT_FIELD_NUMBER: _builtins.int
     LADDER_LEVEL_FIELD_NUMBER: _builtins.int
     MIN_REPUTATION_FIELD_NUMBER: _builtins.int
+    HAND_SEATS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     version: _builtins.int
@@ -178,6 +188,12 @@ class TableView(_message.Message):
     def reconnect_deadlines(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
         """Players of the hand whose connection is lost, with the grace deadline."""
 
+    @_builtins.property
+    def hand_seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]:
+        """The players of the current (or last) hand with their names, in turn order: seat is the
+        hand's seat (the index into hand_players).
+        """
+
     def __init__(
         self,
         *,
@@ -207,10 +223,11 @@ class TableView(_message.Message):
         pot: _builtins.int = ...,
         ladder_level: _builtins.int = ...,
         min_reputation: _builtins.int = ...,
+        hand_seats: _abc.Iterable[Global___SeatInfo] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "game_view", b"game_view", "hand_seat", b"hand_seat", "last_outcome", b"last_outcome", "options", b"options", "your_seat", b"your_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "auto_played", b"auto_played", "currency", b"currency", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "host", b"host", "ladder_level", b"ladder_level", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "options", b"options", "pot", b"pot", "ready", b"ready", "reconnect_deadlines", b"reconnect_deadlines", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "seed_commitment", b"seed_commitment", "stake", b"stake", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "auto_played", b"auto_played", "currency", b"currency", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "hand_seats", b"hand_seats", "host", b"host", "ladder_level", b"ladder_level", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "options", b"options", "pot", b"pot", "ready", b"ready", "reconnect_deadlines", b"reconnect_deadlines", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "seed_commitment", b"seed_commitment", "stake", b"stake", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__hand_seat: _TypeAlias = _typing.Literal["hand_seat"]  # noqa: Y015
     _WhichOneofArgType__hand_seat: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat"]  # noqa: Y015
