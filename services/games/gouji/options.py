@@ -1,4 +1,6 @@
-"""够级 table options: §2.7–2.8 of shared/rules/gouji.md under the rules file's names."""
+"""够级 table options: §2.7–2.8 of shared/rules/gouji.md, named in camelCase (``turnSeconds``,
+``shaoGong``, ...: :data:`ALIASES`), the rules file's names (``TURN_TIMEOUT_S``, ``SHAO_GONG``)
+accepted as aliases."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from chieu.games.aliases import Aliases
 from chieu.games.common import check_names, choice, flag, whole
 from chieu.games.core import BadOptions
 
@@ -44,9 +47,22 @@ class Options:
     """革命: a seat without 2s and jokers may declare and sit out; two or more: redeal."""
 
 
+ALIASES = Aliases({
+    "firstLeader": "FIRST_LEADER", "tribute": "TRIBUTE", "endEarlyWhenOneTeamLeft": "END_EARLY_WHEN_ONE_TEAM_LEFT",
+    "turnSeconds": "TURN_TIMEOUT_S", "tributeReturnSeconds": "TRIBUTE_RETURN_TIMEOUT_S", "shaoGong": "SHAO_GONG",
+    "menGong": "MEN_GONG", "dianGong": "DIAN_GONG", "maiSanMaiSi": "MAI_SAN_MAI_SI", "bieSan": "BIE_SAN",
+    "geMing": "GE_MING",
+})
+"""The options' names (:mod:`chieu.games.aliases`), defaults in :class:`Options`: ``firstLeader``
+seat-rotation, ``tribute`` luogong, ``endEarlyWhenOneTeamLeft`` off, ``turnSeconds`` 15,
+``tributeReturnSeconds`` 15, the regional switches off; the rules file's names
+(``TURN_TIMEOUT_S``, ...) are aliases."""
+
+
 def parse_options(raw: Mapping[str, Any]) -> Options:
     """Validate §2.8 options; unknown names are refused, missing ones take their defaults.
     Switches take ``"on"`` / ``"off"`` (or booleans); timeouts are seconds in 1..3600."""
+    raw = ALIASES.read(raw)
     check_names(raw, _KNOWN)
     d = Options()
     picked = {name: choice(name, raw.get(name, allowed[0]), allowed)
@@ -75,7 +91,7 @@ def parse_options(raw: Mapping[str, Any]) -> Options:
 
 
 def option_values(options: Options) -> Mapping[str, Any]:
-    """The options under the rules file's names."""
+    """The options under their canonical names (:data:`ALIASES`)."""
     on = {"BIE_SAN": options.bie_san, "SHAO_GONG": options.shao_gong,
           "MEN_GONG": options.men_gong, "GE_MING": options.ge_ming}
     out: dict[str, Any] = {
@@ -87,4 +103,4 @@ def option_values(options: Options) -> Mapping[str, Any]:
     }
     for name in _REGIONAL:
         out[name] = "on" if on.get(name, False) else "off"
-    return out
+    return ALIASES.write(out)

@@ -1,4 +1,5 @@
-"""连连看 table options of §4: ``BOARD`` (the layout size) and ``TIME_LIMIT`` (seconds or none)."""
+"""连连看 table options of §4: ``board`` (the layout size) and ``timeLimitSeconds`` (seconds or
+none), the rules file's ``BOARD`` and ``TIME_LIMIT`` accepted as aliases (:data:`ALIASES`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from chieu.games.aliases import Aliases
 from chieu.games.common import check_names, choice, whole
 
 BOARDS: dict[str, tuple[int, int]] = {
@@ -25,9 +27,15 @@ class Options:
     time_limit: int | None = None
 
 
+ALIASES = Aliases({"board": "BOARD", "timeLimitSeconds": "TIME_LIMIT"})
+"""The options' names (:mod:`chieu.games.aliases`): ``board`` (default 18x8) and
+``timeLimitSeconds`` (default none); the rules file's ``BOARD`` and ``TIME_LIMIT`` are aliases."""
+
+
 def parse_options(raw: Mapping[str, Any]) -> Options:
     """Validate ``BOARD`` and ``TIME_LIMIT`` (1..86400 seconds, or ``none``); unknown names and
     bad values are refused."""
+    raw = ALIASES.read(raw)
     check_names(raw, ("BOARD", "TIME_LIMIT"))
     board = choice("BOARD", raw.get("BOARD", "18x8"), tuple(BOARDS))
     limit = raw.get("TIME_LIMIT")
@@ -35,5 +43,5 @@ def parse_options(raw: Mapping[str, Any]) -> Options:
 
 
 def option_values(options: Options) -> Mapping[str, Any]:
-    """The options under the rules file's names."""
-    return {"BOARD": options.board, "TIME_LIMIT": options.time_limit}
+    """The options under their canonical names (:data:`ALIASES`)."""
+    return ALIASES.write({"BOARD": options.board, "TIME_LIMIT": options.time_limit})

@@ -1,4 +1,6 @@
-"""Table options of 洪洞王牌麻将 (§1.8 of shared/rules/mahjong.md) under the rules file's names.
+"""Table options of 洪洞王牌麻将 (§1.8 of shared/rules/mahjong.md), named in camelCase
+(``laiziMode``, ``turnSeconds``, ...: :data:`ALIASES`), the rules file's names (``LAIZI_MODE``,
+``TURN_SECONDS``) accepted as aliases.
 
 Switches take ``on`` / ``off`` (or true / false); the three clocks are ours, in seconds.
 """
@@ -10,6 +12,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
+from chieu.games.aliases import Aliases
 from chieu.games.common import check_names, choice, flag, whole
 
 
@@ -68,8 +71,22 @@ _RANGES = {"players": (2, 4), "dealer_bonus": (0, 1)}
 """Whole-number options and their bounds; the clocks take 1..3600 s."""
 
 
+ALIASES = Aliases({
+    "laiziMode": "LAIZI_MODE", "yimodaodi": "YIMODAODI", "mianpeng": "MIANPENG", "players": "PLAYERS",
+    "pinghuOnlyIfNoPattern": "PINGHU_ONLY_IF_NO_PATTERN", "flushExclusive": "FLUSH_EXCLUSIVE",
+    "loushanglouStyle": "LOUSHANGLOU_STYLE", "dealerBonus": "DEALER_BONUS",
+    "mianpengAllowsAngang": "MIANPENG_ALLOWS_ANGANG", "suitLockAllTwoSuitModes": "SUIT_LOCK_ALL_TWO_SUIT_MODES",
+    "qiduiQuadAsTwoPairs": "QIDUI_QUAD_AS_TWO_PAIRS", "turnSeconds": "TURN_SECONDS",
+    "claimSeconds": "CLAIM_SECONDS", "pairSeconds": "PAIR_SECONDS",
+})
+"""The options' names (:mod:`chieu.games.aliases`), defaults in :class:`Options` (``laiziMode``
+普通, ``players`` 4, ``turnSeconds`` 20, ``claimSeconds`` 10, ``pairSeconds`` 15, ...); the rules
+file's names (``LAIZI_MODE``, ``TURN_SECONDS``, ...) are aliases."""
+
+
 def parse_options(raw: Mapping[str, Any]) -> Options:
     """Validate §1.8's options; unknown names and values are refused."""
+    raw = ALIASES.read(raw)
     check_names(raw, _NAMES)
     values: dict[str, Any] = {}
     for key, value in raw.items():
@@ -86,9 +103,9 @@ def parse_options(raw: Mapping[str, Any]) -> Options:
 
 
 def option_values(options: Options) -> Mapping[str, Any]:
-    """The options under the rules file's names (switches as ``on`` / ``off``)."""
+    """The options under their canonical names (:data:`ALIASES`; switches as ``on`` / ``off``)."""
     out: dict[str, Any] = {}
     for key, attr in _NAMES.items():
         v = getattr(options, attr)
         out[key] = v.value if isinstance(v, Mode) else ("on" if v else "off") if isinstance(v, bool) else v
-    return out
+    return ALIASES.write(out)

@@ -1,5 +1,6 @@
-"""中国象棋 table options of §3.5 under the rules file's names (``FACING_KINGS``, ``CHASE_RULE``,
-``MOVE_LIMIT``, ``CARRY_OVER``, ``TIME_CONTROL``)."""
+"""中国象棋 table options of §3.5, named in camelCase (``facingKings``, ``chaseRule``, ``moveLimit``,
+``carryOver``, ``timeControl``: :data:`ALIASES`), the rules file's names (``FACING_KINGS``, ...)
+accepted as aliases."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from chieu.games.aliases import Aliases
 from chieu.games.common import check_names, choice, flag
 from chieu.games.core import BadOptions
 
@@ -52,6 +54,11 @@ _CHOICES = {
     "MOVE_LIMIT": ("120-per-side", "120-plies"),
 }
 OPTION_NAMES = (*_CHOICES, "CARRY_OVER", "TIME_CONTROL")
+ALIASES = Aliases({"facingKings": "FACING_KINGS", "chaseRule": "CHASE_RULE", "moveLimit": "MOVE_LIMIT",
+                   "carryOver": "CARRY_OVER", "timeControl": "TIME_CONTROL"})
+"""The options' names (:mod:`chieu.games.aliases`), defaults in :class:`Options`: ``facingKings``
+illegal, ``chaseRule`` none, ``moveLimit`` 120-per-side, ``carryOver`` on, ``timeControl``
+60min/30+10min/10; the rules file's names (``FACING_KINGS``, ...) are aliases."""
 
 
 def parse_options(raw: Mapping[str, Any]) -> Options:
@@ -60,6 +67,7 @@ def parse_options(raw: Mapping[str, Any]) -> Options:
     ``TIME_CONTROL`` is ``"60min/30+10min/10"`` (main period, then repeating periods) or
     ``"none"``; ``CARRY_OVER`` is ``on`` / ``off`` (also true / false).
     """
+    raw = ALIASES.read(raw)
     check_names(raw, OPTION_NAMES)
     values: dict[str, Any] = {
         name.lower(): choice(name, raw[name], allowed) for name, allowed in _CHOICES.items() if name in raw
@@ -87,12 +95,12 @@ def _time_control(text: Any) -> dict[str, int]:
 
 
 def option_values(options: Options) -> Mapping[str, Any]:
-    """The options under the rules file's names."""
-    return {
+    """The options under their canonical names (:data:`ALIASES`)."""
+    return ALIASES.write({
         "FACING_KINGS": options.facing_kings,
         "CHASE_RULE": options.chase_rule,
         "MOVE_LIMIT": options.move_limit,
         "CARRY_OVER": "on" if options.carry_over else "off",
         "TIME_CONTROL": options.time_control,
-    }
+    })
 

@@ -44,10 +44,10 @@ def play(text: str) -> Play:
 
 def test_options_defaults_and_refusals() -> None:
     assert GAME.option_values(GAME.parse_options({})) == {
-        "FIRST_LEADER": "seat-rotation", "TRIBUTE": "luogong",
-        "END_EARLY_WHEN_ONE_TEAM_LEFT": "off", "TURN_TIMEOUT_S": 15,
-        "TRIBUTE_RETURN_TIMEOUT_S": 15, "SHAO_GONG": "off", "MEN_GONG": "off",
-        "DIAN_GONG": "off", "MAI_SAN_MAI_SI": "off", "BIE_SAN": "off", "GE_MING": "off",
+        "firstLeader": "seat-rotation", "tribute": "luogong",
+        "endEarlyWhenOneTeamLeft": "off", "turnSeconds": 15,
+        "tributeReturnSeconds": 15, "shaoGong": "off", "menGong": "off",
+        "dianGong": "off", "maiSanMaiSi": "off", "bieSan": "off", "geMing": "off",
     }
     for bad in ({"FIRST_LEADER": "dealer"}, {"NOPE": 1}, {"TURN_TIMEOUT_S": 0},
                 {"GE_MING": "yes"}, {"SHAO_GONG": 1}, {"END_EARLY_WHEN_ONE_TEAM_LEFT": "maybe"}):

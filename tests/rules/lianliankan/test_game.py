@@ -33,7 +33,7 @@ def started(players: int, seed: bytes = b"seed", options: dict[str, Any] | None 
 
 
 def test_options() -> None:
-    assert GAME.option_values(GAME.parse_options({})) == {"BOARD": "18x8", "TIME_LIMIT": None}
+    assert GAME.option_values(GAME.parse_options({})) == {"board": "18x8", "timeLimitSeconds": None}
     assert GAME.parse_options({"TIME_LIMIT": 90}).time_limit == 90
     for bad in ({"BOARD": "10x10"}, {"TIME_LIMIT": 0}, {"TIME_LIMIT": True}, {"HINTS": 1}):
         with pytest.raises(BadOptions):

@@ -323,7 +323,7 @@ def test_views_hide_other_hands_the_wall_and_concealed_gangs() -> None:
 def test_options_parse_and_round_trip() -> None:
     o = GAME.parse_options({"LAIZI_MODE": "色牌", "MIANPENG": True, "LOUSHANGLOU_STYLE": "replace"})
     values = GAME.option_values(o)
-    assert values["LAIZI_MODE"] == "色牌" and values["MIANPENG"] == "on"
+    assert values["laiziMode"] == "色牌" and values["mianpeng"] == "on"
     assert GAME.parse_options(values) == o
     with pytest.raises(BadOptions):
         GAME.parse_options({"LAIZI_MODE": "混"})

@@ -80,11 +80,11 @@ def test_start_sets_up_the_seed_position_with_full_clocks() -> None:
 def test_options_default_and_round_trip() -> None:
     o = parse_options({})
     assert option_values(o) == {
-        "FACING_KINGS": "illegal", "CHASE_RULE": "none", "MOVE_LIMIT": "120-per-side",
-        "CARRY_OVER": "on", "TIME_CONTROL": "60min/30+10min/10",
+        "facingKings": "illegal", "chaseRule": "none", "moveLimit": "120-per-side",
+        "carryOver": "on", "timeControl": "60min/30+10min/10",
     }
-    custom = {"FACING_KINGS": "mover-loses", "CHASE_RULE": "axf", "MOVE_LIMIT": "120-plies",
-              "CARRY_OVER": "off", "TIME_CONTROL": "15min/20+5min/5"}
+    custom = {"facingKings": "mover-loses", "chaseRule": "axf", "moveLimit": "120-plies",
+              "carryOver": "off", "timeControl": "15min/20+5min/5"}
     assert option_values(parse_options(custom)) == custom
     assert parse_options({"TIME_CONTROL": "none"}).timed is False
 
