@@ -238,3 +238,51 @@ def test_ctrl_c_stops_everything_even_a_postgres_restarted_by_hand(stack: Stack)
     assert "chieu up: stopped" in text
     assert localpg.postmaster(pgdata) is None and not supervise.alive(by_hand), "PostgreSQL left running"
     assert not [p for p in pids if supervise.alive(p)], "a process outlived Ctrl-C"
+
+
+def test_up_cluster_restarts_a_killed_node_service_process_and_postgres_on_their_own() -> None:
+    """``./chieu up --cluster``: the same supervision over 3 NATS nodes, 8 service processes and
+    PostgreSQL; Ctrl-C stops them all."""
+    folder = Path(tempfile.mkdtemp(prefix="chieu-up-cluster-"))
+    nats, table = localnats.free_port(), localnats.free_port()
+    log = folder / "up.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "chieu_tools.cli", "up", "--cluster", "--data", ".var", "--nats-port", str(nats),
+             "--nats-monitor-port", str(localnats.free_port()), "--table-port", str(table)],
+            cwd=folder, env=clean_env(), stdout=out, stderr=subprocess.STDOUT)
+    status = folder / ".var" / "cluster" / "up.json"
+
+    def pids() -> dict[str, tuple[int, str]]:
+        doc = json.loads(status.read_text())
+        return {name: (p["pid"], p["state"]) for name, p in doc["processes"].items()}
+
+    try:
+        deadline = time.monotonic() + 120
+        while "Ctrl-C stops everything" not in log.read_text(errors="replace"):
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")
+            time.sleep(0.2)
+        assert (folder / ".var" / "local.env").exists()
+        before = pids()
+        assert len(before) == 3 + 8 + 1, before
+        for victim in ("table-1", "n2", "postgres"):
+            pid = before[victim][0]
+            os.kill(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 30
+            while not (pids()[victim][0] != pid and pids()[victim][1] == "serving"):
+                assert time.monotonic() < deadline, (victim, pids(), log.read_text(errors="replace")[-3000:])
+                time.sleep(0.1)
+            assert f"DIED {victim} (pid {pid})" in log.read_text(errors="replace")
+        after = pids()
+        lines = [line for line in log.read_text(errors="replace").splitlines() if "chieu up --cluster:" in line]
+        assert all(after[n][0] == before[n][0] for n in before if n not in ("table-1", "n2", "postgres")), lines
+        everyone = [pid for pid, _ in after.values()]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(90) == 0
+        assert not [p for p in everyone if supervise.alive(p)], "a process outlived Ctrl-C"
+        assert localpg.postmaster(folder / ".var" / "cluster" / "postgres") is None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        localpg.stop_dir(folder / ".var" / "cluster" / "postgres")
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,6 +1,6 @@
 """The developer's commands, apart from the product: ``./chieu up`` (the whole system on one
-machine, or the local cluster) and ``./chieu chaos`` (a seeded chaos run). ``./chieu`` sends
-these two here and every other command to :mod:`chieu.cli`."""
+machine, or the local cluster), ``./chieu chaos`` (a seeded chaos run) and ``./chieu soak`` (a long
+run without faults). ``./chieu`` sends these here and every other command to :mod:`chieu.cli`."""
 
 from __future__ import annotations
 
@@ -12,9 +12,14 @@ def _up(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     if args.cluster:
+        from chieu_tools.cluster import UP_PORTS
         from chieu_tools.cluster import run as run_cluster
 
-        return run_cluster(Path(args.data) / "cluster")
+        ports = {**UP_PORTS, "nats": args.nats_port, "monitor": args.nats_monitor_port, "table": args.table_port,
+                 "route": args.nats_port + 2000, **{s: args.table_port + i for i, s in enumerate(
+                     ("ledger", "ladder", "lobby"), 1)}}
+        return run_cluster(Path(args.data) / "cluster", ports, Path(args.data) / "local.env",
+                           max_deaths=args.max_deaths, window_s=args.window)
     from chieu_tools.up import run
 
     return run(Path(args.data), args.nats_port, args.table_port, web_port=args.web_port, tls=args.tls,
@@ -28,6 +33,13 @@ def _chaos(args: argparse.Namespace) -> int:
     from chieu_tools.chaos.run import main
 
     return main(args.seed, args.minutes, args.data, args.full, args.keep)
+
+
+def _soak(args: argparse.Namespace) -> int:
+    """Exit 0 once the soak has run (its report printed); 2 if it could not be made."""
+    from chieu_tools.soak import main
+
+    return main(args.minutes, args.data, args.every, args.full)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,6 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--data", default=".var/chaos", help="where each run keeps its cluster and records")
     ch.add_argument("--keep", action="store_true", help="keep the cluster up after the report, until Ctrl-C")
     ch.set_defaults(func=_chaos)
+
+    so = sub.add_parser("soak", help="a long run of the bots on the local cluster, no faults: memory per 1,000 "
+                                     "hands and latency over time")
+    so.add_argument("--minutes", type=float, default=15.0, help="how long the bots play (default 15)")
+    so.add_argument("--every", type=float, default=30.0, help="seconds between samples (default 30)")
+    so.add_argument("--full", action="store_true", help="every game in several rooms (53 players; default: 21)")
+    so.add_argument("--data", default=".var/soak", help="where each soak keeps its cluster and soak.json")
+    so.set_defaults(func=_soak)
 
     return parser
 

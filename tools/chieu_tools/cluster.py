@@ -26,14 +26,16 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chieu.kit import natsauth
-from chieu_tools import localnats, localpg, up
+from chieu_tools import localnats, localpg, supervise, up
 
 SERVICES = tuple(up.SERVICES)
 """The services, each run as :data:`PROCESSES` processes."""
@@ -324,41 +326,101 @@ class Cluster:
             self.pg = None
 
 
-def run(data_dir: Path) -> int:
-    """``chieu up --cluster``: the cluster on the fixed ports of :data:`UP_PORTS`, output in this
-    terminal, until Ctrl-C; a process that exits is reported (the other one of its service serves)."""
-    cluster = Cluster(data_dir, ports=dict(UP_PORTS), logs=False, env={"CHIEU_LOG_FORMAT": "console"})
-    stopping = False
+def supervisor(cluster: Cluster, *, max_deaths: int = supervise.MAX_DEATHS,
+               window_s: float = supervise.WINDOW_S) -> supervise.Supervisor:
+    """A supervisor of the cluster's processes (every node, every service process, the embedded
+    PostgreSQL), each restarted on its own with its own health: a node's
+    ``/healthz?js-enabled-only=true``, a process's gRPC health, ``pg_isready``."""
+    children: list[supervise.Child] = []
+
+    def spawner(p: Process) -> Callable[[], supervise.Handle]:
+        def spawn() -> supervise.Handle:
+            if p.log is None:
+                p.popen = subprocess.Popen(p.argv, env=p.env)
+            else:
+                with p.log.open("ab") as out:
+                    p.popen = subprocess.Popen(p.argv, env=p.env, stdout=out, stderr=subprocess.STDOUT)
+            p.paused, p.starts = False, p.starts + 1
+            return p.popen
+
+        return spawn
+
+    def stopper(p: Process) -> Callable[[supervise.Handle], None]:
+        return lambda _handle: p.stop()
+
+    for i, n in enumerate(cluster.nodes):
+        children.append(supervise.Child(n.name, spawner(n), supervise.http_ok(
+            f"http://127.0.0.1:{cluster.monitor_ports[i]}/healthz?js-enabled-only=true"), stop=stopper(n)))
+    for p in cluster.services:
+        children.append(supervise.Child(p.name, spawner(p), supervise.grpc_health(f"127.0.0.1:{p.port}"),
+                                        stop=stopper(p)))
+    if cluster.pg is not None:
+        pg = cluster.pg
+
+        def spawn_pg() -> supervise.Handle:
+            cluster.start_pg()
+            pid = localpg.postmaster(Path(pg.pgdata))
+            if pid is None:
+                raise RuntimeError(f"PostgreSQL in {pg.pgdata} did not start")
+            return supervise.Pid(pid)
+
+        children.append(supervise.Child("postgres", spawn_pg, lambda: localpg.is_ready(pg),
+                                        stop=lambda _h: localpg.stop_dir(Path(pg.pgdata))))
+    return supervise.Supervisor(children, prefix="chieu up --cluster", max_deaths=max_deaths, window_s=window_s,
+                                status_file=cluster.data_dir / "up.json")
+
+
+def run(data_dir: Path, ports: dict[str, int] | None = None, local_env: Path | None = None, *,
+        max_deaths: int = supervise.MAX_DEATHS, window_s: float = supervise.WINDOW_S) -> int:
+    """``chieu up --cluster``: the cluster on the fixed ports of :data:`UP_PORTS` (or ``ports``),
+    output in this terminal, until Ctrl-C; every process supervised (:func:`supervisor`): one that
+    dies is said so and restarted on its own while the other one of its service serves. ``local_env``:
+    where the audit commands find the cluster (``NATS_URL``, the audit user's seed, ``DATABASE_URL``)."""
+    cluster = Cluster(data_dir, ports=dict(ports or UP_PORTS), logs=False, env={"CHIEU_LOG_FORMAT": "console"})
+    stopping = threading.Event()
 
     def stop(*_: object) -> None:
-        nonlocal stopping
-        stopping = True
+        stopping.set()
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     print(f"chieu up --cluster: data in {cluster.data_dir}", file=sys.stderr)
     cluster.start()
+    sup = supervisor(cluster, max_deaths=max_deaths, window_s=window_s)
+    sup.stopping = stopping
     try:
+        for p in (*cluster.nodes, *cluster.services):
+            assert p.popen is not None
+            sup.adopt(p.name, p.popen)
+        if cluster.pg is not None:
+            pid = localpg.postmaster(Path(cluster.pg.pgdata))
+            assert pid is not None
+            sup.adopt("postgres", supervise.Pid(pid))
         print(f"chieu up --cluster: NATS JetStream cluster n1..n{NODES} on {cluster.nats_url} "
               f"(R{REPLICAS}, sync_interval always)", file=sys.stderr)
-        print(f"chieu up --cluster: NATS users {', '.join(cluster.creds.users)} (seeds in {cluster.creds.folder}; "
-              f"the audit commands: CHIEU_NATS_CREDS={cluster.audit_creds})", file=sys.stderr)
-        print("chieu up --cluster: PostgreSQL (embedded) in " + str(cluster.data_dir / "postgres"), file=sys.stderr)
+        print(f"chieu up --cluster: NATS users {', '.join(cluster.creds.users)} (seeds in {cluster.creds.folder})",
+              file=sys.stderr)
+        print(f"chieu up --cluster: PostgreSQL (embedded) in {cluster.data_dir / 'postgres'}: "
+              f"DATABASE_URL='{cluster.database_url}' (every service's database)", file=sys.stderr)
         for s in SERVICES:
             print(f"chieu up --cluster: {s} on {', '.join(cluster.addrs[s])} (target {cluster.target(s)})",
                   file=sys.stderr)
+        if local_env is not None:
+            up.write_local_env(local_env, {"NATS_URL": cluster.nats_url, "CHIEU_NATS_CREDS": cluster.audit_creds,
+                                           "DATABASE_URL": cluster.database_url})
+            print(f"chieu up --cluster: the audit commands, as the read-only audit user, from {local_env}: "
+                  "./chieu verify TABLE, ./chieu audit, ./chieu replay TABLE --html F, ./chieu export F",
+                  file=sys.stderr)
+        print(f"chieu up --cluster: supervising {len(sup.children)} processes (each restarted on its own; given "
+              f"up after {max_deaths} deaths in {window_s:.0f} s; pids in {cluster.data_dir / 'up.json'})",
+              file=sys.stderr)
         print(f"chieu up --cluster: sign a token: CHIEU_TOKEN_PRIVATE_KEY={cluster.private_key} ./chieu token "
               "PLAYER. Ctrl-C stops everything.", file=sys.stderr)
-        reported: set[str] = set()
-        while not stopping:
-            for p in (*cluster.nodes, *cluster.services):
-                if not p.alive and p.name not in reported:
-                    reported.add(p.name)
-                    code = p.popen.returncode if p.popen is not None else None
-                    print(f"chieu up --cluster: {p.name} exited ({code}); the cluster goes on without it",
-                          file=sys.stderr)
-            time.sleep(0.2)
+        stopping.wait()
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the stop short
+        print("chieu up --cluster: stopping every process", file=sys.stderr)
+        sup.stop([])  # the watchers first: nothing is restarted while the cluster stops
         cluster.stop()
         print("chieu up --cluster: stopped", file=sys.stderr)
     return 0

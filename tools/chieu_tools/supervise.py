@@ -222,6 +222,7 @@ class Supervisor:
         """Watch a child already started by someone else (the local cluster's own start)."""
         child = self.children[name]
         child.handle, child.state, child.starts = handle, "serving", child.starts + 1
+        self._write_status()
         self.watch(child)
 
     def watch(self, child: Child) -> None:
