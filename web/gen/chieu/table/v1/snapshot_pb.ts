@@ -21,7 +21,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file chieu/table/v1/snapshot.proto.
  */
 export const file_chieu_table_v1_snapshot: GenFile = /*@__PURE__*/
-  fileDesc("Ch1jaGlldS90YWJsZS92MS9zbmFwc2hvdC5wcm90bxIOY2hpZXUudGFibGUudjEixwgKDVRhYmxlU25hcHNob3QSDgoGZm9ybWF0GAEgASgNEhAKCHRhYmxlX2lkGAIgASgJEgwKBGdhbWUYAyABKAkSKAoHb3B0aW9ucxgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEaG9zdBgFIAEoCRIRCgltYXhfc2VhdHMYBiABKA0SDQoFc2VhdHMYByADKAkSRAoMc2VhdGVkX3NpbmNlGAggAygLMi4uY2hpZXUudGFibGUudjEuVGFibGVTbmFwc2hvdC5TZWF0ZWRTaW5jZUVudHJ5EkQKDGNsaWVudF9zZWVkcxgJIAMoCzIuLmNoaWV1LnRhYmxlLnYxLlRhYmxlU25hcHNob3QuQ2xpZW50U2VlZHNFbnRyeRINCgVyZWFkeRgKIAMoCRIVCg1yZXF1aXJlX3JlYWR5GAsgASgIEhkKEXJlY29ubmVjdF9ncmFjZV9zGAwgASgNEg0KBXN0YWtlGA0gASgDEioKCGN1cnJlbmN5GA4gASgOMhguY2hpZXUudGFibGUudjEuQ3VycmVuY3kSCwoDcG90GA8gASgSEg8KB3ZlcnNpb24YECABKAQSEAoIbGFzdF9zZXEYESABKAQSDwoHaGFuZF9ubxgSIAEoBBIPCgdwbGF5aW5nGBMgASgIEhQKDGhhbmRfcGxheWVycxgUIAMoCRISCgpvd25lcl9zZWF0GBUgASgREi0KCmdhbWVfc3RhdGUYFiABKAsyGS5jaGlldS50YWJsZS52MS5HYW1lU3RhdGUSEwoLc2VydmVyX3NlZWQYFyABKAwSEgoKY29tbWl0bWVudBgYIAEoCRIUCgxzZXR0bGVkX2xlZ3MYGSABKA0SEwoLYXV0b19wbGF5ZWQYGiADKAkSNQoEbG9zdBgbIAMoCzInLmNoaWV1LnRhYmxlLnYxLlRhYmxlU25hcHNob3QuTG9zdEVudHJ5Ei0KDGxhc3Rfb3V0Y29tZRgcIAEoCzIXLmNoaWV1LmdhbWVzLnYxLk91dGNvbWUSGQoRbGFzdF9oYW5kX3BsYXllcnMYHSADKAkSGAoQbGFzdF9zZXJ2ZXJfc2VlZBgeIAEoDBIzCghjb21tYW5kcxgfIAMoCzIhLmNoaWV1LnRhYmxlLnYxLlJlbWVtYmVyZWRDb21tYW5kEhQKDGxhZGRlcl9sZXZlbBggIAEoAxISCgpsYWRkZXJfc2VxGCEgASgEEhYKDm1pbl9yZXB1dGF0aW9uGCIgASgDGjIKEFNlYXRlZFNpbmNlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgEOgI4ARoyChBDbGllbnRTZWVkc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoDDoCOAEaKwoJTG9zdEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEiKAoJR2FtZVN0YXRlEg0KBXNoYXBlGAEgASgJEgwKBGpzb24YAiABKAwiQQoRUmVtZW1iZXJlZENvbW1hbmQSCwoDa2V5GAEgASgJEg8KB3ZlcnNpb24YAiABKAQSDgoGZGlnZXN0GAMgASgMYgZwcm90bzM", [file_chieu_games_v1_games, file_chieu_table_v1_log, file_google_protobuf_struct]);
+  fileDesc("Ch1jaGlldS90YWJsZS92MS9zbmFwc2hvdC5wcm90bxIOY2hpZXUudGFibGUudjEi0AkKDVRhYmxlU25hcHNob3QSDgoGZm9ybWF0GAEgASgNEhAKCHRhYmxlX2lkGAIgASgJEgwKBGdhbWUYAyABKAkSKAoHb3B0aW9ucxgEIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEaG9zdBgFIAEoCRIRCgltYXhfc2VhdHMYBiABKA0SDQoFc2VhdHMYByADKAkSRAoMc2VhdGVkX3NpbmNlGAggAygLMi4uY2hpZXUudGFibGUudjEuVGFibGVTbmFwc2hvdC5TZWF0ZWRTaW5jZUVudHJ5EkQKDGNsaWVudF9zZWVkcxgJIAMoCzIuLmNoaWV1LnRhYmxlLnYxLlRhYmxlU25hcHNob3QuQ2xpZW50U2VlZHNFbnRyeRINCgVyZWFkeRgKIAMoCRIVCg1yZXF1aXJlX3JlYWR5GAsgASgIEhkKEXJlY29ubmVjdF9ncmFjZV9zGAwgASgNEg0KBXN0YWtlGA0gASgDEioKCGN1cnJlbmN5GA4gASgOMhguY2hpZXUudGFibGUudjEuQ3VycmVuY3kSCwoDcG90GA8gASgSEg8KB3ZlcnNpb24YECABKAQSEAoIbGFzdF9zZXEYESABKAQSDwoHaGFuZF9ubxgSIAEoBBIPCgdwbGF5aW5nGBMgASgIEhQKDGhhbmRfcGxheWVycxgUIAMoCRISCgpvd25lcl9zZWF0GBUgASgREi0KCmdhbWVfc3RhdGUYFiABKAsyGS5jaGlldS50YWJsZS52MS5HYW1lU3RhdGUSEwoLc2VydmVyX3NlZWQYFyABKAwSEgoKY29tbWl0bWVudBgYIAEoCRIUCgxzZXR0bGVkX2xlZ3MYGSABKA0SEwoLYXV0b19wbGF5ZWQYGiADKAkSNQoEbG9zdBgbIAMoCzInLmNoaWV1LnRhYmxlLnYxLlRhYmxlU25hcHNob3QuTG9zdEVudHJ5Ei0KDGxhc3Rfb3V0Y29tZRgcIAEoCzIXLmNoaWV1LmdhbWVzLnYxLk91dGNvbWUSGQoRbGFzdF9oYW5kX3BsYXllcnMYHSADKAkSGAoQbGFzdF9zZXJ2ZXJfc2VlZBgeIAEoDBIzCghjb21tYW5kcxgfIAMoCzIhLmNoaWV1LnRhYmxlLnYxLlJlbWVtYmVyZWRDb21tYW5kEhQKDGxhZGRlcl9sZXZlbBggIAEoAxISCgpsYWRkZXJfc2VxGCEgASgEEhYKDm1pbl9yZXB1dGF0aW9uGCIgASgDEj0KCHByb2ZpbGVzGCMgAygLMisuY2hpZXUudGFibGUudjEuVGFibGVTbmFwc2hvdC5Qcm9maWxlc0VudHJ5GjIKEFNlYXRlZFNpbmNlRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgEOgI4ARoyChBDbGllbnRTZWVkc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoDDoCOAEaKwoJTG9zdEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEaSAoNUHJvZmlsZXNFbnRyeRILCgNrZXkYASABKAkSJgoFdmFsdWUYAiABKAsyFy5jaGlldS50YWJsZS52MS5Qcm9maWxlOgI4ASInCgdQcm9maWxlEgwKBG5hbWUYASABKAkSDgoGYXZhdGFyGAIgASgJIigKCUdhbWVTdGF0ZRINCgVzaGFwZRgBIAEoCRIMCgRqc29uGAIgASgMIkEKEVJlbWVtYmVyZWRDb21tYW5kEgsKA2tleRgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEg4KBmRpZ2VzdBgDIAEoDGIGcHJvdG8z", [file_chieu_games_v1_games, file_chieu_table_v1_log, file_google_protobuf_struct]);
 
 /**
  * Every field of a table's folded state (chieu.table.state.Table).
@@ -223,6 +223,13 @@ export type TableSnapshot = Message<"chieu.table.v1.TableSnapshot"> & {
    * @generated from field: int64 min_reputation = 34;
    */
   minReputation: bigint;
+
+  /**
+   * Player id → the name and avatar they sat down with (seated players and the hands' players).
+   *
+   * @generated from field: map<string, chieu.table.v1.Profile> profiles = 35;
+   */
+  profiles: { [key: string]: Profile };
 };
 
 /**
@@ -231,6 +238,30 @@ export type TableSnapshot = Message<"chieu.table.v1.TableSnapshot"> & {
  */
 export const TableSnapshotSchema: GenMessage<TableSnapshot> = /*@__PURE__*/
   messageDesc(file_chieu_table_v1_snapshot, 0);
+
+/**
+ * A player's display name and avatar key as logged when they sat (PlayerSeated).
+ *
+ * @generated from message chieu.table.v1.Profile
+ */
+export type Profile = Message<"chieu.table.v1.Profile"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string avatar = 2;
+   */
+  avatar: string;
+};
+
+/**
+ * Describes the message chieu.table.v1.Profile.
+ * Use `create(ProfileSchema)` to create a new message.
+ */
+export const ProfileSchema: GenMessage<Profile> = /*@__PURE__*/
+  messageDesc(file_chieu_table_v1_snapshot, 1);
 
 /**
  * A game's state in the rules core's plain encoding: JSON of its dataclasses, read back by
@@ -260,7 +291,7 @@ export type GameState = Message<"chieu.table.v1.GameState"> & {
  * Use `create(GameStateSchema)` to create a new message.
  */
 export const GameStateSchema: GenMessage<GameState> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_snapshot, 1);
+  messageDesc(file_chieu_table_v1_snapshot, 2);
 
 /**
  * One remembered command id and the table version it produced.
@@ -291,5 +322,5 @@ export type RememberedCommand = Message<"chieu.table.v1.RememberedCommand"> & {
  * Use `create(RememberedCommandSchema)` to create a new message.
  */
 export const RememberedCommandSchema: GenMessage<RememberedCommand> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_snapshot, 2);
+  messageDesc(file_chieu_table_v1_snapshot, 3);
 
