@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from chieu.kit import channels, logs, tracing
+from chieu.kit import channels, logs, revocations, tracing
 from chieu.kit.errors import ServiceError
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
@@ -34,8 +34,6 @@ from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
 
 LEDGER_TIMEOUT_S = 5.0
 """How long the table waits for the ledger (the gà pot, a player's 金币) before it refuses."""
-LOBBY_TIMEOUT_S = 5.0
-"""How long one poll of the lobby's revoked sessions may take."""
 PROFILE_TIMEOUT_S = 1.0
 """How long a seat waits for the player's name: a name never holds a seat back (without one the
 seat shows the player id)."""
@@ -162,15 +160,8 @@ class Peers:
         return found
 
     def revocations(self) -> RevocationList:
-        """The sessions the lobby revoked, polled every ``CHIEU_REVOCATION_POLL_S`` seconds (start
-        and stop it with the server; its failures are the list's to log, not a caller's)."""
-        # its own subchannels: a lobby not up yet puts only this channel in connection backoff
-        channel = self._channel(self.settings.lobby_addr, own_subchannels=True)
-        stub = lobby_grpc.LobbyServiceStub(channel)
-
-        async def fetch(after: int) -> tuple[list[tuple[bytes, int]], int]:
-            got = await stub.ListRevocations(lobby_pb.ListRevocationsRequest(after_cursor=after, limit=1000),
-                                             timeout=LOBBY_TIMEOUT_S, metadata=self._metadata())
-            return [(r.token_sha256, r.expires_ms) for r in got.revocations], got.next_cursor
-
-        return RevocationList(fetch, self.settings.revocation_poll_s)
+        """The sessions the lobby revoked, polled every ``CHIEU_REVOCATION_POLL_S`` seconds by the
+        kit's one mechanism, as the ledger and the ladder poll them (start and stop it with the
+        server; its failures are the list's to log, not a caller's)."""
+        return revocations.from_lobby(self.settings, lobby_pb.ListRevocationsRequest,
+                                      lobby_pb.ListRevocationsResponse)
