@@ -1,8 +1,10 @@
 """Every game's views carry their viewer's legal commands (issue 24): through random reachable
 states of every registered game, each seat's view lists exactly what ``legal()`` gives for that
-seat, in order (the compact forms expanded: 象棋's ``legal_moves``, 连连看's ``legal_pairs``),
-a spectator's view lists nothing, every listed command is accepted by ``decide``, and every
-entry, packed into ``Any`` as it is, reads back through the codec as the command it holds."""
+seat, in order (the compact forms expanded: 象棋's ``legal_moves``, 连连看's ``legal_pairs``,
+够级's ``legal_leads``), a spectator's view lists nothing, every listed command is accepted by
+``decide``, and every entry, packed into ``Any`` as it is, reads back through the codec as the
+command it holds. Odd seeds play with other options (够级's 憋三 and 革命, the other mahjong
+wild modes, 连连看 with a clock)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from chieu.table import codec
 
 def offered(key: str, view: Any) -> list[Any]:
     """The commands a view offers, as a client that knows no rule reads them: the compact
-    forms expanded (``PieceMoves`` → ``Move``, ``Pair`` → ``Remove``), then every entry of
+    forms expanded (``PieceMoves`` → ``Move``, ``Pair`` → ``Remove``, 够级's ``Leads`` → ``Play``),
+    then every entry of
     ``legal`` unwrapped."""
     game = registry.get(key)
     out: list[Any] = []
@@ -31,8 +34,25 @@ def offered(key: str, view: Any) -> list[Any]:
     for pair in getattr(view, "legal_pairs", ()):
         remove = next(t for t in game.commands if t.__name__ == "Remove")
         out.append(remove(pair.first, pair.second))
+    leads = getattr(view, "legal_leads", None)
+    if leads is not None:
+        play = next(t for t in game.commands if t.__name__ == "Play")
+        out += [play(w.cards + b.cards) for w in leads.wilds for b in leads.bases if w.cards or b.cards]
     out += [codec.unwrap(entry) for entry in view.legal]
     return out
+
+
+VARIANTS: dict[str, list[dict[str, Any]]] = {
+    "gouji": [{"BIE_SAN": "on", "GE_MING": "on", "TRIBUTE": "none"}],
+    "mahjong": [{"LAIZI_MODE": m} for m in ("色牌", "一支王", "小手王", "大将王黑风报", "对王大将报")],
+    "lianliankan": [{"TIME_LIMIT": 60}],
+    "phom": [{"taiGui": False, "ga": True}],
+}
+
+
+def options_of(key: str, seed: int) -> dict[str, Any]:
+    variants = VARIANTS.get(key, [])
+    return variants[(seed // 2) % len(variants)] if variants and seed % 2 else {}
 
 
 def players_of(key: str, rng: random.Random) -> int:
@@ -68,7 +88,7 @@ def walk(key: str, seed: int, steps: int, *, check_every: int = 1) -> int:
     game = registry.get(key)
     rng = random.Random(seed)
     players = players_of(key, rng)
-    options = game.parse_options({})
+    options = game.parse_options(options_of(key, seed))
     now = 1_000_000
     state = game.initial(options, players)
     for e in game.start(Setup(options, players, rng.randbytes(32), now)):

@@ -1,8 +1,8 @@
 """A client that knows no rule (issue 24): for every game it plays a hand to its end over gRPC,
 each step choosing at random among the commands its players' views offer, and sending them as
 the views give them — an entry of ``legal`` as it is (the game's ``Command`` wrapper), an entry
-of a compact form (象棋's ``legal_moves``, 连连看's ``legal_pairs``) as the command it stands
-for. No command is refused (a refusal fails the act), and while the hand runs some view always
+of a compact form (象棋's ``legal_moves``, 连连看's ``legal_pairs``, 够级's ``legal_leads``) as
+the command it stands for. No command is refused (a refusal fails the act), and while the hand runs some view always
 offers something: no hand waits for a clock because nothing was offered."""
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ def entries(key: str, view: Any) -> list[Any]:
         out += [by_name["Move"](pm.square + to) for to in pm.to]
     for pair in getattr(view, "legal_pairs", ()):
         out.append(by_name["Remove"](pair.first, pair.second))
+    leads = getattr(view, "legal_leads", None)
+    if leads is not None:
+        out += [by_name["Play"](w.cards + b.cards) for w in leads.wilds for b in leads.bases if w.cards or b.cards]
     return out + list(view.legal)
 
 

@@ -37,6 +37,7 @@ from chieu.games.gouji.model import (
     Burned,
     BurnFailed,
     BurnReleased,
+    Cards,
     Closed,
     Command,
     DealCancelled,
@@ -45,6 +46,7 @@ from chieu.games.gouji.model import (
     DeclineRevolution,
     Finished,
     GameEnded,
+    Leads,
     Owed,
     Pass,
     Passed,
@@ -458,8 +460,24 @@ class Gouji:
                                               and wutou(s, p)),
             owe_return=owe, scores=s.end.scores if s.end is not None else (),
             revolution=s.eligible, revolted=s.revolted, sitting_out=s.sitting,
-            legal=_wrap(self.legal(s, me)) if me >= 0 else (),
+            **self._legal_view(s, me),
         )
+
+    def _legal_view(self, s: State, seat: int) -> dict[str, Any]:
+        """The view's ``legal`` and, for a seat leading with 憋三 off, ``legal_leads``: its
+        sets as a product of its wild parts and base parts, not one by one (a 36-card hand
+        leads any of some 700 sets)."""
+        if seat < 0:
+            return {}
+        if s.options.bie_san or s.phase != "play" or seat != s.to_act or not s.leading or not active(s, seat):
+            return {"legal": _wrap(self.legal(s, seat))}
+        h = s.hands[seat]
+        wilds = tuple(
+            Cards(("BJ",) * bj + ("SJ",) * sj + ("2",) * twos)
+            for bj in range(h[BJ] + 1) for sj in range(h[SJ] + 1) for twos in range(h[C.TWO] + 1)
+        )
+        bases = (Cards(()), *(Cards((C.NAMES[r],) * n) for r in range(C.TWO) for n in range(1, h[r] + 1)))
+        return {"legal": (), "legal_leads": Leads(wilds, bases)}  # no top set: nothing to pass or burn
 
     def legal_sets(self, state: State, seat: Seat) -> list[tuple[str, Counts]]:
         """Legal plays as (command kind, set): ``play``, ``burn``, ``pass`` (empty set)."""

@@ -358,6 +358,23 @@ class Command:
 
 
 @dataclass(frozen=True, slots=True)
+class Cards:
+    """Some cards by name, highest first."""
+
+    cards: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Leads:
+    """Every set a leading seat may play, compactly: ``Play(w.cards + b.cards)`` for each ``w``
+    in ``wilds`` (its 2s and jokers: none, some, all) and, within it, each ``b`` in ``bases``
+    (none, or 1… of one rank 3…A), both empty excepted. In that order it is the rules' list."""
+
+    wilds: tuple[Cards, ...]
+    bases: tuple[Cards, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class View:
     """What ``seat`` sees: his own hand, the top set and who may answer it, card counts only
     under 报户 (-1 = hidden), places so far (0 = still playing)."""
@@ -387,4 +404,7 @@ class View:
     revolted: tuple[int, ...] = ()
     sitting_out: int = -1
     legal: tuple[Command, ...] = ()
-    """What the seat may send now, every set spelled out (none for a spectator)."""
+    """What the seat may send now (none for a spectator), with ``legal_leads``."""
+    legal_leads: Leads | None = None
+    """A leading seat's sets, compactly (``None`` when not leading, and with 憋三 on, whose
+    leads are listed one by one in ``legal``)."""

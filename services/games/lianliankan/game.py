@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from chieu.games import fair
@@ -65,6 +66,16 @@ def _path(board: Board, a: int, b: int) -> tuple[Point, ...]:
 
 
 _wrap = wrapper(Command)
+_LEAVE = _wrap([Leave()])
+
+
+@lru_cache(maxsize=256)
+def removable(board: Board) -> tuple[Pair, ...]:
+    """Every removable pair of ``board`` with the path its removal draws, in cell order.
+
+    Pure and cached by board: between two versions of a game only the mover's board changes,
+    so the other seats' views find theirs here."""
+    return tuple(Pair(_at(board, a), _at(board, b), _path(board, a, b)) for a, b in pairs(board))
 
 
 class Lianliankan:
@@ -198,25 +209,18 @@ class Lianliankan:
 
     def _legal_view(self, state: State, seat: int | None) -> dict[str, Any]:
         """The view's ``legal`` (Leave) and ``legal_pairs`` (each Remove with its path)."""
-        if seat is None:
+        if seat is None or not self._playing(state, seat):
             return {"legal": (), "legal_pairs": ()}
-        legal: list[Any] = []
-        found: list[Pair] = []
-        board = state.boards[seat] if state.boards else None
-        for c in self.legal(state, seat):
-            if isinstance(c, Remove) and board is not None:
-                a, b = _cell(board, c.first), _cell(board, c.second)
-                found.append(Pair(c.first, c.second, _path(board, a, b)))
-            else:
-                legal.append(c)
-        return {"legal": _wrap(legal), "legal_pairs": tuple(found)}
+        return {"legal": _LEAVE, "legal_pairs": removable(state.boards[seat])}
+
+    @staticmethod
+    def _playing(state: State, seat: int) -> bool:
+        return state.started and state.finished is None and seat not in state.left
 
     def legal(self, state: State, seat: Seat) -> Sequence[Any]:
-        if not state.started or state.finished is not None or seat in state.left:
+        if not self._playing(state, seat):
             return []
-        board = state.boards[seat]
-        moves: list[Any] = [Remove(_at(board, a), _at(board, b)) for a, b in pairs(board)]
-        return [*moves, Leave()]
+        return [*(Remove(p.first, p.second) for p in removable(state.boards[seat])), Leave()]
 
     def deadlines(self, state: State) -> Sequence[Deadline]:
         """With a time limit, every seat still playing is on the one clock."""

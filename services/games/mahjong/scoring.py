@@ -8,7 +8,7 @@ concealed tiles, melds and laizi with the mode's :class:`~chieu.games.mahjong.ha
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from functools import lru_cache
 
 from chieu.games.core import Transfer
 from chieu.games.mahjong import hand as H
@@ -40,38 +40,83 @@ def hand_rules(o: Options, ying_kou: bool = False) -> H.HandRules:
     )
 
 
-def _meld_suits(p: PlayerState) -> int:
+def _meld_suits(p: PlayerState, laizi: int | None = None) -> int:
+    """The suits of the seat's melds (a meld of its laizi aside); ``laizi`` in place of its own."""
+    lz = p.laizi if laizi is None else laizi
     mask = 0
     for _, k, _ in p.melds:
-        if k != p.laizi and T.suit(k) >= 0:
+        if k != lz and T.suit(k) >= 0:
             mask |= 1 << T.suit(k)
     return mask
 
 
 def _wins(o: Options, p: PlayerState, hand: Sequence[int], ying_kou: bool, laizis: Sequence[int],
-          win_tile: int = -1) -> bool:
+          win_tile: int = -1, rules: H.HandRules | None = None) -> bool:
     """Whether ``hand`` (concealed, winning tile included) wins for one of ``laizis``."""
-    rules = hand_rules(o, ying_kou)
+    rules = rules or hand_rules(o, ying_kou)
     for lz in laizis:
         if ying_kou:
             kinds = [k for _, k, _ in p.melds]
             if H.score(hand, kinds, lz, win_tile, rules, True, meld_sizes(p)) is not None:
                 return True
-        elif H.is_win(T.counts(hand), lz, _meld_suits(replace(p, laizi=lz)), rules, len(p.melds)):
+        elif H.is_win(T.counts(hand), lz, _meld_suits(p, lz), rules, len(p.melds)):
             return True
     return False
 
 
-def waits_of(o: Options, p: PlayerState, hand: Sequence[int], ying_kou: bool) -> tuple[int, ...]:
-    """The kinds that would complete ``hand`` (13 − 3·melds tiles) for this seat."""
+_GROUP = tuple(k // 9 if k < 27 else 3 if k < 31 else 4 for k in range(34))
+"""A kind's group for the size test: 万, 条, 筒, winds, dragons."""
+
+
+_NEAR = tuple(tuple(j for j in range(max(k - k % 9, k - 2), min(k - k % 9 + 9, k + 3)) if j != k)
+              for k in range(27))
+"""The kinds of the same suit within two of a suit kind (the tiles a run with it needs)."""
+
+
+def _mod_fits(c: Sequence[int]) -> tuple[bool, ...]:
+    """For each group: whether a tile added to it leaves the group sizes of a winning hand
+    without wilds (all 0 mod 3 but one, 2 mod 3) — :func:`hand.is_win`'s first test."""
+    sizes = [sum(c[0:9]), sum(c[9:18]), sum(c[18:27]), sum(c[27:31]), sum(c[31:34])]
+    out = []
+    for g in range(5):
+        m = [(n + (g == i)) % 3 for i, n in enumerate(sizes)]
+        out.append(m.count(0) == 4 and 2 in m)
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def waits_of(o: Options, p: PlayerState, hand: tuple[int, ...], ying_kou: bool) -> tuple[int, ...]:
+    """The kinds that would complete ``hand`` (13 − 3·melds tiles) for this seat.
+
+    Pure and cached: a seat's offered 报听 discards (its view's legal list) and the discard
+    that declares one ask the same question."""
     out = []
     c = T.counts(hand)
+    rules = hand_rules(o, ying_kou)
+    if not ying_kou and o.laizi_mode is not Mode.DAJIANGWANG:  # the common case, inline
+        lz, suits, melds = p.laizi, _meld_suits(p), len(p.melds)
+        tame = not (0 <= lz < 34 and c[lz]) and not c[T.WANG]
+        fits = _mod_fits(c) if tame else ()
+        for k in range(34):
+            if c[k] >= 4:
+                continue
+            if tame and k != lz:
+                if not fits[_GROUP[k]] and c[k] % 2 == 0:
+                    continue  # is_win's own first test refuses it (no wild; seven pairs want pairs)
+                if k < 27 and not c[k] and not any(c[j] for j in _NEAR[k]):
+                    continue  # a lone suit tile: no pair, no set, no run can hold it
+            c[k] += 1
+            if H.is_win(c, lz, suits, rules, melds):
+                out.append(k)
+            c[k] -= 1
+        return tuple(out)
+    djw = o.laizi_mode is Mode.DAJIANGWANG
     for k in range(34):
         if c[k] >= 4 or (ying_kou and k not in T.DRAGONS):
             continue
         h = (*hand, k)
-        laizis = djw_candidates(h, p.laizi) if o.laizi_mode is Mode.DAJIANGWANG else [p.laizi]
-        if _wins(o, p, h, ying_kou, laizis, k):
+        laizis = djw_candidates(h, p.laizi) if djw else [p.laizi]
+        if _wins(o, p, h, ying_kou, laizis, k, rules):
             out.append(k)
     return tuple(out)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 from hypothesis import given, settings
@@ -14,6 +15,7 @@ from chieu.games.lianliankan.board import (
     find_pair,
     generate,
     greedy_remaining,
+    path,
     reshuffle,
     tile_set,
 )
@@ -36,6 +38,38 @@ def test_path_finder_agrees_with_brute_force(board: tuple[int, int, list[int]]) 
     for x in range(rows * cols):
         for y in range(rows * cols):
             assert b.turns(x, y) == brute_turns(rows, cols, cells, x, y), (x, y)
+
+
+@settings(max_examples=150, deadline=None)
+@given(boards())
+def test_the_drawn_path_joins_the_pair_through_empty_cells_with_the_fewest_turns(
+        board: tuple[int, int, list[int]]) -> None:
+    """``path``'s corners (what a view's pair and a Removed event carry): from the first tile to
+    the second in straight segments over empty cells and the ring, turning exactly as few
+    times as the path finder says; ``None`` exactly when no pair."""
+    rows, cols, cells = board
+    b = Board.of(rows, cols, cells)
+
+    def empty(r: int, c: int) -> bool:
+        return not (0 <= r < rows and 0 <= c < cols) or not cells[r * cols + c]
+
+    for x in range(rows * cols):
+        for y in range(rows * cols):
+            corners = path(b, x, y)
+            turns = b.turns(x, y)
+            assert (corners is None) == (turns is None), (x, y)
+            if corners is None:
+                continue
+            assert corners[0] == divmod(x, cols) and corners[-1] == divmod(y, cols)
+            assert len(corners) - 2 == turns
+            for (r1, c1), (r2, c2) in itertools.pairwise(corners):
+                assert (r1 == r2) != (c1 == c2), "a segment is straight and not empty"
+                assert min(r1, r2) >= -1 and max(r1, r2) <= rows and min(c1, c2) >= -1 and max(c1, c2) <= cols
+                steps = max(abs(r2 - r1), abs(c2 - c1))
+                dr, dc = (r2 - r1) // steps, (c2 - c1) // steps
+                inner = [(r1 + dr * i, c1 + dc * i) for i in range(1, steps)]
+                assert all(empty(r, c) for r, c in inner), (x, y, corners)
+            assert all(empty(r, c) for r, c in corners[1:-1]), (x, y, corners)
 
 
 def test_the_outer_ring_is_one_cell_wide_and_enough() -> None:

@@ -17,6 +17,7 @@ from chieu.games.lianliankan.model import (
     Cell,
     Leave,
     Remove,
+    Removed,
     Started,
     State,
 )
@@ -62,6 +63,20 @@ def test_views_show_own_board_and_the_others_counts_only() -> None:
     assert v0.remaining == v1.remaining == (84, 82, 84)
     assert spectator.board == () and spectator.remaining == (84, 82, 84)
     assert "seed" not in {f for f in type(v0).__slots__}
+
+
+def test_a_removal_draws_the_path_its_view_showed() -> None:
+    """What happened is drawable from the events alone: Removed carries the pair's path, the
+    one the remover's view offered with the pair; nobody else's view offers it."""
+    s = started(3)
+    v = GAME.view(s, 1)
+    assert [c.leave for c in v.legal] == [Leave()] and v.legal_pairs
+    pair = v.legal_pairs[-1]
+    (removed,) = GAME.decide(s, 1, Remove(pair.first, pair.second), 0)
+    assert isinstance(removed, Removed) and removed.path == pair.path
+    assert (removed.path[0].row, removed.path[0].col) == (pair.first.row, pair.first.col)
+    assert (removed.path[-1].row, removed.path[-1].col) == (pair.second.row, pair.second.col)
+    assert GAME.view(s, None).legal_pairs == () and GAME.view(s, None).legal == ()
 
 
 def test_moves_of_different_seats_commute() -> None:

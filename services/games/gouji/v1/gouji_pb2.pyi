@@ -793,6 +793,7 @@ class View(_message.Message):
     REVOLTED_FIELD_NUMBER: _builtins.int
     SITTING_OUT_FIELD_NUMBER: _builtins.int
     LEGAL_FIELD_NUMBER: _builtins.int
+    LEGAL_LEADS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     phase: _builtins.str
     top_owner: _builtins.int
@@ -834,8 +835,15 @@ class View(_message.Message):
     def legal(self) -> _containers.RepeatedCompositeFieldContainer[Global___Command]:
         """What the viewing seat may send now, every set spelled out: DeclareRevolution /
         DeclineRevolution (革命) in its window; each ReturnCards choice (还贡); when it is to act,
-        Pass (不要, or 扣 on the 扣牌 decision) and each Play it may lead or answer with; and each
-        Burn (捎牌) it may declare. Empty for spectators.
+        Pass (不要, or 扣 on the 扣牌 decision) and each Play it may answer with (its leads come
+        in legal_leads while 憋三 is off); and each Burn (捎牌) it may declare. Empty for
+        spectators. legal and legal_leads together are exactly the rules' legal commands.
+        """
+
+    @_builtins.property
+    def legal_leads(self) -> Global___Leads:
+        """A seat that leads (with 憋三 off) may play any of its sets, some 700 for a 36-card hand:
+        they come here, compactly, and not in legal. Absent otherwise.
         """
 
     def __init__(
@@ -865,14 +873,68 @@ class View(_message.Message):
         revolted: _abc.Iterable[_builtins.int] | None = ...,
         sitting_out: _builtins.int = ...,
         legal: _abc.Iterable[Global___Command] | None = ...,
+        legal_leads: Global___Leads | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_legal_leads", b"_legal_leads", "legal_leads", b"legal_leads"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_legal_leads", b"_legal_leads", "burning", b"burning", "counts", b"counts", "deadline_ms", b"deadline_ms", "four_way", b"four_way", "hand", b"hand", "kou", b"kou", "leading", b"leading", "legal", b"legal", "legal_leads", b"legal_leads", "may_answer", b"may_answer", "may_burn", b"may_burn", "owe_return", b"owe_return", "passed", b"passed", "phase", b"phase", "places", b"places", "revolted", b"revolted", "revolution", b"revolution", "scores", b"scores", "seat", b"seat", "sitting_out", b"sitting_out", "to_act", b"to_act", "top", b"top", "top_gouji", b"top_gouji", "top_owner", b"top_owner", "wutou", b"wutou"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__legal_leads: _TypeAlias = _typing.Literal["legal_leads"]  # noqa: Y015
+    _WhichOneofArgType__legal_leads: _TypeAlias = _typing.Literal["_legal_leads", b"_legal_leads"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__legal_leads) -> _WhichOneofReturnType__legal_leads | None: ...
+
+Global___View: _TypeAlias = View  # noqa: Y015
+
+@_typing.final
+class Cards(_message.Message):
+    """Some cards by name, highest first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["burning", b"burning", "counts", b"counts", "deadline_ms", b"deadline_ms", "four_way", b"four_way", "hand", b"hand", "kou", b"kou", "leading", b"leading", "legal", b"legal", "may_answer", b"may_answer", "may_burn", b"may_burn", "owe_return", b"owe_return", "passed", b"passed", "phase", b"phase", "places", b"places", "revolted", b"revolted", "revolution", b"revolution", "scores", b"scores", "seat", b"seat", "sitting_out", b"sitting_out", "to_act", b"to_act", "top", b"top", "top_gouji", b"top_gouji", "top_owner", b"top_owner", "wutou", b"wutou"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___View: _TypeAlias = View  # noqa: Y015
+Global___Cards: _TypeAlias = Cards  # noqa: Y015
+
+@_typing.final
+class Leads(_message.Message):
+    """Every set a leading seat may play, compactly: Play{cards: w.cards + b.cards} for each w in
+    wilds (its 2s and jokers: none, some or all) and, within it, each b in bases (none, or 1…
+    of one rank 3…A) — both empty excepted. In this order it is the rules' own list.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WILDS_FIELD_NUMBER: _builtins.int
+    BASES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def wilds(self) -> _containers.RepeatedCompositeFieldContainer[Global___Cards]: ...
+    @_builtins.property
+    def bases(self) -> _containers.RepeatedCompositeFieldContainer[Global___Cards]: ...
+    def __init__(
+        self,
+        *,
+        wilds: _abc.Iterable[Global___Cards] | None = ...,
+        bases: _abc.Iterable[Global___Cards] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bases", b"bases", "wilds", b"wilds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Leads: _TypeAlias = Leads  # noqa: Y015
 
 @_typing.final
 class Command(_message.Message):

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/games/gouji/v1/gouji.proto.
  */
 export const file_chieu_games_gouji_v1_gouji: GenFile = /*@__PURE__*/
-  fileDesc("CiBjaGlldS9nYW1lcy9nb3VqaS92MS9nb3VqaS5wcm90bxIUY2hpZXUuZ2FtZXMuZ291amkudjEiFQoEUGxheRINCgVjYXJkcxgBIAMoCSIGCgRQYXNzIhUKBEJ1cm4SDQoFY2FyZHMYASADKAkiHAoLUmV0dXJuQ2FyZHMSDQoFY2FyZHMYASADKAkiEwoRRGVjbGFyZVJldm9sdXRpb24iEwoRRGVjbGluZVJldm9sdXRpb24iKAoJU2VhdENhcmRzEgwKBHNlYXQYASABKAMSDQoFY2FyZHMYAiADKAkiZQoFRGVhbHQSDwoHaGFuZF9ubxgBIAEoAxIuCgVoYW5kcxgCIAMoCzIfLmNoaWV1LmdhbWVzLmdvdWppLnYxLlNlYXRDYXJkcxINCgVmaXJzdBgDIAEoAxIMCgRzZWVkGAQgASgJIkYKA0R1ZRIRCglmcm9tX3NlYXQYASABKAMSDwoHdG9fc2VhdBgCIAEoAxINCgVjb3VudBgDIAEoAxIMCgRraW5kGAQgASgJImIKEFJldm9sdXRpb25PcGVuZWQSEAoIZWxpZ2libGUYASADKAMSEwoLZGVhZGxpbmVfbXMYAiABKAMSJwoEZHVlcxgDIAMoCzIZLmNoaWV1LmdhbWVzLmdvdWppLnYxLkR1ZSIiChJSZXZvbHV0aW9uRGVjbGFyZWQSDAoEc2VhdBgBIAEoAyIwChJSZXZvbHV0aW9uRGVjbGluZWQSDAoEc2VhdBgBIAEoAxIMCgRhdXRvGAIgASgIIh4KDURlYWxDYW5jZWxsZWQSDQoFc2VhdHMYASADKAMiSgoHUmVkZWFsdBIPCgdkZWFsX25vGAEgASgDEi4KBWhhbmRzGAIgAygLMh8uY2hpZXUuZ2FtZXMuZ291amkudjEuU2VhdENhcmRzIjMKBlNhdE91dBIMCgRzZWF0GAEgASgDEg0KBXBsYWNlGAIgASgDEgwKBGRlYWQYAyADKAkiYwoLVHJpYnV0ZVBhaWQSEQoJZnJvbV9zZWF0GAEgASgDEg8KB3RvX3NlYXQYAiABKAMSDQoFY2FyZHMYAyADKAkSEwoLZGVhZGxpbmVfbXMYBCABKAMSDAoEa2luZBgFIAEoCSJSCg9UcmlidXRlUmV0dXJuZWQSEQoJZnJvbV9zZWF0GAEgASgDEg8KB3RvX3NlYXQYAiABKAMSDQoFY2FyZHMYAyADKAkSDAoEYXV0bxgEIAEoCCJLCgtUdXJuU3RhcnRlZBIMCgRzZWF0GAEgASgDEgwKBGxlYWQYAiABKAgSCwoDa291GAMgASgIEhMKC2RlYWRsaW5lX21zGAQgASgDIlIKBlBsYXllZBIMCgRzZWF0GAEgASgDEg0KBWNhcmRzGAIgAygJEgwKBGxlYWQYAyABKAgSDQoFZ291amkYBCABKAgSDgoGc2VhbGVkGAUgASgIIjoKBkJ1cm5lZBIMCgRzZWF0GAEgASgDEhMKC2J1cm5lZF9zZWF0GAIgASgDEg0KBWNhcmRzGAMgAygJIiQKBlBhc3NlZBIMCgRzZWF0GAEgASgDEgwKBGF1dG8YAiABKAgiJAoGQ2xvc2VkEgwKBHNlYXQYASABKAMSDAoEYXV0bxgCIAEoCCIcCgxCdXJuUmVsZWFzZWQSDAoEc2VhdBgBIAEoAyJHCgpCdXJuRmFpbGVkEgwKBHNlYXQYASABKAMSDQoFcGxhY2UYAiABKAMSDgoGcmVhc29uGAMgASgJEgwKBGRlYWQYBCADKAkiJwoIRmluaXNoZWQSDAoEc2VhdBgBIAEoAxINCgVwbGFjZRgCIAEoAyI8CgpSb3VuZEVuZGVkEhMKBndpbm5lchgBIAEoA0gAiAEBEg4KBmxlYWRlchgCIAEoA0IJCgdfd2lubmVyIhgKCFRpbWVkT3V0EgwKBHNlYXQYASABKAMidwoJR2FtZUVuZGVkEg4KBnBsYWNlcxgBIAMoAxIOCgZ0b3RhbHMYAiADKBISDgoGc2NvcmVzGAMgAygSEg8KB2RvdWJsZWQYBCABKAgSDgoGcmVhc29uGAUgASgJEgwKBHNoYW8YBiADKAMSCwoDbWVuGAcgAygDIrwDCgRWaWV3EgwKBHNlYXQYASABKBISDQoFcGhhc2UYAiABKAkSDAoEaGFuZBgDIAMoCRIOCgZjb3VudHMYBCADKBISCwoDdG9wGAUgAygJEhEKCXRvcF9vd25lchgGIAEoEhIRCgl0b3BfZ291amkYByABKAgSEgoKbWF5X2Fuc3dlchgIIAMoAxIQCghtYXlfYnVybhgJIAMoAxIOCgZ0b19hY3QYCiABKBISDwoHbGVhZGluZxgLIAEoCBILCgNrb3UYDCABKAgSEwoLZGVhZGxpbmVfbXMYDSABKAMSDgoGcGFzc2VkGA4gAygDEg4KBnBsYWNlcxgPIAMoAxIPCgdidXJuaW5nGBAgAygDEhAKCGZvdXJfd2F5GBEgASgIEg0KBXd1dG91GBIgAygDEhIKCm93ZV9yZXR1cm4YEyABKAMSDgoGc2NvcmVzGBQgAygSEhIKCnJldm9sdXRpb24YFSADKAMSEAoIcmV2b2x0ZWQYFiADKAMSEwoLc2l0dGluZ19vdXQYFyABKBISLAoFbGVnYWwYGCADKAsyHS5jaGlldS5nYW1lcy5nb3VqaS52MS5Db21tYW5kIuECCgdDb21tYW5kEioKBHBsYXkYASABKAsyGi5jaGlldS5nYW1lcy5nb3VqaS52MS5QbGF5SAASKgoEcGFzcxgCIAEoCzIaLmNoaWV1LmdhbWVzLmdvdWppLnYxLlBhc3NIABIqCgRidXJuGAMgASgLMhouY2hpZXUuZ2FtZXMuZ291amkudjEuQnVybkgAEjkKDHJldHVybl9jYXJkcxgEIAEoCzIhLmNoaWV1LmdhbWVzLmdvdWppLnYxLlJldHVybkNhcmRzSAASRQoSZGVjbGFyZV9yZXZvbHV0aW9uGAUgASgLMicuY2hpZXUuZ2FtZXMuZ291amkudjEuRGVjbGFyZVJldm9sdXRpb25IABJFChJkZWNsaW5lX3Jldm9sdXRpb24YBiABKAsyJy5jaGlldS5nYW1lcy5nb3VqaS52MS5EZWNsaW5lUmV2b2x1dGlvbkgAQgkKB2NvbW1hbmRiBnByb3RvMw");
+  fileDesc("CiBjaGlldS9nYW1lcy9nb3VqaS92MS9nb3VqaS5wcm90bxIUY2hpZXUuZ2FtZXMuZ291amkudjEiFQoEUGxheRINCgVjYXJkcxgBIAMoCSIGCgRQYXNzIhUKBEJ1cm4SDQoFY2FyZHMYASADKAkiHAoLUmV0dXJuQ2FyZHMSDQoFY2FyZHMYASADKAkiEwoRRGVjbGFyZVJldm9sdXRpb24iEwoRRGVjbGluZVJldm9sdXRpb24iKAoJU2VhdENhcmRzEgwKBHNlYXQYASABKAMSDQoFY2FyZHMYAiADKAkiZQoFRGVhbHQSDwoHaGFuZF9ubxgBIAEoAxIuCgVoYW5kcxgCIAMoCzIfLmNoaWV1LmdhbWVzLmdvdWppLnYxLlNlYXRDYXJkcxINCgVmaXJzdBgDIAEoAxIMCgRzZWVkGAQgASgJIkYKA0R1ZRIRCglmcm9tX3NlYXQYASABKAMSDwoHdG9fc2VhdBgCIAEoAxINCgVjb3VudBgDIAEoAxIMCgRraW5kGAQgASgJImIKEFJldm9sdXRpb25PcGVuZWQSEAoIZWxpZ2libGUYASADKAMSEwoLZGVhZGxpbmVfbXMYAiABKAMSJwoEZHVlcxgDIAMoCzIZLmNoaWV1LmdhbWVzLmdvdWppLnYxLkR1ZSIiChJSZXZvbHV0aW9uRGVjbGFyZWQSDAoEc2VhdBgBIAEoAyIwChJSZXZvbHV0aW9uRGVjbGluZWQSDAoEc2VhdBgBIAEoAxIMCgRhdXRvGAIgASgIIh4KDURlYWxDYW5jZWxsZWQSDQoFc2VhdHMYASADKAMiSgoHUmVkZWFsdBIPCgdkZWFsX25vGAEgASgDEi4KBWhhbmRzGAIgAygLMh8uY2hpZXUuZ2FtZXMuZ291amkudjEuU2VhdENhcmRzIjMKBlNhdE91dBIMCgRzZWF0GAEgASgDEg0KBXBsYWNlGAIgASgDEgwKBGRlYWQYAyADKAkiYwoLVHJpYnV0ZVBhaWQSEQoJZnJvbV9zZWF0GAEgASgDEg8KB3RvX3NlYXQYAiABKAMSDQoFY2FyZHMYAyADKAkSEwoLZGVhZGxpbmVfbXMYBCABKAMSDAoEa2luZBgFIAEoCSJSCg9UcmlidXRlUmV0dXJuZWQSEQoJZnJvbV9zZWF0GAEgASgDEg8KB3RvX3NlYXQYAiABKAMSDQoFY2FyZHMYAyADKAkSDAoEYXV0bxgEIAEoCCJLCgtUdXJuU3RhcnRlZBIMCgRzZWF0GAEgASgDEgwKBGxlYWQYAiABKAgSCwoDa291GAMgASgIEhMKC2RlYWRsaW5lX21zGAQgASgDIlIKBlBsYXllZBIMCgRzZWF0GAEgASgDEg0KBWNhcmRzGAIgAygJEgwKBGxlYWQYAyABKAgSDQoFZ291amkYBCABKAgSDgoGc2VhbGVkGAUgASgIIjoKBkJ1cm5lZBIMCgRzZWF0GAEgASgDEhMKC2J1cm5lZF9zZWF0GAIgASgDEg0KBWNhcmRzGAMgAygJIiQKBlBhc3NlZBIMCgRzZWF0GAEgASgDEgwKBGF1dG8YAiABKAgiJAoGQ2xvc2VkEgwKBHNlYXQYASABKAMSDAoEYXV0bxgCIAEoCCIcCgxCdXJuUmVsZWFzZWQSDAoEc2VhdBgBIAEoAyJHCgpCdXJuRmFpbGVkEgwKBHNlYXQYASABKAMSDQoFcGxhY2UYAiABKAMSDgoGcmVhc29uGAMgASgJEgwKBGRlYWQYBCADKAkiJwoIRmluaXNoZWQSDAoEc2VhdBgBIAEoAxINCgVwbGFjZRgCIAEoAyI8CgpSb3VuZEVuZGVkEhMKBndpbm5lchgBIAEoA0gAiAEBEg4KBmxlYWRlchgCIAEoA0IJCgdfd2lubmVyIhgKCFRpbWVkT3V0EgwKBHNlYXQYASABKAMidwoJR2FtZUVuZGVkEg4KBnBsYWNlcxgBIAMoAxIOCgZ0b3RhbHMYAiADKBISDgoGc2NvcmVzGAMgAygSEg8KB2RvdWJsZWQYBCABKAgSDgoGcmVhc29uGAUgASgJEgwKBHNoYW8YBiADKAMSCwoDbWVuGAcgAygDIoMECgRWaWV3EgwKBHNlYXQYASABKBISDQoFcGhhc2UYAiABKAkSDAoEaGFuZBgDIAMoCRIOCgZjb3VudHMYBCADKBISCwoDdG9wGAUgAygJEhEKCXRvcF9vd25lchgGIAEoEhIRCgl0b3BfZ291amkYByABKAgSEgoKbWF5X2Fuc3dlchgIIAMoAxIQCghtYXlfYnVybhgJIAMoAxIOCgZ0b19hY3QYCiABKBISDwoHbGVhZGluZxgLIAEoCBILCgNrb3UYDCABKAgSEwoLZGVhZGxpbmVfbXMYDSABKAMSDgoGcGFzc2VkGA4gAygDEg4KBnBsYWNlcxgPIAMoAxIPCgdidXJuaW5nGBAgAygDEhAKCGZvdXJfd2F5GBEgASgIEg0KBXd1dG91GBIgAygDEhIKCm93ZV9yZXR1cm4YEyABKAMSDgoGc2NvcmVzGBQgAygSEhIKCnJldm9sdXRpb24YFSADKAMSEAoIcmV2b2x0ZWQYFiADKAMSEwoLc2l0dGluZ19vdXQYFyABKBISLAoFbGVnYWwYGCADKAsyHS5jaGlldS5nYW1lcy5nb3VqaS52MS5Db21tYW5kEjUKC2xlZ2FsX2xlYWRzGBkgASgLMhsuY2hpZXUuZ2FtZXMuZ291amkudjEuTGVhZHNIAIgBAUIOCgxfbGVnYWxfbGVhZHMiFgoFQ2FyZHMSDQoFY2FyZHMYASADKAkiXwoFTGVhZHMSKgoFd2lsZHMYASADKAsyGy5jaGlldS5nYW1lcy5nb3VqaS52MS5DYXJkcxIqCgViYXNlcxgCIAMoCzIbLmNoaWV1LmdhbWVzLmdvdWppLnYxLkNhcmRzIuECCgdDb21tYW5kEioKBHBsYXkYASABKAsyGi5jaGlldS5nYW1lcy5nb3VqaS52MS5QbGF5SAASKgoEcGFzcxgCIAEoCzIaLmNoaWV1LmdhbWVzLmdvdWppLnYxLlBhc3NIABIqCgRidXJuGAMgASgLMhouY2hpZXUuZ2FtZXMuZ291amkudjEuQnVybkgAEjkKDHJldHVybl9jYXJkcxgEIAEoCzIhLmNoaWV1LmdhbWVzLmdvdWppLnYxLlJldHVybkNhcmRzSAASRQoSZGVjbGFyZV9yZXZvbHV0aW9uGAUgASgLMicuY2hpZXUuZ2FtZXMuZ291amkudjEuRGVjbGFyZVJldm9sdXRpb25IABJFChJkZWNsaW5lX3Jldm9sdXRpb24YBiABKAsyJy5jaGlldS5nYW1lcy5nb3VqaS52MS5EZWNsaW5lUmV2b2x1dGlvbkgAQgkKB2NvbW1hbmRiBnByb3RvMw");
 
 /**
  * Command: lead or answer with a set (一套牌).
@@ -885,12 +885,21 @@ export type View = Message<"chieu.games.gouji.v1.View"> & {
   /**
    * What the viewing seat may send now, every set spelled out: DeclareRevolution /
    * DeclineRevolution (革命) in its window; each ReturnCards choice (还贡); when it is to act,
-   * Pass (不要, or 扣 on the 扣牌 decision) and each Play it may lead or answer with; and each
-   * Burn (捎牌) it may declare. Empty for spectators.
+   * Pass (不要, or 扣 on the 扣牌 decision) and each Play it may answer with (its leads come
+   * in legal_leads while 憋三 is off); and each Burn (捎牌) it may declare. Empty for
+   * spectators. legal and legal_leads together are exactly the rules' legal commands.
    *
    * @generated from field: repeated chieu.games.gouji.v1.Command legal = 24;
    */
   legal: Command[];
+
+  /**
+   * A seat that leads (with 憋三 off) may play any of its sets, some 700 for a 36-card hand:
+   * they come here, compactly, and not in legal. Absent otherwise.
+   *
+   * @generated from field: optional chieu.games.gouji.v1.Leads legal_leads = 25;
+   */
+  legalLeads?: Leads | undefined;
 };
 
 /**
@@ -899,6 +908,51 @@ export type View = Message<"chieu.games.gouji.v1.View"> & {
  */
 export const ViewSchema: GenMessage<View> = /*@__PURE__*/
   messageDesc(file_chieu_games_gouji_v1_gouji, 28);
+
+/**
+ * Some cards by name, highest first.
+ *
+ * @generated from message chieu.games.gouji.v1.Cards
+ */
+export type Cards = Message<"chieu.games.gouji.v1.Cards"> & {
+  /**
+   * @generated from field: repeated string cards = 1;
+   */
+  cards: string[];
+};
+
+/**
+ * Describes the message chieu.games.gouji.v1.Cards.
+ * Use `create(CardsSchema)` to create a new message.
+ */
+export const CardsSchema: GenMessage<Cards> = /*@__PURE__*/
+  messageDesc(file_chieu_games_gouji_v1_gouji, 29);
+
+/**
+ * Every set a leading seat may play, compactly: Play{cards: w.cards + b.cards} for each w in
+ * wilds (its 2s and jokers: none, some or all) and, within it, each b in bases (none, or 1…
+ * of one rank 3…A) — both empty excepted. In this order it is the rules' own list.
+ *
+ * @generated from message chieu.games.gouji.v1.Leads
+ */
+export type Leads = Message<"chieu.games.gouji.v1.Leads"> & {
+  /**
+   * @generated from field: repeated chieu.games.gouji.v1.Cards wilds = 1;
+   */
+  wilds: Cards[];
+
+  /**
+   * @generated from field: repeated chieu.games.gouji.v1.Cards bases = 2;
+   */
+  bases: Cards[];
+};
+
+/**
+ * Describes the message chieu.games.gouji.v1.Leads.
+ * Use `create(LeadsSchema)` to create a new message.
+ */
+export const LeadsSchema: GenMessage<Leads> = /*@__PURE__*/
+  messageDesc(file_chieu_games_gouji_v1_gouji, 30);
 
 /**
  * One entry of a view's legal list: exactly one command is set. Send it in Act as it is
@@ -954,5 +1008,5 @@ export type Command = Message<"chieu.games.gouji.v1.Command"> & {
  * Use `create(CommandSchema)` to create a new message.
  */
 export const CommandSchema: GenMessage<Command> = /*@__PURE__*/
-  messageDesc(file_chieu_games_gouji_v1_gouji, 29);
+  messageDesc(file_chieu_games_gouji_v1_gouji, 31);
 
