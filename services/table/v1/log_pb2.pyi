@@ -502,7 +502,10 @@ class TableCreated(_message.Message):
     """The least reputation (信誉度, the ladder's) a player needs to sit; 0: no minimum."""
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
-        """The table options, validated, under the rules file's names (defaults filled in)."""
+        """The table options, validated, under their camelCase names (defaults filled in; tables
+        created before the names were made one convention carry the rules files' names, which are
+        still read as aliases).
+        """
 
     def __init__(
         self,

@@ -361,7 +361,9 @@ class ChangeSettingsRequest(_message.Message):
     command_id: _builtins.str
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
-        """Game options to change, under the rules file's names (merged into the current options)."""
+        """Game options to change, under their camelCase names or the rules file's (aliases), merged into
+        the current options.
+        """
 
     def __init__(
         self,
@@ -641,7 +643,10 @@ class CreateTableRequest(_message.Message):
     """
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
-        """Table options under the rules file's names, e.g. {"quanValue": 5}."""
+        """Table options under their camelCase names, e.g. {"quanValue": 5, "turnSeconds": 20} (the rules
+        files' names, TURN_TIMEOUT_S and the like, are accepted as aliases); an option left out takes
+        its default (each game's options.py and docs/games/<key>.md).
+        """
 
     def __init__(
         self,

@@ -532,7 +532,9 @@ export type TableCreated = Message<"chieu.table.v1.TableCreated"> & {
   game: string;
 
   /**
-   * The table options, validated, under the rules file's names (defaults filled in).
+   * The table options, validated, under their camelCase names (defaults filled in; tables
+   * created before the names were made one convention carry the rules files' names, which are
+   * still read as aliases).
    *
    * @generated from field: google.protobuf.Struct options = 3;
    */

@@ -348,7 +348,8 @@ export type ChangeSettingsRequest = Message<"chieu.table.v1.ChangeSettingsReques
   tableId: string;
 
   /**
-   * Game options to change, under the rules file's names (merged into the current options).
+   * Game options to change, under their camelCase names or the rules file's (aliases), merged into
+   * the current options.
    *
    * @generated from field: google.protobuf.Struct options = 2;
    */
@@ -612,7 +613,9 @@ export type CreateTableRequest = Message<"chieu.table.v1.CreateTableRequest"> & 
   game: string;
 
   /**
-   * Table options under the rules file's names, e.g. {"quanValue": 5}.
+   * Table options under their camelCase names, e.g. {"quanValue": 5, "turnSeconds": 20} (the rules
+   * files' names, TURN_TIMEOUT_S and the like, are accepted as aliases); an option left out takes
+   * its default (each game's options.py and docs/games/<key>.md).
    *
    * @generated from field: google.protobuf.Struct options = 2;
    */
