@@ -193,6 +193,14 @@ class EventStore:
             return 0
         return int(msg.seq or 0)
 
+    async def last(self, key: str) -> Stored | None:
+        """The subject's last message; None when it has none."""
+        try:
+            msg = await self.js.get_last_msg(self.stream, self.subject(key), direct=True)
+        except NotFoundError:
+            return None
+        return Stored(int(msg.seq or 0), msg.data or b"")
+
     async def read(self, key: str, after: int = 0, upto: int | None = None) -> list[Stored]:
         """The subject's messages with sequence in ``(after, upto]`` (``upto``: the last one)."""
         last = await self.last_seq(key) if upto is None else upto

@@ -102,6 +102,7 @@ class Server:
     def __init__(self, settings: Settings, *, addr: str, services: Sequence[str],
                  register: Sequence[Register],
                  on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
+                 on_stopping: Sequence[Callable[[], None]] = (),
                  background: Sequence[Callable[[], Awaitable[None]]] = ()) -> None:
         self.settings = settings
         self.background = tuple(background)
@@ -132,6 +133,8 @@ class Server:
         if self.port == 0:
             raise OSError(f"cannot listen on {addr}")
         self._on_shutdown = list(on_shutdown)
+        self._on_stopping = list(on_stopping)
+        """Told first when the server begins to stop, before its streams are closed."""
         self._stopped = False
 
     async def start(self) -> None:
@@ -147,11 +150,14 @@ class Server:
             await begin()
 
     async def shutdown(self) -> None:
-        """Idempotent graceful stop."""
+        """Idempotent graceful stop: ``on_stopping`` told, health NOT_SERVING, the calls given the
+        grace then cancelled, ``on_shutdown`` run."""
         if self._stopped:
             return
         self._stopped = True
         log.info("shutting down", grace_s=self.settings.shutdown_grace_s)
+        for stopping in self._on_stopping:
+            stopping()
         await self.health.enter_graceful_shutdown()
         await self.server.stop(self.settings.shutdown_grace_s)
         for close in self._on_shutdown:

@@ -32,6 +32,7 @@ async def build(settings: Settings) -> Server:
         settings, addr=settings.table_addr, services=[name],
         register=[lambda s: register(servicer, s)],
         on_shutdown=[tables.close, store.close, revocations.stop, peers.close],
+        on_stopping=[tables.stopping],  # before the watch streams close: no ConnectionLost for the stop
         background=[revocations.start],
     )
 

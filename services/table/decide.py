@@ -324,6 +324,15 @@ def connection_lost(t: Table, player: str, now_ms: int) -> Events:
     return [_ev(connection_lost=log_pb2.ConnectionLost(player_id=player, deadline_ms=deadline))]
 
 
+def extend_graces(t: Table, by_ms: int) -> Events:
+    """Every lost player's reconnect grace ``by_ms`` later (a ``ConnectionLost`` with the new
+    deadline): the time no process served the table is not held against them."""
+    if by_ms <= 0:
+        return []
+    return [_ev(connection_lost=log_pb2.ConnectionLost(player_id=p, deadline_ms=d + by_ms))
+            for p, d in sorted(t.lost.items())]
+
+
 def reconnected(t: Table, player: str) -> Events:
     if player not in t.lost:
         return []

@@ -103,6 +103,9 @@ class Tables:
         self._live: OrderedDict[str, _Live] = OrderedDict()
         self._loading: dict[str, asyncio.Lock] = {}
         self._closed = False
+        self._closing = False
+        """Set once the server begins to stop: a watch stream closed from then on is the server's
+        doing, not the player's lost connection."""
         self._follower: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         """Background work of this instance (timers' commands, presence, bookkeeping)."""
@@ -443,10 +446,11 @@ class Tables:
                 live.present[who] -= 1
                 if live.present[who] == 0 and not self._closed:
                     del live.present[who]
-                    self._spawn(self._presence(table_id, who, back=False))
+                    if not self._closing:  # the server's own stop is no lost connection of the player
+                        self._spawn(self._presence(table_id, who, back=False))
 
     async def _presence(self, table_id: str, who: str, *, back: bool) -> None:
-        if self._closed:
+        if self._closed or self._closing:
             return
         try:
             if back:
@@ -461,16 +465,49 @@ class Tables:
             log.info("presence not recorded", table_id=table_id, player=who, reason=str(exc))
 
     async def resume(self) -> int:
-        """Load every table with a hand on the clock, so no deadline is lost across a restart."""
+        """Load every table with a hand on the clock, so no deadline is lost across a restart; the
+        players whose connection was lost are not held to the time no process served the table
+        (:meth:`_excuse_absence`)."""
         ids = await self.store.active_keys()
         for table_id in ids:
             try:
-                await self.get(table_id)
+                live = await self.get(table_id)
+                if live.table.lost:
+                    await self._excuse_absence(live)
             except Exception:
                 log.exception("cannot resume table", table_id=table_id)
         return len(ids)
 
+    async def _excuse_absence(self, live: _Live) -> None:
+        """Move the lost players' reconnect graces later by the time since the table's last record:
+        a server that is down writes nothing, and a player cannot come back to a server that is
+        not there, so the outage is not counted against the grace (issue 28). The table's timer
+        waits until the new deadlines are written (cancelled before the first ``await``)."""
+        if live.timer is not None:
+            live.timer.cancel()
+            live.timer = None
+        table_id = live.table.table_id
+        try:
+            last = await self.store.last(table_id)
+            if last is None:
+                return
+            absent_ms = now_ms() - log_pb2.Record.FromString(last.data).server_time_ms
+            if absent_ms > 0:
+                version = live.table.version
+                await self.execute(table_id, "system", f"resume:{version}",
+                                   lambda t, now: decide.extend_graces(t, absent_ms))
+                log.info("reconnect graces extended by the time the table was not served", table_id=table_id,
+                         players=sorted(live.table.lost), by_s=round(absent_ms / 1000, 1))
+        finally:
+            self._schedule(live)
+
+    def stopping(self) -> None:
+        """The server begins to stop (before it closes the watch streams): from now on a closed
+        stream writes no ``ConnectionLost`` — a player is not penalised for the server's stop."""
+        self._closing = True
+
     async def close(self) -> None:
+        self._closing = True
         self._closed = True
         await self.beacon.stop()
         for live in self._live.values():
