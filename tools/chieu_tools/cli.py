@@ -42,13 +42,6 @@ def _soak(args: argparse.Namespace) -> int:
     return main(args.minutes, args.data, args.every, args.full)
 
 
-def _soak(args: argparse.Namespace) -> int:
-    """Exit 0 once the soak has run (its report printed); 2 if it could not be made."""
-    from chieu_tools.soak import main
-
-    return main(args.minutes, args.data, args.every, args.full)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chieu", description=__doc__)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -80,14 +73,6 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--data", default=".var/chaos", help="where each run keeps its cluster and records")
     ch.add_argument("--keep", action="store_true", help="keep the cluster up after the report, until Ctrl-C")
     ch.set_defaults(func=_chaos)
-
-    so = sub.add_parser("soak", help="a long run of the bots on the local cluster, no faults: memory per 1,000 "
-                                     "hands and latency over time")
-    so.add_argument("--minutes", type=float, default=15.0, help="how long the bots play (default 15)")
-    so.add_argument("--every", type=float, default=30.0, help="seconds between samples (default 30)")
-    so.add_argument("--full", action="store_true", help="every game in several rooms (53 players; default: 21)")
-    so.add_argument("--data", default=".var/soak", help="where each soak keeps its cluster and soak.json")
-    so.set_defaults(func=_soak)
 
     so = sub.add_parser("soak", help="a long run of the bots on the local cluster, no faults: memory per 1,000 "
                                      "hands and latency over time")
