@@ -76,3 +76,21 @@ def test_a_process_not_our_child_is_watched_by_its_pid_and_a_zombie_is_dead() ->
         time.sleep(0.02)
     assert watched.poll() == -1 and supervise.describe(-1) == "gone"
     proc.poll()  # reap it
+
+
+def test_a_planned_restart_is_said_and_not_counted_as_a_death() -> None:
+    lines: list[str] = []
+    a = child("a", "import time; time.sleep(60)")
+    sup = supervise.Supervisor([a], max_deaths=1, say=lines.append)
+    try:
+        sup.start([["a"]])
+        assert a.handle is not None
+        first = a.handle.pid
+        sup.restart("a", "to take a new limit")
+        deadline = time.monotonic() + 10
+        while (a.handle.pid == first or a.state != "serving") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert a.handle.pid != first and a.state == "serving" and not a.deaths, lines  # max_deaths=1: not given up
+        assert "chieu up: RESTART a: to take a new limit" in lines and not any("DIED" in line for line in lines)
+    finally:
+        sup.stop([["a"]])

@@ -75,6 +75,13 @@ def _pg_bin() -> Path:
     return Path(u.POSTGRES_VERSIONS[u.TARGET_POSTGRES_VERSION])
 
 
+def _load_factor() -> float:
+    """How much slower than a quiet machine this one is now (its load per core, 1 to 4): the 10 s
+    bound for a service's return is a quiet machine's; a Python service's start alone took 10 s
+    here at a load of 22 on 2 cores."""
+    return min(4.0, max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1)))
+
+
 def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in STRIPPED and not k.startswith("CHIEU_")}
 
@@ -148,7 +155,7 @@ async def test_a_hand_is_played_under_up(stack: Stack) -> None:
     signer = auth.Signer.load(stack.data / "keys" / "private.pem")
     for p in ("a", "b"):
         stack.players[p] = TableClient(f"127.0.0.1:{stack.ports['table']}", signer.sign(f"up-{p}", ("player",)))
-    view = await stack.players["a"].create("o_an_quan", {})
+    view = await stack.players["a"].create("o_an_quan", {"turnSeconds": 3600})  # no auto-play meanwhile
     stack.table_id = view.table_id
     await stack.players["b"].sit(view.table_id)
     view = await stack.players["a"].start(view.table_id)
@@ -175,7 +182,7 @@ async def test_sigkill_one_the_others_serve_it_comes_back_and_play_resumes(stack
         assert supervise.alive(before[name][0]), f"{name} stopped when {victim} was killed"
         if victim not in ("nats-server", "postgres"):
             assert await asyncio.to_thread(stack.healthy, name), f"{name} unhealthy when {victim} was killed"
-    limit = 10.0 if victim in SERVICES else 20.0
+    limit = (10.0 if victim in SERVICES else 20.0) * _load_factor()
     while True:
         now = stack.pids()
         if now[victim][0] != pid and now[victim][1] == "serving":

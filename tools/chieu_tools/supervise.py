@@ -169,6 +169,8 @@ class Child:
     state: str = "new"
     """``new``, ``starting``, ``serving``, ``unhealthy``, ``restarting``, ``gave up``, ``stopped``."""
     starts: int = 0
+    planned: str = ""
+    """Why the supervisor itself stopped it to start it again (:meth:`Supervisor.restart`): no death."""
     deaths: deque[float] = field(default_factory=deque)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -285,9 +287,23 @@ class Supervisor:
             if not self._died(child, code):
                 return
 
+    def restart(self, name: str, why: str) -> None:
+        """Stop ``name`` to start it again at once (a new configuration it cannot reload): said so,
+        and not counted as a death."""
+        child = self.children[name]
+        with child.lock:
+            if self.stopping.is_set() or child.handle is None or child.handle.poll() is not None:
+                return
+            child.planned = why
+            self.say(f"RESTART {name}: {why}")
+            child.stop(child.handle)
+
     def _died(self, child: Child, code: int, why: str = "") -> bool:
         """Report a death (or a start that failed: ``why``), then restart after the backoff; False
         once given up (or stopping)."""
+        if child.planned:
+            child.planned = ""
+            return self._start_again(child, time.monotonic())
         now = time.monotonic()
         child.deaths.append(now)
         while child.deaths and now - child.deaths[0] > self.window_s:
@@ -309,7 +325,9 @@ class Supervisor:
         self.say(f"RESTART {child.name} in {delay:.1f} s")
         if self.stopping.wait(delay):
             return False
-        started = time.monotonic()
+        return self._start_again(child, time.monotonic())
+
+    def _start_again(self, child: Child, started: float) -> bool:
         try:
             if not self._spawn(child):
                 return False

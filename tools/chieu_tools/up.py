@@ -127,7 +127,8 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
     creds = natsauth.ensure(data_dir / "nats-creds")
     pki = tlsgen.ensure(data_dir / "tls") if tls else None
     extra = natsauth.server_block(creds.folder) + (natsauth.tls_block(pki.cert, pki.key) if pki else "")
-    conf = localnats.write_config(data_dir / "nats", nats_port, extra=extra, monitor_port=nats_monitor_port)
+    conf = localnats.write_config(data_dir / "nats", nats_port, extra=extra, monitor_port=nats_monitor_port,
+                                  max_file_store=localnats.store_limit(data_dir / "nats"))
     url = f"{'tls' if pki else 'nats'}://127.0.0.1:{nats_port}"
     settings = from_env()
     pg_server = None
@@ -168,10 +169,18 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
                                status_file=data_dir / "up.json")
     sup.stopping = stopping
     files = None
+
+    def nats_pid() -> int | None:
+        handle = sup.children["nats-server"].handle
+        return handle.pid if handle is not None and handle.poll() is None else None
+
+    guard = localnats.DiskGuard(conf, nats_pid, restart=lambda: sup.restart(
+        "nats-server", "to take the table log's lower store limit (the volume is filling)"))
     try:
         sup.start([[c.name for c in children if c.name in ("postgres", "nats-server")]])
         if stopping.is_set():
             return 0
+        guard.start()
         print(f"chieu up: nats-server (JetStream, sync_interval always{', TLS' if pki else ''}) on {url}, "
               f"health on http://127.0.0.1:{nats_monitor_port}/healthz; users {', '.join(creds.users)} "
               f"(seeds in {creds.folder})", file=sys.stderr)
@@ -222,6 +231,7 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the stop short
         print("chieu up: stopping every process", file=sys.stderr)
+        guard.stop()
         sup.stop([[n for n in group if n in sup.children] for group in STOP_ORDER])
         if files is not None:
             files.shutdown()
