@@ -61,7 +61,7 @@ async def test_play_kill_restart_finish(nats_url: str, settings: Settings, port:
             gv = game_view(view)
             view = await players[view.hand_players[gv.to_move]].act(
                 t.table_id, "o_an_quan", sowings(gv)[0])
-        before = game_view(view)
+        before = game_view(await b.get(t.table_id))  # ben's view, as ben reads it again below
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         await a.close()
