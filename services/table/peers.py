@@ -38,6 +38,9 @@ PROFILE_TIMEOUT_S = 1.0
 """How long a seat waits for the player's name: a name never holds a seat back (without one the
 seat shows the player id)."""
 PROFILE_CACHE_S = 60.0
+PROFILE_RETRY_S = 5.0
+"""After the lobby did not answer, how long seats go without asking it again (so a lobby that is
+down costs each seat nothing rather than the whole timeout)."""
 PROFILE_CACHE_SIZE = 10_000
 
 log = logs.get("chieu.table")
@@ -152,6 +155,7 @@ class Peers:
                                        metadata=self._metadata())
         except grpc.aio.AioRpcError as e:
             log.info("no name for a seat: the lobby did not say", player_id=player, code=e.code().name)
+            self._profiles[player] = (now + PROFILE_RETRY_S, ("", ""))
             return "", ""
         found = next(((p.name, p.avatar) for p in r.profiles if p.player_id == player), ("", ""))
         if len(self._profiles) >= PROFILE_CACHE_SIZE:
