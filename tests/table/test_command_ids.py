@@ -6,12 +6,11 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from chieu.games.o_an_quan.model import Sow
 from chieu.kit.settings import Settings
 from chieu.table.client import game_view
 from chieu.table.tables import request_digest
 from chieu.table.v1 import table_service_pb2 as pb
-from tests.table.helpers import client, refused
+from tests.table.helpers import client, refused, sowings
 
 pytestmark = pytest.mark.integration
 
@@ -30,11 +29,11 @@ async def test_a_command_id_used_with_another_move_is_refused(settings: Settings
     view = await a.start(t.table_id)
     gv = game_view(view)
     mover = a if view.hand_players[gv.to_move] == "cid-a" else b
-    first, second = gv.legal[0], gv.legal[1]
-    played = await mover.act(t.table_id, "o_an_quan", Sow(first.square, first.direction), command_id="m-1")
-    again = await mover.act(t.table_id, "o_an_quan", Sow(first.square, first.direction), command_id="m-1")
+    first, second = sowings(gv)[:2]
+    played = await mover.act(t.table_id, "o_an_quan", first, command_id="m-1")
+    again = await mover.act(t.table_id, "o_an_quan", first, command_id="m-1")
     assert again.version == played.version == view.version + 1
-    assert await refused(mover.act(t.table_id, "o_an_quan", Sow(second.square, second.direction),
+    assert await refused(mover.act(t.table_id, "o_an_quan", second,
                                    command_id="m-1")) == (grpc.StatusCode.FAILED_PRECONDITION, "command_id_reused")
     assert (await a.get(t.table_id)).version == played.version
     await a.close()
