@@ -116,6 +116,11 @@ def settings(nats_url: str) -> Settings:
                    ladder_addr=f"127.0.0.1:{localnats.free_port()}",
                    lobby_addr=f"127.0.0.1:{localnats.free_port()}",
                    shutdown_grace_s=0.5, snapshot_every=50, revocation_poll_s=0.3,
+                   # the operators' coin stakes: the lobby's tests make coin rooms at stakes of their own
+                   coin_stakes="1,2,3,4,5,6,7,8,10,50,100,97531",
+                   # tests make many tables under one player id without playing them (tests/table/test_quotas.py
+                   # starts a table service of its own with the quota on)
+                   unplayed_tables=0,
                    token_public_keys=str(PUBLIC_KEYS), service_token=credential("table"),
                    nats_creds=nats_creds("table"))
 

@@ -41,7 +41,7 @@ KEYS_REMEMBERED = 10_000
 
 def _read(context: Any) -> tuple[str, tuple[str, ...]]:
     """The call's token and its ``X-Forwarded-For`` values."""
-    token, forwarded = "", ()
+    token, forwarded = "", ()  # type: tuple[str, tuple[str, ...]]
     for key, value in context.invocation_metadata() or ():
         if key == "authorization":
             text = value.decode() if isinstance(value, bytes) else value

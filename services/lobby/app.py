@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from chieu.kit import db, logs, natsauth
 from chieu.kit.server import Server, run
-from chieu.kit.settings import Settings, from_env
+from chieu.kit.settings import Settings, coin_stakes, from_env
 from chieu.lobby.peers import Peers
 from chieu.lobby.projection import Feed, Projection
-from chieu.lobby.rooms import Rooms
+from chieu.lobby.rooms import COIN_STAKES, Rooms
 from chieu.lobby.schema import MIGRATIONS
 from chieu.lobby.service import LobbyService
 from chieu.lobby.v1 import lobby_service_pb2, lobby_service_pb2_grpc
@@ -23,7 +23,8 @@ async def build(settings: Settings) -> Server:
     pool = await db.create_pool(settings.database_url, max_size=20)
     async with pool.acquire() as conn:
         await db.migrate(conn, "lobby", MIGRATIONS)
-    loaded = await Rooms(pool).load_defaults()
+    offered = coin_stakes(settings)  # the default coin rooms: those of 1, 10, 100 the operators offer
+    loaded = await Rooms(pool).load_defaults([s for s in COIN_STAKES if s in offered])
     if loaded:
         log.info("default rooms loaded", rooms=loaded)
     nc = await natsauth.connect(settings, "lobby", max_reconnect_attempts=-1)

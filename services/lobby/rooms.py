@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -77,13 +77,13 @@ class Room:
                 "options": dict(self.options), "sort": self.sort}
 
 
-def defaults() -> list[Room]:
-    """The default rooms of every registered game."""
+def defaults(stakes: Iterable[int] = COIN_STAKES) -> list[Room]:
+    """The default rooms of every registered game (its coin rooms at ``stakes``: CHIEU_COIN_STAKES)."""
     rooms: list[Room] = []
     for d in registry.descriptors():
         game, base = d.key, d.sort * 100
         rooms.append(Room(f"{game}.points", game, "Points", POINTS, 1, sort=base))
-        for i, stake in enumerate(COIN_STAKES, 1):
+        for i, stake in enumerate(sorted(stakes), 1):
             rooms.append(Room(f"{game}.coins.{stake}", game, f"金币 ×{stake}", COINS, stake, sort=base + i))
         for i, (lo, hi) in enumerate(LADDER_BLOCKS, 10):
             rooms.append(Room(f"{game}.ladder.{lo}-{hi}", game, f"过关斩将 {lo}–{hi}", POINTS, 1, lo, hi,
@@ -91,8 +91,10 @@ def defaults() -> list[Room]:
     return rooms
 
 
-def from_message(m: pb.Room) -> Room:
-    """A room from the API, validated (INVALID_ARGUMENT with a reason for each field)."""
+def from_message(m: pb.Room, coin_stakes: Collection[int] = ()) -> Room:
+    """A room from the API, validated (INVALID_ARGUMENT with a reason for each field); a coin room
+    only at one of ``coin_stakes`` (CHIEU_COIN_STAKES: the table service plays coin tables at
+    these only), ``stake_not_offered`` otherwise."""
     if not ROOM_ID.match(m.room_id):
         raise invalid("bad_room_id", "a room id has 1..64 of a-z 0-9 _ . : - (starting with a letter or digit)")
     if m.game not in registry.KEYS:
@@ -104,6 +106,9 @@ def from_message(m: pb.Room) -> Room:
         raise invalid("bad_currency", "a room plays for points or coins")
     if not 1 <= m.stake <= MAX_STAKE:
         raise invalid("bad_stake", f"the stake is 1..{MAX_STAKE}")
+    if m.currency == COINS and coin_stakes and m.stake not in coin_stakes:
+        raise invalid("stake_not_offered", f"coin rooms are at the stakes of CHIEU_COIN_STAKES "
+                                           f"({', '.join(str(x) for x in sorted(coin_stakes))}) only")
     lo, hi = m.ladder_min_level, m.ladder_max_level
     if (lo, hi) != (0, 0) and not 1 <= lo <= hi <= MAX_LEVEL:
         raise invalid("bad_ladder_levels", f"ladder levels are both 0, or 1 <= min <= max <= {MAX_LEVEL}")
@@ -138,13 +143,13 @@ class Rooms:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
-    async def load_defaults(self) -> int:
+    async def load_defaults(self, stakes: Iterable[int] = COIN_STAKES) -> int:
         """Insert the default rooms when there is no room at all (first start); returns how many."""
         async with self.pool.acquire() as conn, conn.transaction():
             await conn.execute("LOCK TABLE lobby_rooms IN EXCLUSIVE MODE")
             if await conn.fetchval("SELECT count(*) FROM lobby_room_audit") > 0:
                 return 0
-            rooms = defaults()
+            rooms = defaults(stakes)
             for room in rooms:
                 await self._write(conn, room)
                 await conn.execute("INSERT INTO lobby_room_audit (room_id, action, actor, reason, after)"

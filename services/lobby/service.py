@@ -21,7 +21,7 @@ from chieu.games import registry
 from chieu.kit import address, auth, fields, logs, metrics
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
-from chieu.kit.settings import Settings
+from chieu.kit.settings import Settings, coin_stakes
 from chieu.lobby import accounts, names, projection, rooms
 from chieu.lobby.accounts import PlayerRow
 from chieu.lobby.peers import Peers, Standing
@@ -376,7 +376,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
     async def PutRoom(self, request: pb.PutRoomRequest, context: Context) -> pb.PutRoomResponse:
         who = self._operator(context)
         reason = fields.reason(request.reason)
-        room = rooms.from_message(request.room)
+        room = rooms.from_message(request.room, coin_stakes(self.settings))
         created = await self.rooms.put(room, who.player_id, reason)
         log.info("room changed", room_id=room.room_id, created=created, actor=who.player_id, reason=reason)
         return pb.PutRoomResponse(room=room.message(), created=created)

@@ -25,6 +25,7 @@ from chieu.kit.settings import Settings
 from chieu.table import audit, codec, decide
 from chieu.table.decide import Decision, Events
 from chieu.table.peers import Peers
+from chieu.table.quotas import Quotas
 from chieu.table.refusals import Kind, Refused
 from chieu.table.state import Table, options_dict
 from chieu.table.tables import Tables, check_command_id, check_table_id, now_ms, refuse
@@ -67,6 +68,8 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         """The ledger, the ladder and the lobby, as the table's gates ask them."""
         self.revocations = revocations
         """The sessions the lobby revoked (None: no lobby to ask)."""
+        self.quotas = Quotas(settings)
+        """The coin stakes offered, and what one player may hold here (tables never played, watches)."""
 
     def _who(self, context: grpc.aio.ServicerContext[Any, Any]) -> auth.Principal:
         """The caller, verified with the public keys only; a service credential does not play."""
@@ -90,13 +93,17 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
                                  ladder_level=request.ladder_level, min_reputation=request.min_reputation,
                                  profile=profile)
 
+        self.quotas.check_stake(request.currency or log_pb2.CURRENCY_POINTS, request.stake or 1)
         live = await self.tables.get(table_id, must_exist=False)
+        if not live.table.exists:
+            self.quotas.check_create(who.player_id, self.tables.played)
         if not live.table.exists:  # the creator sits in seat 0: the table's gates are theirs too
             probe = Table(table_id)
             probe.apply(log_pb2.Record(version=1, events=_decided(create(probe, 0))), 0)  # its refusals first
             await self._admit(probe, who.player_id)
         table = await self.tables.execute(table_id, who.player_id, command_id or f"create-{table_id}", create,
                                           create=True, request=request)
+        self.quotas.created(who.player_id, table.table_id)
         return table_service_pb2.CreateTableResponse(table=self.tables.view(table, who.player_id))
 
     async def TakeSeat(self, request: table_service_pb2.TakeSeatRequest,
@@ -140,6 +147,8 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         grace = request.reconnect_grace_s if request.HasField("reconnect_grace_s") else None
         table_id = check_table_id(request.table_id)
         live = await self.tables.get(table_id)
+        if stake is not None:
+            self.quotas.check_stake(live.table.currency, stake)
         # refusals that need no money (not the host, a hand running, bad options) come first
         _decided(decide.change_settings(live.table, who.player_id, patch, stake, ready, grace))
         pot = await self.peers.ledger_pot(table_id) if decide.touches_pot(live.table, patch, stake) else 0
@@ -242,8 +251,20 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         who = self._who(context)
         revocations, token = self.revocations, auth.bearer(context)
         check = None if revocations is None else lambda: auth.check_revoked(revocations, token)
-        return self.tables.watch(check_table_id(request.table_id), who.player_id, int(request.from_version),
-                                 until_s=who.exp, check=check)
+        stream = self.tables.watch(check_table_id(request.table_id), who.player_id, int(request.from_version),
+                                   until_s=who.exp, check=check)
+        return self._held(stream, who.sid or who.player_id) if self.quotas.watches else stream
+
+    async def _held(self, stream: AsyncIterator[bytes], session: str) -> AsyncIterator[bytes]:
+        """``stream`` as one of the session's watches (``too_many_watches`` over its quota)."""
+        with self.quotas.watching(session):
+            try:
+                async for view in stream:
+                    yield view
+            finally:  # the watcher leaves the table now, not when the stream is collected
+                close = getattr(stream, "aclose", None)
+                if close is not None:
+                    await close()
 
     async def AbortHand(self, request: table_service_pb2.AbortHandRequest,
                         context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.AbortHandResponse:

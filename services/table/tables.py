@@ -88,6 +88,8 @@ class _Live:
         self.present: dict[str, int] = {}
         """Player → open watch streams on this process."""
         self.timer: asyncio.TimerHandle | None = None
+        self.touched = time.monotonic()
+        """When a command was last applied to the table here, or it was loaded (its idle expiry)."""
         self.since_snapshot = 0
         self.pending: list[Stored] | None = []
         """Records the follower saw while the table was loading (``None`` once loaded)."""
@@ -127,6 +129,37 @@ class Tables:
             self._follower = asyncio.create_task(self._follow(ready))
             await ready.wait()
             await self.beacon.start()
+            if self.settings.table_idle_expiry_s > 0:
+                self._spawn(self._expire_idle_tables())
+
+    def played(self, table_id: str) -> bool | None:
+        """Whether a hand ever started at ``table_id`` (None: the table is not in memory here)."""
+        live = self._live.get(table_id)
+        return None if live is None else live.table.hand_no > 0
+
+    def expire_idle(self, idle_s: float, now: float | None = None) -> int:
+        """Close the empty tables idle for ``idle_s`` here (nobody seated, no hand, no watcher, no
+        command for that long): they leave this process's memory (their logs stay; the lobby lists
+        no table nobody sits at). Returns how many."""
+        t = time.monotonic() if now is None else now
+        gone = 0
+        for table_id, live in list(self._live.items()):
+            table = live.table
+            if (t - live.touched >= idle_s and live.pending is None and not live.watchers and not table.playing
+                    and not live.lock.locked() and all(p is None for p in table.seats)):
+                if live.timer is not None:
+                    live.timer.cancel()
+                del self._live[table_id]
+                gone += 1
+        return gone
+
+    async def _expire_idle_tables(self) -> None:
+        """Every quarter of ``CHIEU_TABLE_IDLE_EXPIRY_S`` (at most a minute): :meth:`expire_idle`."""
+        idle_s = self.settings.table_idle_expiry_s
+        while not self._closed:
+            await asyncio.sleep(min(60.0, idle_s / 4))
+            if n := self.expire_idle(idle_s):
+                log.info("empty tables closed after their idle time", tables=n, idle_s=idle_s)
 
     def spectators(self, table_id: str) -> int:
         """Viewers of the table through this process who hold no seat at it (旁观)."""
@@ -342,6 +375,7 @@ class Tables:
 
     def _after_apply(self, live: _Live) -> None:
         table = live.table
+        live.touched = time.monotonic()
         for who, queue in list(live.watchers):
             queue.put_nowait(live.views.wire(table, who))
         if live.watchers:  # a spectator who sits down is one no more (and one who stands up is)

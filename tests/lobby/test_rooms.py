@@ -115,3 +115,17 @@ async def test_bad_input_of_room_calls(stub: Any, operator: Any) -> None:
                   grpc.StatusCode.PERMISSION_DENIED, "not_yours")
     await refused(stub.GetHome(pb.GetHomeRequest(player_id="nobody"), metadata=operator),
                   grpc.StatusCode.NOT_FOUND, "unknown_player")
+
+
+async def test_a_coin_room_is_offered_only_at_the_operators_stakes(stub: Any, operator: Any,
+                                                                  settings: Settings) -> None:
+    """Issue 27: the table service plays coin tables at CHIEU_COIN_STAKES only, so a coin room at
+    another stake is refused (nothing written); a points room may have any stake."""
+    rid = uid("xq.stake.")
+    room = pb.Room(room_id=rid, game="xiangqi", name="Cờ tướng 1000", currency=log_pb2.CURRENCY_COINS, stake=1000)
+    await refused(stub.PutRoom(pb.PutRoomRequest(room=room, reason="a dumping room"), metadata=operator),
+                  grpc.StatusCode.INVALID_ARGUMENT, "stake_not_offered")
+    await refused(stub.GetRoom(pb.GetRoomRequest(room_id=rid), metadata=operator), grpc.StatusCode.NOT_FOUND,
+                  "unknown_room")
+    room.currency = log_pb2.CURRENCY_POINTS
+    assert (await stub.PutRoom(pb.PutRoomRequest(room=room, reason="points"), metadata=operator)).created
