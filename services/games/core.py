@@ -206,11 +206,16 @@ class Game(Protocol, Generic[S, O]):
         ...
 
     def view(self, state: S, seat: Seat | None) -> Any:
-        """What ``seat`` (or a spectator, ``None``) may see; never another seat's secrets."""
+        """What ``seat`` (or a spectator, ``None``) may see; never another seat's secrets.
+
+        Its ``legal`` field is ``legal(state, seat)``, each command in the game's ``Command``
+        wrapper (one optional field per command, ``common.wrapper``), or part of it in a
+        compact form beside it; nothing for a spectator (docs/front-ends.md)."""
         ...
 
     def legal(self, state: S, seat: Seat) -> Sequence[Command]:
-        """Every command ``seat`` may send now (for hints, bots and auto-play)."""
+        """Every command ``seat`` may send now: what its view lists, what bots and auto-play
+        choose from; every one of them ``decide`` accepts."""
         ...
 
     def deadlines(self, state: S) -> Sequence[Deadline]:

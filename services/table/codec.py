@@ -5,7 +5,10 @@ commands, events and view are messages of ``chieu.games.<key>.v1`` named as thei
 dataclasses, with the same field names; tuples are repeated fields, ``X | None`` are proto3
 ``optional`` fields, nested dataclasses are messages, and a str ``Enum`` class ``Foo`` is a
 proto enum ``Foo`` whose values are ``FOO_<MEMBER>`` (``FOO_UNSPECIFIED = 0`` is refused).
-The core's ``Transfer`` and ``Outcome`` are ``chieu.games.v1``'s.
+The core's ``Transfer`` and ``Outcome`` are ``chieu.games.v1``'s. A game's ``Command`` (the
+entries of its view's ``legal`` list) is a ``oneof``: its fields are set even when the command
+is empty, and ``unpack`` takes it as a command for the one it holds. A dataclass field named
+for a Python keyword with the customary underscore (``pass_``) is the proto field ``pass``.
 """
 
 from __future__ import annotations

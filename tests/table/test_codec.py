@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import typing
 from typing import Any
 
 import pytest
@@ -86,3 +87,49 @@ def test_round_trip(key: str, cls: type, data: Any) -> None:
     value = data.draw(_strategy(cls))
     message = codec.to_message(value, key)
     assert codec.read(type(message).FromString(message.SerializeToString()), cls) == value
+
+
+def _plain(cls: Any) -> Any:
+    """An instance of ``cls`` with the plainest values (0, "", (), an enum's first member)."""
+    import enum
+
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        if typing.get_origin(tp) is tuple:
+            values[f.name] = ()
+        elif isinstance(tp, type) and issubclass(tp, enum.Enum):
+            values[f.name] = next(iter(tp))
+        elif isinstance(tp, type) and dataclasses.is_dataclass(tp):
+            values[f.name] = _plain(tp)
+        else:
+            values[f.name] = tp()
+    return cls(**values)
+
+
+@pytest.mark.parametrize("key", sorted(registry.KEYS))
+def test_a_command_wrapper_is_taken_for_its_command_and_an_empty_one_is_refused(key: str) -> None:
+    """A view's ``legal`` entry, sent in Act as it is, is the command it holds; a ``Command``
+    holding nothing is refused as malformed (INVALID_ARGUMENT, ``malformed_command``)."""
+    from google.protobuf import any_pb2
+
+    wrapper = codec.command_wrapper(key)
+    assert wrapper is not None and wrapper.__name__ == "Command"
+    game = registry.get(key)
+    names = {codec.proto_name(f.name) for f in dataclasses.fields(wrapper)}
+    message = codec.game_module(key).Command
+    assert [o.name for o in message.DESCRIPTOR.oneofs] == ["command"]
+    assert names == {f.name for f in message.DESCRIPTOR.oneofs[0].fields}, "every field in the oneof"
+    assert len(names) == len(game.commands), "one field per command of the game"
+    for field in dataclasses.fields(wrapper):
+        command_type = typing.get_args(typing.get_type_hints(wrapper)[field.name])[0]
+        command = _plain(command_type)
+        packed = any_pb2.Any()
+        packed.Pack(codec.to_message(wrapper(**{field.name: command}), key))
+        assert codec.unpack(packed, key, commands_only=True) == command
+    nothing = any_pb2.Any()
+    nothing.Pack(message())
+    with pytest.raises(codec.CodecError) as err:
+        codec.unpack(nothing, key, commands_only=True)
+    assert err.value.code == "malformed_command" and err.value.status == "INVALID_ARGUMENT"
