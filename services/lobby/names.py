@@ -71,29 +71,34 @@ def check_ids(ids: Sequence[str]) -> list[str]:
 
 
 class Profiles:
-    """Names by player id from the lobby's players, each kept ``CACHE_S`` seconds."""
+    """Names by player id from the lobby's players, each kept ``CACHE_S`` seconds (an id the lobby
+    does not know too: a list of tables seated by unknown ids asks the database once, not each time)."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
-        self._cache: dict[str, tuple[float, str]] = {}
+        self._cache: dict[str, tuple[float, str | None]] = {}
 
     async def names(self, ids: Iterable[str], *, fresh: bool = False) -> dict[str, str]:
         """The name of each id the lobby knows (unknown ids are left out); ``fresh`` skips the cache."""
         now = time.monotonic()
         wanted = {p for p in ids if p}
         out: dict[str, str] = {}
+        known: set[str] = set()
         if not fresh:
             for p in wanted:
                 hit = self._cache.get(p)
                 if hit is not None and hit[0] > now:
-                    out[p] = hit[1]
-        missing = sorted(wanted - set(out))
+                    known.add(p)
+                    if hit[1] is not None:
+                        out[p] = hit[1]
+        missing = sorted(wanted - known)
         if missing:
             rows = await self.pool.fetch("SELECT player_id, name FROM lobby_players WHERE player_id = ANY($1)",
                                          missing)
-            if len(self._cache) + len(rows) > CACHE_SIZE:
+            if len(self._cache) + len(missing) > CACHE_SIZE:
                 self._cache.clear()
-            for r in rows:
-                out[r["player_id"]] = r["name"]
-                self._cache[r["player_id"]] = (now + CACHE_S, r["name"])
+            found = {r["player_id"]: r["name"] for r in rows}
+            out.update(found)
+            for p in missing:
+                self._cache[p] = (now + CACHE_S, found.get(p))
         return out

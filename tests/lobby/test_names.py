@@ -161,3 +161,25 @@ async def test_a_table_view_shows_each_seat_and_hand_player_with_its_name(stub: 
         assert [(s.player_id, s.name, s.avatar) for s in seen.seats] == want
     finally:
         await ta.close()
+
+
+class _Rows:
+    """A stand-in for the pool's ``fetch``: the lobby's players, and every id list asked."""
+
+    def __init__(self, players: dict[str, str]) -> None:
+        self.players = players
+        self.asked: list[list[str]] = []
+
+    async def fetch(self, query: str, ids: list[str]) -> list[dict[str, str]]:
+        self.asked.append(list(ids))
+        return [{"player_id": p, "name": self.players[p]} for p in ids if p in self.players]
+
+
+async def test_the_lists_names_are_looked_up_once_known_or_unknown() -> None:
+    rows = _Rows({"g-1": "Một", "g-2": "Hai"})
+    profiles = names.Profiles(rows)  # type: ignore[arg-type]
+    assert await profiles.names(["g-1", "", "x-unknown", "g-2", "g-1"]) == {"g-1": "Một", "g-2": "Hai"}
+    assert await profiles.names(["g-2", "x-unknown"]) == {"g-2": "Hai"}
+    assert rows.asked == [["g-1", "g-2", "x-unknown"]]  # the second list needed no query
+    rows.players["g-2"] = "Hai Lúa"
+    assert await profiles.names(["g-2"], fresh=True) == {"g-2": "Hai Lúa"}  # GetProfiles reads afresh
