@@ -1,0 +1,86 @@
+"""The issue's chip-dumping script played for real, at a stake the rooms offer (the table service
+refuses any other), and found by ``chieu audit``: fresh accounts with their 200 welcome 金币 each
+create a 中国象棋 coin table, the main account sits, the fresh account starts the hand and
+resigns; the ledger pays the main account, and the audit flags it with the payers, their age and
+the hands. Real nats-server, PostgreSQL and services."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Iterator
+
+import grpc
+import pytest
+
+from chieu.audit.run import Options, audit
+from chieu.games.xiangqi.v1 import xiangqi_pb2
+from chieu.kit.settings import Settings
+from chieu.ledger.v1 import ledger_service_pb2 as gpb
+from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
+from chieu.table.client import TableClient
+from chieu.table.v1 import log_pb2
+from tests.conftest import nats_creds, token
+from tests.ladder.helpers import act
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(autouse=True)
+def _as_auditor() -> Iterator[None]:
+    """The audit reads NATS as the read-only ``audit`` user (``CHIEU_NATS_CREDS``)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CHIEU_NATS_CREDS", nats_creds("audit"))
+        yield
+
+
+async def test_the_dumping_script_at_a_room_stake_is_flagged_by_the_audit(
+        settings: Settings, table_server: str, ledger_server: str, database_url: str) -> None:
+    main = f"main-{uuid.uuid4().hex[:8]}"
+    guests = [f"guest-{uuid.uuid4().hex[:8]}" for _ in range(4)]
+    channel = grpc.aio.insecure_channel(ledger_server)
+    ledger = gpb_grpc.LedgerServiceStub(channel)
+    ops = (("authorization", f"Bearer {token(settings, 'ops', 'operator')}"),)
+    me = TableClient(table_server, token(settings, main))
+    tables = []
+    try:
+        for p in (main, *guests):  # each account's welcome coins
+            await ledger.Adjust(gpb.AdjustRequest(adjustment_id=f"w-{p}", player_id=p, currency="coins", delta=200,
+                                                  reason="welcome (test)"), metadata=ops)
+        for g in guests:
+            guest = TableClient(table_server, token(settings, g))
+            try:
+                view = await guest.create("xiangqi", {}, stake=100, currency=log_pb2.CURRENCY_COINS)
+                await me.sit(view.table_id)
+                await guest.start(view.table_id)
+                await act(guest, view.table_id, xiangqi_pb2.Resign())
+                tables.append(view.table_id)
+            finally:
+                await guest.close()
+
+        async def coins() -> int:
+            got = await ledger.GetBalances(gpb.GetBalancesRequest(player_id=main), metadata=ops)
+            return {b.currency: b.amount for b in got.balances}["coins"]
+
+        deadline = time.monotonic() + 30
+        for _ in range(300):  # the ledger posts the settlements from the log
+            if await coins() >= 200 + 4 * 100 or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.1)
+        assert await coins() >= 600  # the dump reached the main account
+        report = await audit(Options(nats_url=settings.nats_url, database_url=database_url,
+                                     tables=frozenset(tables), ladder=False))
+        mine = {f.code: f for f in report.flags if f.account == main}
+        assert set(mine) == {"dump_target", "short_hand_wins"}, report.flags
+        assert mine["dump_target"].detail.endswith("net from 4 accounts younger than 72 h")
+        for g in guests:
+            assert any(e.startswith(f"{g} (0 min old at its first coin hand) lost")
+                       for e in mine["dump_target"].evidence)
+        for t in tables:
+            assert any(e.startswith(f"{t}/1: +") and "after 1 moves (resignation)" in e
+                       for e in mine["short_hand_wins"].evidence), mine["short_hand_wins"].evidence
+        assert not [f for f in report.flags if f.account != main]
+    finally:
+        await me.close()
+        await channel.close()
