@@ -45,8 +45,8 @@ from chieu.kit.server import tune_gc
 from chieu.kit.settings import Settings
 from chieu.table import codec, decide
 from chieu.table.client import TableClient, game_view
-from chieu.table.tables import Tables
 from chieu.table.state import Table
+from chieu.table.tables import Tables
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu_tools import localnats

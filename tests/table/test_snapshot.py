@@ -18,8 +18,8 @@ from chieu.kit.eventstore import EventStore, Snapshot
 from chieu.kit.names import TABLES
 from chieu.kit.settings import Settings
 from chieu.table import decide, snapshot
-from chieu.table.tables import Tables
 from chieu.table.state import Table
+from chieu.table.tables import Tables
 from chieu.table.v1 import log_pb2, snapshot_pb2
 
 
