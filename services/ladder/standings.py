@@ -299,12 +299,6 @@ class Store:
             game, list(players))
         return {r["player_id"]: int(r["level"]) for r in rows}
 
-    async def known(self, player_id: str) -> bool:
-        """Whether the ladder has ever counted anything of this player."""
-        return bool(await self.pool.fetchval(
-            "SELECT EXISTS (SELECT 1 FROM ladder_standings WHERE player_id = $1)"
-            " OR EXISTS (SELECT 1 FROM ladder_reputation WHERE player_id = $1)", player_id))
-
     async def reputation(self, player_id: str) -> tuple[int, int, int]:
         row = await self.pool.fetchrow(
             "SELECT score, quits, disconnects FROM ladder_reputation WHERE player_id = $1", player_id)
