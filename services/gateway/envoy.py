@@ -4,7 +4,9 @@ One listener speaks HTTP/1.1 and HTTP/2 to browsers; the ``grpc_web`` filter tur
 requests into gRPC (and gRPC responses, server streams included, back into gRPC-Web); ``cors``
 answers preflights for the origins allowed; the router sends each service's path prefix
 (``/chieu.table.v1.TableService/`` …) to that service over HTTP/2, and every other path to the
-front-end's static files. Routes have no timeout and streams no idle timeout, so a ``Watch`` or a
+front-end's static files. Every answer carries the portal's security headers
+(:data:`SECURITY_HEADERS`: a CSP without ``unsafe-inline`` and with ``frame-ancestors 'none'``,
+``nosniff``, a referrer policy). Routes have no timeout and streams no idle timeout, so a ``Watch`` or a
 ``WatchRoom`` stays open as long as the client keeps it.
 
 Requests to the services are limited per client address (``local_ratelimit``, issue 27): a token
@@ -38,6 +40,18 @@ SERVICES = {  # cluster → the gRPC services behind it (the path prefixes route
 EXPOSED_HEADERS = "grpc-status,grpc-message,grpc-status-details-bin,chieu-reason,retry-after-ms"
 ALLOWED_HEADERS = ("content-type,x-grpc-web,x-user-agent,authorization,grpc-timeout,"
                    "connect-protocol-version,connect-timeout-ms")
+
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+"""The portal's Content-Security-Policy: its own files only, no inline script or style, never framed."""
+SECURITY_HEADERS = {
+    "content-security-policy": CSP,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "strict-origin-when-cross-origin",
+    "x-frame-options": "DENY",
+    "cross-origin-opener-policy": "same-origin",
+}
+"""Headers on every answer of the gateway (the portal's files and the services' answers alike)."""
 
 
 WEB_RATE_PER_ADDRESS = Settings().web_rate_per_address
@@ -156,7 +170,8 @@ def config(listen: str, upstream: dict[str, str], static: str | None, *,
                 "@type": "type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit",
                 "stat_prefix": "web_files", "filter_enabled": {"default_value": {"numerator": 0}},
                 "token_bucket": {"max_tokens": 1, "tokens_per_fill": 1, "fill_interval": "1s"}}}})
-    virtual_host: dict[str, Any] = {"name": "chieu", "domains": ["*"], "routes": routes}
+    virtual_host: dict[str, Any] = {"name": "chieu", "domains": ["*"], "routes": routes, "response_headers_to_add": [
+        {"append_action": "OVERWRITE_IF_EXISTS_OR_ADD", "header": {"key": k, "value": v}} for k, v in SECURITY_HEADERS.items()]}
     if cors_origins:
         virtual_host["typed_per_filter_config"] = {"envoy.filters.http.cors": {
             "@type": "type.googleapis.com/envoy.extensions.filters.http.cors.v3.CorsPolicy",

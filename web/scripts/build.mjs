@@ -1,17 +1,55 @@
 // Bundles the front-end (src/app → dist/) and the node tests and tools (test/, bench/ → build/)
-// with esbuild. `node scripts/build.mjs` (npm run build).
+// with esbuild, and ships the fonts (Noto Sans for Latin and Vietnamese, Noto Sans SC for CJK,
+// from @fontsource, woff2 only, split by unicode-range so a browser fetches only the pieces its
+// text uses) and the favicons. `node scripts/build.mjs` (npm run build).
 import { build } from "esbuild";
-import { cpSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const web = join(dirname(fileURLToPath(import.meta.url)), "..");
-rmSync(join(web, "dist"), { recursive: true, force: true });
-mkdirSync(join(web, "dist"), { recursive: true });
-for (const f of ["index.html", "style.css"]) cpSync(join(web, "src/app", f), join(web, "dist", f));
+const dist = join(web, "dist");
+rmSync(dist, { recursive: true, force: true });
+mkdirSync(join(dist, "fonts"), { recursive: true });
+for (const f of ["index.html", "style.css", "favicon.svg"]) cpSync(join(web, "src/app", f), join(dist, f));
+
+/** A fontsource CSS file's @font-face blocks whose name passes `keep`, woff2 only, from fonts/. */
+function fonts(pkg, weights, keep) {
+  const out = [];
+  for (const w of weights) {
+    const css = readFileSync(join(web, "node_modules/@fontsource", pkg, `${w}.css`), "utf8");
+    for (const m of css.matchAll(/\/\* ([^*]+) \*\/\s*(@font-face \{[^}]*\})/g)) {
+      if (!keep(m[1])) continue;
+      const block = m[2].replace(/src: url\(\.\/files\/([^)]+\.woff2)\) format\('woff2'\)[^;]*;/, (_, file) => {
+        cpSync(join(web, "node_modules/@fontsource", pkg, "files", file), join(dist, "fonts", file));
+        return `src: url(fonts/${file}) format('woff2');`;
+      });
+      out.push(block);
+    }
+  }
+  return `/* ${pkg} (@fontsource, SIL Open Font License 1.1) */\n${out.join("\n")}\n`;
+}
+writeFileSync(join(dist, "fonts-vi.css"), fonts("noto-sans", [400, 700], (n) => /-(latin|latin-ext|vietnamese)-\d+-normal$/.test(n)));
+writeFileSync(join(dist, "fonts-zh.css"), fonts("noto-sans-sc", [400], (n) => /\[\d+\]/.test(n)));
+
+// favicon.ico (for clients that ask for it without reading the page): 32×32, the logo's colours
+const size = 32, px = Buffer.alloc(size * size * 4), mask = Buffer.alloc(size * 4);
+for (let y = 0; y < size; y++) for (let x = 0; x < size; x++) {
+  const d = Math.hypot(x - 15.5, y - 15.5), i = ((size - 1 - y) * size + x) * 4;
+  const [r, g, b] = d < 9 ? [0x8b, 0x1e, 0x1e] : d < 11 ? [0xd9, 0xa4, 0x41] : d < 14 ? [0xf4, 0xe3, 0xc1] : [0x8b, 0x1e, 0x1e];
+  px.set([b, g, r, 255], i);
+}
+const bmp = Buffer.alloc(40);
+bmp.writeUInt32LE(40, 0); bmp.writeInt32LE(size, 4); bmp.writeInt32LE(size * 2, 8); bmp.writeUInt16LE(1, 12); bmp.writeUInt16LE(32, 14);
+const image = Buffer.concat([bmp, px, mask]);
+const head = Buffer.alloc(22);
+head.writeUInt16LE(1, 2); head.writeUInt16LE(1, 4); head.writeUInt8(size, 6); head.writeUInt8(size, 7);
+head.writeUInt16LE(1, 10); head.writeUInt16LE(32, 12); head.writeUInt32LE(image.length, 14); head.writeUInt32LE(22, 18);
+writeFileSync(join(dist, "favicon.ico"), Buffer.concat([head, image]));
+
 await build({
   entryPoints: [join(web, "src/app/main.ts")],
-  outfile: join(web, "dist/app.js"),
+  outfile: join(dist, "app.js"),
   bundle: true, format: "esm", platform: "browser", target: "es2022",
   minify: true, sourcemap: true, logLevel: "warning",
 });

@@ -14,11 +14,17 @@ from typing import Any
 
 
 class _Quiet(SimpleHTTPRequestHandler):
+    # explicit types: the gateway sends nosniff, so a browser takes each file only as its type says
+    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".js": "text/javascript", ".css": "text/css",
+                      ".woff2": "font/woff2", ".svg": "image/svg+xml", ".ico": "image/x-icon",
+                      ".map": "application/json", ".html": "text/html; charset=utf-8"}
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def end_headers(self) -> None:
-        self.send_header("Cache-Control", "no-cache")
+        # the fonts never change under a name (a new version of the package is a new build): cached
+        self.send_header("Cache-Control", "max-age=86400" if self.path.startswith("/fonts/") else "no-cache")
         super().end_headers()
 
 

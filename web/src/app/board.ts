@@ -28,6 +28,8 @@
  *   squares, a grid) takes arrowKeys() from the kit.
  * - Per-table UI state (the selected cards) in ctx.state(): it survives redraws and is fresh for
  *   another table; never module-level state.
+ * - Clocks: an element with data-deadline="<epoch ms>" (the view's deadline_ms) is counted down
+ *   by the page every 250 ms (seatBadge's deadlineMs makes one); ctx.clock() is a still text.
  * - Tests find controls by data attributes: data-card / data-tile / data-square / data-act on
  *   the controls, data-legal="<n>" on the board's root (how many legal entries it offers).
  *

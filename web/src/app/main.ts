@@ -1,245 +1,579 @@
-// Chiếu's reference front-end: sign in, pick a room, see its tables live, sit or watch, play
-// Ô ăn quan and Phỏm with one's own view, the clock, the payments at the end and the coins.
-// Plain TypeScript on the typed client (src/client), bundled by esbuild; every call goes to the
-// page's own origin, the gateway (Envoy, gRPC-Web).
-import type { TableSummary } from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
+// Chiếu's portal: sign in, home, rooms by game, a room's live tables, a table with its board,
+// leaderboards, the paid services. Plain TypeScript on the typed client (src/client), bundled by
+// esbuild; every call goes to the page's own origin, the gateway (Envoy, gRPC-Web). Screens are
+// routed by the URL's hash (#/home, #/rooms/<game>, #/room/<id>, #/table/<id>, #/leaders/<game>,
+// #/shop), so a reload or the back button lands where the player was.
+import type { Message } from "@bufbuild/protobuf";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { SessionSchema, type GetHomeResponse, type TableSummary } from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
 import { Currency } from "../../gen/chieu/table/v1/log_pb.js";
 import { TableStatus, type TableView } from "../../gen/chieu/table/v1/table_service_pb.js";
-import { commandId, GAMES as REGISTERED, gameView, Portal, reason, type RoomEntry } from "../client/index.js";
+import { commandId, GAMES, gameView, Portal, reason, type RoomEntry } from "../client/index.js";
 import { gameMessages, loadBoards, type BoardContext } from "./board.js";
-import { lang, tIn, word, t as tPage } from "./i18n/index.js";
-import type { Message } from "@bufbuild/protobuf";
-import { h, mount } from "./dom.js";
+import { h, mount, type Child } from "./dom.js";
+import { LANGUAGES, lang, setLang, t, tIn, word, type Key, type Language } from "./i18n/index.js";
+import { button, focusedKey, refocus } from "./ui/kit.js";
 
-/** The games' names by key, from the generated registry (every game, in its listed order). */
-const GAMES: Record<string, string> = Object.fromEntries(REGISTERED.map((g) => [g.key, g.titles.vi]));
-const FIRST = REGISTERED[0]!.key;
 const boards = await loadBoards();
 const portal = new Portal(location.origin);
+portal.lang = lang();
 const root = document.getElementById("app")!;
 const bar = document.getElementById("bar")!;
 
 /** What tests and benchmarks read: when each table version was on screen (epoch ms, sub-ms). */
-const probe = { renders: new Map<string, number>(), portal, screen: "signin", notes: [] as string[], errors: [] as string[] };
+const probe = { renders: new Map<string, number>(), portal, screen: "boot", notes: [] as string[], errors: [] as string[], ready: false };
 (window as unknown as { __chieu: typeof probe }).__chieu = probe;
 const now = () => performance.timeOrigin + performance.now();
 
+const title = (key: string) => GAMES.find((g) => g.key === key)?.titles[lang()] ?? key;
+const FIRST = GAMES[0]!.key;
+
+// ---------------------------------------------------------------- names
+
+const names = new Map<string, string>();
+const asking = new Set<string>();
+let onNames: (() => void) | undefined;
+
+/** A player's display name (asked from the lobby once, shown as a short id meanwhile). */
+function nameOf(playerId: string): string {
+  if (!playerId) return "";
+  if (playerId === portal.playerId) return t("you");
+  const n = names.get(playerId);
+  if (n) return n;
+  if (!asking.has(playerId)) {
+    asking.add(playerId);
+    queueMicrotask(flushNames);
+  }
+  return t("player", { id: playerId.replace(/^[a-z]-/, "").slice(0, 6) });
+}
+
+let flushing = false;
+function flushNames(): void {
+  if (flushing || !portal.session) return;
+  const ids = [...asking].filter((id) => !names.has(id)).slice(0, 200);
+  if (!ids.length) return;
+  flushing = true;
+  portal.profiles(ids).then((ps) => {
+    for (const p of ps) if (p.name) names.set(p.playerId, p.name);
+    onNames?.();
+  }).catch(() => undefined).finally(() => {
+    for (const id of ids) asking.delete(id);
+    flushing = false;
+  });
+}
+
+function learn(playerId: string, name: string | undefined): void {
+  if (playerId && name) names.set(playerId, name);
+}
+
+// ---------------------------------------------------------------- frame
+
 let leave: AbortController | undefined; // the current screen's streams
+let redraw: () => void = () => undefined; // the current screen drawn again (a language change)
 let coins: bigint | undefined;
 
 function screen(name: string): AbortSignal {
   leave?.abort();
   leave = new AbortController();
   probe.screen = name;
+  onNames = undefined;
   document.body.dataset.screen = name;
   return leave.signal;
 }
 
 function toast(msg: string, error = true): void {
   (error ? probe.errors : probe.notes).push(msg);
-  const el = h("div", { class: "toast" }, msg);
-  document.body.appendChild(el);
+  const el = h("div", { class: `toast${error ? " error" : ""}`, role: error ? "alert" : "status" }, msg);
+  document.getElementById("toasts")!.appendChild(el);
   setTimeout(() => el.remove(), 4000);
 }
 
-async function refreshBar(): Promise<void> {
-  if (!portal.session) return mount(bar, "Chiếu");
+/** A refusal or failure in words (the contract's catalog; never the code). */
+function failure(e: unknown): string {
+  return word("refusal", reason(e));
+}
+
+function money(n: bigint, c: Currency): string {
+  return c === Currency.COINS ? t("money.coins", { n }) : t("money.points", { n });
+}
+
+function langSwitch(): HTMLElement {
+  const names: Record<Language, string> = { vi: "Tiếng Việt", zh: "中文", en: "English" };
+  const short: Record<Language, string> = { vi: "VI", zh: "中", en: "EN" };
+  return h("div", { class: "langs", role: "group", "aria-label": t("lang.label") }, LANGUAGES.map((l) =>
+    h("button", { type: "button", class: `lang${l === lang() ? " on" : ""}`, lang: l, "data-lang": l, title: names[l],
+      "aria-label": `${short[l]} ${names[l]}`, "aria-pressed": l === lang() ? "true" : "false",
+      onclick: () => { setLang(l); portal.lang = l; drawBar(); redraw(); } }, short[l])));
+}
+
+function drawBar(): void {
+  const signedIn = portal.session !== undefined;
+  const nav = (label: Key, hash: string, key: string) =>
+    h("a", { class: `nav${probe.screen === key ? " on" : ""}`, href: hash, "data-nav": key }, t(label));
+  mount(bar, h("a", { class: "brand", href: signedIn ? "#/home" : "#/" }, h("span", { class: "logo", "aria-hidden": "true" }, "棋"), t("app.name")),
+    signedIn ? h("nav", { class: "main-nav", "aria-label": t("app.name") },
+      nav("nav.home", "#/home", "home"), nav("nav.rooms", `#/rooms/${FIRST}`, "rooms"),
+      nav("nav.leaders", `#/leaders/${FIRST}`, "leaders"), nav("nav.shop", "#/shop", "shop")) : null,
+    h("span", { class: "spacer" }),
+    signedIn ? h("span", { id: "coins", class: "pill", "data-coins": coins === undefined ? "" : String(coins) },
+      coins === undefined ? "… 金币" : t("money.coins", { n: coins })) : null,
+    langSwitch());
+}
+
+async function refreshCoins(): Promise<GetHomeResponse | undefined> {
+  if (!portal.session) return undefined;
   try {
-    coins = (await portal.home()).coins;
-  } catch { /* shown as unknown */ }
-  const p = portal.session.player!;
-  mount(bar, h("b", {}, "Chiếu"), " · ", h("span", { id: "me" }, p.name || p.playerId), " · ",
-    h("span", { id: "coins", "data-coins": coins === undefined ? "" : String(coins) }, coins === undefined ? "? 金币" : `${coins} 金币`),
-    " ", h("button", { onclick: () => void lobby(FIRST) }, "Rooms"));
+    const home = await portal.home();
+    if (!home.unavailable.includes("ledger")) coins = home.coins;
+    drawBar();
+    return home;
+  } catch { return undefined; }
+}
+
+// ---------------------------------------------------------------- session
+
+const SESSION = "chieu.session";
+
+function keepSession(): void {
+  if (portal.session) sessionStorage.setItem(SESSION, btoa(String.fromCharCode(...toBinary(SessionSchema, portal.session))));
+  else sessionStorage.removeItem(SESSION);
+}
+
+function restoreSession(): void {
+  const kept = sessionStorage.getItem(SESSION);
+  if (!kept) return;
+  try {
+    const s = fromBinary(SessionSchema, Uint8Array.from(atob(kept), (c) => c.charCodeAt(0)));
+    if (Number(s.refreshExpiresMs) > Date.now()) portal.resume(s);
+  } catch { sessionStorage.removeItem(SESSION); }
+}
+
+function device(): string {
+  let d = localStorage.getItem("chieu.device");
+  if (!d) localStorage.setItem("chieu.device", (d = commandId("web")));
+  return d;
 }
 
 // ---------------------------------------------------------------- sign in
 
 function signIn(): void {
   screen("signin");
-  const name = h("input", { id: "name", placeholder: "your name", maxlength: 32 });
-  const go = async () => {
-    let device = localStorage.getItem("chieu.device");
-    if (!device) localStorage.setItem("chieu.device", (device = commandId("web")));
-    try {
-      const s = await portal.signInGuest(device, name.value.trim());
-      if (s.welcomeCoins > 0n) toast(`welcome: ${s.welcomeCoins} 金币`, false);
-      await refreshBar();
-      await lobby(FIRST);
-    } catch (e) { toast(`sign-in failed: ${reason(e)}`); }
+  redraw = signIn;
+  drawBar();
+  const name = h("input", { id: "name", name: "name", autocomplete: "nickname", maxlength: 40, placeholder: t("signin.name") });
+  const user = h("input", { id: "username", name: "username", autocomplete: "username", maxlength: 32 });
+  const pass = h("input", { id: "password", name: "password", type: "password", autocomplete: "current-password", maxlength: 128 });
+  const after = async (welcome: bigint) => {
+    keepSession();
+    if (welcome > 0n) toast(t("signin.welcome", { coins: welcome }), false);
+    await refreshCoins();
+    location.hash = "#/home";
   };
-  mount(root, h("section", { class: "signin" }, h("h1", {}, "Chiếu"), h("p", {}, "Play as a guest on this device."),
-    name, h("button", { id: "signin", onclick: go }, "Sign in")));
+  const guest = async () => {
+    try { await after((await portal.signInGuest(device(), name.value.trim())).welcomeCoins); } catch (e) { toast(failure(e)); }
+  };
+  const account = async (register: boolean) => {
+    try {
+      const s = register ? await portal.register(user.value.trim(), pass.value, device(), name.value.trim())
+        : await portal.signIn(user.value.trim(), pass.value, device());
+      await after(s.welcomeCoins);
+    } catch (e) { toast(failure(e)); }
+  };
+  const field = (label: Key, input: HTMLInputElement) => h("label", { class: "field" }, h("span", {}, t(label)), input);
+  mount(root, h("section", { class: "signin" },
+    h("div", { class: "hero" }, h("h1", {}, t("app.name")), h("p", {}, t("app.tagline")),
+      h("div", { class: "game-strip", "aria-hidden": "true" }, GAMES.map((g) => h("span", {}, g.titles[lang()])))),
+    h("form", { class: "panel", onsubmit: (e: Event) => { e.preventDefault(); void guest(); } },
+      h("h2", {}, t("signin.guest")), h("p", { class: "muted" }, t("signin.guestHint")),
+      field("signin.name", name), button(t("signin.guest"), () => void guest(), { kind: "primary", attrs: { id: "signin" } })),
+    h("form", { class: "panel", onsubmit: (e: Event) => { e.preventDefault(); void account(false); } },
+      h("h2", {}, t("signin.account")), field("signin.username", user), field("signin.password", pass),
+      h("div", { class: "row-buttons" }, button(t("signin.submit"), () => void account(false), { kind: "primary" }),
+        button(t("signin.register"), () => void account(true), { kind: "quiet" })))));
+  probe.ready = true;
+}
+
+// ---------------------------------------------------------------- home
+
+async function home(): Promise<void> {
+  screen("home");
+  redraw = () => void home();
+  drawBar();
+  const hm = await refreshCoins();
+  if (probe.screen !== "home") return;
+  const p = portal.session!.player!;
+  const unknown = (part: string) => hm === undefined || hm.unavailable.includes(part);
+  const stat = (label: Key, value: Child, id: string) => h("div", { class: "stat", id }, h("span", { class: "label" }, t(label)), h("b", {}, value));
+  const level = (game: string) => hm?.levels.find((l) => l.game === game);
+  if (hm) for (const s of hm.seated) s.seatProfiles.forEach((pr, i) => learn(s.seats[i] ?? "", pr.name));
+  mount(root, h("section", { class: "home" },
+    h("h1", {}, t("home.title", { name: p.name || nameOf(p.playerId) })),
+    h("div", { class: "stats" },
+      stat("home.coins", unknown("ledger") ? "—" : String(hm!.coins), "home-coins"),
+      stat("home.hearts", unknown("ledger") ? "—" : String(hm!.hearts), "home-hearts"),
+      stat("home.reputation", unknown("ladder") ? "—" : String(hm!.reputation), "home-reputation"),
+      stat("shop.member", hm && hm.membershipDays > 0n ? t("shop.days", { n: hm.membershipDays }) : t("home.notMember"), "home-member")),
+    hm?.seated.length ? h("div", { class: "panel" }, h("h2", {}, t("home.seated")), h("ul", { class: "plain" }, hm.seated.map((s) =>
+      h("li", {}, h("b", {}, title(s.game)), " · ", money(s.stake, s.currency), " · ",
+        s.status === TableStatus.PLAYING ? t("room.playing") : t("room.waiting"), " ",
+        button(t("home.open"), () => { location.hash = `#/table/${s.tableId}`; }, { kind: "primary" }))))) : null,
+    h("h2", {}, t("home.games")),
+    h("div", { class: "games" }, GAMES.map((g) => {
+      const l = level(g.key);
+      return h("div", { class: "game-card", "data-game": g.key },
+        h("h3", {}, g.titles[lang()]),
+        h("dl", {}, h("dt", {}, t("home.level")), h("dd", {}, String(l?.level ?? 1n)),
+          h("dt", {}, t("home.best")), h("dd", {}, String(l?.best ?? 1n)),
+          h("dt", {}, t("home.lp")), h("dd", {}, String(l?.lp ?? 0n))),
+        boards.has(g.key) ? button(t("home.play"), () => { location.hash = `#/rooms/${g.key}`; }, { kind: "primary" })
+          : h("p", { class: "muted small" }, t("table.noBoard")));
+    }))));
 }
 
 // ---------------------------------------------------------------- rooms
 
-async function lobby(game: string): Promise<void> {
+function gameTabs(current: string, base: string): HTMLElement {
+  return h("nav", { class: "tabs", "aria-label": t("nav.rooms") }, GAMES.map((g) =>
+    h("a", { class: `tab${g.key === current ? " on" : ""}`, href: `#/${base}/${g.key}`, "data-game": g.key,
+      "aria-current": g.key === current ? "page" : undefined }, g.titles[lang()])));
+}
+
+function roomLabel(r: RoomEntry["room"] & object): string {
+  if (r.ladderMinLevel > 0n) return `${t("rooms.ladder")} · ${t("rooms.levels", { from: r.ladderMinLevel, to: r.ladderMaxLevel })}`;
+  return r.currency === Currency.COINS ? `${t("rooms.coins")} ×${r.stake}` : t("rooms.points");
+}
+
+async function rooms(game: string): Promise<void> {
   screen("rooms");
-  let rooms: RoomEntry[] = [];
-  try { rooms = await portal.rooms(game); } catch (e) { toast(`rooms: ${reason(e)}`); }
-  mount(root, h("nav", {}, Object.entries(GAMES).map(([k, v]) =>
-    h("button", { class: k === game ? "tab on" : "tab", "data-game": k, onclick: () => void lobby(k) }, v))),
-  h("table", { class: "rooms" }, h("tr", {}, h("th", {}, "room"), h("th", {}, "stake"), h("th", {}, "tables"), h("th", {}, "")),
-    rooms.map((r) => h("tr", { "data-room": r.room!.roomId },
-      h("td", {}, r.room!.name), h("td", {}, money(r.room!.stake, r.room!.currency)), h("td", {}, String(r.tables)),
-      h("td", {}, r.gate!.allowed ? h("button", { class: "enter", onclick: () => void room(r) }, "Enter")
-        : h("span", { class: "gate" }, r.gate!.reason))))));
+  redraw = () => void rooms(game);
+  drawBar();
+  let list: RoomEntry[] = [];
+  try { list = await portal.rooms(game); } catch (e) { toast(failure(e)); }
+  if (probe.screen !== "rooms") return;
+  const group = (label: Key, pick: (r: RoomEntry) => boolean) => {
+    const rs = list.filter(pick);
+    return rs.length ? h("div", { class: "room-group" }, h("h2", {}, t(label)), h("div", { class: "room-cards" }, rs.map((r) => {
+      const room = r.room!;
+      const gate = r.gate!;
+      return h("div", { class: `room-card${gate.allowed ? "" : " locked"}`, "data-room": room.roomId },
+        h("h3", {}, roomLabel(room)),
+        h("p", { class: "muted small" }, `${t("rooms.stake")}: ${money(room.stake, room.currency)}`,
+          room.minReputation > 0n ? ` · ${t("rooms.minRep", { n: room.minReputation })}` : ""),
+        h("p", { class: "small" }, `${t("rooms.tables")}: ${r.tables} · ${t("rooms.players")}: ${r.players}`),
+        gate.allowed ? button(t("rooms.enter"), () => { location.hash = `#/room/${room.roomId}`; }, { kind: "primary", attrs: { "data-enter": room.roomId } })
+          : h("p", { class: "gate" }, "🔒 ", word("refusal", gate.reason)));
+    }))) : null;
+  };
+  mount(root, gameTabs(game, "rooms"),
+    h("section", { class: "rooms" },
+      list.length ? null : h("p", { class: "muted" }, t("rooms.none")),
+      group("rooms.points", (r) => r.room!.currency !== Currency.COINS && r.room!.ladderMinLevel === 0n),
+      group("rooms.coins", (r) => r.room!.currency === Currency.COINS && r.room!.ladderMinLevel === 0n),
+      group("rooms.ladder", (r) => r.room!.ladderMinLevel > 0n)));
 }
 
-function money(n: bigint, c: Currency): string {
-  return c === Currency.COINS ? `${n} 金币` : `${n} pt`;
-}
-
-async function room(entry: RoomEntry): Promise<void> {
+async function room(roomId: string): Promise<void> {
   const signal = screen("room");
-  const r = entry.room!;
+  drawBar();
+  let entry: RoomEntry | undefined;
+  const game = roomId.split(".")[0] ?? FIRST;
+  try { entry = (await portal.rooms(game)).find((r) => r.room!.roomId === roomId); } catch (e) { toast(failure(e)); }
+  if (signal.aborted) return;
+  const r = entry?.room;
   const tables = new Map<string, TableSummary>();
-  const list = h("tbody");
-  const draw = () => mount(list, [...tables.values()].map((t) => h("tr", { "data-table": t.tableId },
-    h("td", {}, t.tableId.slice(0, 8)), h("td", {}, t.seats.map((p) => p || "·").join(" | ")),
-    h("td", {}, t.status === TableStatus.PLAYING ? `playing hand ${t.handNo}` : "waiting"),
-    h("td", {}, t.seatsFree > 0n && !t.seats.includes(portal.playerId)
-      ? h("button", { class: "sit", onclick: () => void sit(t.tableId) }, "Sit") : null,
-    h("button", { class: "watch", onclick: () => void table(t.tableId) }, t.seats.includes(portal.playerId) ? "Open" : "Watch")))));
-  mount(root, h("h2", {}, `${GAMES[r.game] ?? r.game} — ${r.name}`),
-    h("p", {}, h("button", { id: "quick-seat", onclick: () => void quick(r.roomId) }, "Quick seat"), " ",
-      h("button", { id: "new-table", onclick: () => void newTable(entry) }, "New table"), " ",
-      h("button", { onclick: () => void lobby(r.game) }, "Back")),
-    h("table", { class: "tables" }, h("thead", {}, h("tr", {}, h("th", {}, "table"), h("th", {}, "seats"), h("th", {}, "status"), h("th", {}, ""))), list));
-  try {
-    for await (const m of portal.watchRoom(r.roomId, signal)) {
-      if (m.kind.case === "snapshot") for (const t of m.kind.value.tables) tables.set(t.tableId, t);
+  const list = h("div", { class: "table-cards", id: "tables" });
+  const draw = () => mount(list, tables.size ? [...tables.values()].map((s) => {
+    s.seatProfiles.forEach((pr, i) => learn(s.seats[i] ?? "", pr.name));
+    const mine = s.seats.includes(portal.playerId);
+    return h("div", { class: "table-card", "data-table": s.tableId },
+      h("div", { class: "table-seats" }, s.seats.map((p) => h("span", { class: `chip${p ? "" : " free"}${p === portal.playerId ? " me" : ""}` },
+        p ? nameOf(p) : t("room.free")))),
+      h("p", { class: "small muted" }, s.status === TableStatus.PLAYING ? `${t("room.playing")} · ${t("table.hand", { n: s.handNo })}` : t("room.waiting"),
+        s.spectators > 0n ? ` · 👁 ${s.spectators}` : ""),
+      h("div", { class: "row-buttons" },
+        s.seatsFree > 0n && !mine ? button(t("room.sit"), () => void sit(s.tableId), { kind: "primary", attrs: { "data-sit": s.tableId } }) : null,
+        button(mine ? t("room.open") : t("room.watch"), () => { location.hash = `#/table/${s.tableId}`; }, { kind: mine ? "primary" : "quiet", attrs: { "data-watch": s.tableId } })));
+  }) : h("p", { class: "muted" }, t("room.empty")));
+  redraw = () => { drawRoom(); draw(); };
+  onNames = draw;
+  const drawRoom = () => mount(root, h("section", { class: "room" },
+    h("p", {}, h("a", { href: `#/rooms/${game}`, class: "back" }, "← ", t("room.back"))),
+    h("h1", {}, title(game), r ? ` · ${roomLabel(r)}` : ""),
+    r ? h("p", { class: "muted" }, `${t("rooms.stake")}: ${money(r.stake, r.currency)}`) : null,
+    h("div", { class: "row-buttons" },
+      button(t("room.quick"), () => void quick(roomId), { kind: "primary", attrs: { id: "quick-seat" } }),
+      entry ? button(t("room.new"), () => void newTable(entry!), { attrs: { id: "new-table" } }) : null),
+    list));
+  drawRoom();
+  draw();
+  await follow(signal, async () => {
+    for await (const m of portal.watchRoom(roomId, signal)) {
+      if (m.kind.case === "snapshot") { tables.clear(); for (const s of m.kind.value.tables) tables.set(s.tableId, s); }
       else if (m.kind.case === "changed") tables.set(m.kind.value.tableId, m.kind.value);
       else if (m.kind.case === "removed") tables.delete(m.kind.value.tableId);
       draw();
     }
-  } catch (e) { if (!signal.aborted) toast(`room: ${reason(e)}`); }
+  });
+}
+
+/** Runs a stream until the screen is left, reconnecting after a drop (a refusal ends it). */
+async function follow(signal: AbortSignal, run: () => Promise<void>): Promise<void> {
+  let wait = 250;
+  while (!signal.aborted) {
+    try { await run(); } catch (e) {
+      if (signal.aborted) return;
+      const r = reason(e);
+      if (!["Unavailable", "Unknown", "DeadlineExceeded", "Canceled", "Internal"].includes(r)) return void toast(failure(e));
+      toast(t("conn.lost"));
+    }
+    await new Promise((ok) => setTimeout(ok, wait));
+    wait = Math.min(wait * 2, 5000);
+  }
 }
 
 async function quick(roomId: string): Promise<void> {
-  try { await table((await portal.quickSeat(roomId)).tableId); } catch (e) { toast(`quick seat: ${reason(e)}`); }
+  try { location.hash = `#/table/${(await portal.quickSeat(roomId)).tableId}`; } catch (e) { toast(failure(e)); }
 }
 
-/** A table of one's own in the room (its game, stake, currency, options and minimum reputation). */
 async function newTable(entry: RoomEntry): Promise<void> {
   const r = entry.room!;
   try {
-    const t = await portal.createTable({ game: r.game, stake: r.stake, currency: r.currency, options: r.options,
+    const tv = await portal.createTable({ game: r.game, stake: r.stake, currency: r.currency, options: r.options,
       minReputation: r.minReputation, ladderLevel: r.ladderMinLevel });
-    await table(t.tableId);
-  } catch (e) { toast(`new table: ${reason(e)}`); }
+    location.hash = `#/table/${tv.tableId}`;
+  } catch (e) { toast(failure(e)); }
 }
 
 async function sit(tableId: string): Promise<void> {
-  try { await portal.takeSeat(tableId); await table(tableId); } catch (e) { toast(`sit: ${reason(e)}`); }
+  try { await portal.takeSeat(tableId); location.hash = `#/table/${tableId}`; } catch (e) { toast(failure(e)); }
 }
 
 // ---------------------------------------------------------------- a table
 
+const uiState = new Map<string, unknown>();
+
 async function table(tableId: string): Promise<void> {
   const signal = screen("table");
+  drawBar();
   let last: TableView | undefined;
-  let lastHandShown = -1n;
+  let lastHand = -1n;
+  let dropped = false;
   const view = h("div", { id: "table" });
-  const clock = h("span", { id: "clock" });
-  mount(root, h("p", {}, h("button", { onclick: () => void lobby(last?.game ?? FIRST) }, "Leave to the rooms"), " ", clock), view);
-  const tick = setInterval(() => { if (last) drawClock(last, clock); }, 250);
-  signal.addEventListener("abort", () => clearInterval(tick));
-
-  const send = (command: Message) => {
-    const schema = gameMessages.getMessage(command.$typeName);
-    if (!schema) return toast(`unknown command ${command.$typeName}`);
-    portal.act(tableId, schema, command).catch((e) => toast(word("refusal", reason(e))));
-  };
-  const draw = (t: TableView) => {
-    last = t;
-    mount(view, tableBody(t, send, () => draw(t)));
-    drawClock(t, clock);
-    probe.renders.set(`${t.tableId}@${t.version}`, now());
-    if (t.lastOutcome && t.handNo !== lastHandShown && t.status === TableStatus.WAITING) {
-      lastHandShown = t.handNo;
+  mount(root, view);
+  const draw = (tv: TableView) => {
+    last = tv;
+    const key = focusedKey();
+    mount(view, tableBody(tv, send, () => draw(tv)));
+    refocus(view, key);
+    tick();
+    probe.renders.set(`${tv.tableId}@${tv.version}`, now());
+    if (tv.lastOutcome && tv.handNo !== lastHand && tv.status === TableStatus.WAITING) {
+      lastHand = tv.handNo;
       void coinsAfterHand();
     }
   };
+  redraw = () => { if (last) draw(last); };
+  onNames = redraw;
+  const send = (command: Message) => {
+    const schema = gameMessages.getMessage(command.$typeName);
+    if (!schema) return toast(t("err.generic"));
+    portal.act(tableId, schema, command).catch((e) => toast(failure(e)));
+  };
+  const timer = setInterval(tick, 250);
+  signal.addEventListener("abort", () => clearInterval(timer));
   try {
-    for await (const t of portal.watch(tableId, { signal, onDrop: () => toast("connection lost: reconnecting…") })) draw(t);
-  } catch (e) { if (!signal.aborted) toast(`table: ${reason(e)}`); }
+    for await (const tv of portal.watch(tableId, { signal, onDrop: () => { dropped = true; banner(true); } })) {
+      if (dropped) { dropped = false; banner(false); }
+      draw(tv);
+    }
+  } catch (e) { if (!signal.aborted) toast(failure(e)); }
+}
+
+/** The connection banner: shown while the table's stream reconnects. */
+function banner(lost: boolean): void {
+  const el = document.getElementById("conn")!;
+  el.hidden = !lost;
+  el.textContent = lost ? t("conn.lost") : "";
+  if (!lost) toast(t("conn.back"), false);
+}
+
+/** Every clock on screen (elements with data-deadline) counted down. */
+function tick(): void {
+  for (const el of document.querySelectorAll<HTMLElement>("[data-deadline]")) {
+    const left = Math.max(0, Math.ceil((Number(el.dataset.deadline) - Date.now()) / 1000));
+    el.textContent = `⏱ ${t("table.secs", { s: left })}`;
+    el.classList.toggle("urgent", left <= 5);
+  }
 }
 
 /** The ledger posts a hand's settlement from the log a moment after it ends: ask until it shows. */
 async function coinsAfterHand(): Promise<void> {
   const before = coins;
   for (let i = 0; i < 20; i++) {
-    await refreshBar();
+    await refreshCoins();
     if (coins !== before) return;
     await new Promise((r) => setTimeout(r, 250));
   }
 }
 
-function drawClock(t: TableView, el: HTMLElement): void {
-  const g = gameView(t);
-  const deadline = g.view ? Number(g.view.deadlineMs) : 0;
-  const toMove = g.view ? Number(g.view.toMove) : -1;
-  if (t.status !== TableStatus.PLAYING || !deadline || toMove < 0) return void (el.textContent = "");
-  const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
-  el.textContent = `⏱ ${left}s for ${who(t, toMove)}`;
-  el.className = left <= 5 ? "urgent" : "";
-}
-
-function who(t: TableView, handSeat: number): string {
-  const p = t.handPlayers[handSeat] ?? `seat ${handSeat}`;
-  return p === portal.playerId ? "you" : p;
-}
-
-function tableBody(t: TableView, send: (c: Message) => void, rerender: () => void): HTMLElement {
-  const g = gameView(t);
-  const seated = t.yourSeat !== undefined;
-  const isHost = t.host === portal.playerId;
-  const canStart = isHost && t.status === TableStatus.WAITING && t.seats.length >= 2;
-  const mySeat = t.handSeat === undefined ? undefined : Number(t.handSeat);
-  return h("div", { class: "table", "data-version": String(t.version), "data-status": TableStatus[t.status],
-    "data-hand": String(t.handNo), "data-to-move": g.view ? String(g.view.toMove) : "", "data-my-seat": mySeat ?? "" },
-  h("h2", {}, `${GAMES[t.game] ?? t.game} · table ${t.tableId.slice(0, 8)} · ${money(t.stake, t.currency)} a stake`),
-  h("p", { class: "seats" }, t.seats.map((s) => h("span", { class: `seat${s.playerId === portal.playerId ? " me" : ""}` },
-    `${s.seat}: ${s.playerId === portal.playerId ? "you" : s.playerId}${t.autoPlayed.includes(s.playerId) ? " (auto)" : ""}`)),
-  seated ? "" : " · spectating"),
-  h("p", {}, t.status === TableStatus.PLAYING ? `hand ${t.handNo} in play` : "waiting", " · version ", String(t.version),
-    canStart ? h("button", { id: "start", onclick: () => void portal.startHand(t.tableId).catch((e) => toast(reason(e))) }, "Start hand") : null,
-    !seated && t.seats.length < Number(t.maxSeats) ? h("button", { onclick: () => void portal.takeSeat(t.tableId).catch((e) => toast(reason(e))) }, "Sit") : null),
-  g.view ? (boards.get(g.game)?.board(g.view, context(t, mySeat, send, rerender)) ?? h("p", { class: "no-board" }, "This page has no board for this game yet.")) : null,
-  t.lastOutcome && t.status === TableStatus.WAITING ? outcome(t) : null);
-}
-
-const uiState = new Map<string, unknown>();
-
-function context(t: TableView, mySeat: number | undefined, send: (c: Message) => void, rerender: () => void): BoardContext {
-  const words = boards.get(t.game)?.words;
+function context(tv: TableView, mySeat: number | undefined, send: (c: Message) => void, rerender: () => void): BoardContext {
+  const words = boards.get(tv.game)?.words;
   const secondsLeft = (d: bigint | number) => (Number(d) ? Math.max(0, Math.ceil((Number(d) - Date.now()) / 1000)) : undefined);
   return {
-    mySeat, seats: t.handPlayers.length, send, rerender, lang: lang(),
+    mySeat, seats: tv.handPlayers.length, send, rerender, lang: lang(),
     t: (key, vars) => tIn(words, key, vars),
     word: (kind, code) => word(kind, code),
-    name: (s) => (s === mySeat ? tPage("you") : (t as { handSeats?: { name: string }[] }).handSeats?.[s]?.name || t.handPlayers[s]?.slice(0, 8) || tPage("seat", { n: s + 1 })),
-    autoPlayed: (s) => t.autoPlayed.includes(t.handPlayers[s] ?? "\0"),
+    name: (s) => handName(tv, s),
+    autoPlayed: (s) => tv.autoPlayed.includes(tv.handPlayers[s] ?? "\0"),
     secondsLeft,
-    clock: (d) => { const s = secondsLeft(d); return s === undefined ? "" : tPage("table.secs", { s }); },
+    clock: (d) => { const s = secondsLeft(d); return s === undefined ? "" : t("table.secs", { s }); },
     state: <T>(key: string, init: () => T): T => {
-      const k = `${t.tableId}:${key}`;
+      const k = `${tv.tableId}:${key}`;
       if (!uiState.has(k)) uiState.set(k, init());
       return uiState.get(k) as T;
     },
   };
 }
 
-function outcome(t: TableView): HTMLElement {
-  const o = t.lastOutcome!;
-  const name = (seat: bigint | undefined) => (seat === undefined ? "the gà pot" : who(t, Number(seat)));
-  return h("div", { class: "outcome", id: "outcome" }, h("h3", {}, `hand ${t.handNo}: ${o.winner === undefined ? "no winner" : `${name(o.winner)} won`} (${o.reason})`),
-    h("p", {}, "scores: ", o.scores.map((s, i) => `${who(t, i)} ${s}`).join(", ")),
-    h("table", { class: "payments" }, h("tr", {}, h("th", {}, "from"), h("th", {}, "to"), h("th", {}, "amount"), h("th", {}, "why")),
-      o.transfers.map((x) => h("tr", { class: "payment" }, h("td", {}, name(x.fromSeat)), h("td", {}, name(x.toSeat)),
-        h("td", {}, money(x.amount * (t.stake || 1n), t.currency)), h("td", {}, x.reason)))));
+function handName(tv: TableView, s: number): string {
+  const id = tv.handPlayers[s] ?? "";
+  learn(id, (tv as { handSeats?: { name: string }[] }).handSeats?.[s]?.name);
+  return id ? nameOf(id) : t("seat", { n: s + 1 });
 }
 
-signIn();
+function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => void): HTMLElement {
+  for (const s of tv.seats) learn(s.playerId, (s as { name?: string }).name);
+  const g = gameView(tv);
+  const seated = tv.yourSeat !== undefined;
+  const playing = tv.status === TableStatus.PLAYING;
+  const isHost = tv.host === portal.playerId;
+  const game = GAMES.find((x) => x.key === tv.game);
+  const canStart = isHost && !playing && tv.seats.length >= (game?.minSeats ?? 2);
+  const mySeat = tv.handSeat === undefined ? undefined : Number(tv.handSeat);
+  const toMove = g.view?.toMove === undefined ? -1 : Number(g.view.toMove);
+  const deadline = Number(g.view?.deadlineMs ?? 0n);
+  const mod = boards.get(tv.game);
+  const act = (label: Key, fn: () => Promise<unknown>, id: string, kind?: "primary" | "quiet") =>
+    button(t(label), () => void fn().catch((e) => toast(failure(e))), { kind, key: id, attrs: { id } });
+  const status: Child = playing && toMove >= 0
+    ? h("span", { class: `turn${toMove === mySeat ? " mine" : ""}`, id: "turn" },
+      toMove === mySeat ? t("table.yourTurn") : t("table.turnOf", { name: handName(tv, toMove) }),
+      deadline ? h("span", { class: "clock", id: "clock", "data-deadline": deadline }) : null)
+    : !playing ? h("span", { class: "turn" }, isHost || tv.seats.length < (game?.minSeats ?? 2)
+      ? t("table.waitPlayers", { n: tv.seats.length, max: tv.maxSeats }) : t("table.waitHost")) : null;
+  const auto = tv.autoPlayed.filter((p) => tv.handPlayers.includes(p));
+  return h("div", { class: "table", "data-version": String(tv.version), "data-status": playing ? "playing" : "waiting",
+    "data-game": tv.game, "data-hand": String(tv.handNo), "data-to-move": g.view ? String(toMove) : "", "data-my-seat": mySeat ?? "" },
+  h("div", { class: "table-head" },
+    h("a", { href: `#/rooms/${tv.game}`, class: "back", id: "leave" }, "← ", t("table.leave")),
+    h("h1", {}, game?.titles[lang()] ?? tv.game),
+    h("span", { class: "pill" }, t("table.stakeLine", { stake: money(tv.stake, tv.currency) })),
+    tv.ladderLevel > 0n ? h("span", { class: "pill" }, t("table.level", { n: tv.ladderLevel })) : null,
+    tv.handNo > 0n ? h("span", { class: "pill" }, t("table.hand", { n: tv.handNo })) : null,
+    tv.pot > 0n ? h("span", { class: "pill" }, t("table.pot", { n: tv.pot })) : null,
+    seated ? null : h("span", { class: "pill watch" }, "👁 ", t("table.spectating"))),
+  h("div", { class: "table-status" }, status,
+    auto.map((p) => h("span", { class: "pill auto" }, `${nameOf(p)}: ${t("table.auto")}`)),
+    Object.entries(tv.reconnectDeadlines).map(([p, d]) => h("span", { class: "pill away" }, `${nameOf(p)}: `, h("span", { "data-deadline": Number(d) })))),
+  !playing ? h("div", { class: "waiting" },
+    h("div", { class: "table-seats" }, Array.from({ length: Number(tv.maxSeats) }, (_, i) => {
+      const s = tv.seats.find((x) => Number(x.seat) === i);
+      return h("span", { class: `chip${s ? "" : " free"}${s?.playerId === portal.playerId ? " me" : ""}` }, s ? nameOf(s.playerId) : t("room.free"));
+    })),
+    h("div", { class: "row-buttons" },
+      canStart ? act(tv.handNo > 0n ? "result.next" : "table.start", () => portal.startHand(tv.tableId), "start", "primary") : null,
+      !seated && tv.seats.length < Number(tv.maxSeats) ? act("table.sit", () => portal.takeSeat(tv.tableId), "sit", "primary") : null,
+      seated ? act("table.stand", () => portal.standUp(tv.tableId), "stand", "quiet") : null)) : null,
+  tv.lastOutcome && !playing ? outcome(tv) : null,
+  g.view ? h("div", { class: "board" }, mod?.board(g.view, context(tv, mySeat, send, rerender)) ?? h("p", { class: "no-board" }, t("table.noBoard"))) : null);
+}
+
+function outcome(tv: TableView): HTMLElement {
+  const o = tv.lastOutcome!;
+  const who = (seat: bigint | undefined) => (seat === undefined ? t("result.pot") : handName(tv, Number(seat)));
+  const unit = tv.stake || 1n;
+  return h("div", { class: "outcome panel", id: "outcome", role: "status" },
+    h("h2", {}, t("result.title", { n: tv.handNo })),
+    h("p", { class: "verdict" }, h("b", {}, o.winner === undefined ? t("result.draw") : t("result.won", { name: who(o.winner) })),
+      " — ", word("outcome", o.reason)),
+    h("div", { class: "scores" }, tv.handPlayers.map((_, i) => h("span", { class: `chip${o.winner !== undefined && Number(o.winner) === i ? " winner" : ""}` },
+      `${handName(tv, i)}: ${o.scores[i] ?? 0n}`))),
+    o.transfers.length ? h("div", { class: "scroll-x" }, h("table", { class: "payments" },
+      h("caption", {}, t("result.payments")),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("result.from")), h("th", { scope: "col" }, t("result.to")),
+        h("th", { scope: "col" }, t("result.amount")), h("th", { scope: "col" }, t("result.why")))),
+      h("tbody", {}, o.transfers.map((x) => h("tr", { class: "payment" }, h("td", {}, who(x.fromSeat)), h("td", {}, who(x.toSeat)),
+        h("td", { class: "num" }, money(x.amount * unit, tv.currency)), h("td", {}, word("payment", x.reason))))))) : null);
+}
+
+// ---------------------------------------------------------------- leaderboards
+
+async function leaders(game: string): Promise<void> {
+  screen("leaders");
+  redraw = () => void leaders(game);
+  drawBar();
+  const month = new Date().toISOString().slice(0, 7);
+  const [board, monthly] = await Promise.all([
+    portal.leaderboard(game).catch((e) => { toast(failure(e)); return undefined; }),
+    portal.monthly(game, month).catch(() => []),
+  ]);
+  if (probe.screen !== "leaders") return;
+  const rows = (list: { rank: bigint; playerId: string; standing?: { level: bigint; best: bigint; lp: bigint } }[]) =>
+    list.length ? h("div", { class: "scroll-x" }, h("table", { class: "ranks" },
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("leaders.rank")), h("th", { scope: "col" }, t("leaders.player")),
+        h("th", { scope: "col" }, t("home.level")), h("th", { scope: "col" }, t("home.best")), h("th", { scope: "col" }, t("home.lp")))),
+      h("tbody", {}, list.map((r) => h("tr", { class: r.playerId === portal.playerId ? "me" : "" },
+        h("td", {}, String(r.rank)), h("td", {}, nameOf(r.playerId)), h("td", { class: "num" }, String(r.standing?.level ?? 1n)),
+        h("td", { class: "num" }, String(r.standing?.best ?? 1n)), h("td", { class: "num" }, String(r.standing?.lp ?? 0n))))))) 
+      : h("p", { class: "muted" }, t("leaders.empty"));
+  const draw = () => mount(root, gameTabs(game, "leaders"), h("section", { class: "leaders" },
+    h("div", { class: "panel" }, h("h2", {}, t("leaders.all")), rows(board?.top ?? []),
+      board?.you ? h("p", {}, `${t("you")}: #${board.you.rank}`) : null),
+    h("div", { class: "panel" }, h("h2", {}, `${t("leaders.monthly")} (${month})`), rows(monthly))));
+  onNames = draw;
+  draw();
+}
+
+// ---------------------------------------------------------------- paid services
+
+function shop(): void {
+  screen("shop");
+  redraw = shop;
+  drawBar();
+  const gameSel = h("select", { id: "shop-game", "aria-label": t("shop.game") }, GAMES.map((g) => h("option", { value: g.key }, g.titles[lang()])));
+  const song = h("input", { id: "shop-song", maxlength: 200, "aria-label": t("shop.songTitle"), placeholder: t("shop.songTitle") });
+  const days = h("select", { id: "shop-days", "aria-label": t("shop.member") }, [1, 7, 30].map((d) => h("option", { value: d }, t("shop.days", { n: d }))));
+  const done = async (p: Promise<unknown>) => {
+    try { await p; toast(t("shop.done"), false); await refreshCoins(); } catch (e) { toast(failure(e)); }
+  };
+  const item = (head: Key, hint: Key, control: Child, go: () => void, id: string) => h("div", { class: "panel service", "data-service": id },
+    h("h2", {}, t(head)), h("p", { class: "muted" }, t(hint)), control, button(t("shop.buy"), go, { kind: "primary", attrs: { "data-buy": id } }));
+  mount(root, h("section", { class: "shop" }, h("h1", {}, t("shop.title")), h("div", { class: "services" },
+    item("shop.resetScore", "shop.resetScoreHint", h("label", { class: "field" }, h("span", {}, t("shop.game")), gameSel),
+      () => void done(portal.resetNegativeScore(gameSel.value)), "reset-score"),
+    item("shop.resetRep", "shop.resetRepHint", null, () => void done(portal.resetReputation()), "reset-reputation"),
+    item("shop.song", "shop.songHint", h("label", { class: "field" }, h("span", {}, t("shop.songTitle")), song),
+      () => void done(portal.requestSong(song.value.trim(), `room:${FIRST}`)), "song"),
+    item("shop.member", "shop.memberHint", h("label", { class: "field" }, h("span", {}, t("shop.member")), days),
+      () => void done(portal.buyMembership(Number(days.value))), "membership"))));
+}
+
+// ---------------------------------------------------------------- routing
+
+function route(): void {
+  const [, where = "", arg = ""] = location.hash.split("/");
+  if (!portal.session) return signIn();
+  if (where === "rooms") return void rooms(arg || FIRST);
+  if (where === "room" && arg) return void room(decodeURIComponent(arg));
+  if (where === "table" && arg) return void table(decodeURIComponent(arg));
+  if (where === "leaders") return void leaders(arg || FIRST);
+  if (where === "shop") return shop();
+  return void home();
+}
+
+setLang(lang());
+restoreSession();
+window.addEventListener("hashchange", route);
+route();
+if (portal.session) void refreshCoins();
+probe.ready = true;

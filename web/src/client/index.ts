@@ -29,8 +29,11 @@ import {
   type Zone,
 } from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
 import { TableService, type CreateTableRequestSchema, type TableView } from "../../gen/chieu/table/v1/table_service_pb.js";
+import { LadderService, type RankedPlayer } from "../../gen/chieu/ladder/v1/ladder_service_pb.js";
+import { LedgerService, type PostingResult } from "../../gen/chieu/ledger/v1/ledger_service_pb.js";
+import type { Profile } from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
 
-export type { OAnQuanView, PhomView, RoomEntry, Session, TableView, WatchRoomResponse };
+export type { OAnQuanView, PhomView, PostingResult, Profile, RankedPlayer, RoomEntry, Session, TableView, WatchRoomResponse };
 
 export { GAMES, gameOf, type GameDescriptor };
 
@@ -108,7 +111,11 @@ async function withRetries<T>(call: () => Promise<T>, opts: RetryOptions = {}): 
 export class Portal {
   readonly lobby: Client<typeof LobbyService>;
   readonly table: Client<typeof TableService>;
+  readonly ladder: Client<typeof LadderService>;
+  readonly ledger: Client<typeof LedgerService>;
   session: Session | undefined;
+  /** The language the services answer refusals in (accept-language); "" for their default. */
+  lang = "";
   private refreshing: Promise<void> | undefined;
   /** Refresh the access token this long before it expires. */
   refreshMarginMs = 60_000;
@@ -120,6 +127,7 @@ export class Portal {
   constructor(baseUrl: string, transport: (interceptors: Interceptor[]) => Transport =
     (interceptors) => createGrpcWebTransport({ baseUrl, interceptors })) {
     const auth: Interceptor = (next) => async (req) => {
+      if (this.lang) req.header.set("accept-language", this.lang);
       if (this.session && req.method.name !== "Refresh") {
         await this.freshToken();
         req.header.set("authorization", `Bearer ${this.session.accessToken}`);
@@ -129,6 +137,8 @@ export class Portal {
     const t = transport([auth]);
     this.lobby = createClient(LobbyService, t);
     this.table = createClient(TableService, t);
+    this.ladder = createClient(LadderService, t);
+    this.ledger = createClient(LedgerService, t);
   }
 
   get playerId(): string {
@@ -160,6 +170,18 @@ export class Portal {
     return this.session;
   }
 
+  /** Register an account (username, password) and sign in with it. */
+  async register(username: string, password: string, deviceId: string, name = ""): Promise<Session> {
+    const r = await this.lobby.register({ username, password, deviceId, name });
+    this.session = r.session!;
+    return this.session;
+  }
+
+  /** A session kept from before (the page stored it): used as is, refreshed when it is old. */
+  resume(session: Session): void {
+    this.session = session;
+  }
+
   async signOut(): Promise<void> {
     if (!this.session) return;
     await this.lobby.signOut({ refreshToken: this.session.refreshToken });
@@ -189,6 +211,58 @@ export class Portal {
 
   async home(): Promise<GetHomeResponse> {
     return withRetries(() => this.lobby.getHome({}));
+  }
+
+  /** GetProfiles: display names and avatar keys of up to 200 players (unknown ids left out). */
+  async profiles(playerIds: readonly string[]): Promise<Profile[]> {
+    if (!playerIds.length) return [];
+    return (await withRetries(() => this.lobby.getProfiles({ playerIds: [...playerIds] }))).profiles;
+  }
+
+  // ------------------------------------------------------------------ ranks (LadderService)
+
+  /** GetLeaderboard: the top of a game's ladder and the caller's own rank. */
+  async leaderboard(game: string, top = 50): Promise<{ top: RankedPlayer[]; you: RankedPlayer | undefined; players: bigint }> {
+    const r = await withRetries(() => this.ladder.getLeaderboard({ game, top, playerId: this.playerId }));
+    return { top: r.top, you: r.you, players: r.players };
+  }
+
+  /** GetMonthlyRanking: a month's (YYYY-MM, UTC) ranking of a game. */
+  async monthly(game: string, month: string, top = 50): Promise<RankedPlayer[]> {
+    return (await withRetries(() => this.ladder.getMonthlyRanking({ game, month, top }))).ranking;
+  }
+
+  // ------------------------------------------------------------------ paid services (LedgerService)
+
+  /** 负分清零: one game's negative points back to 0, paid in 金币. */
+  async resetNegativeScore(game: string): Promise<PostingResult> {
+    const requestId = commandId("reset");
+    return (await withRetries(() => this.ledger.resetNegativeScore({ requestId, game }))).result!;
+  }
+
+  /** 信誉度复位: reputation back to its starting value, paid in 金币. */
+  async resetReputation(): Promise<PostingResult> {
+    const requestId = commandId("rep");
+    return (await withRetries(() => this.ledger.resetReputation({ requestId }))).result!;
+  }
+
+  /** 点歌: a song for a room or table, paid in 金币. */
+  async requestSong(song: string, target: string): Promise<PostingResult> {
+    const requestId = commandId("song");
+    return (await withRetries(() => this.ledger.requestSong({ requestId, song, target }))).result!;
+  }
+
+  /** Membership days, paid in 金币. */
+  async buyMembership(days: number): Promise<PostingResult> {
+    const requestId = commandId("member");
+    return (await withRetries(() => this.ledger.buyMembership({ requestId, days: BigInt(days) }))).result!;
+  }
+
+  /** The caller's balances and membership days (LedgerService.GetBalances). */
+  async balances(): Promise<{ coins: bigint; hearts: bigint; membershipDays: bigint }> {
+    const r = await withRetries(() => this.ledger.getBalances({}));
+    const of = (c: string) => r.balances.find((b) => b.currency === c)?.amount ?? 0n;
+    return { coins: of("coins"), hearts: of("hearts"), membershipDays: r.membershipDays };
   }
 
   // ------------------------------------------------------------------ tables (TableService)

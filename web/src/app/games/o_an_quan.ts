@@ -71,7 +71,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     const owes = Number(v.borrowed[seat] ?? 0n);
     return seatBadge({
       name: ctx.name(seat), me: ctx.mySeat === seat, toMove: !v.finished && Number(v.toMove) === seat,
-      secondsLeft: Number(v.toMove) === seat ? ctx.secondsLeft(v.deadlineMs) : undefined, auto: ctx.autoPlayed(seat),
+      deadlineMs: v.deadlineMs, auto: ctx.autoPlayed(seat),
       key: `seat:${seat}`,
       lines: [h("span", {}, ctx.t("oaq.dan", { n: v.stores[seat] ?? 0n })), " · ", h("span", {}, ctx.t("oaq.quan", { n: v.quansCaptured[seat] ?? 0n })),
         owes > 0 ? h("span", { class: "owes" }, ` · ${ctx.t("oaq.owes", { n: owes })}`) : null,

@@ -70,7 +70,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     const info = seatOf(s)!;
     return h("div", { class: "phom-seat", "data-seat": s },
       seatBadge({ name: ctx.name(s), me: s === Number(v.seat), toMove: toMove === s, key: `seat:${s}`,
-        secondsLeft: toMove === s ? ctx.secondsLeft(v.deadlineMs) : undefined, auto: ctx.autoPlayed(s),
+        deadlineMs: v.deadlineMs, auto: ctx.autoPlayed(s),
         lines: [s === Number(v.dealer) ? h("span", { class: "tag" }, ctx.t("phom.dealer")) : null,
           s !== Number(v.seat) ? h("span", {}, ctx.t("phom.cards", { n: info.cards })) : null,
           Number(info.eats) > 0 ? h("span", {}, ctx.t("phom.eats", { n: info.eats })) : null,
@@ -80,7 +80,8 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       info.eaten.length ? h("div", { class: "eaten" }, info.eaten.map((c) => card(c, { small: true, mark: "eaten", key: `eaten:${c}` }))) : null,
       h("div", { class: "row" }, info.row.map((c) => card(c, { small: true, mark: c === v.eatable ? "eatable" : undefined, key: `row:${c}` }))));
   };
-  const banner: Child = v.phase === Phase.WINDOW ? h("p", { class: "banner window" }, ctx.t("phom.window"), " ", ctx.clock(v.deadlineMs))
+  const banner: Child = v.phase === Phase.WINDOW ? h("p", { class: "banner window" }, ctx.t("phom.window"), " ",
+    Number(v.deadlineMs) > 0 ? h("span", { class: "clock", "data-deadline": Number(v.deadlineMs) }) : null)
     : v.turnKind === TurnKind.FIRST ? h("p", { class: "banner" }, ctx.t("phom.first", { name: ctx.name(Number(v.dealer)) }))
       : v.turnKind === TurnKind.LAYDOWN ? h("p", { class: "banner" }, ctx.t("phom.laydown"))
         : v.turnKind === TurnKind.TAI ? h("p", { class: "banner" }, ctx.t("phom.tai")) : null;

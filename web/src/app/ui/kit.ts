@@ -101,7 +101,10 @@ export interface SeatBadge {
   name: string;
   me?: boolean;
   toMove?: boolean;
-  /** Seconds left on this seat's clock (shown when it is to move). */
+  /** This seat's deadline (epoch ms, the view's deadline_ms) while it is to move: the page's
+   * ticker counts it down every 250 ms (an element with data-deadline). */
+  deadlineMs?: bigint | number;
+  /** Or a fixed number of seconds left (not counted down between redraws). */
   secondsLeft?: number;
   auto?: boolean;
   /** Small lines under the name (cards left, a store, a score …). */
@@ -115,7 +118,8 @@ export function seatBadge(s: SeatBadge, autoLabel: string): HTMLElement {
   return h("div", { class: `seat-badge${s.me ? " me" : ""}${s.toMove ? " to-move" : ""}`, "data-key": s.key },
     h("div", { class: "who" }, h("span", { class: "avatar", "aria-hidden": "true" }, (s.name.trim()[0] ?? "?").toUpperCase()),
       h("b", { class: "name" }, s.name),
-      s.toMove && left !== undefined ? h("span", { class: `clock${left <= 5 ? " urgent" : ""}`, "data-clock": left }, `⏱ ${left}`) : null),
+      s.toMove && s.deadlineMs !== undefined && Number(s.deadlineMs) > 0 ? h("span", { class: "clock", "data-deadline": Number(s.deadlineMs) })
+        : s.toMove && left !== undefined ? h("span", { class: `clock${left <= 5 ? " urgent" : ""}` }, `⏱ ${left}`) : null),
     s.auto ? h("span", { class: "auto" }, autoLabel) : null,
     s.lines?.length ? h("div", { class: "facts" }, s.lines) : null);
 }

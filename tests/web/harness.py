@@ -1,0 +1,54 @@
+"""The browser harness for every game's board, for the tests of each game: ``play(...)`` runs
+web/test/play.ts (headless Chromium, playwright-core) for the games given, each with its
+"one move by clicks" function in web/test/moves/<key>.ts, and ``check(...)`` asserts what every
+game's hand must show: it ended by clicks only, no page overflowed at 1280 or 375 px, axe-core
+found no serious or critical violation, no page error, CSP refusal, 404 or refusal toast, the
+spectator followed to the end, and the screenshots are kept under build/artifacts/web/."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import ARTIFACTS, run_node
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        pytest.fail("chromium is not installed (scripts/check installs Debian's package)")
+    return found
+
+
+async def play(web_url: str, web_built: Path, games: list[str], limit_s: float = 300) -> dict[str, dict[str, Any]]:
+    """One hand of each game in the browser; its result by game key (see web/test/harness.ts)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    code, out = await run_node(web_built, ["build/test/play.mjs", *games], {
+        "CHIEU_WEB_URL": web_url, "CHIEU_ARTIFACTS": str(ARTIFACTS), "CHIEU_CHROMIUM": chromium()}, limit_s=limit_s)
+    (ARTIFACTS / f"play-{'-'.join(games)}.log").write_text(out)
+    results = {}
+    for line in out.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            results[r["game"]] = r
+    assert set(results) == set(games), f"exit {code}: " + out[-4000:]
+    return results
+
+
+def check(r: dict[str, Any]) -> None:
+    """What every game's hand in the browser must show."""
+    assert r["ok"], r.get("error")
+    assert r["moves"] > 0, "the hand was played by clicks"
+    assert r["overflow"] == [], f"screens wider than the window: {r['overflow']}"
+    assert r["axe"] == [], f"axe-core serious/critical: {r['axe']}"
+    assert r["errors"] == [], r["errors"]
+    assert r["spectatorSaw"] == r["finalVersion"], "the spectator followed to the end"
+    langs = {(s["lang"], s["phone"]) for s in r["sessions"]}
+    assert {lang for lang, _ in langs} == {"vi", "zh", "en"} and {phone for _, phone in langs} == {True, False}
+    for name in r["screenshots"]:
+        assert (ARTIFACTS / name).stat().st_size > 2000, name
+    assert any("-1-mid-" in s for s in r["screenshots"]) and any("-2-end-" in s for s in r["screenshots"])

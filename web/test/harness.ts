@@ -1,0 +1,213 @@
+// The reusable browser harness: 2–6 headless Chromium sessions (Debian's chromium, driven by
+// playwright-core) sign in, open a game's room by clicks, one opens a table and the others sit
+// at it from the room's live list, a spectator watches, and the players play one whole hand by
+// clicks only, each with the game's "one move by clicks" function (test/moves/<key>.ts).
+// Sessions differ in screen size and language (a desktop 1280×800 and a phone 375×667, vi / zh /
+// en), so one hand covers both sizes and all three languages. Along the way: no page may
+// overflow horizontally, axe-core may find no serious or critical violation, no page error and
+// no CSP refusal may happen; screenshots of the table mid-hand and at the end are kept.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+
+/** One move by clicks on `page` when this page's player may act now; true when it acted. Read
+ * what the board offers from the DOM (controls that are enabled, data-* attributes), never a rule. */
+export type Move = (page: Page) => Promise<boolean>;
+
+export interface GameSpec {
+  /** The game's key (gen/chieu/games/registry.ts). */
+  game: string;
+  /** The room to play in (default `<game>.points`). */
+  room?: string;
+  /** Players at the table (default 2). */
+  players?: number;
+  move: Move;
+  /** The screenshot "mid-hand" is taken after this many moves (default 6). */
+  midAfter?: number;
+  /** The longest the hand may take, ms (default 150 s). */
+  limitMs?: number;
+}
+
+export interface Session { page: Page; name: string; lang: string; phone: boolean; role: "player" | "spectator" }
+
+export interface HandResult {
+  ok: boolean; game: string; moves: number; error?: string;
+  outcome?: string | null; payments?: string[];
+  coinsBefore?: string[]; coinsAfter?: string[];
+  finalVersion?: string | null; spectatorSaw?: string | null;
+  overflow: string[]; axe: string[]; errors: string[]; screenshots: string[];
+  sessions: { name: string; lang: string; phone: boolean; role: string }[];
+  /** Seconds spent in each part (setup, play, the end's checks). */
+  timings: Record<string, number>;
+}
+
+const LAYOUTS = [
+  { lang: "vi", phone: false }, { lang: "zh", phone: true }, { lang: "en", phone: false },
+  { lang: "en", phone: true }, { lang: "vi", phone: true }, { lang: "zh", phone: false }, { lang: "vi", phone: false },
+];
+const NAMES = ["An", "Bình", "Chi", "Dũng", "Giang", "Hà", "Khoa"];
+const LOCALE: Record<string, string> = { vi: "vi-VN", zh: "zh-CN", en: "en-US" };
+
+export async function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHIEU_CHROMIUM ?? "/usr/bin/chromium", headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+      "--disable-sync", "--no-first-run", "--font-render-hinting=none"],
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let axeSource: string | undefined;
+
+/** Runs axe-core on the page; its serious and critical violations as "id: target". */
+export async function axe(page: Page): Promise<string[]> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+  // evaluated through the DevTools protocol: the page's CSP (no inline script) does not apply
+  await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    const r = await (window as any).axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.filter((v: any) => v.impact === "serious" || v.impact === "critical")
+      .flatMap((v: any) => v.nodes.slice(0, 3).map((n: any) => `${v.id}: ${n.target.join(" ")}`));
+  });
+}
+
+/** Whether the page is wider than its screen (a horizontal scroll bar). */
+export async function overflows(page: Page): Promise<boolean> {
+  return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1);
+}
+
+export class Harness {
+  readonly overflow: string[] = [];
+  readonly axe: string[] = [];
+  readonly errors: string[] = [];
+  readonly screenshots: string[] = [];
+
+  constructor(readonly browser: Browser, readonly url: string, readonly out: string) {}
+
+  /** A new signed-in session (a guest) in its own browser context. */
+  async open(name: string, lang: string, phone: boolean, role: Session["role"] = "player"): Promise<Session> {
+    const ctx = await this.browser.newContext({
+      viewport: phone ? { width: 375, height: 667 } : { width: 1280, height: 800 },
+      deviceScaleFactor: 1, locale: LOCALE[lang], hasTouch: phone, isMobile: phone,
+    });
+    const page = await ctx.newPage();
+    page.on("pageerror", (e) => this.errors.push(`${name}: page error: ${e.message}`));
+    page.on("console", (m) => {
+      if (m.type() === "error" && !/Failed to load resource: the server responded with a status of 4/.test(m.text())) this.errors.push(`${name}: ${m.text()}`);
+    });
+    page.on("response", (r) => { if (r.status() === 404) this.errors.push(`${name}: 404 ${r.url()}`); });
+    await page.goto(this.url);
+    await page.waitForSelector("#signin");
+    await page.fill("#name", name);
+    await page.click("#signin");
+    await page.waitForSelector('body[data-screen="home"] .stats');
+    await page.waitForFunction(() => document.querySelector("#coins")?.getAttribute("data-coins") !== "");
+    return { page, name, lang, phone, role };
+  }
+
+  /** Checks the screen (overflow, and axe when `a11y`) and keeps a screenshot named `label`. */
+  async look(s: Session, label: string, a11y = false): Promise<void> {
+    if (await overflows(s.page)) this.overflow.push(`${label}/${s.name}`);
+    if (a11y) for (const v of await axe(s.page)) this.axe.push(`${label}/${s.name}: ${v}`);
+    const file = `${label}-${s.lang}-${s.phone ? "phone" : "desktop"}.png`;
+    await s.page.screenshot({ path: join(this.out, file), fullPage: true });
+    this.screenshots.push(file);
+  }
+
+  /** From the home screen to a room, by clicks: Rooms, the game's tab, the room's Enter. */
+  async enterRoom(s: Session, game: string, room: string): Promise<void> {
+    await s.page.click('[data-nav="rooms"]');
+    await s.page.click(`.tab[data-game="${game}"]`);
+    await s.page.click(`[data-enter="${room}"]`);
+    await s.page.waitForSelector('body[data-screen="room"] #quick-seat');
+  }
+}
+
+const coinsOf = async (p: Page) => (await p.getAttribute("#coins", "data-coins")) ?? "";
+const version = (p: Page) => p.getAttribute("#table .table", "data-version");
+
+/** Plays one hand of `spec.game` in the browser; the result to print (one JSON line). */
+export async function playHand(browser: Browser, url: string, out: string, spec: GameSpec): Promise<HandResult> {
+  const hn = new Harness(browser, url, out);
+  const n = spec.players ?? 2;
+  const room = spec.room ?? `${spec.game}.points`;
+  const result: HandResult = { ok: false, game: spec.game, moves: 0, overflow: hn.overflow, axe: hn.axe, errors: hn.errors,
+    screenshots: hn.screenshots, sessions: [], timings: {} };
+  const t0 = Date.now();
+  const lap = (k: string) => { result.timings[k] = (Date.now() - t0) / 1000; };
+  try {
+    const players: Session[] = [];
+    for (let i = 0; i < n; i++) players.push(await hn.open(NAMES[i]!, LAYOUTS[i]!.lang, LAYOUTS[i]!.phone));
+    const watcherLayout = LAYOUTS[n]!;
+    const watcher = await hn.open(NAMES[n]!, watcherLayout.lang, watcherLayout.phone, "spectator");
+    const all = [...players, watcher];
+    result.sessions = all.map((s) => ({ name: s.name, lang: s.lang, phone: s.phone, role: s.role }));
+    await hn.look(players[0]!, `${spec.game}-0-home`, true);
+    for (const s of all) await hn.enterRoom(s, spec.game, room);
+    await hn.look(players[1]!, `${spec.game}-0-room`, true);
+    const coinsBefore = await Promise.all(players.map((s) => coinsOf(s.page)));
+    const [host, ...guests] = players;
+    await host!.page.click("#new-table");
+    await host!.page.waitForSelector("#table .table");
+    const tableId = decodeURIComponent(await host!.page.evaluate(() => location.hash.split("/")[2] ?? ""));
+    for (const s of guests) {
+      await s.page.click(`[data-sit="${tableId}"]`);
+      await s.page.waitForSelector("#table .table");
+    }
+    await watcher.page.click(`[data-watch="${tableId}"]`);
+    await watcher.page.waitForSelector("#table .table");
+    await host!.page.waitForSelector("#start:not([disabled])", { timeout: 15_000 });
+    await host!.page.click("#start");
+    for (const s of all) await s.page.waitForSelector('#table .table[data-status="playing"]');
+    lap("started");
+    // play: each player whose page shows a newer table version than it last acted on moves
+    const acted = new Map<Page, string | null>();
+    const until = Date.now() + (spec.limitMs ?? 150_000);
+    let midShot = false;
+    while (Date.now() < until) {
+      const done = await Promise.all(players.map((s) => s.page.$("#outcome")));
+      if (done.every(Boolean)) break;
+      let any = false;
+      for (const s of players) {
+        const v = await version(s.page);
+        if (v === null || acted.get(s.page) === v) continue;
+        if (await s.page.$('#table .table[data-status="playing"]') === null) continue;
+        if (await spec.move(s.page)) { acted.set(s.page, v); result.moves++; any = true; }
+        if (!midShot && result.moves >= (spec.midAfter ?? 6)) {
+          midShot = true;
+          const m0 = Date.now();
+          for (const x of all) await hn.look(x, `${spec.game}-1-mid`, x === players[0] || x === watcher);
+          result.timings.midLook = (Date.now() - m0) / 1000;
+        }
+      }
+      if (!any) await sleep(40);
+    }
+    for (const s of all) await s.page.waitForSelector("#outcome", { timeout: 15_000 });
+    lap("ended");
+    result.outcome = await host!.page.textContent("#outcome .verdict");
+    result.payments = await host!.page.$$eval("tr.payment", (rows) => rows.map((r) => r.textContent ?? ""));
+    // coins change once the ledger has posted the settlement (coin rooms)
+    if (room.includes(".coins.") && result.payments.length) {
+      const t0 = Date.now();
+      let after = coinsBefore;
+      while (Date.now() - t0 < 15_000 && after.some((c, i) => c === coinsBefore[i])) {
+        await sleep(200);
+        after = await Promise.all(players.map((s) => coinsOf(s.page)));
+      }
+      result.coinsAfter = after;
+    }
+    result.coinsBefore = coinsBefore;
+    result.finalVersion = await version(host!.page);
+    await watcher.page.waitForFunction((v) => document.querySelector("#table .table")?.getAttribute("data-version") === v,
+      result.finalVersion, { timeout: 10_000 }).catch(() => undefined);
+    result.spectatorSaw = await version(watcher.page);
+    for (const x of all) await hn.look(x, `${spec.game}-2-end`, x === players[0] || x === watcher);
+    for (const s of all) hn.errors.push(...(await s.page.evaluate(() => (window as any).__chieu.errors as string[])).map((e) => `${s.name}: toast: ${e}`));
+    lap("checked");
+    result.ok = true;
+  } catch (e) {
+    result.error = String(e);
+  }
+  return result;
+}

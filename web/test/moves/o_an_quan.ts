@@ -1,0 +1,16 @@
+// Ô ăn quan by clicks: pick a square the board offers (a button.sq.playable), then a direction.
+import type { GameSpec } from "../harness.js";
+
+export const spec: GameSpec = {
+  game: "o_an_quan", room: "o_an_quan.coins.1", players: 2, midAfter: 6,
+  async move(page) {
+    const squares = await page.$$(".oaq button.sq.playable");
+    if (!squares.length) return false;
+    const picked = await page.$(".oaq button.sq.picked");
+    if (!picked) await squares[Math.floor(Math.random() * squares.length)]!.click();
+    const dirs = await page.$$('.oaq [data-act^="sow-"]:not([disabled])');
+    if (!dirs.length) return false;
+    await dirs[Math.floor(Math.random() * dirs.length)]!.click();
+    return true;
+  },
+};
