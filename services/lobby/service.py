@@ -18,7 +18,7 @@ import asyncpg
 import grpc
 
 from chieu.games import registry
-from chieu.kit import address, auth, fields, logs, metrics
+from chieu.kit import address, auth, fields, logs, metrics, words
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings, coin_stakes
@@ -86,8 +86,10 @@ def _session(t: Tokens, p: PlayerRow, welcome: int = 0) -> pb.Session:
 class Gates:
     """The caller's gates, asking each peer at most once per call."""
 
-    def __init__(self, peers: Peers, player_id: str) -> None:
+    def __init__(self, peers: Peers, player_id: str, lang: str = words.FALLBACK) -> None:
         self.peers, self.player_id = peers, player_id
+        self.lang = lang
+        """The caller's language (``accept-language``): a closed gate's message is worded in it."""
         self._coins: tuple[int, bool] | None = None
         self._levels: dict[str, Standing] = {}
         self._reputation: int | None = None
@@ -128,11 +130,15 @@ class Gates:
         return g
 
     async def shown(self, room: Room) -> pb.Gate:
-        """The gate as a list shows it: a peer that cannot answer makes it closed, with that reason."""
+        """The gate as a list shows it: a peer that cannot answer makes it closed, with that reason;
+        a closed gate's message in the caller's language (English: the lobby's own, with numbers)."""
         try:
-            return await self.gate(room)
+            g = await self.gate(room)
         except ServiceError as e:
-            return pb.Gate(allowed=False, reason=e.reason, message=e.message)
+            g = pb.Gate(allowed=False, reason=e.reason, message=e.message)
+        if g.reason and self.lang != words.FALLBACK:
+            g.message = words.text(g.reason, self.lang) or g.message
+        return g
 
 
 class LobbyService(pb_grpc.LobbyServiceServicer):
@@ -363,14 +369,15 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
     async def ListRooms(self, request: pb.ListRoomsRequest, context: Context) -> pb.ListRoomsResponse:
         who = self._who(context)
         game = self._game(request.game)
-        gates = Gates(self.peers, who.player_id)
+        gates = Gates(self.peers, who.player_id, words.of_metadata(context.invocation_metadata()))
         counts = await self._counts(game)
         return pb.ListRoomsResponse(rooms=[await self._entry(r, gates, counts) for r in await self.rooms.all(game)])
 
     async def GetRoom(self, request: pb.GetRoomRequest, context: Context) -> pb.GetRoomResponse:
         who = self._who(context)
         room = await self.rooms.get(request.room_id)
-        return pb.GetRoomResponse(room=await self._entry(room, Gates(self.peers, who.player_id),
+        gates = Gates(self.peers, who.player_id, words.of_metadata(context.invocation_metadata()))
+        return pb.GetRoomResponse(room=await self._entry(room, gates,
                                                          await self._counts(room.game)))
 
     async def PutRoom(self, request: pb.PutRoomRequest, context: Context) -> pb.PutRoomResponse:

@@ -183,3 +183,15 @@ async def test_the_lists_names_are_looked_up_once_known_or_unknown() -> None:
     assert rows.asked == [["g-1", "g-2", "x-unknown"]]  # the second list needed no query
     rows.players["g-2"] = "Hai Lúa"
     assert await profiles.names(["g-2"], fresh=True) == {"g-2": "Hai Lúa"}  # GetProfiles reads afresh
+
+
+async def test_a_closed_gate_is_worded_in_the_callers_language(stub: Any) -> None:
+    me = bearer((await guest(stub)).access_token)
+    for lang, said in (("vi-VN", "Cấp của bạn thấp hơn cấp của bàn này."), ("zh", "你的关数低于本桌。")):
+        room = (await stub.GetRoom(pb.GetRoomRequest(room_id="phom.ladder.6-10"),
+                                   metadata=(*me, ("accept-language", lang)))).room
+        assert (room.gate.allowed, room.gate.reason, room.gate.message) == (False, "ladder_level_too_low", said)
+        listed = (await stub.ListRooms(pb.ListRoomsRequest(game="phom"), metadata=(*me, ("accept-language", lang))))
+        assert {e.room.room_id: e.gate.message for e in listed.rooms}["phom.ladder.6-10"] == said
+    english = (await stub.GetRoom(pb.GetRoomRequest(room_id="phom.ladder.6-10"), metadata=me)).room.gate
+    assert "level 6 and up; you are level 1" in english.message  # the lobby's own, with its numbers
