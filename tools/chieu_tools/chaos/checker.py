@@ -269,6 +269,8 @@ async def check(folder: Path, *, nats_url: str, database_url: str, lobby_target:
     for f in report.findings:
         table = f.subject.split(" ", 1)[0]
         c.add(f"audit_{f.code}", table if table in period.tables else f.subject, 0, f.detail)
+    for flag in report.flags:  # the bots' ordinary play is no chip dumping (issue 27)
+        c.add(f"collusion_{flag.code}", flag.account, 0, f"{flag.detail}: {'; '.join(flag.evidence[:3])}")
     c.commands(read_commands(folder))
     received: dict[str, list[View]] = defaultdict(list)
     for v in read_views(folder):
