@@ -149,7 +149,9 @@ class Peers:
             return hit[1]
         if not self.settings.lobby_addr:
             return "", ""
-        stub = lobby_grpc.LobbyServiceStub(self._channel(self.settings.lobby_addr))
+        # its own subchannels: a lobby not up yet (or restarting) puts only this channel in
+        # connection backoff, not every other channel of the process to the lobby's address
+        stub = lobby_grpc.LobbyServiceStub(self._channel(self.settings.lobby_addr, own_subchannels=True))
         try:
             r = await stub.GetProfiles(lobby_pb.GetProfilesRequest(player_ids=[player]), timeout=PROFILE_TIMEOUT_S,
                                        metadata=self._metadata())
