@@ -97,11 +97,14 @@ def waits_of(o: Options, p: PlayerState, hand: tuple[int, ...], ying_kou: bool) 
         lz, suits, melds = p.laizi, _meld_suits(p), len(p.melds)
         tame = not (0 <= lz < 34 and c[lz]) and not c[T.WANG]
         fits = _mod_fits(c) if tame else ()
+        pairs = tame and rules.qidui and not melds and sum(n & 1 for n in c) == 1  # 七对 one tile off
+        if tame and not pairs and not any(fits) and not 0 <= lz < 34:
+            return ()  # no tile makes the group sizes of a win
         for k in range(34):
             if c[k] >= 4:
                 continue
             if tame and k != lz:
-                if not fits[_GROUP[k]] and c[k] % 2 == 0:
+                if not fits[_GROUP[k]] and not (pairs and c[k] & 1):
                     continue  # is_win's own first test refuses it (no wild; seven pairs want pairs)
                 if k < 27 and not c[k] and not any(c[j] for j in _NEAR[k]):
                     continue  # a lone suit tile: no pair, no set, no run can hold it
