@@ -112,10 +112,18 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         table_id = check_table_id(request.table_id)
         seat = request.seat if request.HasField("seat") else None
         live = await self.tables.get(table_id)
-        if who.player_id not in live.table.seats and _gated(live.table):
-            _decided(decide.take_seat(live.table, who.player_id, seat, request.client_seed))  # its refusals first
-            await self._admit(live.table, who.player_id)  # watching needs no seat, so no gate
-        profile = await self.peers.profile(who.player_id) if who.player_id not in live.table.seats else ("", "")
+        sitting = who.player_id not in live.table.seats
+        # the name is looked up while the gates are asked (a seat logs it: PlayerSeated)
+        named = asyncio.ensure_future(self.peers.profile(who.player_id)) if sitting else None
+        try:
+            if sitting and _gated(live.table):
+                _decided(decide.take_seat(live.table, who.player_id, seat, request.client_seed))  # refusals first
+                await self._admit(live.table, who.player_id)  # watching needs no seat, so no gate
+        except BaseException:
+            if named is not None:
+                named.cancel()
+            raise
+        profile = await named if named is not None else ("", "")
         table = await self.tables.execute(
             table_id, who.player_id, request.command_id,
             lambda t, now: decide.take_seat(t, who.player_id, seat, request.client_seed, profile), request=request)
