@@ -170,8 +170,10 @@ def config(listen: str, upstream: dict[str, str], static: str | None, *,
                 "@type": "type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit",
                 "stat_prefix": "web_files", "filter_enabled": {"default_value": {"numerator": 0}},
                 "token_bucket": {"max_tokens": 1, "tokens_per_fill": 1, "fill_interval": "1s"}}}})
-    virtual_host: dict[str, Any] = {"name": "chieu", "domains": ["*"], "routes": routes, "response_headers_to_add": [
-        {"append_action": "OVERWRITE_IF_EXISTS_OR_ADD", "header": {"key": k, "value": v}} for k, v in SECURITY_HEADERS.items()]}
+    secure = [{"append_action": "OVERWRITE_IF_EXISTS_OR_ADD", "header": {"key": k, "value": v}}
+              for k, v in SECURITY_HEADERS.items()]
+    virtual_host: dict[str, Any] = {"name": "chieu", "domains": ["*"], "routes": routes,
+                                    "response_headers_to_add": secure}
     if cors_origins:
         virtual_host["typed_per_filter_config"] = {"envoy.filters.http.cors": {
             "@type": "type.googleapis.com/envoy.extensions.filters.http.cors.v3.CorsPolicy",

@@ -1,7 +1,9 @@
 """Ô ăn quan, Phỏm and Đô Mi Nô played to the end of a hand by clicks only, in headless Chromium
 (Debian's chromium, playwright-core) through Envoy: 2–3 players and a spectator, at 1280×800 and
 375×667, in Vietnamese, Chinese and English (tests/web/harness.py says what each hand must show);
-in the 金币 room of Ô ăn quan the payments show by name and both players' 金币 move by them."""
+in the 金币 room of Ô ăn quan the payments show by name and both players' 金币 move by them. And
+the portal's own screens (home, every game's rooms, leaderboards, the services) in the three
+languages at both sizes."""
 
 from __future__ import annotations
 
@@ -24,3 +26,13 @@ async def test_a_hand_is_played_to_the_end_by_clicks(web_url: str, web_built: Pa
         assert r["coinsAfter"] != r["coinsBefore"]
         assert sum(map(int, r["coinsAfter"])) == sum(map(int, r["coinsBefore"]))
         assert all("金币" in p for p in r["payments"])
+
+
+@pytest.mark.timeout(300)
+async def test_the_portal_screens_fit_a_phone_and_pass_axe(web_url: str, web_built: Path) -> None:
+    r = (await play(web_url, web_built, ["portal"], limit_s=280))["portal"]
+    assert r["ok"], r.get("error")
+    assert r["overflow"] == [] and r["axe"] == [] and r["errors"] == [], (r["overflow"], r["axe"], r["errors"])
+    assert r["memberDays"] and r["memberDays"][0] == "1", "the membership day bought shows on the home screen"
+    for lang in ("vi", "zh", "en"):
+        assert any(s.startswith("portal-rooms-" + lang) for s in r["screenshots"])

@@ -140,3 +140,16 @@ def test_a_live_envoy_refuses_an_address_over_its_rate_with_the_reason_and_the_w
                 assert e.code == 503 and e.headers.get("chieu-reason") is None  # no file server: upstream fails
     finally:
         envoyproc.stop(proc)
+
+
+def test_every_answer_carries_the_security_headers() -> None:
+    for boot in (envoy.config("127.0.0.1:8080", envoy.upstreams(Settings()), "127.0.0.1:8081"),
+                 yaml.safe_load((DEPLOY / "envoy.yaml").read_text())):
+        host = boot["static_resources"]["listeners"][0]["filter_chains"][0]["filters"][0]["typed_config"][
+            "route_config"]["virtual_hosts"][0]
+        headers = {h["header"]["key"]: h["header"]["value"] for h in host["response_headers_to_add"]}
+        csp = headers["content-security-policy"]
+        assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
+        assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp and "style-src 'self'" in csp
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["referrer-policy"] and headers["x-frame-options"] == "DENY"

@@ -211,3 +211,48 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
   }
   return result;
 }
+
+export interface TourResult {
+  ok: boolean; error?: string; overflow: string[]; axe: string[]; errors: string[]; screenshots: string[];
+  memberDays?: string; leaders?: number;
+}
+
+/** The portal's own screens, by clicks, in each language and at both sizes: home, every game's
+ * rooms, leaderboards, the services (buying a membership day shows on the home screen). */
+export async function tour(browser: Browser, url: string, out: string): Promise<TourResult> {
+  const hn = new Harness(browser, url, out);
+  const r: TourResult = { ok: false, overflow: hn.overflow, axe: hn.axe, errors: hn.errors, screenshots: hn.screenshots };
+  try {
+    for (const [i, { lang, phone }] of [{ lang: "vi", phone: true }, { lang: "zh", phone: false }, { lang: "en", phone: true }].entries()) {
+      const s = await hn.open(["Lan", "Minh", "Quân"][i]!, lang, phone);
+      const a11y = i < 2;
+      await hn.look(s, "portal-home", a11y);
+      await s.page.click('[data-nav="rooms"]');
+      await s.page.waitForSelector(".room-card");
+      await hn.look(s, "portal-rooms", a11y);
+      for (const tab of await s.page.$$eval(".tab[data-game]", (els) => els.map((e) => e.getAttribute("data-game")!))) {
+        await s.page.click(`.tab[data-game="${tab}"]`);
+        await s.page.waitForSelector(`.room-card[data-room^="${tab}."]`);
+        if (await overflows(s.page)) hn.overflow.push(`rooms-${tab}/${s.name}`);
+      }
+      await s.page.click('[data-nav="leaders"]');
+      await s.page.waitForSelector('body[data-screen="leaders"] .leaders');
+      await hn.look(s, "portal-leaders", a11y);
+      r.leaders = await s.page.$$eval(".ranks tbody tr", (rows) => rows.length);
+      await s.page.click('[data-nav="shop"]');
+      await s.page.waitForSelector(".services");
+      await hn.look(s, "portal-shop", a11y);
+      await s.page.click('[data-buy="membership"]');
+      await s.page.waitForSelector('.toast[role="status"]');
+      await s.page.click('[data-nav="home"]');
+      await s.page.waitForSelector('body[data-screen="home"] #home-member');
+      r.memberDays = (await s.page.textContent("#home-member b")) ?? "";
+      hn.errors.push(...(await s.page.evaluate(() => (window as any).__chieu.errors as string[])).map((e) => `${s.name}: toast: ${e}`));
+      await s.page.context().close();
+    }
+    r.ok = true;
+  } catch (e) {
+    r.error = String(e);
+  }
+  return r;
+}

@@ -10,14 +10,15 @@ import functools
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 
 class _Quiet(SimpleHTTPRequestHandler):
     # explicit types: the gateway sends nosniff, so a browser takes each file only as its type says
-    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".js": "text/javascript", ".css": "text/css",
-                      ".woff2": "font/woff2", ".svg": "image/svg+xml", ".ico": "image/x-icon",
-                      ".map": "application/json", ".html": "text/html; charset=utf-8"}
+    extensions_map: ClassVar[dict[str, str]] = {
+        **SimpleHTTPRequestHandler.extensions_map, ".js": "text/javascript", ".css": "text/css",
+        ".woff2": "font/woff2", ".svg": "image/svg+xml", ".ico": "image/x-icon",
+        ".map": "application/json", ".html": "text/html; charset=utf-8"}
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

@@ -21,7 +21,8 @@ const root = document.getElementById("app")!;
 const bar = document.getElementById("bar")!;
 
 /** What tests and benchmarks read: when each table version was on screen (epoch ms, sub-ms). */
-const probe = { renders: new Map<string, number>(), portal, screen: "boot", notes: [] as string[], errors: [] as string[], ready: false };
+const probe = { renders: new Map<string, number>(), portal, screen: "boot", notes: [] as string[], errors: [] as string[],
+  ready: false, readyAt: undefined as number | undefined, drawMs: [] as number[] };
 (window as unknown as { __chieu: typeof probe }).__chieu = probe;
 const now = () => performance.timeOrigin + performance.now();
 
@@ -190,7 +191,7 @@ function signIn(): void {
       h("h2", {}, t("signin.account")), field("signin.username", user), field("signin.password", pass),
       h("div", { class: "row-buttons" }, button(t("signin.submit"), () => void account(false), { kind: "primary" }),
         button(t("signin.register"), () => void account(true), { kind: "quiet" })))));
-  probe.ready = true;
+  if (!probe.ready) requestAnimationFrame(() => { probe.ready = true; probe.readyAt = performance.now(); });
 }
 
 // ---------------------------------------------------------------- home
@@ -212,7 +213,7 @@ async function home(): Promise<void> {
       stat("home.coins", unknown("ledger") ? "—" : String(hm!.coins), "home-coins"),
       stat("home.hearts", unknown("ledger") ? "—" : String(hm!.hearts), "home-hearts"),
       stat("home.reputation", unknown("ladder") ? "—" : String(hm!.reputation), "home-reputation"),
-      stat("shop.member", hm && hm.membershipDays > 0n ? t("shop.days", { n: hm.membershipDays }) : t("home.notMember"), "home-member")),
+      stat("shop.member", hm && hm.membershipDays > 0n ? (hm.membershipDays === 1n ? t("shop.oneDay") : t("shop.days", { n: hm.membershipDays })) : t("home.notMember"), "home-member")),
     hm?.seated.length ? h("div", { class: "panel" }, h("h2", {}, t("home.seated")), h("ul", { class: "plain" }, hm.seated.map((s) =>
       h("li", {}, h("b", {}, title(s.game)), " · ", money(s.stake, s.currency), " · ",
         s.status === TableStatus.PLAYING ? t("room.playing") : t("room.waiting"), " ",
@@ -261,7 +262,7 @@ async function rooms(game: string): Promise<void> {
           room.minReputation > 0n ? ` · ${t("rooms.minRep", { n: room.minReputation })}` : ""),
         h("p", { class: "small" }, `${t("rooms.tables")}: ${r.tables} · ${t("rooms.players")}: ${r.players}`),
         gate.allowed ? button(t("rooms.enter"), () => { location.hash = `#/room/${room.roomId}`; }, { kind: "primary", attrs: { "data-enter": room.roomId } })
-          : h("p", { class: "gate" }, "🔒 ", word("refusal", gate.reason)));
+          : h("p", { class: "gate" }, word("refusal", gate.reason)));
     }))) : null;
   };
   mount(root, gameTabs(game, "rooms"),
@@ -289,7 +290,7 @@ async function room(roomId: string): Promise<void> {
       h("div", { class: "table-seats" }, s.seats.map((p) => h("span", { class: `chip${p ? "" : " free"}${p === portal.playerId ? " me" : ""}` },
         p ? nameOf(p) : t("room.free")))),
       h("p", { class: "small muted" }, s.status === TableStatus.PLAYING ? `${t("room.playing")} · ${t("table.hand", { n: s.handNo })}` : t("room.waiting"),
-        s.spectators > 0n ? ` · 👁 ${s.spectators}` : ""),
+        s.spectators > 0n ? ` · ${t("room.watchers", { n: s.spectators })}` : ""),
       h("div", { class: "row-buttons" },
         s.seatsFree > 0n && !mine ? button(t("room.sit"), () => void sit(s.tableId), { kind: "primary", attrs: { "data-sit": s.tableId } }) : null,
         button(mine ? t("room.open") : t("room.watch"), () => { location.hash = `#/table/${s.tableId}`; }, { kind: mine ? "primary" : "quiet", attrs: { "data-watch": s.tableId } })));
@@ -361,12 +362,14 @@ async function table(tableId: string): Promise<void> {
   const view = h("div", { id: "table" });
   mount(root, view);
   const draw = (tv: TableView) => {
+    const t0 = performance.now();
     last = tv;
     const key = focusedKey();
     mount(view, tableBody(tv, send, () => draw(tv)));
     refocus(view, key);
     tick();
     probe.renders.set(`${tv.tableId}@${tv.version}`, now());
+    if (probe.drawMs.push(performance.now() - t0) > 1000) probe.drawMs.shift();
     if (tv.lastOutcome && tv.handNo !== lastHand && tv.status === TableStatus.WAITING) {
       lastHand = tv.handNo;
       void coinsAfterHand();
@@ -401,7 +404,7 @@ function banner(lost: boolean): void {
 function tick(): void {
   for (const el of document.querySelectorAll<HTMLElement>("[data-deadline]")) {
     const left = Math.max(0, Math.ceil((Number(el.dataset.deadline) - Date.now()) / 1000));
-    el.textContent = `⏱ ${t("table.secs", { s: left })}`;
+    el.textContent = t("table.secs", { s: left });
     el.classList.toggle("urgent", left <= 5);
   }
 }
@@ -471,7 +474,7 @@ function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => vo
     tv.ladderLevel > 0n ? h("span", { class: "pill" }, t("table.level", { n: tv.ladderLevel })) : null,
     tv.handNo > 0n ? h("span", { class: "pill" }, t("table.hand", { n: tv.handNo })) : null,
     tv.pot > 0n ? h("span", { class: "pill" }, t("table.pot", { n: tv.pot })) : null,
-    seated ? null : h("span", { class: "pill watch" }, "👁 ", t("table.spectating"))),
+    seated ? null : h("span", { class: "pill watch" }, t("table.spectating"))),
   h("div", { class: "table-status" }, status,
     auto.map((p) => h("span", { class: "pill auto" }, `${nameOf(p)}: ${t("table.auto")}`)),
     Object.entries(tv.reconnectDeadlines).map(([p, d]) => h("span", { class: "pill away" }, `${nameOf(p)}: `, h("span", { "data-deadline": Number(d) })))),
@@ -542,7 +545,7 @@ function shop(): void {
   drawBar();
   const gameSel = h("select", { id: "shop-game", "aria-label": t("shop.game") }, GAMES.map((g) => h("option", { value: g.key }, g.titles[lang()])));
   const song = h("input", { id: "shop-song", maxlength: 200, "aria-label": t("shop.songTitle"), placeholder: t("shop.songTitle") });
-  const days = h("select", { id: "shop-days", "aria-label": t("shop.member") }, [1, 7, 30].map((d) => h("option", { value: d }, t("shop.days", { n: d }))));
+  const days = h("select", { id: "shop-days", "aria-label": t("shop.member") }, [1, 7, 30].map((d) => h("option", { value: d }, d === 1 ? t("shop.oneDay") : t("shop.days", { n: d }))));
   const done = async (p: Promise<unknown>) => {
     try { await p; toast(t("shop.done"), false); await refreshCoins(); } catch (e) { toast(failure(e)); }
   };
@@ -576,4 +579,3 @@ restoreSession();
 window.addEventListener("hashchange", route);
 route();
 if (portal.session) void refreshCoins();
-probe.ready = true;

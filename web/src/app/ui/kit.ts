@@ -91,7 +91,7 @@ function half(n: number): HTMLElement {
 export function domino(a: number, b: number, o: CardOptions & { vertical?: boolean } = {}): HTMLElement {
   const cls = `domino${o.vertical ? " vertical" : ""}${o.small ? " small" : ""}${o.selected ? " selected" : ""}${o.mark ? ` ${o.mark}` : ""}`;
   const attrs = { class: cls, "data-tile": `${a}|${b}`, "data-key": o.key ?? `domino:${a}|${b}`, "aria-label": o.label ?? `[${a}|${b}]`, ...o.attrs };
-  const face = [half(a), h("span", { class: "bar" }), half(b)];
+  const face = [half(a), h("span", { class: "mid" }), half(b)];
   if (o.onclick === undefined) return h("span", { ...attrs, role: "img" }, face);
   const click = o.onclick;
   return h("button", { ...attrs, type: "button", disabled: o.dim, "aria-pressed": o.selected ? "true" : "false", onclick: () => click() }, face);
@@ -119,7 +119,7 @@ export function seatBadge(s: SeatBadge, autoLabel: string): HTMLElement {
     h("div", { class: "who" }, h("span", { class: "avatar", "aria-hidden": "true" }, (s.name.trim()[0] ?? "?").toUpperCase()),
       h("b", { class: "name" }, s.name),
       s.toMove && s.deadlineMs !== undefined && Number(s.deadlineMs) > 0 ? h("span", { class: "clock", "data-deadline": Number(s.deadlineMs) })
-        : s.toMove && left !== undefined ? h("span", { class: `clock${left <= 5 ? " urgent" : ""}` }, `⏱ ${left}`) : null),
+        : s.toMove && left !== undefined ? h("span", { class: `clock${left <= 5 ? " urgent" : ""}` }, `${left}`) : null),
     s.auto ? h("span", { class: "auto" }, autoLabel) : null,
     s.lines?.length ? h("div", { class: "facts" }, s.lines) : null);
 }
