@@ -8,7 +8,6 @@ column: bit set = a tile is there. The ring is always empty.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -48,7 +47,8 @@ class Board:
 
     @property
     def remaining(self) -> int:
-        return sum(1 for p in self.cells if p)
+        """Tiles left on the board (every view shows every seat's count: counted in C)."""
+        return len(self.cells) - self.cells.count(0)
 
     def without(self, a: int, b: int) -> Board:
         """The board with the tiles at ``a`` and ``b`` removed."""
@@ -159,52 +159,62 @@ def path_turns(
 
 def path(board: Board, a: int, b: int) -> tuple[tuple[int, int], ...] | None:
     """A path of the fewest turns joining ``a`` and ``b`` as its corner points ``(row, col)``:
-    ``a``, the turns (none, one or two), ``b``; the shortest such path, the first in row-major
-    order of its turns on a tie. Row -1 / ``rows`` and column -1 / ``cols`` are the empty ring
-    around the board. ``None`` when the pair cannot be removed (as :meth:`Board.turns`)."""
+    ``a``, the turns (none, one or two), ``b``; the shortest such path, and on a tie the first
+    of: the corner on ``a``'s row before the one on ``b``'s; a middle row before a middle column,
+    lower indices first. Row -1 / ``rows`` and column -1 / ``cols`` are the empty ring around
+    the board. ``None`` when the pair cannot be removed (as :meth:`Board.turns`)."""
     turns = board.turns(a, b)
     if turns is None:
         return None
-    cols, rm, cm = board.cols, board.rmask, board.cmask
+    cols = board.cols
     ra, ca = divmod(a, cols)
     rb, cb = divmod(b, cols)
     ra, ca, rb, cb = ra + 1, ca + 1, rb + 1, cb + 1
-
-    def empty(r: int, c: int) -> bool:
-        return (r, c) in ((ra, ca), (rb, cb)) or not rm[r] >> c & 1
-
-    def clear(r1: int, c1: int, r2: int, c2: int) -> bool:
-        """The cells strictly between two points on one row or column are empty."""
-        if r1 == r2:
-            lo, hi = min(c1, c2), max(c1, c2)
-            between = rm[r1] & (((1 << hi) - 1) ^ ((1 << (lo + 1)) - 1))
-        else:
-            lo, hi = min(r1, r2), max(r1, r2)
-            between = cm[c1] & (((1 << hi) - 1) ^ ((1 << (lo + 1)) - 1))
-        return not between
-
-    def ok(points: list[tuple[int, int]]) -> bool:
-        return all(empty(*p) for p in points[1:-1]) and all(
-            clear(*p, *q) for p, q in itertools.pairwise(points))
-
-    candidates: list[list[tuple[int, int]]] = []
+    out: list[tuple[int, int]]
     if turns == 0:
-        candidates = [[(ra, ca), (rb, cb)]]
-    elif turns == 1:
-        candidates = [[(ra, ca), (ra, cb), (rb, cb)], [(ra, ca), (rb, ca), (rb, cb)]]
+        out = [(ra, ca), (rb, cb)]
     else:
-        candidates = [[(ra, ca), (r, ca), (r, cb), (rb, cb)] for r in range(board.rows + 2)]
-        candidates += [[(ra, ca), (ra, c), (rb, c), (rb, cb)] for c in range(cols + 2)]
-    best: list[tuple[int, int]] | None = None
-    length = 0
-    for points in candidates:
-        if len(set(points)) != len(points) or not ok(points):
-            continue
-        n = sum(abs(p[0] - q[0]) + abs(p[1] - q[1]) for p, q in itertools.pairwise(points))
-        if best is None or n < length:
-            best, length = points, n
-    assert best is not None, "path_turns found a path"
-    return tuple((r - 1, c - 1) for r, c in best)
+        rm = list(board.rmask)
+        cm = list(board.cmask)
+        for r, c in ((ra, ca), (rb, cb)):  # the two tiles count as empty, as for path_turns
+            rm[r] &= ~(1 << c)
+            cm[c] &= ~(1 << r)
+
+        def run(mask: int, at: int, top: int) -> tuple[int, int]:
+            """The empty stretch through ``at`` along a row or column mask."""
+            lo = (mask & ((1 << at) - 1)).bit_length()
+            m = mask >> (at + 1)
+            return lo, at + (m & -m).bit_length() - 1 if m else top
+
+        def clear(mask: int, x: int, y: int) -> bool:
+            lo, hi = (x, y) if x < y else (y, x)
+            return not mask & (((1 << hi) - 1) ^ ((1 << (lo + 1)) - 1))
+
+        ha, hb = run(rm[ra], ca, cols + 1), run(rm[rb], cb, cols + 1)
+        va, vb = run(cm[ca], ra, board.rows + 1), run(cm[cb], rb, board.rows + 1)
+        if turns == 1:
+            if ha[0] <= cb <= ha[1] and vb[0] <= ra <= vb[1]:
+                out = [(ra, ca), (ra, cb), (rb, cb)]
+            else:
+                out = [(ra, ca), (rb, ca), (rb, cb)]
+        else:
+            best: list[tuple[int, int]] = []
+            length = 0
+            lo, hi = max(va[0], vb[0]), min(va[1], vb[1])
+            for r in range(lo, hi + 1):  # vertical, horizontal along row r, vertical
+                if r not in (ra, rb) and clear(rm[r], ca, cb) and not rm[r] >> ca & 1 and not rm[r] >> cb & 1:
+                    n = abs(ra - r) + abs(ca - cb) + abs(r - rb)
+                    if not best or n < length:
+                        best, length = [(ra, ca), (r, ca), (r, cb), (rb, cb)], n
+            lo, hi = max(ha[0], hb[0]), min(ha[1], hb[1])
+            for c in range(lo, hi + 1):  # horizontal, vertical along column c, horizontal
+                if c not in (ca, cb) and clear(cm[c], ra, rb) and not cm[c] >> ra & 1 and not cm[c] >> rb & 1:
+                    n = abs(ca - c) + abs(ra - rb) + abs(c - cb)
+                    if not best or n < length:
+                        best, length = [(ra, ca), (ra, c), (rb, c), (rb, cb)], n
+            assert best, "path_turns found a path"
+            out = best
+    return tuple((r - 1, c - 1) for r, c in out)
 
 
 def brute_turns(rows: int, cols: int, cells: Sequence[int], a: int, b: int) -> int | None:
