@@ -10,13 +10,14 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import grpc
 import pytest
 
 from chieu.games import registry
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
 from chieu.table.v1 import table_service_pb2 as pb
-from tests.table.helpers import client
+from tests.table.helpers import client, refused
 
 pytestmark = pytest.mark.integration
 
@@ -82,3 +83,30 @@ async def test_a_client_that_knows_no_rule_plays_each_game_to_its_end(
     finally:
         for c in players.values():
             await c.close()
+
+
+async def test_a_wrapper_is_judged_as_the_command_it_holds(settings: Settings, table_server: str) -> None:
+    """Sent in Act, a ``Command`` is the command it holds: the mover's entry is played, the same
+    entry from the other seat is refused by the rules (``not_your_turn``), and a ``Command``
+    holding nothing is refused as malformed — each a clear status with its stable reason."""
+    from chieu.games.o_an_quan.model import Command
+
+    a, b = client(settings, table_server, "wrap-a"), client(settings, table_server, "wrap-b")
+    try:
+        t = await a.create("o_an_quan", {})
+        await b.sit(t.table_id)
+        started = await a.start(t.table_id)
+        by_seat = {list(started.hand_players).index(p): c for p, c in (("wrap-a", a), ("wrap-b", b))}
+        mover_seat = game_view(started).to_move
+        mover, other = by_seat[mover_seat], by_seat[1 - mover_seat]
+        entry = game_view(await mover.get(t.table_id)).legal[0]
+        assert game_view(await other.get(t.table_id)).legal == ()
+        assert await refused(other.act(t.table_id, "o_an_quan", entry)) == (
+            grpc.StatusCode.FAILED_PRECONDITION, "not_your_turn")
+        assert await refused(mover.act(t.table_id, "o_an_quan", Command())) == (
+            grpc.StatusCode.INVALID_ARGUMENT, "malformed_command")
+        played = await mover.act(t.table_id, "o_an_quan", entry)
+        assert played.version == started.version + 1
+    finally:
+        await a.close()
+        await b.close()
