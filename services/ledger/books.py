@@ -239,6 +239,8 @@ class Books:
         existing = await conn.fetchrow("SELECT digest FROM ledger_postings WHERE id = $1", p.id)
         if existing is not None:
             return await self._replay(conn, p, bytes(existing["digest"]) == digest)
+        if p.kind not in PAST_A_HOLD:  # before any lock: a hold is an operator's, not a race to win
+            await self._not_held(conn, p.legs)
         if p.must_exist:
             found = await conn.fetch("SELECT id FROM ledger_accounts WHERE id = ANY($1::text[])", list(p.must_exist))
             missing = set(p.must_exist) - {r["id"] for r in found}
@@ -258,8 +260,6 @@ class Books:
             "SELECT id, balance FROM ledger_accounts WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", accounts)
         balances = {r["id"]: int(r["balance"]) for r in rows}
         legs = cap(p.legs, balances, p.seats) if p.cap else list(p.legs)
-        if p.kind not in PAST_A_HOLD:
-            await self._not_held(conn, legs)
         delta: dict[str, int] = {}
         for leg in legs:
             delta[leg.debit] = delta.get(leg.debit, 0) - leg.amount
