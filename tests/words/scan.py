@@ -216,3 +216,21 @@ def _game_reasons(tree: ast.Module, classes: dict[str, int],
             else:
                 transfers |= _strings(arg)
     return outcomes, transfers, templates
+
+
+def ledger_reasons(under: Path = ROOT / "ledger") -> set[str]:
+    """The reasons of the ledger's own legs (what a player's money history shows besides the
+    games' payments): constant reasons of ``Leg(...)``, and the kinds of the paid services
+    (``_pay_service(kind=...)``), whose legs carry their kind as reason. A reason given as a
+    variable is a game's (a settlement) or an operator's free text (a reward), not a code."""
+    out: set[str] = set()
+    for p in _files(under):
+        for node in ast.walk(ast.parse(p.read_text(), str(p))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _callee(node)
+            if name == "Leg" and len(node.args) >= 5:
+                out |= _strings(node.args[4])
+            if name == "_pay_service":
+                out |= {s for kw in node.keywords if kw.arg == "kind" for s in _strings(kw.value)}
+    return out

@@ -21,7 +21,7 @@ from chieu.games.core import IllegalMove
 from chieu.kit import words
 from chieu.kit.errors import MAX_MESSAGE, GuardedServer, invalid
 from chieu_tools.localnats import free_port
-from tests.words.scan import ROOT, game_reasons, refusal_codes
+from tests.words.scan import ROOT, game_reasons, ledger_reasons, refusal_codes
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -130,6 +130,13 @@ def test_every_outcome_and_payment_reason_has_words() -> None:
     payments |= _expand(templates, PAYMENT_TEMPLATES)
     assert not sorted(outcomes - set(words.catalog()["outcome"])), "outcome reasons without words"
     assert not sorted(payments - set(words.catalog()["payment"])), "payment reasons without words"
+
+
+def test_every_reason_of_the_ledgers_own_entries_has_words() -> None:
+    """A player's money history shows the ledger's own postings too (welcome, purchase, convert, ...)."""
+    own = ledger_reasons() - {"x"}  # "x": the probe leg of a negative-score reset, never posted
+    assert {"welcome", "convert", "song", "membership"} <= own
+    assert not sorted(own - set(words.catalog()["payment"])), "ledger reasons without words"
 
 
 def test_native_terms_stay_native() -> None:
