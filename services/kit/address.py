@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,8 @@ UNKNOWN = "unknown"
 FORWARDED = "x-forwarded-for"
 MAX_HOPS = 16
 """The most ``X-Forwarded-For`` entries looked at (from the right)."""
+CACHE = 65_536
+"""Parsed addresses remembered (a client's repeat; a churning script's push out the oldest)."""
 
 
 class SettingsError(ValueError):
@@ -62,11 +64,9 @@ _V4_MAPPED = b"\0" * 10 + b"\xff\xff"
 def _packed(text: str) -> tuple[int, bytes] | None:
     """(4 or 6, the packed address) of one address's text, an IPv4-mapped IPv6 address as IPv4."""
     try:
-        return 4, socket.inet_pton(socket.AF_INET, text)
-    except OSError:
-        pass
-    try:
-        b = socket.inet_pton(socket.AF_INET6, text.split("%", 1)[0])
+        if ":" not in text:
+            return 4, socket.inet_pton(socket.AF_INET, text)
+        b = socket.inet_pton(socket.AF_INET6, text.split("%", 1)[0] if "%" in text else text)
     except OSError:
         return None
     return (4, b[12:]) if b[:12] == _V4_MAPPED else (6, b)
@@ -100,35 +100,54 @@ def parse(text: str) -> str | None:
     return None if ip is None else _text(ip)
 
 
-def _trusted(ip: tuple[int, bytes], trusted: Sequence[Network]) -> bool:
+@lru_cache(maxsize=CACHE)
+def _trusted(ip: tuple[int, bytes], trusted: tuple[Network, ...]) -> bool:
     version, value = ip[0], int.from_bytes(ip[1])
     return any(v == version and value & mask == net for v, net, mask in trusted)
 
 
-def resolve(peer: str, forwarded: Iterable[str], trusted: Sequence[Network]) -> str:
-    """The client's address of a call from ``peer`` with these ``X-Forwarded-For`` values (each
-    may list several, comma-separated), believing only ``trusted`` proxies."""
-    ip = _packed(_strip(peer))
-    if ip is None:
-        return UNKNOWN
-    if not trusted or not _trusted(ip, trusted):
-        return _text(ip)
+@lru_cache(maxsize=CACHE)
+def _parsed(text: str) -> tuple[int, bytes] | None:
+    """:func:`_packed` of :func:`_strip`, remembered (a client's address and its proxy's repeat)."""
+    return _packed(_strip(text))
+
+
+def _resolve(peer: str, forwarded: Iterable[str], trusted: tuple[Network, ...]) -> tuple[int, bytes] | None:
+    ip = _parsed(peer)
+    if ip is None or not trusted or not _trusted(ip, trusted):
+        return ip
     hops = [h for value in forwarded for h in value.split(",")]
     for hop in reversed(hops[-MAX_HOPS:]):
-        said = _packed(_strip(hop))
+        said = _parsed(hop.strip())
         if said is None:  # a trusted proxy wrote no address: stop at the last one believed
             break
         ip = said
         if not _trusted(ip, trusted):
             break
-    return _text(ip)
+    return ip
 
 
-def of(context: Any, trusted: Sequence[Network]) -> str:
+def resolve(peer: str, forwarded: Iterable[str], trusted: tuple[Network, ...]) -> str:
+    """The client's address of a call from ``peer`` with these ``X-Forwarded-For`` values (each
+    may list several, comma-separated), believing only ``trusted`` proxies."""
+    ip = _resolve(peer, forwarded, trusted)
+    return UNKNOWN if ip is None else _text(ip)
+
+
+def resolve_key(peer: str, forwarded: Iterable[str], trusted: tuple[Network, ...]) -> str:
+    """:func:`key` of :func:`resolve` (the address parsed once)."""
+    ip = _resolve(peer, forwarded, trusted)
+    return UNKNOWN if ip is None else _key(ip)
+
+
+def _forwarded(context: Any) -> list[str]:
+    return [v.decode() if isinstance(v, bytes) else v
+            for k, v in (context.invocation_metadata() or ()) if k == FORWARDED]
+
+
+def of(context: Any, trusted: tuple[Network, ...]) -> str:
     """The client's address of the call of ``context`` (a ``grpc.aio.ServicerContext``)."""
-    forwarded = [v.decode() if isinstance(v, bytes) else v
-                 for k, v in (context.invocation_metadata() or ()) if k == FORWARDED]
-    return resolve(context.peer() or "", forwarded, trusted)
+    return resolve(context.peer() or "", _forwarded(context), trusted)
 
 
 def client(context: Any, settings: Settings) -> str:
@@ -137,11 +156,18 @@ def client(context: Any, settings: Settings) -> str:
     return of(context, proxies(settings.trusted_proxies))
 
 
-def key(address: str) -> str:
-    """What a limit counts ``address`` under: an IPv4 address, an IPv6 address's /64."""
-    ip = _packed(_strip(address))
-    if ip is None:
-        return address
+def client_key(context: Any, settings: Settings) -> str:
+    """:func:`key` of :func:`client`: what a limit counts the caller of ``context`` under."""
+    return resolve_key(context.peer() or "", _forwarded(context), proxies(settings.trusted_proxies))
+
+
+def _key(ip: tuple[int, bytes]) -> str:
     if ip[0] == 6:
         return socket.inet_ntop(socket.AF_INET6, ip[1][:8] + bytes(8)) + "/64"
     return _text(ip)
+
+
+def key(address: str) -> str:
+    """What a limit counts ``address`` under: an IPv4 address, an IPv6 address's /64."""
+    ip = _packed(_strip(address))
+    return address if ip is None else _key(ip)

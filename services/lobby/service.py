@@ -208,7 +208,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
     def _caller(self, context: Context, account: str, device: str) -> Caller:
         """Who signs in: the account, the device and the client address's key (the peer, or
         what a trusted proxy says: :mod:`chieu.kit.address`)."""
-        return Caller(account, device, address.key(address.client(context, self.settings)))
+        return Caller(account, device, address.client_key(context, self.settings))
 
     async def _welcome(self, p: PlayerRow, caller: Caller) -> int:
         """The welcome 金币 (GC-4) on a player's first sign-in, through the ledger (idempotent there:

@@ -6,8 +6,8 @@ least any keyed count can cost).
   calls let through, a quarter refused (what a script hammering from one address meets);
 - ``Rate.wait``: the lobby's look before it asks PostgreSQL;
 - the lobby's whole check of a sign-in's address: the client's address from the peer and
-  ``X-Forwarded-For`` behind a trusted proxy (:func:`chieu.kit.address.resolve`), its key (an
-  IPv6 address's /64), and ``Rate.wait``;
+  ``X-Forwarded-For`` behind a trusted proxy and its key, an IPv6 address's /64
+  (:func:`chieu.kit.address.resolve_key`), and ``Rate.wait``;
 - the revocation check every service now makes on every call
   (:meth:`chieu.kit.revocations.RevocationList.is_revoked`: the SHA-256 of a real access token
   looked up among 10,000 revoked ones).
@@ -53,7 +53,7 @@ def main() -> int:
     rng = random.Random(27)
     keys = [f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}" for _ in range(100_000)]
     hot = keys[:100]  # a few addresses make most of the calls, as a script would
-    stream = [hot[i % 100] if i % 4 else keys[i % len(keys)] for i in range(CALLS)]
+    stream = [hot[(i // 4) % 100] if i % 4 else keys[i % len(keys)] for i in range(CALLS)]
 
     plain: dict[str, float] = {}
 
@@ -91,8 +91,7 @@ def main() -> int:
                  for j, k in enumerate(keys[:1000])]
 
     def whole(i: int) -> object:
-        a = address.resolve(peers[i & 3], forwarded[i % 1000], trusted)
-        return rate.wait("new:" + address.key(a), now=clock[0])
+        return rate.wait("new:" + address.resolve_key(peers[i & 3], forwarded[i % 1000], trusted), now=clock[0])
 
     t_whole = per_call_us(whole, CALLS // 4)
     line("address + key + Rate.wait (a sign-in's check)", t_whole, "µs/call", f"<= {TARGET_US:g}",

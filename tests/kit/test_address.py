@@ -52,6 +52,12 @@ def test_an_ipv6_client_is_counted_by_its_64() -> None:
     assert address.key("203.0.113.7") == "203.0.113.7" and address.key(address.UNKNOWN) == address.UNKNOWN
 
 
+def test_the_key_of_a_call_parses_once_and_agrees() -> None:
+    for peer, forwarded in (("ipv4:127.0.0.1:5", ["6.6.6.6, 2001:db8:1:2:aaaa::1"]), ("ipv4:203.0.113.7:5", []),
+                            ("unix:/x", []), ("ipv4:127.0.0.1:5", ["garbage"])):
+        assert address.resolve_key(peer, forwarded, LOCAL) == address.key(address.resolve(peer, forwarded, LOCAL))
+
+
 def test_the_setting_is_checked() -> None:
     assert from_env({"CHIEU_TRUSTED_PROXIES": "127.0.0.1/32,::1/128, 10.1.0.0/16"}).trusted_proxies
     with pytest.raises(SettingsError):
