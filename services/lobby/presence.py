@@ -31,12 +31,21 @@ class Spectators:
         self.clock = clock
         self._by: dict[str, tuple[dict[str, int], float]] = {}
         """Process → (its counts by table, when it counts for nobody any more)."""
+        self._who: dict[str, dict[str, tuple[str, ...]]] = {}
+        """Process → the player ids it announced per table (some of the spectators it counts)."""
         self._total: dict[str, int] = {}
         self._sub: Any = None
         self._task: asyncio.Task[None] | None = None
 
     def count(self, table_id: str) -> int:
         return self._total.get(table_id, 0)
+
+    def ids(self, table_id: str, most: int = 20) -> list[str]:
+        """Up to ``most`` of the table's signed-in spectators, by player id, sorted (every live
+        process's)."""
+        if table_id not in self._total:
+            return []
+        return sorted({p for who in self._who.values() for p in who.get(table_id, ())})[:most]
 
     async def start(self, nc: Any) -> None:
         self._sub = await nc.subscribe(f"{names.PRESENCE}.>", cb=self._heard)
@@ -65,15 +74,20 @@ class Spectators:
         counts, _ = self._by.get(p.instance, ({}, 0.0))
         touched = set(p.spectators) | (set(counts) if p.full else set())
         counts = {} if p.full else dict(counts)
+        who = {} if p.full else dict(self._who.get(p.instance, {}))
         for table_id, n in p.spectators.items():
             if n > 0:
                 counts[table_id] = int(n)
+                who[table_id] = tuple(p.watchers[table_id].player_ids) if table_id in p.watchers else ()
             else:
                 counts.pop(table_id, None)
+                who.pop(table_id, None)
         if p.ttl_ms <= 0 or (p.full and not counts):
             self._by.pop(p.instance, None)
+            self._who.pop(p.instance, None)
         else:
             self._by[p.instance] = (counts, self.clock() + p.ttl_ms / 1000)
+            self._who[p.instance] = who
         self._recount(touched)
 
     def sweep(self) -> None:
@@ -83,6 +97,7 @@ class Spectators:
         touched: set[str] = set()
         for instance in gone:
             touched |= set(self._by.pop(instance)[0])
+            self._who.pop(instance, None)
         if touched:
             self._recount(touched)
 

@@ -184,11 +184,16 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
             out.seat_profiles.extend(
                 pb.Profile(player_id=p, name=known[p], avatar=names.avatar_of(p)) if p in known else pb.Profile()
                 for p in line.seats)
+            out.spectator_profiles.extend(
+                pb.Profile(player_id=p, name=known[p], avatar=names.avatar_of(p))
+                for p in self.spectators.ids(line.table_id) if p in known)
         return out
 
     async def _summaries(self, lines: list[Line]) -> list[pb.TableSummary]:
-        """The lines as a list shows them, each seat with its player's profile (one lookup)."""
-        known = await self.profiles.names(p for line in lines for p in line.seats)
+        """The lines as a list shows them, each seat and each listed spectator with its player's
+        profile (one lookup)."""
+        known = await self.profiles.names(
+            p for line in lines for p in (*line.seats, *self.spectators.ids(line.table_id)))
         return [self._summary(line, known) for line in lines]
 
     async def _revoked_since(self, after: int) -> tuple[list[tuple[bytes, int]], int]:

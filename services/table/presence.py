@@ -27,6 +27,8 @@ TTL_S = 3 * INTERVAL_S
 """A process not heard from for this long counts for nobody."""
 DEBOUNCE_S = 0.05
 """Changes within this time go out in one message."""
+MAX_WATCHERS = 20
+"""The most spectators' player ids announced per table (the lobby lists them with their names)."""
 
 Publish = Callable[[str, bytes], Awaitable[None]]
 
@@ -44,8 +46,10 @@ class Beacon:
 
     def __init__(self, publish: Publish, instance: str, count: Callable[[str], int],
                  counts: Callable[[], dict[str, int]], *, interval_s: float = INTERVAL_S,
-                 debounce_s: float = DEBOUNCE_S) -> None:
+                 debounce_s: float = DEBOUNCE_S, who: Callable[[str], list[str]] | None = None) -> None:
         self.publish = publish
+        self.who = who
+        """The player ids of a table's spectators here (at most ``MAX_WATCHERS``), sent with its count."""
         self.instance = instance
         self.subject = subject(instance)
         self.count = count
@@ -116,4 +120,8 @@ class Beacon:
         ttl = 3 * self.interval_s if ttl_s is None else ttl_s
         msg = presence_pb2.Presence(instance=self.instance, full=full, spectators=counts,
                                     sent_ms=int(time.time() * 1000), ttl_ms=int(ttl * 1000))
+        if self.who is not None:
+            for table_id, n in counts.items():
+                if n and (ids := self.who(table_id)[:MAX_WATCHERS]):
+                    msg.watchers[table_id].player_ids.extend(ids)
         await self.publish(self.subject, msg.SerializeToString())

@@ -112,7 +112,8 @@ class Tables:
         self._tasks: set[asyncio.Task[Any]] = set()
         """Background work of this instance (timers' commands, presence, bookkeeping)."""
         instance = settings.instance or f"{socket.gethostname()}:{os.getpid()}"
-        self.beacon = presence.Beacon(store.nc.publish, instance, self.spectators, self.spectated)
+        self.beacon = presence.Beacon(store.nc.publish, instance, self.spectators, self.spectated,
+                                      who=self.spectator_ids)
         """Announces this process's spectators per table (for the lobby's table list)."""
         metrics.TABLES_OPEN.set_function(lambda: len(self._live))
 
@@ -168,6 +169,13 @@ class Tables:
             return 0
         players = {who for who, _ in live.watchers if who is not None and live.table.table_seat_of(who) is None}
         return len(players) + sum(1 for who, _ in live.watchers if who is None)
+
+    def spectator_ids(self, table_id: str) -> list[str]:
+        """The signed-in spectators of the table through this process, by player id, sorted."""
+        live = self._live.get(table_id)
+        if live is None:
+            return []
+        return sorted({who for who, _ in live.watchers if who is not None and live.table.table_seat_of(who) is None})
 
     def spectated(self) -> dict[str, int]:
         """Every cached table's spectators through this process (tables with none left out)."""

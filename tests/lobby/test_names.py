@@ -195,3 +195,54 @@ async def test_a_closed_gate_is_worded_in_the_callers_language(stub: Any) -> Non
         assert {e.room.room_id: e.gate.message for e in listed.rooms}["phom.ladder.6-10"] == said
     english = (await stub.GetRoom(pb.GetRoomRequest(room_id="phom.ladder.6-10"), metadata=me)).room.gate
     assert "level 6 and up; you are level 1" in english.message  # the lobby's own, with its numbers
+
+
+def test_the_lobby_lists_some_spectators_by_id_from_every_live_process() -> None:
+    from chieu.lobby.presence import Spectators
+    from chieu.table.v1 import presence_pb2
+
+    def p(instance: str, counts: dict[str, int], who: dict[str, list[str]], *, full: bool = False,
+          ttl_ms: int = 15_000) -> presence_pb2.Presence:
+        msg = presence_pb2.Presence(instance=instance, full=full, spectators=counts, ttl_ms=ttl_ms)
+        for t, ids in who.items():
+            msg.watchers[t].player_ids.extend(ids)
+        return msg
+
+    now = [0.0]
+    s = Spectators(clock=lambda: now[0])
+    s.heard(p("t1", {"A": 3}, {"A": ["g-b", "g-a"]}, full=True))  # one viewer without a session: counted only
+    s.heard(p("t2", {"A": 1, "B": 1}, {"A": ["g-c"], "B": ["g-d"]}, full=True, ttl_ms=30_000))
+    assert (s.ids("A"), s.ids("B"), s.ids("C")) == (["g-a", "g-b", "g-c"], ["g-d"], [])
+    assert s.ids("A", most=2) == ["g-a", "g-b"]
+    s.heard(p("t1", {"A": 0}, {}))  # nobody at A through t1 any more
+    assert s.ids("A") == ["g-c"]
+    now[0] += 16  # t1 past its ttl, t2 within
+    s.sweep()
+    s.heard(p("t2", {}, {}, full=True, ttl_ms=0))
+    assert s.ids("A") == s.ids("B") == []
+
+
+async def test_a_tables_spectators_are_listed_with_their_names(stub: Any, settings: Settings) -> None:
+    host, fan = await guest(stub, name="Chủ"), await guest(stub, name="Người xem")
+    first = await stub.QuickSeat(pb.QuickSeatRequest(room_id="o_an_quan.points"), metadata=bearer(host.access_token))
+    watcher = TableClient(settings.table_addr, fan.access_token)
+
+    async def drain() -> None:
+        async for _ in watcher.watch(first.table_id):
+            pass
+
+    watching = asyncio.create_task(drain())
+    try:
+        async def shown() -> list[tuple[str, str]]:
+            r = await stub.ListTables(pb.ListTablesRequest(room_id="o_an_quan.points", page_size=500),
+                                      metadata=bearer(host.access_token))
+            t = next((t for t in r.tables if t.table_id == first.table_id), pb.TableSummary())
+            return [(p.player_id, p.name) for p in t.spectator_profiles]
+
+        deadline = asyncio.get_running_loop().time() + 10
+        while (got := await shown()) != [(fan.player.player_id, "Người xem")]:
+            assert asyncio.get_running_loop().time() < deadline, got
+            await asyncio.sleep(0.1)
+    finally:
+        watching.cancel()
+        await watcher.close()

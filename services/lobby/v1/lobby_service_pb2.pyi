@@ -1116,6 +1116,7 @@ class TableSummary(_message.Message):
     SEATS_FIELD_NUMBER: _builtins.int
     SEAT_PROFILES_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
+    SPECTATOR_PROFILES_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
     HAND_NO_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
@@ -1149,6 +1150,12 @@ class TableSummary(_message.Message):
         free seat, or for a player the lobby does not know).
         """
 
+    @_builtins.property
+    def spectator_profiles(self) -> _containers.RepeatedCompositeFieldContainer[Global___Profile]:
+        """Up to 20 of them with their profiles (signed-in players the lobby knows, by player id; a
+        viewer without a session is only counted). Who watches shows within 5 s.
+        """
+
     def __init__(
         self,
         *,
@@ -1165,6 +1172,7 @@ class TableSummary(_message.Message):
         seats: _abc.Iterable[_builtins.str] | None = ...,
         seat_profiles: _abc.Iterable[Global___Profile] | None = ...,
         spectators: _builtins.int = ...,
+        spectator_profiles: _abc.Iterable[Global___Profile] | None = ...,
         status: _table_service_pb2.TableStatus.ValueType = ...,
         hand_no: _builtins.int = ...,
         version: _builtins.int = ...,
@@ -1172,7 +1180,7 @@ class TableSummary(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "game", b"game", "hand_no", b"hand_no", "host", b"host", "ladder_level", b"ladder_level", "max_seats", b"max_seats", "room_id", b"room_id", "seat_profiles", b"seat_profiles", "seats", b"seats", "seats_free", b"seats_free", "seats_taken", b"seats_taken", "spectators", b"spectators", "stake", b"stake", "status", b"status", "table_id", b"table_id", "updated_ms", b"updated_ms", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "game", b"game", "hand_no", b"hand_no", "host", b"host", "ladder_level", b"ladder_level", "max_seats", b"max_seats", "room_id", b"room_id", "seat_profiles", b"seat_profiles", "seats", b"seats", "seats_free", b"seats_free", "seats_taken", b"seats_taken", "spectator_profiles", b"spectator_profiles", "spectators", b"spectators", "stake", b"stake", "status", b"status", "table_id", b"table_id", "updated_ms", b"updated_ms", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -47,11 +47,33 @@ class Presence(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class WatchersEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> Global___Watchers: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: Global___Watchers | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     INSTANCE_FIELD_NUMBER: _builtins.int
     FULL_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
     SENT_MS_FIELD_NUMBER: _builtins.int
     TTL_MS_FIELD_NUMBER: _builtins.int
+    WATCHERS_FIELD_NUMBER: _builtins.int
     instance: _builtins.str
     """The announcing process (its CHIEU_INSTANCE, or host:pid)."""
     full: _builtins.bool
@@ -68,6 +90,13 @@ class Presence(_message.Message):
     def spectators(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
         """Table id -> spectators watching through this process."""
 
+    @_builtins.property
+    def watchers(self) -> _containers.MessageMap[_builtins.str, Global___Watchers]:
+        """Table id -> the signed-in spectators watching through this process, by player id (at most
+        20 per table, for the lobby's lists with names; a viewer without a session is only counted).
+        A change of who watches that keeps the count shows with the next full announcement.
+        """
+
     def __init__(
         self,
         *,
@@ -76,11 +105,34 @@ class Presence(_message.Message):
         spectators: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
         sent_ms: _builtins.int = ...,
         ttl_ms: _builtins.int = ...,
+        watchers: _abc.Mapping[_builtins.str, Global___Watchers] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["full", b"full", "instance", b"instance", "sent_ms", b"sent_ms", "spectators", b"spectators", "ttl_ms", b"ttl_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["full", b"full", "instance", b"instance", "sent_ms", b"sent_ms", "spectators", b"spectators", "ttl_ms", b"ttl_ms", "watchers", b"watchers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Presence: _TypeAlias = Presence  # noqa: Y015
+
+@_typing.final
+class Watchers(_message.Message):
+    """Some of a table's spectators."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_IDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        player_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_ids", b"player_ids"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Watchers: _TypeAlias = Watchers  # noqa: Y015

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/table/v1/presence.proto.
  */
 export const file_chieu_table_v1_presence: GenFile = /*@__PURE__*/
-  fileDesc("Ch1jaGlldS90YWJsZS92MS9wcmVzZW5jZS5wcm90bxIOY2hpZXUudGFibGUudjEivAEKCFByZXNlbmNlEhAKCGluc3RhbmNlGAEgASgJEgwKBGZ1bGwYAiABKAgSPAoKc3BlY3RhdG9ycxgDIAMoCzIoLmNoaWV1LnRhYmxlLnYxLlByZXNlbmNlLlNwZWN0YXRvcnNFbnRyeRIPCgdzZW50X21zGAQgASgDEg4KBnR0bF9tcxgFIAEoAxoxCg9TcGVjdGF0b3JzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4AWIGcHJvdG8z");
+  fileDesc("Ch1jaGlldS90YWJsZS92MS9wcmVzZW5jZS5wcm90bxIOY2hpZXUudGFibGUudjEiwQIKCFByZXNlbmNlEhAKCGluc3RhbmNlGAEgASgJEgwKBGZ1bGwYAiABKAgSPAoKc3BlY3RhdG9ycxgDIAMoCzIoLmNoaWV1LnRhYmxlLnYxLlByZXNlbmNlLlNwZWN0YXRvcnNFbnRyeRIPCgdzZW50X21zGAQgASgDEg4KBnR0bF9tcxgFIAEoAxI4Cgh3YXRjaGVycxgGIAMoCzImLmNoaWV1LnRhYmxlLnYxLlByZXNlbmNlLldhdGNoZXJzRW50cnkaMQoPU3BlY3RhdG9yc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEaSQoNV2F0Y2hlcnNFbnRyeRILCgNrZXkYASABKAkSJwoFdmFsdWUYAiABKAsyGC5jaGlldS50YWJsZS52MS5XYXRjaGVyczoCOAEiHgoIV2F0Y2hlcnMSEgoKcGxheWVyX2lkcxgBIAMoCWIGcHJvdG8z");
 
 /**
  * One table-service process's spectators (旁观): viewers of a table who hold no seat.
@@ -58,6 +58,15 @@ export type Presence = Message<"chieu.table.v1.Presence"> & {
    * @generated from field: int64 ttl_ms = 5;
    */
   ttlMs: bigint;
+
+  /**
+   * Table id -> the signed-in spectators watching through this process, by player id (at most
+   * 20 per table, for the lobby's lists with names; a viewer without a session is only counted).
+   * A change of who watches that keeps the count shows with the next full announcement.
+   *
+   * @generated from field: map<string, chieu.table.v1.Watchers> watchers = 6;
+   */
+  watchers: { [key: string]: Watchers };
 };
 
 /**
@@ -66,4 +75,23 @@ export type Presence = Message<"chieu.table.v1.Presence"> & {
  */
 export const PresenceSchema: GenMessage<Presence> = /*@__PURE__*/
   messageDesc(file_chieu_table_v1_presence, 0);
+
+/**
+ * Some of a table's spectators.
+ *
+ * @generated from message chieu.table.v1.Watchers
+ */
+export type Watchers = Message<"chieu.table.v1.Watchers"> & {
+  /**
+   * @generated from field: repeated string player_ids = 1;
+   */
+  playerIds: string[];
+};
+
+/**
+ * Describes the message chieu.table.v1.Watchers.
+ * Use `create(WatchersSchema)` to create a new message.
+ */
+export const WatchersSchema: GenMessage<Watchers> = /*@__PURE__*/
+  messageDesc(file_chieu_table_v1_presence, 1);
 
