@@ -107,6 +107,34 @@ def _token(args: argparse.Namespace) -> int:
     return 0
 
 
+def _service_key(args: argparse.Namespace) -> int:
+    """A service's own key: the private key written to ``--out`` (mode 0600, the service's
+    ``CHIEU_SERVICE_KEY``), its public key printed as a JWK bound to the service, to add to the
+    keyset every service reads (``CHIEU_TOKEN_PUBLIC_KEYS``; in a directory of PEM keys, write
+    ``--public`` as ``service-<name>.pem``). The service then signs its own 15-minute credential."""
+    import json
+    import os
+
+    from chieu.kit import auth
+
+    if not args.name.replace("-", "").isalnum():
+        print(f"chieu service-key: bad service name {args.name!r}", file=sys.stderr)
+        return 2
+    signer = auth.Signer.generate()
+    try:
+        fd = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as e:
+        print(f"chieu service-key: {e}", file=sys.stderr)
+        return 2
+    with os.fdopen(fd, "wb") as f:
+        f.write(signer.private_pem())
+    if args.public:
+        with open(args.public, "wb") as f:
+            f.write(signer.public_pem())
+    print(json.dumps(auth.KeySet({}).with_key(signer.public, args.name).to_jwks()["keys"][0]))
+    return 0
+
+
 def _verify(args: argparse.Namespace) -> int:
     """Exit 0: every finished hand verified (hands still in play are listed, not failed);
     1: a hand failed; 2: a bad or unknown table id; 3: NATS cannot be reached."""
@@ -379,6 +407,12 @@ def build_parser() -> argparse.ArgumentParser:
     pf.add_argument("depth", type=int, nargs="?", default=3)
     pf.add_argument("--divide", action="store_true", help="a count per first move")
     pf.set_defaults(func=_perft)
+
+    sk = sub.add_parser("service-key", help="a service's own key: it signs its own short-lived credential")
+    sk.add_argument("name", help="the service (table, ledger, ladder, lobby)")
+    sk.add_argument("--out", required=True, help="the private key file to write (the service's CHIEU_SERVICE_KEY)")
+    sk.add_argument("--public", help="also write the public key PEM here (a keyset directory's service-<name>.pem)")
+    sk.set_defaults(func=_service_key)
 
     tok = sub.add_parser("token", help="sign a session token or a service credential (CHIEU_TOKEN_PRIVATE_KEY)")
     tok.add_argument("player", nargs="?", help="the player id")

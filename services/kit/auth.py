@@ -55,6 +55,9 @@ MAX_SUBJECT = 128
 (the ladder's reward ids) then stay within the 200 characters every id field takes."""
 CLOCK_SKEW_S = 300
 """A token issued at most this far in the future (another host's clock) is still accepted."""
+SERVICE_TTL_S = 900
+"""The longest life of a credential a service signs for itself with its own key (15 minutes); it
+renews it at half its life (:func:`service_token`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,13 +103,20 @@ def thumbprint(public: Ed25519PublicKey) -> str:
 class KeySet:
     """Public keys by key id: what a service verifies with (it can never sign)."""
 
-    __slots__ = ("_keys", "ident")
+    __slots__ = ("_bound", "_keys", "ident")
 
-    def __init__(self, keys: Mapping[str, Ed25519PublicKey]) -> None:
+    def __init__(self, keys: Mapping[str, Ed25519PublicKey], bound: Mapping[str, str] | None = None) -> None:
         self._keys = dict(keys)
+        self._bound = {k: v for k, v in (bound or {}).items() if k in self._keys}
+        """Key id → the one service whose own short-lived credential that key may sign."""
         self.ident = hashlib.sha256(b"".join(
-            kid.encode() + b"\0" + _raw(k) for kid, k in sorted(self._keys.items()))).hexdigest()
+            kid.encode() + b"\0" + _raw(k) + b"\0" + self._bound.get(kid, "").encode()
+            for kid, k in sorted(self._keys.items()))).hexdigest()
         """Names this set's content: verified tokens are remembered per set."""
+
+    def bound_to(self, kid: str) -> str | None:
+        """The subject (``service:<name>``) a service's own key signs for; None for a signer's key."""
+        return self._bound.get(kid)
 
     @property
     def kids(self) -> tuple[str, ...]:
@@ -127,24 +137,29 @@ class KeySet:
     def __repr__(self) -> str:
         return f"KeySet({', '.join(self.kids)})"
 
-    def with_key(self, public: Ed25519PublicKey) -> KeySet:
-        """This set and ``public`` (under its thumbprint): the first step of a rotation."""
-        return KeySet({**self._keys, thumbprint(public): public})
+    def with_key(self, public: Ed25519PublicKey, service: str = "") -> KeySet:
+        """This set and ``public`` (under its thumbprint): the first step of a rotation; with
+        ``service``, the key of that service alone (it signs only its own short-lived credential)."""
+        kid = thumbprint(public)
+        bound = {**self._bound, kid: SERVICE_PREFIX + service} if service else self._bound
+        return KeySet({**self._keys, kid: public}, bound)
 
     def without(self, kid: str) -> KeySet:
         """This set without ``kid``: the last step of a rotation."""
-        return KeySet({k: v for k, v in self._keys.items() if k != kid})
+        return KeySet({k: v for k, v in self._keys.items() if k != kid}, self._bound)
 
     def to_jwks(self) -> dict[str, Any]:
-        """The set as a JWKS document (RFC 7517)."""
+        """The set as a JWKS document (RFC 7517); a service's own key carries its ``sub``."""
         return {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": _b64(_raw(k)), "kid": kid, "alg": ALGORITHM,
-                          "use": "sig"} for kid, k in sorted(self._keys.items())]}
+                          "use": "sig", **({"sub": self._bound[kid]} if kid in self._bound else {})}
+                         for kid, k in sorted(self._keys.items())]}
 
     @classmethod
     def from_jwks(cls, doc: Mapping[str, Any]) -> KeySet:
         """A set from a JWKS document of Ed25519 public keys (``ValueError`` on anything else,
         a private key included)."""
         keys: dict[str, Ed25519PublicKey] = {}
+        bound: dict[str, str] = {}
         entries = doc.get("keys") if isinstance(doc, Mapping) else None
         if not isinstance(entries, list):
             raise ValueError("a JWKS is {\"keys\": [...]}")
@@ -162,7 +177,9 @@ class KeySet:
                 raise ValueError(f"key {jwk.get('kid')!r} has no valid x") from None
             kid = str(jwk.get("kid") or thumbprint(public))
             keys[kid] = public
-        return cls(keys)
+            if "sub" in jwk:
+                bound[kid] = _service_subject(jwk["sub"], f"key {kid!r}")
+        return cls(keys, bound)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> KeySet:
@@ -171,6 +188,7 @@ class KeySet:
         p = Path(path)
         if p.is_dir():
             keys: dict[str, Ed25519PublicKey] = {}
+            bound: dict[str, str] = {}
             for f in sorted(p.glob("*.pem")):
                 data = f.read_bytes()
                 if b"PRIVATE KEY" in data:
@@ -179,7 +197,9 @@ class KeySet:
                 if not isinstance(public, Ed25519PublicKey):
                     raise ValueError(f"{f} is not an Ed25519 public key")
                 keys[thumbprint(public)] = public
-            return cls(keys)
+                if f.stem.startswith("service-"):  # service-<name>.pem: that service's own key
+                    bound[thumbprint(public)] = _service_subject(SERVICE_PREFIX + f.stem[8:], str(f))
+            return cls(keys, bound)
         try:
             doc = json.loads(p.read_text())
         except (OSError, json.JSONDecodeError) as e:
@@ -188,6 +208,14 @@ class KeySet:
 
 
 EMPTY = KeySet({})
+
+
+def _service_subject(sub: Any, where: str) -> str:
+    """``service:<name>`` as a key's binding (``ValueError`` for anything else)."""
+    if not (isinstance(sub, str) and sub.startswith(SERVICE_PREFIX) and sub[len(SERVICE_PREFIX):].replace("-", "")
+            .isalnum()):
+        raise ValueError(f"{where}: a key's sub is service:<name>")
+    return sub
 
 
 class Signer:
@@ -324,6 +352,9 @@ def _check(keys: KeySet, token: str, now: float) -> Principal:
         raise _unauthenticated("bad_claims", "bad token claims: sub, roles, iat, exp, jti") from None
     if iat > now + CLOCK_SKEW_S:
         raise _unauthenticated("bad_claims", "the token is issued in the future")
+    bound = keys.bound_to(str(kid))
+    if bound is not None and (sub != bound or exp - iat > SERVICE_TTL_S):
+        raise _unauthenticated("bad_claims", "a service's own key signs that service's short-lived credential only")
     return Principal(sub, frozenset(roles), sid, exp, jti)
 
 
@@ -458,8 +489,47 @@ def signer(settings: Settings) -> Signer:
     return Signer.load(settings.token_private_key)
 
 
+class OwnCredential:
+    """A service's credential signed by itself with its own key (``CHIEU_SERVICE_KEY``), for
+    :data:`SERVICE_TTL_S`, made again at half its life. The key's public half is in every
+    service's keyset bound to the service (``"sub": "service:<name>"`` in the JWKS, or
+    ``service-<name>.pem`` in a directory), so it can sign nothing else: a leaked credential is
+    good for minutes, a leaked key for that service's calls only, until it is taken out of the set."""
+
+    def __init__(self, key_path: str, settings: Settings) -> None:
+        self.signer = Signer.load(key_path)
+        self.settings = settings
+        self._token, self._renew_at = "", 0.0
+
+    def token(self, now: float | None = None) -> str:
+        t = time.time() if now is None else now
+        if t >= self._renew_at:
+            subject = public_keys(self.settings).bound_to(self.signer.kid)
+            if subject is None:
+                raise ValueError("CHIEU_SERVICE_KEY's public key is not in the keyset as a service's own key")
+            self._token = self.signer.sign(subject, (SERVICE,), SERVICE_TTL_S, now=t)
+            self._renew_at = t + SERVICE_TTL_S / 2
+        return self._token
+
+
+_own: dict[str, OwnCredential] = {}
+
+
+def service_token(settings: Settings) -> str:
+    """This service's credential for its calls to the others: signed by itself for 15 minutes
+    with ``CHIEU_SERVICE_KEY`` when it has one (renewed as it goes), else ``CHIEU_SERVICE_TOKEN``."""
+    if not settings.service_key:
+        return settings.service_token
+    own = _own.get(settings.service_key)
+    if own is None:
+        own = _own[settings.service_key] = OwnCredential(settings.service_key, settings)
+    return own.token()
+
+
 def check_keys(settings: Settings) -> None:
     """At start: the public keyset loads (``ValueError`` otherwise); in dev, say when there is none."""
     keys = public_keys(settings)
     if not keys:
         log.warning("no public keys (CHIEU_TOKEN_PUBLIC_KEYS): every token will be refused")
+    if settings.service_key:
+        service_token(settings)  # its key loads and is in the keyset as this service's own, or no start

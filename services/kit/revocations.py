@@ -82,18 +82,26 @@ class RevocationList:
 LIST_REVOCATIONS = "/chieu.lobby.v1.LobbyService/ListRevocations"
 
 
+def _own_token(settings: Settings) -> str:
+    """This service's credential (:func:`chieu.kit.auth.service_token`; imported here, where it is
+    used: the kit's auth imports this module)."""
+    from chieu.kit import auth
+
+    return auth.service_token(settings)
+
+
 def from_lobby(settings: Settings, request_type: Any, response_type: Any,
                credential: Callable[[], str] | None = None) -> RevocationList:
     """The revoked sessions as the lobby (``CHIEU_LOBBY_ADDR``) lists them, polled every
     ``CHIEU_REVOCATION_POLL_S`` with this service's own credential (``credential()``, default
-    ``CHIEU_SERVICE_TOKEN``). ``request_type`` and ``response_type`` are the lobby's generated
+    its own key's or ``CHIEU_SERVICE_TOKEN``). ``request_type`` and ``response_type`` are the lobby's generated
     ``ListRevocationsRequest`` and ``ListRevocationsResponse`` (the kit imports no service);
     the list closes its channel when it stops."""
     # its own subchannels: a lobby not up yet puts only this channel in connection backoff
     channel = channels.channel(settings, settings.lobby_addr, options=[("grpc.use_local_subchannel_pool", 1)])
     call = channel.unary_unary(LIST_REVOCATIONS, request_serializer=request_type.SerializeToString,
                                response_deserializer=response_type.FromString)
-    token = credential or (lambda: settings.service_token)
+    token = credential or (lambda: _own_token(settings))
 
     async def fetch(after: int) -> tuple[list[tuple[bytes, int]], int]:
         bearer = token()

@@ -52,6 +52,10 @@ class Settings:
     """``CHIEU_SERVICE_TOKEN``: this service's own credential for its calls to other services (a
     token with the role ``service`` and subject ``service:<name>``, made by ``chieu token
     --service NAME``)."""
+    service_key: str = ""
+    """``CHIEU_SERVICE_KEY``: this service's own Ed25519 private key (PEM): with it the service signs
+    its own credential for 15 minutes and renews it (its public key is in the keyset bound to the
+    service); without it, ``CHIEU_SERVICE_TOKEN`` is used as given."""
     stream_replicas: int = 1
     """``CHIEU_STREAM_REPLICAS``: JetStream replicas of the table stream (3 in production)."""
     duplicate_window_s: int = 120
@@ -235,6 +239,7 @@ _ENV = {
     "token_public_keys": "CHIEU_TOKEN_PUBLIC_KEYS",
     "token_private_key": "CHIEU_TOKEN_PRIVATE_KEY",
     "service_token": "CHIEU_SERVICE_TOKEN",
+    "service_key": "CHIEU_SERVICE_KEY",
     "stream_replicas": "CHIEU_STREAM_REPLICAS",
     "duplicate_window_s": "CHIEU_DUPLICATE_WINDOW_S",
     "shutdown_grace_s": "CHIEU_SHUTDOWN_GRACE_S",

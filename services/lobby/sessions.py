@@ -67,8 +67,9 @@ def issue_token(settings: Settings, player_id: str, roles: Iterable[str], ttl_s:
 
 
 def service_token(settings: Settings) -> str:
-    """The lobby's own credential for its calls to other services (``CHIEU_SERVICE_TOKEN``)."""
-    return settings.service_token
+    """The lobby's own credential for its calls to other services (signed by itself with
+    ``CHIEU_SERVICE_KEY`` and renewed, or ``CHIEU_SERVICE_TOKEN``: :func:`chieu.kit.auth.service_token`)."""
+    return auth.service_token(settings)
 
 
 def digest(token: str) -> bytes:

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import grpc
 
-from chieu.kit import channels, logs, revocations, tracing
+from chieu.kit import auth, channels, logs, revocations, tracing
 from chieu.kit.errors import ServiceError
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
@@ -71,9 +71,10 @@ class Peers:
         """The credentials of every call to a peer: the table's own service credential (without
         one, the peers refuse the call and the gate answers ``UNAVAILABLE``), and when tracing,
         the call's ``traceparent``: the peer's span is part of the caller's trace."""
-        if not self.settings.service_token:
+        token = auth.service_token(self.settings)  # its own key's, renewed as it goes, or CHIEU_SERVICE_TOKEN
+        if not token:
             return tracing.outgoing()
-        return (("authorization", f"Bearer {self.settings.service_token}"), *tracing.outgoing())
+        return (("authorization", f"Bearer {token}"), *tracing.outgoing())
 
     async def _call(self, service: str, what: str, method: Callable[..., Awaitable[R]], request: Any,
                     deadline_s: float, *, not_found: Callable[[], R] | None = None) -> R:
