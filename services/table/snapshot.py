@@ -9,7 +9,6 @@ another shape than the running code's, is refused with :class:`Unusable` (the lo
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
 from google.protobuf.message import DecodeError
@@ -76,7 +75,7 @@ def decode(data: bytes) -> Table:
             commitment=msg.commitment, settled_legs=msg.settled_legs, auto=set(msg.auto_played),
             lost=dict(msg.lost), last_hand_players=list(msg.last_hand_players),
             last_server_seed=msg.last_server_seed,
-            commands=OrderedDict((c.key, (c.version, c.digest)) for c in msg.commands),
+            commands={c.key: (c.version, c.digest) for c in msg.commands},
             ladder_level=msg.ladder_level, ladder_seq=msg.ladder_seq, min_reputation=msg.min_reputation,
             profiles={p: (v.name, v.avatar) for p, v in msg.profiles.items()},
         )
