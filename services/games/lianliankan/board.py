@@ -8,7 +8,7 @@ column: bit set = a tile is there. The ring is always empty.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from chieu.games.fair import Stream
@@ -250,33 +250,39 @@ def brute_turns(rows: int, cols: int, cells: Sequence[int], a: int, b: int) -> i
     return None
 
 
-def find_pair(board: Board) -> tuple[int, int] | None:
-    """Some removable pair of ``board``, or ``None`` (a dead board)."""
+def _candidates(board: Board) -> Iterator[tuple[int, int]]:
+    """The same-pattern pairs that might be removable, in pattern order: a path leaves a tile
+    through a neighbour that is empty (the ring counts) or is the other tile, so two tiles
+    that are not neighbours both need an empty neighbour (most tiles of a full board have none)."""
+    cols, cells, rm = board.cols, board.cells, board.rmask
+    # per padded row: the tiles with an empty neighbour (the ring's rows and columns are empty)
+    open_rows = [0] + [rm[r] & ~((rm[r] << 1) & (rm[r] >> 1) & rm[r - 1] & rm[r + 1])
+                       for r in range(1, board.rows + 1)]
     by_pattern: dict[int, list[int]] = {}
-    for i, p in enumerate(board.cells):
+    for i, p in enumerate(cells):
         if p:
             by_pattern.setdefault(p, []).append(i)
-    for cells in by_pattern.values():
-        for x in range(len(cells)):
-            for y in range(x + 1, len(cells)):
-                if board.turns(cells[x], cells[y]) is not None:
-                    return cells[x], cells[y]
+    for group in by_pattern.values():
+        opened = [open_rows[i // cols + 1] >> (i % cols + 1) & 1 for i in group]
+        for x in range(len(group)):
+            a = group[x]
+            for y in range(x + 1, len(group)):
+                b = group[y]
+                if (opened[x] and opened[y]) or abs(a - b) == cols or (abs(a - b) == 1 and a // cols == b // cols):
+                    yield a, b
+
+
+def find_pair(board: Board) -> tuple[int, int] | None:
+    """Some removable pair of ``board``, or ``None`` (a dead board)."""
+    for a, b in _candidates(board):
+        if board.turns(a, b) is not None:
+            return a, b
     return None
 
 
 def pairs(board: Board) -> list[tuple[int, int]]:
     """Every removable pair of ``board``."""
-    by_pattern: dict[int, list[int]] = {}
-    for i, p in enumerate(board.cells):
-        if p:
-            by_pattern.setdefault(p, []).append(i)
-    out = []
-    for cells in by_pattern.values():
-        for x in range(len(cells)):
-            for y in range(x + 1, len(cells)):
-                if board.turns(cells[x], cells[y]) is not None:
-                    out.append((cells[x], cells[y]))
-    return sorted(out)
+    return sorted((a, b) for a, b in _candidates(board) if board.turns(a, b) is not None)
 
 
 def greedy_remaining(rows: int, cols: int, cells: Sequence[int]) -> list[int]:
