@@ -119,7 +119,7 @@ async def test_each_peer_call_is_allowed_to_the_services_that_make_it(
     await ladder.GetStanding(lpb.GetStandingRequest(player_id=other, game="xiangqi"), metadata=lobby)
     # … and not to the others
     assert await refused(ledger.ClaimWelcome(gpb.ClaimWelcomeRequest(player_id=other), metadata=table)) == (
-        DENIED, "not_yours")
+        DENIED, "role_required")  # the lobby's and an operator's only (issue 27)
     assert await refused(ledger.GetBalances(gpb.GetBalancesRequest(player_id=other), metadata=table)) == (
         DENIED, "not_yours")
     assert await refused(ledger.GetHistory(gpb.GetHistoryRequest(player_id=other), metadata=lobby)) == (
