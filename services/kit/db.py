@@ -3,7 +3,7 @@
 The pool fails fast: a call waits at most :data:`ACQUIRE_TIMEOUT_S` for a connection and each
 statement at most :data:`STATEMENT_TIMEOUT_S` (PostgreSQL's ``statement_timeout``, and the same
 bound on the client for a server that does not answer at all), so a database that is down or
-frozen costs a call about 3 s at worst, and the guard answers ``UNAVAILABLE``
+frozen costs a call 2–2.5 s (at worst about 4.5), and the guard answers ``UNAVAILABLE``
 (``database_unavailable``, :mod:`chieu.kit.outages`), never a hang.
 
 Migrations are an ordered list of SQL scripts per service. ``migrate`` applies the missing ones
@@ -13,8 +13,9 @@ processes at once, applies each script exactly once.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
@@ -23,7 +24,8 @@ from chieu.kit import logs
 log = logs.get("chieu.db")
 
 if TYPE_CHECKING:
-    from asyncpg.pool import PoolAcquireContext, PoolConnectionProxy
+    from asyncpg.connection import LoggedQuery
+    from asyncpg.pool import PoolConnectionProxy
 
     Conn = asyncpg.Connection[asyncpg.Record] | PoolConnectionProxy[asyncpg.Record]
     """A connection, from a pool or not."""
@@ -42,9 +44,14 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 """
 
 
-ACQUIRE_TIMEOUT_S = 1.0
-"""The longest a call waits for a pooled connection (a new connection's set-up included)."""
-STATEMENT_TIMEOUT_S = 1.5
+ACQUIRE_TIMEOUT_S = 2.0
+"""The longest a call waits for a pooled connection while the database answers nothing (no
+statement of the pool's finished meanwhile; a new connection's set-up included)."""
+BUSY_WAIT_S = 10.0
+"""The longest a call waits for a pooled connection while the database does answer: a burst's queue
+for the pool (50 postings at once on 20 connections outwaited 2 s on a loaded machine) is not an
+outage."""
+STATEMENT_TIMEOUT_S = 2.0
 """The longest one statement may run: ``statement_timeout`` on the server, and on the client."""
 CONNECT_TIMEOUT_S = 2.0
 """The longest a new connection takes to open (a call's wait for one is still :data:`ACQUIRE_TIMEOUT_S`)."""
@@ -52,6 +59,15 @@ RELEASE_TIMEOUT_S = 0.5
 """The longest a connection's return to the pool waits (a timed-out one is dropped instead)."""
 MIGRATION_TIMEOUT_S = 600.0
 """Migrations are not calls: a script may run (or wait for another process's lock) this long."""
+SCAN_TIMEOUT_S = 300.0
+"""A statement that reads whole tables on purpose (the ledger's self-audit) may run this long: it
+says so itself (:func:`allow_scan`)."""
+
+
+async def allow_scan(conn: Conn) -> None:
+    """Let the statements of ``conn``'s current transaction run :data:`SCAN_TIMEOUT_S` on the server
+    (pass ``timeout=SCAN_TIMEOUT_S`` to each for the client's side)."""
+    await conn.execute(f"SET LOCAL statement_timeout = {int(SCAN_TIMEOUT_S * 1000)}")
 
 
 if TYPE_CHECKING:
@@ -61,13 +77,35 @@ else:
 
 
 class Pool(_PoolBase):
-    """asyncpg's pool with a bounded wait by default: :data:`ACQUIRE_TIMEOUT_S` to take a
-    connection, :data:`RELEASE_TIMEOUT_S` to give it back."""
+    """asyncpg's pool with bounded waits by default: for a connection, :data:`ACQUIRE_TIMEOUT_S`
+    when no statement finished meanwhile (the database does not answer), up to :data:`BUSY_WAIT_S`
+    while statements do finish (the pool is only busy); :data:`RELEASE_TIMEOUT_S` to give it back."""
 
-    __slots__ = ()
+    __slots__ = ("answered_at",)
 
-    def acquire(self, *, timeout: float | None = None) -> PoolAcquireContext[asyncpg.Record]:
-        return super().acquire(timeout=ACQUIRE_TIMEOUT_S if timeout is None else timeout)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, init=self._listen, **kwargs)
+        self.answered_at = time.monotonic()
+        """When a statement of this pool last finished without error."""
+
+    async def _listen(self, conn: asyncpg.Connection[asyncpg.Record]) -> None:
+        conn.add_query_logger(self._answered)
+
+    def _answered(self, record: LoggedQuery) -> None:
+        if record.exception is None:
+            self.answered_at = time.monotonic()
+
+    async def _acquire(self, timeout: float | None) -> PoolConnectionProxy[asyncpg.Record]:  # noqa: ASYNC109
+        if timeout is not None:
+            return await super()._acquire(timeout)  # type: ignore[misc, no-any-return]
+        started = time.monotonic()
+        while True:
+            try:
+                return await super()._acquire(ACQUIRE_TIMEOUT_S)  # type: ignore[misc, no-any-return]
+            except TimeoutError:
+                now = time.monotonic()
+                if now - self.answered_at >= ACQUIRE_TIMEOUT_S or now - started >= BUSY_WAIT_S:
+                    raise
 
     async def release(self, connection: PoolConnectionProxy[asyncpg.Record], *,
                       timeout: float | None = None) -> None:  # noqa: ASYNC109 (asyncpg's signature)

@@ -418,19 +418,21 @@ class Books:
         Returns (accounts, transfers, problems) with problems as (account, currency, message).
         """
         problems: list[tuple[str, str, str]] = []
+        long = db.SCAN_TIMEOUT_S  # every transfer read: bounded by the books' size, not a call's bound
         async with self.pool.acquire() as c, c.transaction(isolation="repeatable_read", readonly=True):
+            await db.allow_scan(c)
             rows = await c.fetch(
                 """WITH moves AS (
                        SELECT debit AS id, -amount AS d FROM ledger_transfers
                        UNION ALL SELECT credit, amount FROM ledger_transfers)
                    SELECT a.id, a.currency, a.kind, a.balance, coalesce(sum(m.d), 0)::bigint AS computed
                    FROM ledger_accounts a LEFT JOIN moves m ON m.id = a.id
-                   GROUP BY a.id, a.currency, a.kind, a.balance""")
+                   GROUP BY a.id, a.currency, a.kind, a.balance""", timeout=long)
             mixed = await c.fetch(
                 """SELECT t.id, t.currency FROM ledger_transfers t
                    JOIN ledger_accounts d ON d.id = t.debit JOIN ledger_accounts c ON c.id = t.credit
-                   WHERE d.currency <> t.currency OR c.currency <> t.currency""")
-            transfers = int(await c.fetchval("SELECT count(*) FROM ledger_transfers"))
+                   WHERE d.currency <> t.currency OR c.currency <> t.currency""", timeout=long)
+            transfers = int(await c.fetchval("SELECT count(*) FROM ledger_transfers", timeout=long))
         sums: dict[str, int] = {}
         for r in rows:
             sums[r["currency"]] = sums.get(r["currency"], 0) + int(r["balance"])
