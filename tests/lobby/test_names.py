@@ -16,8 +16,8 @@ from chieu.kit.settings import Settings
 from chieu.lobby import names
 from chieu.lobby.v1 import lobby_service_pb2 as pb
 from chieu.table.client import TableClient
-from tests.conftest import token as sign_token
 from tests.lobby.conftest import bearer, guest, refused, uid
+from tests.lobby.test_tables import new_room
 
 IA = grpc.StatusCode.INVALID_ARGUMENT
 
@@ -90,9 +90,9 @@ async def test_get_profiles_bad_input(stub: Any) -> None:
     assert e.details() == "bad_profile_ids: 一次查询 1 到 200 名玩家。"
 
 
-async def test_table_lists_show_each_seats_name_and_avatar(stub: Any) -> None:
+async def test_table_lists_show_each_seats_name_and_avatar(stub: Any, operator: Any) -> None:
     host, other = await guest(stub, name="Chủ bàn"), await guest(stub, name="Khách quen")
-    room = "xiangqi.points"
+    room = (await new_room(stub, operator, "xiangqi")).room_id
     first = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room), metadata=bearer(host.access_token))
     second = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room), metadata=bearer(other.access_token))
     assert second.table_id == first.table_id
@@ -127,10 +127,11 @@ async def test_table_lists_show_each_seats_name_and_avatar(stub: Any) -> None:
         watch.cancel()
 
 
-async def test_a_free_seat_has_an_empty_profile(stub: Any) -> None:
+async def test_a_free_seat_has_an_empty_profile(stub: Any, operator: Any) -> None:
     host = await guest(stub, name="Một mình")
-    r = await stub.QuickSeat(pb.QuickSeatRequest(room_id="phom.points"), metadata=bearer(host.access_token))
-    listed = (await stub.ListTables(pb.ListTablesRequest(room_id="phom.points", page_size=500),
+    room = (await new_room(stub, operator, "phom")).room_id
+    r = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room), metadata=bearer(host.access_token))
+    listed = (await stub.ListTables(pb.ListTablesRequest(room_id=room, page_size=500),
                                     metadata=bearer(host.access_token))).tables
     t = next(t for t in listed if t.table_id == r.table_id)
     assert [p.name if s else "" for p, s in zip(t.seat_profiles, t.seats, strict=True)] == [
@@ -139,13 +140,12 @@ async def test_a_free_seat_has_an_empty_profile(stub: Any) -> None:
     assert all(p == pb.Profile() for p, s in zip(t.seat_profiles, t.seats, strict=True) if not s)
 
 
-async def test_a_table_view_shows_each_seat_and_hand_player_with_its_name(stub: Any, settings: Settings) -> None:
+async def test_a_table_view_shows_each_seat_and_hand_player_with_its_name(stub: Any, operator: Any,
+                                                                          settings: Settings) -> None:
     """The table asks the lobby for a player's name when they sit and logs it with the seat, so
     every view (and every replay of the log) shows it."""
     host, other = await guest(stub, name="Cô Ba"), await guest(stub, name="王五")
-    room = uid("names.")
-    await stub.PutRoom(pb.PutRoomRequest(room=pb.Room(room_id=room, game="xiangqi", name="Tên", currency=1, stake=1),
-                                         reason="names test"), metadata=bearer(sign_token(settings, "ops", "operator")))
+    room = (await new_room(stub, operator, "xiangqi")).room_id
     first = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room), metadata=bearer(host.access_token))
     second = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room), metadata=bearer(other.access_token))
     assert second.table_id == first.table_id
@@ -222,9 +222,10 @@ def test_the_lobby_lists_some_spectators_by_id_from_every_live_process() -> None
     assert s.ids("A") == s.ids("B") == []
 
 
-async def test_a_tables_spectators_are_listed_with_their_names(stub: Any, settings: Settings) -> None:
+async def test_a_tables_spectators_are_listed_with_their_names(stub: Any, operator: Any, settings: Settings) -> None:
     host, fan = await guest(stub, name="Chủ"), await guest(stub, name="Người xem")
-    first = await stub.QuickSeat(pb.QuickSeatRequest(room_id="o_an_quan.points"), metadata=bearer(host.access_token))
+    room = (await new_room(stub, operator, "o_an_quan")).room_id
+    first = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room), metadata=bearer(host.access_token))
     watcher = TableClient(settings.table_addr, fan.access_token)
 
     async def drain() -> None:
@@ -234,7 +235,7 @@ async def test_a_tables_spectators_are_listed_with_their_names(stub: Any, settin
     watching = asyncio.create_task(drain())
     try:
         async def shown() -> list[tuple[str, str]]:
-            r = await stub.ListTables(pb.ListTablesRequest(room_id="o_an_quan.points", page_size=500),
+            r = await stub.ListTables(pb.ListTablesRequest(room_id=room, page_size=500),
                                       metadata=bearer(host.access_token))
             t = next((t for t in r.tables if t.table_id == first.table_id), pb.TableSummary())
             return [(p.player_id, p.name) for p in t.spectator_profiles]
