@@ -370,13 +370,15 @@ def supervisor(cluster: Cluster, *, max_deaths: int = supervise.MAX_DEATHS,
                                 status_file=cluster.data_dir / "up.json")
 
 
-def run(data_dir: Path, ports: dict[str, int] | None = None, local_env: Path | None = None, *,
+def run(data_dir: Path, ports: dict[str, int] | None = UP_PORTS, local_env: Path | None = None, *,
         max_deaths: int = supervise.MAX_DEATHS, window_s: float = supervise.WINDOW_S) -> int:
-    """``chieu up --cluster``: the cluster on the fixed ports of :data:`UP_PORTS` (or ``ports``),
+    """``chieu up --cluster``: the cluster on the fixed ports of :data:`UP_PORTS` (or ``ports``; None:
+    every port a free one),
     output in this terminal, until Ctrl-C; every process supervised (:func:`supervisor`): one that
     dies is said so and restarted on its own while the other one of its service serves. ``local_env``:
     where the audit commands find the cluster (``NATS_URL``, the audit user's seed, ``DATABASE_URL``)."""
-    cluster = Cluster(data_dir, ports=dict(ports or UP_PORTS), logs=False, env={"CHIEU_LOG_FORMAT": "console"})
+    cluster = Cluster(data_dir, ports=dict(ports) if ports is not None else None, logs=False,
+                      env={"CHIEU_LOG_FORMAT": "console"})
     stopping = threading.Event()
 
     def stop(*_: object) -> None:

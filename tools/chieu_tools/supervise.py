@@ -116,6 +116,10 @@ def grpc_health(addr: str, ca: str = "", cert: str = "", key: str = "") -> Calla
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
     state: dict[str, grpc.Channel] = {}
+    # a process being restarted is asked again within a second (gRPC's default reconnect backoff
+    # grows to minutes while a port stays closed)
+    options = [("grpc.initial_reconnect_backoff_ms", 100), ("grpc.min_reconnect_backoff_ms", 100),
+               ("grpc.max_reconnect_backoff_ms", 1000)]
 
     def check() -> bool:
         if "channel" not in state:
@@ -123,9 +127,9 @@ def grpc_health(addr: str, ca: str = "", cert: str = "", key: str = "") -> Calla
                 creds = grpc.ssl_channel_credentials(Path(ca).read_bytes(),
                                                      Path(key).read_bytes() if key else None,
                                                      Path(cert).read_bytes() if cert else None)
-                state["channel"] = grpc.secure_channel(addr, creds)
+                state["channel"] = grpc.secure_channel(addr, creds, options=options)
             else:
-                state["channel"] = grpc.insecure_channel(addr)
+                state["channel"] = grpc.insecure_channel(addr, options=options)
         stub = health_pb2_grpc.HealthStub(state["channel"])
         try:
             reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=2.0)  # type: ignore[attr-defined]
