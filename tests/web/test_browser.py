@@ -22,6 +22,8 @@ async def test_a_hand_is_played_to_the_end_by_clicks(web_url: str, web_built: Pa
     r = (await play(web_url, web_built, [game], limit_s=400))[game]
     check(r)
     assert r["outcome"], "the result says who won, in words"
+    if game == "o_an_quan":
+        assert r["keyboard"], "a move was played by the keyboard alone"
     if game == "o_an_quan" and r["payments"]:  # a 金币 room, not a draw: the ledger's balances moved
         assert r["coinsAfter"] != r["coinsBefore"]
         assert sum(map(int, r["coinsAfter"])) == sum(map(int, r["coinsBefore"]))

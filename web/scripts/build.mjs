@@ -3,12 +3,13 @@
 // from @fontsource, woff2 only, split by unicode-range so a browser fetches only the pieces its
 // text uses) and the favicons. `node scripts/build.mjs` (npm run build).
 import { build } from "esbuild";
-import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const web = join(dirname(fileURLToPath(import.meta.url)), "..");
-const dist = join(web, "dist");
+// built aside, then swapped in: a page being served (chieu up, a test) never sees a missing file
+const dist = join(web, `.dist-${process.pid}`);
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(join(dist, "fonts"), { recursive: true });
 for (const f of ["index.html", "style.css", "favicon.svg"]) cpSync(join(web, "src/app", f), join(dist, f));
@@ -53,6 +54,10 @@ await build({
   bundle: true, format: "esm", platform: "browser", target: "es2022",
   minify: true, sourcemap: true, logLevel: "warning",
 });
+const old = join(web, `.dist-old-${process.pid}`);
+if (existsSync(join(web, "dist"))) renameSync(join(web, "dist"), old);
+renameSync(dist, join(web, "dist"));
+rmSync(old, { recursive: true, force: true });
 const node = (dir) => readdirSync(join(web, dir)).filter((f) => f.endsWith(".ts")).map((f) => join(web, dir, f));
 rmSync(join(web, "build"), { recursive: true, force: true });
 for (const dir of ["test", "bench"]) {

@@ -23,6 +23,9 @@ export interface GameSpec {
   /** Players at the table (default 2). */
   players?: number;
   move: Move;
+  /** Optionally, one move by the keyboard alone (Tab, arrows, Enter): played once, by the first
+   * player, to show the board is playable without a mouse. */
+  keys?: Move;
   /** The screenshot "mid-hand" is taken after this many moves (default 6). */
   midAfter?: number;
   /** The longest the hand may take, ms (default 150 s). */
@@ -33,7 +36,7 @@ export interface Session { page: Page; name: string; lang: string; phone: boolea
 
 export interface HandResult {
   ok: boolean; game: string; moves: number; error?: string;
-  outcome?: string | null; payments?: string[];
+  outcome?: string | null; payments?: string[]; keyboard?: boolean;
   coinsBefore?: string[]; coinsAfter?: string[];
   finalVersion?: string | null; spectatorSaw?: string | null;
   overflow: string[]; axe: string[]; errors: string[]; screenshots: string[];
@@ -55,6 +58,15 @@ export async function launch(): Promise<Browser> {
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
       "--disable-sync", "--no-first-run", "--font-render-hinting=none"],
   });
+}
+
+/** Presses Tab until the focused element matches `selector` (at most `max` times); whether it did. */
+export async function tabTo(page: Page, selector: string, max = 80): Promise<boolean> {
+  for (let i = 0; i < max; i++) {
+    if (await page.evaluate((sel) => document.activeElement?.matches(sel) ?? false, selector)) return true;
+    await page.keyboard.press("Tab");
+  }
+  return false;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -96,7 +108,7 @@ export class Harness {
     page.on("console", (m) => {
       if (m.type() === "error" && !/Failed to load resource: the server responded with a status of 4/.test(m.text())) this.errors.push(`${name}: ${m.text()}`);
     });
-    page.on("response", (r) => { if (r.status() === 404) this.errors.push(`${name}: 404 ${r.url()}`); });
+    page.on("response", (r) => { if (r.status() >= 500) this.errors.push(`${name}: DEBUG ${r.status()} ${r.url()}`); if (r.status() === 404) this.errors.push(`${name}: 404 ${r.url()}`); });
     await page.goto(this.url);
     await page.waitForSelector("#signin");
     await page.fill("#name", name);
@@ -173,7 +185,11 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
         const v = await version(s.page);
         if (v === null || acted.get(s.page) === v) continue;
         if (await s.page.$('#table .table[data-status="playing"]') === null) continue;
-        if (await spec.move(s.page)) { acted.set(s.page, v); result.moves++; any = true; }
+        const byKeys = spec.keys !== undefined && !result.keyboard && s === players[0];
+        if (await (byKeys ? spec.keys! : spec.move)(s.page)) {
+          acted.set(s.page, v); result.moves++; any = true;
+          if (byKeys) result.keyboard = true;
+        }
         if (!midShot && result.moves >= (spec.midAfter ?? 6)) {
           midShot = true;
           const m0 = Date.now();
@@ -245,7 +261,7 @@ export async function tour(browser: Browser, url: string, out: string): Promise<
       await s.page.click('[data-buy="membership"]');
       await s.page.waitForSelector('.toast[role="status"]');
       await s.page.click('[data-nav="home"]');
-      await s.page.waitForSelector('body[data-screen="home"] #home-member');
+      await s.page.waitForSelector('body[data-screen="home"] #home-member', { timeout: 60_000 });
       r.memberDays = (await s.page.textContent("#home-member b")) ?? "";
       hn.errors.push(...(await s.page.evaluate(() => (window as any).__chieu.errors as string[])).map((e) => `${s.name}: toast: ${e}`));
       await s.page.context().close();

@@ -462,7 +462,7 @@ function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => vo
     ? h("span", { class: `turn${toMove === mySeat ? " mine" : ""}`, id: "turn" },
       toMove === mySeat ? t("table.yourTurn") : t("table.turnOf", { name: handName(tv, toMove) }),
       deadline ? h("span", { class: "clock", id: "clock", "data-deadline": deadline }) : null)
-    : !playing ? h("span", { class: "turn" }, isHost || tv.seats.length < (game?.minSeats ?? 2)
+    : !playing && !canStart ? h("span", { class: "turn" }, tv.seats.length < (game?.minSeats ?? 2)
       ? t("table.waitPlayers", { n: tv.seats.length, max: tv.maxSeats }) : t("table.waitHost")) : null;
   const auto = tv.autoPlayed.filter((p) => tv.handPlayers.includes(p));
   return h("div", { class: "table", "data-version": String(tv.version), "data-status": playing ? "playing" : "waiting",

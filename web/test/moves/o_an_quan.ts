@@ -1,5 +1,5 @@
 // Ô ăn quan by clicks: pick a square the board offers (a button.sq.playable), then a direction.
-import type { GameSpec } from "../harness.js";
+import { tabTo, type GameSpec } from "../harness.js";
 
 export const spec: GameSpec = {
   game: "o_an_quan", room: "o_an_quan.coins.1", players: 2, midAfter: 6,
@@ -11,6 +11,17 @@ export const spec: GameSpec = {
     const dirs = await page.$$('.oaq [data-act^="sow-"]:not([disabled])');
     if (!dirs.length) return false;
     await dirs[Math.floor(Math.random() * dirs.length)]!.click();
+    return true;
+  },
+  // by the keyboard: Tab to one's square, Enter; Tab to a direction, Enter
+  async keys(page) {
+    if (!(await page.$(".oaq button.sq.playable"))) return false;
+    if (!(await page.$(".oaq button.sq.picked"))) {
+      if (!(await tabTo(page, ".oaq button.sq.playable"))) return false;
+      await page.keyboard.press("Enter");
+    }
+    if (!(await tabTo(page, '.oaq [data-act^="sow-"]:not([disabled])'))) return false;
+    await page.keyboard.press("Enter");
     return true;
   },
 };

@@ -80,7 +80,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       info.eaten.length ? h("div", { class: "eaten" }, info.eaten.map((c) => card(c, { small: true, mark: "eaten", key: `eaten:${c}` }))) : null,
       h("div", { class: "row" }, info.row.map((c) => card(c, { small: true, mark: c === v.eatable ? "eatable" : undefined, key: `row:${c}` }))));
   };
-  const banner: Child = v.phase === Phase.WINDOW ? h("p", { class: "banner window" }, ctx.t("phom.window"), " ",
+  const banner: Child = v.end ? null : v.phase === Phase.WINDOW ? h("p", { class: "banner window" }, ctx.t("phom.window"), " ",
     Number(v.deadlineMs) > 0 ? h("span", { class: "clock", "data-deadline": Number(v.deadlineMs) }) : null)
     : v.turnKind === TurnKind.FIRST ? h("p", { class: "banner" }, ctx.t("phom.first", { name: ctx.name(Number(v.dealer)) }))
       : v.turnKind === TurnKind.LAYDOWN ? h("p", { class: "banner" }, ctx.t("phom.laydown"))
