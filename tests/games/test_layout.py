@@ -188,3 +188,12 @@ def test_every_game_package_has_the_same_shape() -> None:
         assert {"__init__.py", "descriptor.py", "game.py", "model.py", "options.py", "scenario.py"} <= files, key
         module = sys.modules[f"chieu.games.{key}"]
         assert isinstance(module, types.ModuleType) and set(module.__all__) == {"DESCRIPTOR", "GAME"}
+
+
+def test_every_short_clock_is_valid_under_the_games_own_option_names() -> None:
+    """The short-clock options (the chaos run's rooms) parse, and use each game's canonical names
+    (the ones ``option_values`` reports), not the aliases kept for old rooms and logs."""
+    for d in registry.descriptors():
+        game = registry.get(d.key)
+        values = game.option_values(game.parse_options(dict(d.short_clock)))
+        assert {k: values[k] for k in d.short_clock} == dict(d.short_clock), d.key

@@ -9,7 +9,7 @@ DESCRIPTOR = Descriptor(
     max_seats=6,
     sort=4,
     team_results=True,
-    short_clock={"TURN_TIMEOUT_S": 3, "TRIBUTE_RETURN_TIMEOUT_S": 3},
+    short_clock={"turnSeconds": 3, "tributeReturnSeconds": 3},
     exercise=Exercise(players=6, full_players=6, short_room="points", full_rooms=("points",)),
     rules_file="gouji.md",
 )

@@ -9,7 +9,7 @@ DESCRIPTOR = Descriptor(
     max_seats=6,
     sort=6,
     team_results=False,
-    short_clock={"BOARD": "14x6", "TIME_LIMIT": 90},
+    short_clock={"board": "14x6", "timeLimitSeconds": 90},
     exercise=Exercise(players=2, full_players=3, short_room="points", full_rooms=("points", "ladder")),
     rules_file="lianliankan.md",
 )

@@ -9,7 +9,7 @@ DESCRIPTOR = Descriptor(
     max_seats=4,
     sort=1,
     team_results=False,
-    short_clock={"TURN_SECONDS": 3, "CLAIM_SECONDS": 2, "PAIR_SECONDS": 3},
+    short_clock={"turnSeconds": 3, "claimSeconds": 2, "pairSeconds": 3},
     exercise=Exercise(players=3, full_players=4, short_room="points", full_rooms=("points", "coins")),
     rules_file="mahjong.md",
 )

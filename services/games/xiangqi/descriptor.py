@@ -10,7 +10,7 @@ DESCRIPTOR = Descriptor(
     max_seats=2,
     sort=2,
     team_results=False,
-    short_clock={"TIME_CONTROL": "1min/20+1min/10", "MOVE_LIMIT": "120-plies"},
+    short_clock={"timeControl": "1min/20+1min/10", "moveLimit": "120-plies"},
     exercise=Exercise(players=2, full_players=2, short_room="ladder", full_rooms=("points", "coins", "ladder")),
     draw=draw,
     rules_file="xiangqi.md",
