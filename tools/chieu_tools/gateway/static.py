@@ -10,12 +10,12 @@ import functools
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 
 class _Quiet(SimpleHTTPRequestHandler):
     # explicit types: the gateway sends nosniff, so a browser takes each file only as its type says
-    extensions_map: ClassVar[dict[str, str]] = {
+    extensions_map = {  # noqa: RUF012 (the base class reads it from the instance)
         **SimpleHTTPRequestHandler.extensions_map, ".js": "text/javascript", ".css": "text/css",
         ".woff2": "font/woff2", ".svg": "image/svg+xml", ".ico": "image/x-icon",
         ".map": "application/json", ".html": "text/html; charset=utf-8"}
