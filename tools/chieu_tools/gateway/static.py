@@ -29,10 +29,16 @@ class _Quiet(SimpleHTTPRequestHandler):
         super().end_headers()
 
 
+class _Server(ThreadingHTTPServer):
+    # a board's first draw asks for a dozen font pieces at once through Envoy: the listen queue's
+    # default of 5 refused some of them (Envoy answered 503 and the glyphs stayed empty boxes)
+    request_queue_size = 128
+
+
 def serve(root: Path, port: int = 0) -> tuple[ThreadingHTTPServer, str]:
     """Serve ``root`` on 127.0.0.1:``port`` (0: any free port); returns the server and its address."""
     handler = functools.partial(_Quiet, directory=str(root))
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server = _Server(("127.0.0.1", port), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, name="chieu-static", daemon=True).start()
     return server, f"127.0.0.1:{server.server_address[1]}"

@@ -1,0 +1,184 @@
+// 连连看 (Nối thú): one's own copy of the layout, tiles drawn as animal characters in colour, the
+// empty ring around the board where a link may run, and every seat's remaining count (a race:
+// everybody plays at once). One clicks a tile, then its partner: when the two are a pair of the
+// view's legal_pairs the removal is sent and the pair's path (the one its Removed event carries)
+// is drawn across the board while the tiles vanish. Tiles in no legal pair are disabled. On a
+// narrow screen the board stands upright (rows and columns swapped) so every tile stays a 40 px
+// target. 离开 (leave) is in the legal list; it asks once more.
+import { create, type Message } from "@bufbuild/protobuf";
+import { RemoveSchema, type Command, type Pair, type View } from "../../../gen/chieu/games/lianliankan/v1/lianliankan_pb.js";
+import type { BoardContext } from "../board.js";
+import type { Catalog } from "../i18n/index.js";
+import { button, h, seatBadge } from "../ui/kit.js";
+
+export const words: Catalog = {
+  en: { "llk.board": "Your board: arrow keys move, Enter picks a tile", "llk.left": "{n} tiles left", "llk.cell": "{p}, row {r}, column {c}",
+    "llk.pick": "Click a tile, then its twin: a line of at most two turns must join them.", "llk.partner": "Now its twin.",
+    "llk.leave": "Leave the game", "llk.sure": "Leave and rank last?", "llk.yes": "Yes, leave", "llk.no": "Keep playing",
+    "llk.gone": "left", "llk.done": "cleared", "llk.spectating": "Watching: every player clears a copy of the same board.",
+    "llk.timeLeft": "Time left", "llk.race": "Race" },
+  vi: { "llk.board": "Bàn của bạn: phím mũi tên để di chuyển, Enter để chọn", "llk.left": "còn {n} quân", "llk.cell": "{p}, hàng {r}, cột {c}",
+    "llk.pick": "Chọn một quân rồi chọn quân giống nó: đường nối rẽ tối đa hai lần.", "llk.partner": "Giờ chọn quân giống nó.",
+    "llk.leave": "Rời ván", "llk.sure": "Rời ván và xếp cuối?", "llk.yes": "Rời ván", "llk.no": "Chơi tiếp",
+    "llk.gone": "đã rời", "llk.done": "đã xong", "llk.spectating": "Đang xem: mỗi người chơi xoá một bản của cùng một bàn.",
+    "llk.timeLeft": "Thời gian còn", "llk.race": "Cuộc đua" },
+  zh: { "llk.board": "你的棋盘：方向键移动，回车选牌", "llk.left": "剩 {n} 张", "llk.cell": "{p}，第 {r} 行第 {c} 列",
+    "llk.pick": "先点一张牌，再点与它相同的牌：连线最多拐两个弯。", "llk.partner": "再点与它相同的牌。",
+    "llk.leave": "离开本局", "llk.sure": "离开并排在最后？", "llk.yes": "确定离开", "llk.no": "继续",
+    "llk.gone": "已离开", "llk.done": "已消完", "llk.spectating": "旁观中：每位玩家消同一盘牌的一份。",
+    "llk.timeLeft": "剩余时间", "llk.race": "比赛" },
+};
+
+/** The patterns' faces: animals (连连看's classic theme) in Chinese characters, which the page's
+ * Noto Sans SC draws on every machine; the colour comes from the pattern's number too. */
+const FACES = "鼠牛虎兔龙蛇马羊猴鸡狗猪猫熊鹿鹤龟鱼鹰燕鸭鹅蛙蝶蜂狮象狼狐豹蟹虾蚁雀鲸蝉";
+const face = (p: number) => FACES[(p - 1) % FACES.length] ?? "?";
+const cellKey = (r: bigint | number, c: bigint | number) => `${r},${c}`;
+
+/** Boards drawn since the page loaded redraw when the screen turns (upright ↔ wide). */
+const narrow = typeof matchMedia === "function" ? matchMedia("(max-width: 640px)") : undefined;
+let redrawOnTurn: (() => void) | undefined;
+narrow?.addEventListener("change", () => redrawOnTurn?.());
+
+export function board(view: Message, ctx: BoardContext): HTMLElement {
+  const v = view as View;
+  const rows = Number(v.rows);
+  const cols = Number(v.cols);
+  const me = Number(v.seat);
+  const upright = narrow?.matches ?? false;
+  redrawOnTurn = ctx.rerender;
+  const st = ctx.state("llk", () => ({ picked: "", confirm: false, path: [] as { r: number; c: number }[], at: 0 }));
+  // each tile's partners among the legal pairs
+  const partners = new Map<string, Map<string, Pair>>();
+  for (const p of v.legalPairs) {
+    if (!p.first || !p.second) continue;
+    const a = cellKey(p.first.row, p.first.col);
+    const b = cellKey(p.second.row, p.second.col);
+    if (!partners.has(a)) partners.set(a, new Map());
+    if (!partners.has(b)) partners.set(b, new Map());
+    partners.get(a)!.set(b, p);
+    partners.get(b)!.set(a, p);
+  }
+  if (st.picked && !partners.has(st.picked)) st.picked = "";
+  const leave = v.legal.find((c: Command) => c.command.case === "leave");
+  const click = (k: string) => {
+    const pair = st.picked ? partners.get(st.picked)?.get(k) : undefined;
+    if (pair) {
+      st.picked = "";
+      st.path = pair.path.map((pt) => ({ r: Number(pt.row), c: Number(pt.col) }));
+      st.at = Date.now();
+      ctx.send(create(RemoveSchema, { first: pair.first, second: pair.second }));  // what the Pair stands for
+      return;
+    }
+    st.picked = st.picked === k ? "" : k;
+    ctx.rerender();
+  };
+  const grid: HTMLElement | null = me >= 0 && rows > 0 ? (() => {
+    // (rows + 2) × (cols + 2): the empty ring around the board, where paths may run
+    const cells: HTMLElement[] = [];
+    const focusable = st.picked || [...partners.keys()][0] || "";
+    const at = (r: number, c: number) => (r < 0 || c < 0 || r >= rows || c >= cols ? 0 : Number(v.board[r * cols + c] ?? 0n));
+    // upright: the display's rows are the board's columns (CSS grid-auto-flow: column)
+    for (let r = -1; r <= rows; r++) for (let c = -1; c <= cols; c++) {
+      const p = at(r, c);
+      const k = cellKey(r, c);
+      const ring = r < 0 || c < 0 || r >= rows || c >= cols;
+      if (ring || p === 0) { cells.push(h("span", { class: ring ? "llk-ring" : "llk-gap", "aria-hidden": "true" })); continue; }
+      const mates = partners.get(k);
+      const partner = st.picked !== "" && st.picked !== k && partners.get(st.picked)?.has(k);
+      cells.push(h("button", { type: "button", class: `llk-tile p${(p - 1) % 9}${k === st.picked ? " picked" : ""}${partner ? " partner" : ""}`,
+        "data-tile": String(p), "data-cell": k, "data-key": `cell:${k}`, tabindex: k === focusable ? 0 : -1,
+        "aria-label": ctx.t("llk.cell", { p: face(p), r: r + 1, c: c + 1 }), "aria-pressed": mates ? String(k === st.picked) : undefined,
+        disabled: !mates, onclick: mates ? () => click(k) : undefined }, face(p)));
+    }
+    const g = h("div", { class: `llk-grid${upright ? " upright" : ""}`, role: "group", "aria-label": ctx.t("llk.board"),
+      "data-rows": rows, "data-cols": cols }, cells, pathLine(st, rows, cols, upright));
+    // sizes through the CSSOM (the CSP allows no style attribute): tiles 5:6, the ring half a tile
+    g.style.setProperty("--llk-c", String(cols));
+    g.style.setProperty("--llk-r", String(rows));
+    g.style.aspectRatio = upright ? `${rows + 2 * RING} / ${(cols + 2 * RING) * TALL}` : `${cols + 2 * RING} / ${(rows + 2 * RING) * TALL}`;
+    cellKeys(g, upright ? rows + 2 : cols + 2);
+    return g;
+  })() : null;
+  const finished = v.finished;
+  const seats = v.remaining.map((n, s) => seatBadge({
+    name: ctx.name(s), me: s === me, auto: ctx.autoPlayed(s), key: `seat:${s}`,
+    lines: [h("span", { class: "llk-count", "data-seat": s }, v.active[s] === false && Number(n) > 0 ? ctx.t("llk.gone")
+      : Number(n) === 0 ? ctx.t("llk.done") : ctx.t("llk.left", { n })),
+    h("progress", { max: rows * cols || 1, value: rows * cols - Number(n), "aria-label": `${ctx.name(s)}: ${ctx.t("llk.left", { n })}` })],
+  }, ctx.t("table.auto")));
+  const clock = Number(v.deadlineMs) > 0 && !finished
+    ? h("span", { class: "pill llk-clock" }, ctx.t("llk.timeLeft"), " ", h("span", { class: "clock", "data-deadline": Number(v.deadlineMs) })) : null;
+  const go = () => { st.confirm = false; if (leave) ctx.send(leave); };
+  return h("div", { class: "llk", "data-legal": v.legalPairs.length + v.legal.length, "data-pairs": v.legalPairs.length },
+    h("div", { class: "llk-seats", "aria-label": ctx.t("llk.race"), role: "group" }, seats, clock),
+    grid ?? h("p", { class: "hint" }, ctx.t("llk.spectating")),
+    me >= 0 && !finished ? h("p", { class: "hint" }, ctx.t(st.picked ? "llk.partner" : "llk.pick")) : null,
+    me >= 0 && !finished && leave ? h("div", { class: "actions" }, st.confirm
+      ? [h("span", { class: "xq-sure" }, ctx.t("llk.sure")),
+        button(ctx.t("llk.yes"), go, { kind: "danger", key: "act:leave-yes", attrs: { "data-act": "leave-yes" } }),
+        button(ctx.t("llk.no"), () => { st.confirm = false; ctx.rerender(); }, { key: "act:leave-no", attrs: { "data-act": "leave-no" } })]
+      : button(ctx.t("llk.leave"), () => { st.confirm = true; ctx.rerender(); }, { kind: "quiet", key: "act:leave", attrs: { "data-act": "leave" } })) : null);
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+const SHOW_MS = 900;
+/** The ring's width in tiles (CSS .llk-grid: .5fr) and a tile's height over its width. */
+const RING = 0.5;
+const TALL = 1.2;
+
+/** The centre of line i of n on the drawing (the ring at -1 and n is RING wide). */
+const centre = (i: number, n: number) => (i < 0 ? RING / 2 : i >= n ? RING + n + RING / 2 : RING + i + 0.5);
+
+/** The last removal's path (its corner points, from the legal pair the removal was sent as),
+ * drawn over the board for a moment: a polyline through the centres of the cells, in a viewBox
+ * of one unit per cell with the ring around (so ring points at -1 and rows/cols fit). */
+function pathLine(st: { path: { r: number; c: number }[]; at: number }, rows: number, cols: number, upright: boolean): SVGElement | null {
+  const age = Date.now() - st.at;
+  if (st.path.length < 2 || age > SHOW_MS) return null;
+  const w = (upright ? rows : cols) + 2 * RING;
+  const hgt = (upright ? cols : rows) + 2 * RING;
+  const points = st.path.map(({ r, c }) => (upright ? `${centre(r, rows)},${centre(c, cols)}` : `${centre(c, cols)},${centre(r, rows)}`)).join(" ");
+  const el = document.createElementNS(SVG, "svg");
+  el.setAttribute("class", "llk-path");
+  el.setAttribute("viewBox", `0 0 ${w} ${hgt}`);
+  el.setAttribute("preserveAspectRatio", "none");
+  el.setAttribute("aria-hidden", "true");
+  el.style.animationDelay = `-${age}ms`;
+  const line = document.createElementNS(SVG, "polyline");
+  line.setAttribute("points", points);
+  line.setAttribute("vector-effect", "non-scaling-stroke");
+  el.append(line);
+  return el;
+}
+
+/** Arrow keys move the focus among the tiles that may be picked, by their place on screen (one
+ * tab stop for the board). */
+function cellKeys(root: HTMLElement, across: number): void {
+  root.addEventListener("keydown", (e) => {
+    const dir: Record<string, [number, number]> = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+    const d = dir[e.key];
+    if (!d) return;
+    const all = [...root.children].filter((x) => x instanceof HTMLElement && !(x instanceof SVGElement)) as HTMLElement[];
+    const upright = root.classList.contains("upright");
+    const down = Number(root.dataset[upright ? "cols" : "rows"]) + 2;
+    // the display position of child i: row-major, or column-major when upright
+    const pos = (i: number): [number, number] => (upright ? [Math.floor(i / down), i % down] : [i % across, Math.floor(i / across)]);
+    const index = (x: number, y: number) => (upright ? x * down + y : y * across + x);
+    const at = all.indexOf(document.activeElement as HTMLElement);
+    if (at < 0) return;
+    let [x, y] = pos(at);
+    for (;;) {
+      x += d[0]; y += d[1];
+      if (x < 0 || y < 0 || x >= across || y >= down) return;
+      const next = all[index(x, y)];
+      if (next instanceof HTMLButtonElement && !next.disabled) {
+        for (const b of all) if (b instanceof HTMLButtonElement) b.tabIndex = -1;
+        next.tabIndex = 0;
+        next.focus();
+        e.preventDefault();
+        return;
+      }
+    }
+  });
+}

@@ -1,0 +1,189 @@
+// 洪洞王牌麻将 (Hongdong mahjong with wild tiles): every seat's melds (碰, 明杠, 补杠, 暗杠 face down
+// for the others), its pond of discards and its declaration (报听, 硬扣), the wall and the
+// indicator, the claim window on the tile just discarded, and one's own hand with the drawn tile
+// apart. The wild tiles (赖子 / laizi: the seat's laizi where it is public, and 王) carry a mark.
+// One clicks a tile, then 打 (discard), 报听 or 硬扣 — each enabled only when the view's legal
+// list holds that discard; 胡 (自摸), 杠, 碰 and 过 are buttons for their legal entries, and the
+// 对王大将报 choice is one button per pair offered.
+import type { Message } from "@bufbuild/protobuf";
+import { Declare, MeldType, Phase, type Command, type MeldView, type View } from "../../../gen/chieu/games/mahjong/v1/mahjong_pb.js";
+import type { BoardContext } from "../board.js";
+import type { Catalog } from "../i18n/index.js";
+import { arrowKeys, button, h, seatBadge, type Child } from "../ui/kit.js";
+
+export const words: Catalog = {
+  en: { "mj.hand": "Your tiles", "mj.drawn": "Drawn", "mj.discard": "Discard (打)", "mj.ting": "报听 — declare ready", "mj.yingkou": "硬扣",
+    "mj.win": "胡 — win (自摸)", "mj.peng": "碰", "mj.gang": "杠 {t}", "mj.pass": "过 — pass", "mj.pair": "对王: pair {t}",
+    "mj.claim": "{name} discarded {t}: 碰 or 杠 it, or pass.", "mj.claimOthers": "Claim window on {t}.",
+    "mj.pick": "Pick a tile to discard.", "mj.pickPair": "对王大将报: choose the pair that becomes your laizi.",
+    "mj.wall": "Wall {n}", "mj.live": "{n} draws left", "mj.indicator": "Indicator", "mj.laizi": "Laizi (赖子)",
+    "mj.waits": "Waiting on (听)", "mj.dealer": "庄", "mj.tiles": "{n} tiles", "mj.pond": "Discards",
+    "mj.wild": "wild", "mj.ting.tag": "报听", "mj.yingkou.tag": "硬扣", "mj.won": "{name} won on {t} (自摸): {n} points",
+    "mj.drawnGame": "荒庄 — nobody won.", "mj.spectating": "Watching: hands are hidden.", "mj.hidden": "face down",
+    "mj.peng.m": "碰", "mj.minggang.m": "明杠", "mj.bugang.m": "补杠", "mj.angang.m": "暗杠", "mj.from": "from {name}",
+    "mj.winning": "Winning hand", "mj.other": "other" },
+  vi: { "mj.hand": "Bài của bạn", "mj.drawn": "Vừa bốc", "mj.discard": "Đánh (打)", "mj.ting": "报听 — báo sẵn", "mj.yingkou": "硬扣",
+    "mj.win": "胡 — ù (自摸)", "mj.peng": "碰", "mj.gang": "杠 {t}", "mj.pass": "过 — bỏ qua", "mj.pair": "对王: đôi {t}",
+    "mj.claim": "{name} đánh {t}: 碰 hoặc 杠, hoặc bỏ qua.", "mj.claimOthers": "Đang chờ 碰/杠 quân {t}.",
+    "mj.pick": "Chọn một quân để đánh.", "mj.pickPair": "对王大将报: chọn đôi làm laizi của bạn.",
+    "mj.wall": "Tường {n}", "mj.live": "còn {n} lượt bốc", "mj.indicator": "Quân chỉ", "mj.laizi": "Laizi (赖子)",
+    "mj.waits": "Đang chờ (听)", "mj.dealer": "庄", "mj.tiles": "{n} quân", "mj.pond": "Quân đã đánh",
+    "mj.wild": "quân tự do", "mj.ting.tag": "报听", "mj.yingkou.tag": "硬扣", "mj.won": "{name} ù quân {t} (自摸): {n} điểm",
+    "mj.drawnGame": "荒庄 — không ai ù.", "mj.spectating": "Đang xem: bài được giấu.", "mj.hidden": "úp",
+    "mj.peng.m": "碰", "mj.minggang.m": "明杠", "mj.bugang.m": "补杠", "mj.angang.m": "暗杠", "mj.from": "của {name}",
+    "mj.winning": "Bài ù", "mj.other": "khác" },
+  zh: { "mj.hand": "你的手牌", "mj.drawn": "摸到", "mj.discard": "打出", "mj.ting": "报听", "mj.yingkou": "硬扣",
+    "mj.win": "胡（自摸）", "mj.peng": "碰", "mj.gang": "杠 {t}", "mj.pass": "过", "mj.pair": "对王：{t} 对",
+    "mj.claim": "{name}打出 {t}：碰、杠或过。", "mj.claimOthers": "等待碰杠 {t}。",
+    "mj.pick": "选一张牌打出。", "mj.pickPair": "对王大将报：选一对作为你的赖子。",
+    "mj.wall": "牌墙 {n}", "mj.live": "还可摸 {n} 张", "mj.indicator": "翻牌", "mj.laizi": "赖子",
+    "mj.waits": "听牌", "mj.dealer": "庄", "mj.tiles": "{n} 张", "mj.pond": "弃牌",
+    "mj.wild": "赖子", "mj.ting.tag": "报听", "mj.yingkou.tag": "硬扣", "mj.won": "{name}自摸 {t}：{n} 分",
+    "mj.drawnGame": "荒庄，无人胡牌。", "mj.spectating": "旁观中：手牌不可见。", "mj.hidden": "扣着",
+    "mj.peng.m": "碰", "mj.minggang.m": "明杠", "mj.bugang.m": "补杠", "mj.angang.m": "暗杠", "mj.from": "来自{name}",
+    "mj.winning": "胡牌", "mj.other": "其他" },
+};
+
+/** The scoring items' native names (番种), from the rules file's codes. */
+const ITEMS: Record<string, string> = {
+  pinghu: "平胡", qidui: "七对", diaowang: "吊王", danyuanhu: "单元胡", full_flush: "清一色", half_flush: "混一色",
+  loushanglou: "楼上楼", yitiaolong: "一条龙", ziyise: "字一色", dragon_runs: "中发白", wind_runs: "东南西北",
+  peng: "碰", ming_gang: "明杠", bu_gang: "补杠", an_gang: "暗杠",
+};
+const NUM = "一二三四五六七八九";
+const SUIT: Record<string, string> = { m: "万", s: "条", p: "筒" };
+const HONOR: Record<string, string> = { E: "东", S: "南", W: "西", N: "北", "中": "中", "发": "发", "白": "白", "王": "王" };
+
+/** A tile's name as players write it (五万, 三条, 东, 中, 王). */
+export function tileName(t: string): string {
+  const suit = SUIT[t.slice(-1)];
+  return suit ? `${NUM[Number(t[0]) - 1] ?? t[0]}${suit}` : HONOR[t] ?? t;
+}
+
+interface TileOpts { onclick?: () => void; selected?: boolean; wild?: boolean; small?: boolean; key: string; label?: string; mark?: string }
+
+/** A mahjong tile: the number over its suit (万 red, 条 green, 筒 blue), an honour alone; a wild
+ * tile (laizi, 王) with its corner mark. A button when clickable. */
+function mjTile(t: string, o: TileOpts, wildWord: string): HTMLElement {
+  const suitKey = t.slice(-1);
+  const suit = SUIT[suitKey];
+  const face: Child[] = t === "" ? [] : suit ? [h("span", { class: "n" }, NUM[Number(t[0]) - 1] ?? t[0]), h("span", { class: "s" }, suit)]
+    : [h("span", { class: "h" }, HONOR[t] ?? t)];
+  const cls = `mj-tile${suit ? ` suit-${suitKey}` : t === "中" ? " red" : t === "发" ? " green" : t === "王" ? " king" : ""}`
+    + `${t === "" ? " back" : ""}${o.small ? " small" : ""}${o.selected ? " selected" : ""}${o.wild ? " wild" : ""}${o.mark ? ` ${o.mark}` : ""}`;
+  const label = o.label ?? (t ? `${tileName(t)}${o.wild ? ` (${wildWord})` : ""}` : "");
+  const attrs = { class: cls, "data-tile": t, "data-key": o.key, "aria-label": label || undefined };
+  if (!o.onclick) return h("span", { ...attrs, role: label ? "img" : undefined, "aria-hidden": label ? undefined : "true" }, face);
+  const click = o.onclick;
+  return h("button", { ...attrs, type: "button", "aria-pressed": o.selected ? "true" : "false", onclick: () => click() }, face);
+}
+
+export function board(view: Message, ctx: BoardContext): HTMLElement {
+  const v = view as View;
+  const me = Number(v.seat);
+  const mine = me >= 0;
+  const sel = ctx.state("mj.sel", () => ({ tile: "" }));
+  const of = (k: NonNullable<Command["command"]["case"]>) => v.legal.filter((c) => c.command.case === k);
+  const discards = of("discard").map((c) => c.command.value as { tile: string; declare: Declare });
+  const discardOf = (t: string, d: Declare) => of("discard").find((c) => {
+    const x = c.command.value as { tile: string; declare: Declare };
+    return x.tile === t && (x.declare === d || (d === Declare.NONE && x.declare === Declare.UNSPECIFIED));
+  });
+  const discardable = new Set(discards.map((d) => d.tile));
+  if (sel.tile && !discardable.has(sel.tile)) sel.tile = "";
+  // only one tile may be discarded: it is picked at once
+  if (!sel.tile && discardable.size === 1) sel.tile = [...discardable][0]!;
+  const myView = v.players.find((p) => Number(p.seat) === me);
+  const myLaizi = myView?.laizi ?? "";
+  const wild = (t: string, laizi: string) => t === "王" || (laizi !== "" && t === laizi);
+  const wildWord = ctx.t("mj.wild");
+  const name = (s: number) => ctx.name(s);
+  const send = (c: Command | undefined) => (c ? () => { sel.tile = ""; ctx.send(c); } : undefined);
+  const turn = Number(v.turn);
+  const over = v.phase === Phase.OVER;
+
+  const meldView = (m: MeldView, s: number, i: number) => {
+    const type = m.meldType;
+    const n = type === MeldType.PENG ? 3 : 4;
+    const kind = type === MeldType.PENG ? "mj.peng.m" : type === MeldType.MING_GANG ? "mj.minggang.m" : type === MeldType.BU_GANG ? "mj.bugang.m" : "mj.angang.m";
+    const from = Number(m.fromSeat);
+    return h("span", { class: "mj-meld", "data-meld": kind.slice(3, -2), title: ctx.t(kind) },
+      h("small", {}, ctx.t(kind), from >= 0 && from !== s ? ` · ${ctx.t("mj.from", { name: name(from) })}` : ""),
+      Array.from({ length: n }, (_, j) => mjTile(type === MeldType.AN_GANG && (j === 0 || j === 3) ? "" : m.tile, {
+        small: true, key: `meld:${s}:${i}:${j}`, wild: m.tile !== "" && wild(m.tile, s === me ? myLaizi : ""),
+        label: m.tile === "" ? ctx.t("mj.hidden") : undefined }, wildWord)));
+  };
+  const seatBox = (p: View["players"][number]) => {
+    const s = Number(p.seat);
+    const tag = p.declared === Declare.TING ? "mj.ting.tag" : p.declared === Declare.YING_KOU ? "mj.yingkou.tag" : "";
+    const claimFrom = v.phase === Phase.CLAIM && Number(v.claimFrom) === s;
+    return h("div", { class: `mj-seat${s === me ? " me" : ""}`, "data-seat": s },
+      seatBadge({ name: name(s), me: s === me, toMove: !over && turn === s && v.phase === Phase.TURN, deadlineMs: v.deadlineMs,
+        auto: ctx.autoPlayed(s), key: `seat:${s}`,
+        lines: [s === Number(v.dealer) ? h("span", { class: "tag" }, ctx.t("mj.dealer")) : null,
+          tag ? h("span", { class: "tag ting" }, ctx.t(tag)) : null,
+          s !== me ? h("span", {}, ctx.t("mj.tiles", { n: p.concealedCount })) : null,
+          p.laizi ? h("span", { class: "mj-laizi-line" }, `${ctx.t("mj.laizi")}: `, mjTile(p.laizi, { small: true, wild: true, key: `lz:${s}` }, wildWord)) : null] },
+      ctx.t("table.auto")),
+      p.melds.length || p.exposedLaizi.length ? h("div", { class: "mj-melds" }, p.melds.map((m, i) => meldView(m, s, i)),
+        p.exposedLaizi.length ? h("span", { class: "mj-meld" }, h("small", {}, ctx.t("mj.laizi")),
+          p.exposedLaizi.map((t, j) => mjTile(t, { small: true, wild: true, key: `ex:${s}:${j}` }, wildWord))) : null) : null,
+      h("div", { class: "mj-pond", role: "group", "aria-label": `${name(s)}: ${ctx.t("mj.pond")}` },
+        p.discards.map((t, j) => mjTile(t, { small: true, key: `pond:${s}:${j}`,
+          mark: claimFrom && j === p.discards.length - 1 ? "claim" : undefined }, wildWord))));
+  };
+  const others = v.players.filter((p) => Number(p.seat) !== me);
+  // the hand, the drawn tile apart (one copy of it taken out of the sorted hand)
+  const hand = [...v.hand];
+  if (v.drawn) { const i = hand.lastIndexOf(v.drawn); if (i >= 0) hand.splice(i, 1); }
+  const handTile = (t: string, i: number, drawn: boolean) => mjTile(t, {
+    key: drawn ? "drawn" : `hand:${i}:${t}`, selected: sel.tile === t && (drawn ? !hand.includes(t) : i === hand.indexOf(t)),
+    wild: wild(t, myLaizi), mark: discardable.has(t) ? "playable" : "idle",
+    onclick: discardable.has(t) ? () => { sel.tile = sel.tile === t ? "" : t; ctx.rerender(); } : undefined }, wildWord);
+  const handRow = mine ? arrowKeys(h("div", { class: "mj-hand", role: "group", "aria-label": ctx.t("mj.hand") },
+    hand.map((t, i) => handTile(t, i, false)),
+    v.drawn ? h("span", { class: "mj-drawn" }, h("small", {}, ctx.t("mj.drawn")), handTile(v.drawn, hand.length, true)) : null)) : null;
+
+  const claim = v.phase === Phase.CLAIM && v.claimTile ? h("div", { class: "mj-claim banner window", role: "status" },
+    mjTile(v.claimTile, { key: "claim", wild: wild(v.claimTile, myLaizi) }, wildWord), " ",
+    of("pass").length ? ctx.t("mj.claim", { name: name(Number(v.claimFrom)), t: tileName(v.claimTile) })
+      : ctx.t("mj.claimOthers", { t: tileName(v.claimTile) }),
+    Number(v.deadlineMs) > 0 ? h("span", { class: "clock", "data-deadline": Number(v.deadlineMs) }) : null) : null;
+  const pairs = of("choosePair");
+  const actions = mine && !over ? h("div", { class: "actions" },
+    of("win").map((c) => button(ctx.t("mj.win"), send(c), { kind: "danger", key: "act:win", attrs: { "data-act": "win" } })),
+    pairs.map((c) => { const t = (c.command.value as { tile: string }).tile;
+      return button(ctx.t("mj.pair", { t: tileName(t) }), send(c), { kind: "primary", key: `act:pair:${t}`, attrs: { "data-act": "pair", "data-tile": t } }); }),
+    of("peng").map((c) => button(ctx.t("mj.peng"), send(c), { kind: "primary", key: "act:peng", attrs: { "data-act": "peng" } })),
+    of("gang").map((c) => { const t = (c.command.value as { tile: string }).tile;
+      return button(ctx.t("mj.gang", { t: tileName(t) }), send(c), { kind: "primary", key: `act:gang:${t}`, attrs: { "data-act": "gang", "data-tile": t } }); }),
+    of("pass").map((c) => button(ctx.t("mj.pass"), send(c), { key: "act:pass", attrs: { "data-act": "pass" } })),
+    discards.length ? [
+      button(ctx.t("mj.discard"), send(sel.tile ? discardOf(sel.tile, Declare.NONE) : undefined), { kind: "primary", key: "act:discard", attrs: { "data-act": "discard" } }),
+      discards.some((d) => d.declare === Declare.TING)
+        ? button(ctx.t("mj.ting"), send(sel.tile ? discardOf(sel.tile, Declare.TING) : undefined), { kind: "danger", key: "act:ting", attrs: { "data-act": "ting" } }) : null,
+      discards.some((d) => d.declare === Declare.YING_KOU)
+        ? button(ctx.t("mj.yingkou"), send(sel.tile ? discardOf(sel.tile, Declare.YING_KOU) : undefined), { key: "act:yingkou", attrs: { "data-act": "yingkou" } }) : null] : null) : null;
+  const hint: Child = !mine || over ? null : pairs.length ? h("p", { class: "hint" }, ctx.t("mj.pickPair"))
+    : discards.length && !sel.tile ? h("p", { class: "hint" }, ctx.t("mj.pick")) : null;
+  const winner = Number(v.winner);
+  const result = over ? h("div", { class: "mj-result" }, winner >= 0
+    ? [h("p", {}, h("b", {}, ctx.t("mj.won", { name: name(winner), t: tileName(v.winTile), n: v.total }))),
+      v.winningHand.length ? h("div", { class: "mj-hand", role: "group", "aria-label": ctx.t("mj.winning") },
+        v.winningHand.map((t, i) => mjTile(t, { small: true, key: `win:${i}`, mark: t === v.winTile && i === v.winningHand.lastIndexOf(t) ? "claim" : undefined }, wildWord))) : null,
+      v.items.length ? h("ul", { class: "mj-items" }, v.items.map((it) => h("li", {}, `${ITEMS[it.code] ?? ctx.t("mj.other")} +${it.points}`))) : null]
+    : h("p", {}, h("b", {}, ctx.t("mj.drawnGame")))) : null;
+
+  return h("div", { class: "mj", "data-legal": v.legal.length,
+    "data-offers": JSON.stringify(v.legal.map((c) => ({ kind: c.command.case, ...(c.command.value as object) }))) },
+  h("div", { class: "mj-others" }, others.map(seatBox)),
+  h("div", { class: "mj-center" },
+    h("span", { class: "pill" }, ctx.t("mj.wall", { n: v.wallCount })), h("span", { class: "pill" }, ctx.t("mj.live", { n: v.liveCount })),
+    v.indicator ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.indicator")), mjTile(v.indicator, { small: true, key: "ind" }, wildWord)) : null,
+    myLaizi ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.laizi")), mjTile(myLaizi, { small: true, wild: true, key: "mylz" }, wildWord)) : null,
+    v.waits.length ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.waits")), v.waits.map((t, i) => mjTile(t, { small: true, key: `wait:${i}` }, wildWord))) : null),
+  claim, result,
+  myView ? seatBox(myView) : null,
+  handRow ?? h("p", { class: "hint" }, ctx.t("mj.spectating")),
+  actions, hint);
+}

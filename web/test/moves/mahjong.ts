@@ -1,0 +1,37 @@
+// Mahjong by clicks, reading what the board offers (data-offers: the view's legal list) and
+// playing it as a player would: 胡 when offered; the 对王 pair; 杠 and 碰 when offered (fewer
+// turns), else 过; on one's turn 报听 as soon as it is offered (the server then plays the drawn
+// tiles, so the hand runs to its end), else a tile picked in the hand and 打.
+import type { Page } from "playwright-core";
+import type { GameSpec } from "../harness.js";
+
+interface Offer { kind: string; tile?: string; declare?: number }
+const TING = 2;
+const pick = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)]!;
+
+async function choose(page: Page, tile: string): Promise<void> {
+  const t = page.locator(`.mj-hand button.mj-tile[data-tile="${tile}"]`).first();
+  if ((await t.getAttribute("aria-pressed")) !== "true") await t.click();
+}
+
+export const spec: GameSpec = {
+  game: "mahjong", players: 2, midAfter: 8, limitMs: 200_000,
+  async move(page) {
+    const raw = await page.getAttribute(".mj", "data-offers");
+    const offers: Offer[] = raw ? JSON.parse(raw) : [];
+    if (!offers.length) return false;
+    const has = (k: string) => offers.find((o) => o.kind === k);
+    for (const act of ["win", "pair", "gang", "peng", "pass"]) {
+      if (!has(act === "pair" ? "choosePair" : act)) continue;
+      await page.locator(`.mj [data-act="${act}"]:not([disabled])`).first().click();
+      return true;
+    }
+    const ting = offers.filter((o) => o.kind === "discard" && o.declare === TING);
+    if (ting.length) { await choose(page, pick(ting).tile!); await page.click('.mj [data-act="ting"]:not([disabled])'); return true; }
+    const plain = offers.filter((o) => o.kind === "discard" && o.declare !== TING && o.declare !== 3);
+    if (!plain.length) return false;
+    await choose(page, pick(plain).tile!);
+    await page.click('.mj [data-act="discard"]:not([disabled])');
+    return true;
+  },
+};
