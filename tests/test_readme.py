@@ -33,8 +33,9 @@ async def test_playing_a_game_by_hand_works_as_written(table_server: str) -> Non
         "bash", "-euo", "pipefail", "-c", script, cwd=ROOT,
         env={**os.environ, "CHIEU_TABLE_ADDR": table_server, "CHIEU_TOKEN_PRIVATE_KEY": str(PRIVATE_KEY)},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    # twelve processes one after the other (two ./chieu, five buf curl, five python3): 5 s on a quiet
-    # machine, 106 s here at a load of 20 on 2 cores, past the 120 s this waited before (issue 28)
+    # twelve processes one after the other (two ./chieu, five buf curl, five python3): little CPU (a
+    # ./chieu token takes 0.5 s of it) but 92-106 s of wall time here at a load of 20-55 on 2 cores,
+    # near or past the 120 s this waited before (issue 28)
     started = time.monotonic()
     out, err = await asyncio.wait_for(proc.communicate(), 280)
     took = time.monotonic() - started
