@@ -10,7 +10,7 @@ import { arrowKeys, button, domino, h, seatBadge, type Child } from "../ui/kit.j
 
 export const words: Catalog = {
   en: { "dom.draw": "Draw (bốc)", "dom.pass": "Pass", "dom.left": "Play on the left end ({n})", "dom.right": "Play on the right end ({n})",
-    "dom.boneyard": "Boneyard: {n}", "dom.tiles": "{n} tiles", "dom.hand": "Your tiles", "dom.lead": "You lead: play any tile.",
+    "dom.boneyard": "Boneyard: {n}", "dom.tiles": "{n} tiles", "dom.tiles.one": "1 tile", "dom.hand": "Your tiles", "dom.lead": "You lead: play any tile.",
     "dom.pick": "Play a tile that matches an open end.", "dom.where": "Which end?", "dom.pips": "{n} pips", "dom.ends": "Open ends {l} · {r}",
     "dom.spectating": "Watching: hands are hidden.", "dom.line": "The line" },
   vi: { "dom.draw": "Bốc", "dom.pass": "Bỏ lượt", "dom.left": "Đặt đầu trái ({n})", "dom.right": "Đặt đầu phải ({n})",

@@ -17,7 +17,7 @@ export const words: Catalog = {
     "phom.sendHint": "Select one card, then click a phỏm to send it (gửi).", "phom.hand": "Your hand",
     "phom.selectLay": "Select the cards of a phỏm, then Lay.", "phom.spectating": "Watching: hands are hidden.",
     "phom.balance": "{n} this hand", "phom.eats": "ate {n}", "phom.dealer": "dealer", "phom.sendTo": "Send to this phỏm",
-    "phom.cards": "{n} cards" },
+    "phom.cards": "{n} cards", "phom.cards.one": "1 card" },
   vi: { "phom.draw": "Bốc", "phom.eat": "Ăn", "phom.lay": "Hạ phỏm", "phom.discard": "Đánh",
     "phom.u": "Ù!", "phom.sort": "Xếp bài", "phom.window": "Thời gian báo Ù: ai Ù thì báo ngay.",
     "phom.first": "{name} (cái) đi đầu: Ù hoặc đánh.", "phom.laydown": "Vòng hạ", "phom.tai": "Lượt tái",

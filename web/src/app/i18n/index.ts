@@ -37,16 +37,23 @@ export function fill(msg: string, vars?: Readonly<Record<string, string | number
   return vars ? msg.replace(/\{(\w+)\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m)) : msg;
 }
 
+/** `key.one` instead of `key` when vars.n is 1 and the catalog has it (English plurals). */
+function one(cat: Readonly<Record<string, string>> | undefined, key: string, vars?: Readonly<Record<string, string | number | bigint>>): string | undefined {
+  return vars && String(vars.n) === "1" ? cat?.[`${key}.one`] : undefined;
+}
+
 /** The page's message `key` in the current language. */
 export function t(key: Key, vars?: Readonly<Record<string, string | number | bigint>>): string {
-  return fill(PAGE[current][key] ?? en[key], vars);
+  const cat = PAGE[current] as Readonly<Record<string, string>>;
+  return fill(one(cat, key, vars) ?? cat[key] ?? en[key], vars);
 }
 
 /** A catalog's message (a board's own words), falling back to the page's, then to the key. */
 export function tIn(cat: Catalog | undefined, key: string, vars?: Readonly<Record<string, string | number | bigint>>): string {
-  const own = cat?.[current]?.[key] ?? cat?.en?.[key];
+  const own = one(cat?.[current], key, vars) ?? cat?.[current]?.[key] ?? cat?.en?.[key];
   if (own !== undefined) return fill(own, vars);
-  const page = (PAGE[current] as Record<string, string>)[key] ?? (en as Record<string, string>)[key];
+  const mine = PAGE[current] as Readonly<Record<string, string>>;
+  const page = one(mine, key, vars) ?? mine[key] ?? (en as Record<string, string>)[key];
   return page !== undefined ? fill(page, vars) : key;
 }
 

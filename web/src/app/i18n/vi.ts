@@ -2,6 +2,7 @@
 import type { Key } from "./en.js";
 
 export const vi: Readonly<Record<Key, string>> = {
+  // "<key>.one" is English's singular: the same words here
   "app.name": "Chiếu",
   "app.tagline": "Bài và cờ Việt, Hoa: công bằng, chơi trực tuyến.",
   "lang.label": "Ngôn ngữ",
@@ -92,6 +93,7 @@ export const vi: Readonly<Record<Key, string>> = {
   "player": "Người chơi {id}",
   "money.coins": "{n} 金币",
   "money.points": "{n} điểm",
+  "money.points.one": "1 điểm",
   "conn.lost": "Mất kết nối: đang kết nối lại…",
   "conn.back": "Đã kết nối lại.",
   "err.generic": "Không thực hiện được. Hãy thử lại.",
@@ -116,6 +118,7 @@ export const vi: Readonly<Record<Key, string>> = {
   "shop.member": "Hội viên",
   "shop.memberHint": "Ngày hội viên: thêm phòng và phần thưởng.",
   "shop.days": "{n} ngày",
+  "shop.days.one": "1 ngày",
   "shop.oneDay": "1 ngày",
   "shop.buy": "Mua",
   "shop.done": "Xong.",
@@ -124,7 +127,9 @@ export const vi: Readonly<Record<Key, string>> = {
   "sort": "Xếp bài",
   "select": "Chọn",
   "cards": "{n} lá",
+  "cards.one": "1 lá",
   "tiles": "{n} quân",
+  "tiles.one": "1 quân",
   "stock": "Nọc: {n}",
   "boneyard": "Còn lại: {n}",
 };

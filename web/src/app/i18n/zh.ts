@@ -2,6 +2,7 @@
 import type { Key } from "./en.js";
 
 export const zh: Readonly<Record<Key, string>> = {
+  // "<key>.one" is English's singular: the same words here
   "app.name": "Chiếu",
   "app.tagline": "越南与中国的牌类和棋类游戏，公平、在线。",
   "lang.label": "语言",
@@ -92,6 +93,7 @@ export const zh: Readonly<Record<Key, string>> = {
   "player": "玩家 {id}",
   "money.coins": "{n} 金币",
   "money.points": "{n} 分",
+  "money.points.one": "1 分",
   "conn.lost": "连接断开，正在重连…",
   "conn.back": "已重新连接。",
   "err.generic": "操作未成功，请重试。",
@@ -116,6 +118,7 @@ export const zh: Readonly<Record<Key, string>> = {
   "shop.member": "会员",
   "shop.memberHint": "会员天数：更多房间和奖励。",
   "shop.days": "{n} 天",
+  "shop.days.one": "1 天",
   "shop.oneDay": "1 天",
   "shop.buy": "购买",
   "shop.done": "完成。",
@@ -124,7 +127,9 @@ export const zh: Readonly<Record<Key, string>> = {
   "sort": "理牌",
   "select": "选择",
   "cards": "{n} 张",
+  "cards.one": "1 张",
   "tiles": "{n} 张",
+  "tiles.one": "1 张",
   "stock": "牌堆：{n}",
   "boneyard": "余牌：{n}",
 };
