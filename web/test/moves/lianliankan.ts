@@ -12,10 +12,10 @@ export const spec: GameSpec = {
     const cells = (sel: string) => page.$$eval(sel, (els) => els.map((e) => e.getAttribute("data-cell")!));
     const tiles = await cells(".llk-grid button.llk-tile:not([disabled]):not(.picked)");
     if (!tiles.length) return false;
-    if (await page.$(".llk-tile.picked") === null) await page.click(`.llk-tile[data-cell="${pick(tiles)}"]`);
+    const click = (cell: string, cls: string) => page.click(`.llk-tile${cls}[data-cell="${cell}"]`, { timeout: 5000 }).then(() => true, () => false);
+    if (await page.$(".llk-tile.picked") === null && !(await click(pick(tiles), ":not([disabled])"))) return false;
     const partners = await cells(".llk-grid button.llk-tile.partner");
     if (!partners.length) return false;
-    await page.click(`.llk-tile[data-cell="${pick(partners)}"]`);
-    return true;
+    return click(pick(partners), ".partner");
   },
 };
