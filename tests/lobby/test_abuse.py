@@ -14,7 +14,6 @@ lobby has them off: every test signs in from 127.0.0.1), on the real ledger, NAT
 from __future__ import annotations
 
 import asyncio
-import itertools
 import random
 import time
 from collections.abc import AsyncIterator
@@ -65,9 +64,10 @@ async def _lobby(settings: Settings, database_url: str, **limits: Any) -> AsyncI
 @pytest.fixture(scope="module")
 async def behind_proxy(system: str, settings: Settings, database_url: str) -> AsyncIterator[pb_grpc.LobbyServiceStub]:
     """A lobby with the default limits that trusts loopback as its proxy (as under ``chieu up``),
-    and a short sign-in delay (0.2 s doubling, at most 2 s, after 3 failures)."""
+    and a short sign-in delay (1.5 s doubling, at most 6 s, from the 3rd failure: long enough for
+    a refusal to be seen within it on a loaded machine)."""
     async for stub in _lobby(settings, database_url, trusted_proxies="127.0.0.1/32",
-                             lobby_signin_failures=3, lobby_signin_delay_s=0.2, lobby_signin_delay_max_s=2.0):
+                             lobby_signin_failures=3, lobby_signin_delay_s=1.5, lobby_signin_delay_max_s=6.0):
         yield stub
 
 
@@ -176,7 +176,7 @@ async def test_a_strangers_failures_never_lock_the_owner_out(behind_proxy: pb_gr
                                 metadata=via(home))
     RE = grpc.StatusCode.RESOURCE_EXHAUSTED
     failed = 0
-    while failed < 7:  # the stranger, from a new device each time, from one address, waiting out each delay
+    while failed < 5:  # the stranger, from a new device each time, from one address, waiting out each delay
         try:
             await _sign_in(behind_proxy, name, "guess-guess", uid("dev-"), stranger)
         except grpc.aio.AioRpcError as e:
@@ -191,33 +191,42 @@ async def test_a_strangers_failures_never_lock_the_owner_out(behind_proxy: pb_gr
     assert (await _sign_in(behind_proxy, name, "the-right-one", phone, stranger)).session.player.name
     # and so does a new device of the owner's, anywhere but the stranger's address
     assert (await _sign_in(behind_proxy, name, "the-right-one", uid("laptop-"), fresh_address())).session
-    # while the stranger is still delayed
-    await refused(_sign_in(behind_proxy, name, "guess-guess", uid("dev-"), stranger), RE, "too_many_attempts")
+    # while the stranger's count stands (the owner's sign-ins there did not clear it): refused, or,
+    # if its 6 s have passed meanwhile (a slow machine), heard once and then held to the cap again
+    try:
+        await _sign_in(behind_proxy, name, "guess-guess", uid("dev-"), stranger)
+    except grpc.aio.AioRpcError as e:
+        if e.code() != RE:
+            assert e.code() == grpc.StatusCode.UNAUTHENTICATED
+            e = await refused(_sign_in(behind_proxy, name, "guess-guess", uid("dev-"), stranger), RE,
+                              "too_many_attempts")
+            assert wait_ms(e) > 3000  # the cap (6 s), not a first failure's nothing
 
 
 async def test_the_delay_grows_and_is_never_a_lock(behind_proxy: pb_grpc.LobbyServiceStub) -> None:
-    """From one device and address: three failures free, then a wait of 0.2 s doubling with each
-    failure, at most 2 s; once a wait has passed the next try is heard (the right password gets in)."""
+    """From one device and address: the third failure sets a wait of 1.5 s, each further one
+    doubles it, at most 6 s; a try within the wait is refused unheard, one after it is heard (the
+    right password gets in)."""
     name, device, where = uid("slow"), uid("dev-"), fresh_address()
     await behind_proxy.Register(pb.RegisterRequest(username=name, password="the-right-one", device_id=uid("d-")),
                                 metadata=via(fresh_address()))
-    for _ in range(3):
+    for _ in range(2):
         await refused(_sign_in(behind_proxy, name, "guess-guess", device, where), grpc.StatusCode.UNAUTHENTICATED,
                       "bad_credentials")
-    waits = []
-    for _ in range(5):
+    for k in range(4):  # the 3rd failure and each after it: heard, wrong, then a wait of 1.5 s doubling
+        t0 = time.monotonic()
+        await refused(_sign_in(behind_proxy, name, "guess-guess", device, where), grpc.StatusCode.UNAUTHENTICATED,
+                      "bad_credentials")
         e = await refused(_sign_in(behind_proxy, name, "guess-guess", device, where),
                           grpc.StatusCode.RESOURCE_EXHAUSTED, "too_many_attempts")
-        waits.append(wait_ms(e))
-        assert f"retry_after_ms={waits[-1]}" in (e.details() or "")
-        await asyncio.sleep(waits[-1] / 1000 + 0.05)
-        await refused(_sign_in(behind_proxy, name, "guess-guess", device, where), grpc.StatusCode.UNAUTHENTICATED,
-                      "bad_credentials")  # heard again, and wrong: the next wait doubles
-    assert waits[0] <= 250 and all(b > a * 1.5 for a, b in itertools.pairwise(waits[:4])), waits
-    assert max(waits) <= 2000, waits
+        took, wait = time.monotonic() - t0, wait_ms(e) / 1000
+        assert f"retry_after_ms={wait_ms(e)}" in (e.details() or "")
+        expected = min(6.0, 1.5 * 2 ** k)  # what the failure set: the wait left is that, less the calls' time
+        assert wait <= expected + 0.01 and expected <= wait + took + 0.01, (k, wait, took)
+        if k < 3:
+            await asyncio.sleep(wait + 0.05)
+    # within the last wait even the right password is not heard; after it, it gets in
     e = await refused(_sign_in(behind_proxy, name, "the-right-one", device, where),
                       grpc.StatusCode.RESOURCE_EXHAUSTED, "too_many_attempts")
     await asyncio.sleep(wait_ms(e) / 1000 + 0.05)
-    t = time.monotonic()
     assert (await _sign_in(behind_proxy, name, "the-right-one", device, where)).session.player.player_id
-    assert time.monotonic() - t < 2.0
