@@ -29,7 +29,7 @@ from tests.conftest import credential, token
 
 pytestmark = pytest.mark.integration
 
-SLACK_S = 1.5
+SLACK_S = 2.5
 """What the check may take beyond the poll interval on a loaded machine (a poll's round trip, the
 test's own calls)."""
 
