@@ -4,6 +4,7 @@
 // routed by the URL's hash (#/home, #/rooms/<game>, #/room/<id>, #/table/<id>, #/leaders/<game>,
 // #/shop), so a reload or the back button lands where the player was.
 import type { Message } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { SessionSchema, type GetHomeResponse, type TableSummary } from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
 import { Currency } from "../../gen/chieu/table/v1/log_pb.js";
@@ -89,8 +90,14 @@ function toast(msg: string, error = true): void {
   setTimeout(() => el.remove(), 4000);
 }
 
-/** A refusal or failure in words (the contract's catalog; never the code). */
+/** A refusal or failure in words (the contract's catalog; never the code). A session the
+ * services no longer accept (expired, signed out elsewhere) sends the player to sign in again. */
 function failure(e: unknown): string {
+  if (ConnectError.from(e).code === Code.Unauthenticated && portal.session) {
+    portal.session = undefined;
+    keepSession();
+    queueMicrotask(() => { location.hash = "#/"; signIn(); });
+  }
   return word("refusal", reason(e));
 }
 
@@ -377,10 +384,12 @@ async function table(tableId: string): Promise<void> {
   };
   redraw = () => { if (last) draw(last); };
   onNames = redraw;
+  // one command at a time: the board takes no click until the table answers (no double send)
   const send = (command: Message) => {
     const schema = gameMessages.getMessage(command.$typeName);
     if (!schema) return toast(t("err.generic"));
-    portal.act(tableId, schema, command).catch((e) => toast(failure(e)));
+    view.classList.add("pending");
+    portal.act(tableId, schema, command).catch((e) => toast(failure(e))).finally(() => view.classList.remove("pending"));
   };
   const timer = setInterval(tick, 250);
   signal.addEventListener("abort", () => clearInterval(timer));
@@ -576,6 +585,7 @@ function route(): void {
 
 setLang(lang());
 restoreSession();
+portal.onSession = keepSession;
 window.addEventListener("hashchange", route);
 route();
 if (portal.session) void refreshCoins();

@@ -117,6 +117,8 @@ export class Portal {
   /** The language the services answer refusals in (accept-language); "" for their default. */
   lang = "";
   private refreshing: Promise<void> | undefined;
+  /** Called with the new session after each refresh (a page keeps it to resume after a reload). */
+  onSession: ((s: Session) => void) | undefined;
   /** Refresh the access token this long before it expires. */
   refreshMarginMs = 60_000;
 
@@ -149,7 +151,7 @@ export class Portal {
     const s = this.session;
     if (!s || Number(s.accessExpiresMs) - Date.now() > this.refreshMarginMs) return;
     this.refreshing ??= this.lobby.refresh({ refreshToken: s.refreshToken }).then(
-      (r) => { this.session = r.session; },
+      (r) => { this.session = r.session; if (r.session) this.onSession?.(r.session); },
     ).finally(() => { this.refreshing = undefined; });
     await this.refreshing;
   }
