@@ -14,24 +14,31 @@ async function choose(page: Page, tile: string): Promise<void> {
   if ((await t.getAttribute("aria-pressed")) !== "true") await t.click();
 }
 
+const version = (page: Page) => page.getAttribute("#table .table", "data-version");
+
 export const spec: GameSpec = {
   game: "mahjong", players: 2, midAfter: 8, limitMs: 200_000,
   async move(page) {
+    const v0 = await version(page);
+    // the final click only on the view the choice was made on (a newer one: choose again)
+    const act = async (sel: string) => {
+      if ((await version(page)) !== v0) return false;
+      await page.locator(sel).first().click();
+      return true;
+    };
     const raw = await page.getAttribute(".mj", "data-offers");
     const offers: Offer[] = raw ? JSON.parse(raw) : [];
     if (!offers.length) return false;
     const has = (k: string) => offers.find((o) => o.kind === k);
-    for (const act of ["win", "pair", "gang", "peng", "pass"]) {
-      if (!has(act === "pair" ? "choosePair" : act)) continue;
-      await page.locator(`.mj [data-act="${act}"]:not([disabled])`).first().click();
-      return true;
+    for (const kind of ["win", "pair", "gang", "peng", "pass"]) {
+      if (!has(kind === "pair" ? "choosePair" : kind)) continue;
+      return act(`.mj [data-act="${kind}"]:not([disabled])`);
     }
     const ting = offers.filter((o) => o.kind === "discard" && o.declare === TING);
-    if (ting.length) { await choose(page, pick(ting).tile!); await page.click('.mj [data-act="ting"]:not([disabled])'); return true; }
+    if (ting.length) { await choose(page, pick(ting).tile!); return act('.mj [data-act="ting"]:not([disabled])'); }
     const plain = offers.filter((o) => o.kind === "discard" && o.declare !== TING && o.declare !== 3);
     if (!plain.length) return false;
     await choose(page, pick(plain).tile!);
-    await page.click('.mj [data-act="discard"]:not([disabled])');
-    return true;
+    return act('.mj [data-act="discard"]:not([disabled])');
   },
 };

@@ -2,8 +2,8 @@
 // its 对门), four decks with their jokers (大王, 小王). Each other seat shows its name, team, how
 // many cards it holds once it is down to ten (报户), a pass (不要), a place taken (头科 … 大落),
 // 烧 (burning), 无头, 革命; the middle shows the set on the table, its owner and whether it is
-// 够级. One's own 36 cards are grouped by rank: a click on a rank takes one more card of it into
-// the set (and back to none), then 出牌 plays the set when the view's legal list (or its
+// 够级. One's own 36 cards are grouped by rank: a click on a rank takes all its cards into the set,
+// each further click one card fewer (down to none), then 出牌 plays the set when the view's legal list (or its
 // legal_leads) holds exactly that set, 烧 (捎牌) burns with it, 还贡 returns it in the tribute;
 // 不要 / 扣 and 革命 are buttons for their legal entries. Nothing is enabled that the list lacks.
 import { create, type Message } from "@bufbuild/protobuf";
@@ -13,7 +13,7 @@ import type { Catalog } from "../i18n/index.js";
 import { arrowKeys, button, card, h, seatBadge, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
-  en: { "gj.hand": "Your cards by rank: click a rank to take one more card of it", "gj.play": "Play (出牌)", "gj.pass": "Pass (不要)",
+  en: { "gj.hand": "Your cards by rank: a click takes all of a rank, each next click one fewer", "gj.play": "Play (出牌)", "gj.pass": "Pass (不要)",
     "gj.kou": "扣 — close the round", "gj.burn": "Burn (烧 / 捎牌)", "gj.return": "Return (还贡)", "gj.clear": "Clear",
     "gj.revolt": "革命 — sit out", "gj.decline": "No 革命", "gj.team": "Team {t}", "gj.opposite": "对门", "gj.cards": "{n} cards",
     "gj.many": "many cards", "gj.passed": "不要", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (sits out)",
@@ -24,7 +24,7 @@ export const words: Catalog = {
     "gj.revWait": "革命 window: waiting for {names}.", "gj.tribute": "进贡 / 还贡: tribute is being paid and returned.",
     "gj.selected": "Selected: {cards}", "gj.noSet": "Not a set you may play now.", "gj.fourWay": "四人乱缠",
     "gj.score": "{n} points", "gj.spectating": "Watching: hands are hidden.", "gj.mayBurn": "may burn (捎牌)", "gj.you": "you" },
-  vi: { "gj.hand": "Bài của bạn theo quân: bấm một quân để lấy thêm một lá", "gj.play": "Đánh (出牌)", "gj.pass": "Bỏ (不要)",
+  vi: { "gj.hand": "Bài của bạn theo quân: bấm lần đầu lấy cả loại, mỗi lần sau bớt một lá", "gj.play": "Đánh (出牌)", "gj.pass": "Bỏ (不要)",
     "gj.kou": "扣 — đóng vòng", "gj.burn": "Đốt (烧 / 捎牌)", "gj.return": "Trả bài (还贡)", "gj.clear": "Bỏ chọn",
     "gj.revolt": "革命 — ngồi ngoài", "gj.decline": "Không 革命", "gj.team": "Đội {t}", "gj.opposite": "对门", "gj.cards": "{n} lá",
     "gj.many": "nhiều lá", "gj.passed": "不要", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (ngồi ngoài)",
@@ -35,7 +35,7 @@ export const words: Catalog = {
     "gj.revWait": "Thời gian 革命: chờ {names}.", "gj.tribute": "进贡 / 还贡: đang nộp và trả cống.",
     "gj.selected": "Đã chọn: {cards}", "gj.noSet": "Không phải bộ được đánh lúc này.", "gj.fourWay": "四人乱缠",
     "gj.score": "{n} điểm", "gj.spectating": "Đang xem: bài được giấu.", "gj.mayBurn": "được đốt (捎牌)", "gj.you": "bạn" },
-  zh: { "gj.hand": "你的手牌（按点数）：点一种点数多选一张", "gj.play": "出牌", "gj.pass": "不要",
+  zh: { "gj.hand": "你的手牌（按点数）：第一次点选全部，再点每次少一张", "gj.play": "出牌", "gj.pass": "不要",
     "gj.kou": "扣", "gj.burn": "烧（捎牌）", "gj.return": "还贡", "gj.clear": "重选",
     "gj.revolt": "革命", "gj.decline": "不革命", "gj.team": "{t} 联邦", "gj.opposite": "对门", "gj.cards": "{n} 张",
     "gj.many": "牌多", "gj.passed": "不要", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命（不打）",
@@ -150,7 +150,8 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       return h("div", { class: `gj-group${k ? " on" : ""}` },
         gCard(r, { key: `rank:${r}`, selected: k > 0, label: `${JOKER[r] ?? r} ×${n}${k ? ` (${k})` : ""}`,
           attrs: { "data-rank": r, "data-held": n, "data-picked": k },
-          onclick: () => { sel.set(r, k >= n ? 0 : k + 1); ctx.rerender(); } }),
+          // the first click takes every card of the rank (the usual set), each next one card fewer
+          onclick: () => { sel.set(r, k === 0 ? n : k - 1); ctx.rerender(); } }),
         h("span", { class: "gj-n", "aria-hidden": "true" }, k ? `${k}/${n}` : `×${n}`));
     }))) : h("p", { class: "hint" }, ctx.t("gj.spectating"));
 

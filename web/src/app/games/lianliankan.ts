@@ -68,6 +68,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       st.path = pair.path.map((pt) => ({ r: Number(pt.row), c: Number(pt.col) }));
       st.at = Date.now();
       ctx.send(create(RemoveSchema, { first: pair.first, second: pair.second }));  // what the Pair stands for
+      ctx.rerender();  // the path at once, over the two tiles until the next view takes them away
       return;
     }
     st.picked = st.picked === k ? "" : k;

@@ -164,7 +164,8 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
         ? button(ctx.t("mj.ting"), send(sel.tile ? discardOf(sel.tile, Declare.TING) : undefined), { kind: "danger", key: "act:ting", attrs: { "data-act": "ting" } }) : null,
       discards.some((d) => d.declare === Declare.YING_KOU)
         ? button(ctx.t("mj.yingkou"), send(sel.tile ? discardOf(sel.tile, Declare.YING_KOU) : undefined), { key: "act:yingkou", attrs: { "data-act": "yingkou" } }) : null] : null) : null;
-  const hint: Child = !mine || over ? null : pairs.length ? h("p", { class: "hint" }, ctx.t("mj.pickPair"))
+  const hint: Child = !mine || over ? null : pairs.length ? h("p", { class: "hint" }, ctx.t("mj.pickPair"), " ",
+    Number(v.deadlineMs) > 0 ? h("span", { class: "clock", "data-deadline": Number(v.deadlineMs) }) : null)
     : discards.length && !sel.tile ? h("p", { class: "hint" }, ctx.t("mj.pick")) : null;
   const winner = Number(v.winner);
   const result = over ? h("div", { class: "mj-result" }, winner >= 0
