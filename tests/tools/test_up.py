@@ -82,6 +82,26 @@ def _load_factor() -> float:
     return min(10.0, max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1)))
 
 
+def _stop_all(proc: subprocess.Popen[bytes], status: Path, pgdata: Path) -> None:
+    """The test's own cleanup, whatever failed: Ctrl-C to ``up``, then SIGKILL to it and to every
+    process its status file names (a SIGKILLed ``up`` leaves its children behind), and PostgreSQL."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    try:
+        pids = [p["pid"] for p in json.loads(status.read_text())["processes"].values() if p["pid"]]
+    except (OSError, ValueError):
+        pids = []
+    for pid in pids:
+        if supervise.alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    localpg.stop_dir(pgdata)
+
+
 def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in STRIPPED and not k.startswith("CHIEU_")}
 
@@ -109,13 +129,7 @@ def stack() -> Iterator[Stack]:
             time.sleep(0.2)
         yield s
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        localpg.stop_dir(s.data / "postgres")
+        _stop_all(proc, s.data / "up.json", s.data / "postgres")
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -294,7 +308,5 @@ def test_up_cluster_restarts_a_killed_node_service_process_and_postgres_on_their
         assert not [p for p in everyone if supervise.alive(p)], "a process outlived Ctrl-C"
         assert localpg.postmaster(folder / ".var" / "cluster" / "postgres") is None
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        localpg.stop_dir(folder / ".var" / "cluster" / "postgres")
+        _stop_all(proc, status, folder / ".var" / "cluster" / "postgres")
         shutil.rmtree(folder, ignore_errors=True)
