@@ -1,6 +1,7 @@
 // 连连看 by clicks: a tile the board lets pick (an enabled button), then one of the partners it
 // marks for it (the legal pairs' other tiles), and the pair's path must then be drawn; everybody
 // plays at once, so every page moves whenever its board changed.
+import { join } from "node:path";
 import type { Page } from "playwright-core";
 import type { GameSpec } from "../harness.js";
 
@@ -9,6 +10,7 @@ const pick = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)]!;
  * the cells still full), so never clicked again, even while an older view still shows them
  * (the other player's move may come first). */
 const sent = new WeakMap<Page, Set<string>>();
+const shot = new WeakSet<Page>();
 
 export const spec: GameSpec = {
   game: "lianliankan", room: "lianliankan.short", players: 2, midAfter: 10, limitMs: 150_000,
@@ -32,6 +34,12 @@ export const spec: GameSpec = {
     gone.add(first).add(second);
     // the pair's path is drawn over the board (not caught: a removal without its line fails the hand)
     await page.waitForSelector(".llk-path polyline", { state: "attached", timeout: 2000 });
+    if (!shot.has(page) && gone.size >= 12) {  // one picture of a path per page, to look at
+      shot.add(page);
+      const wide = (page.viewportSize()?.width ?? 0) > 640;
+      const path = join(process.env.CHIEU_ARTIFACTS ?? "build/artifacts/web", `lianliankan-1-path-${wide ? "desktop" : "phone"}.png`);
+      await page.screenshot({ path, fullPage: true }).catch(() => undefined);
+    }
     return true;
   },
 };
