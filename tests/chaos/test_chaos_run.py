@@ -34,7 +34,7 @@ def folder() -> Iterator[Path]:
 
 
 def test_a_short_seeded_chaos_run_breaks_no_promise(folder: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "chieu.cli", "chaos", "--seed", str(SEED), "--minutes", str(MINUTES),
+    proc = subprocess.run([sys.executable, "-m", "chieu_tools.cli", "chaos", "--seed", str(SEED), "--minutes", str(MINUTES),
                            "--data", str(folder)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=1100)
     text = proc.stdout.decode()
     (summary_file,) = folder.glob(f"seed-{SEED}-*/summary.json")
