@@ -186,7 +186,7 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
         if (v === null || acted.get(s.page) === v) continue;
         if (await s.page.$('#table .table[data-status="playing"]') === null) continue;
         const byKeys = spec.keys !== undefined && !result.keyboard && s === players[0];
-        if (await (byKeys ? spec.keys! : spec.move)(s.page)) {
+        if (await tryMove(() => (byKeys ? spec.keys! : spec.move)(s.page))) {
           acted.set(s.page, v); result.moves++; any = true;
           if (byKeys) result.keyboard = true;
         }
@@ -271,4 +271,16 @@ export async function tour(browser: Browser, url: string, out: string): Promise<
     r.error = String(e);
   }
   return r;
+}
+
+/** A move by clicks, where the board was redrawn between finding a control and clicking it (every
+ * view update redraws the board whole, so a handle taken a moment before may be detached): not a
+ * failure, the player simply tries again on the next look. Anything else is thrown. */
+async function tryMove(move: () => Promise<boolean>): Promise<boolean> {
+  try {
+    return await move();
+  } catch (e) {
+    if (/not attached to the DOM|detached from document|Element is not attached/i.test(String(e))) return false;
+    throw e;
+  }
 }
