@@ -34,8 +34,9 @@ def folder() -> Iterator[Path]:
 
 
 def test_a_short_seeded_chaos_run_breaks_no_promise(folder: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "chieu_tools.cli", "chaos", "--seed", str(SEED), "--minutes", str(MINUTES),
-                           "--data", str(folder)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=1100)
+    proc = subprocess.run([sys.executable, "-m", "chieu_tools.cli", "chaos", "--seed", str(SEED),
+                           "--minutes", str(MINUTES), "--data", str(folder)],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=1100)
     text = proc.stdout.decode()
     (summary_file,) = folder.glob(f"seed-{SEED}-*/summary.json")
     summary = json.loads(summary_file.read_text())
