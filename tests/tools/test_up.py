@@ -102,6 +102,15 @@ def _stop_all(proc: subprocess.Popen[bytes], status: Path, pgdata: Path) -> None
     localpg.stop_dir(pgdata)
 
 
+async def _eventually(check: Callable[[], bool], within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while not await asyncio.to_thread(check):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.2)
+    return True
+
+
 def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in STRIPPED and not k.startswith("CHIEU_")}
 
@@ -194,8 +203,9 @@ async def test_sigkill_one_the_others_serve_it_comes_back_and_play_resumes(stack
     others = [n for n in SEVEN if n != victim]
     for name in others:  # the others keep running (nothing stopped them) and answer their own health
         assert supervise.alive(before[name][0]), f"{name} stopped when {victim} was killed"
-        if victim not in ("nats-server", "postgres"):
-            assert await asyncio.to_thread(stack.healthy, name), f"{name} unhealthy when {victim} was killed"
+        if victim not in ("nats-server", "postgres"):  # (a fresh channel's first call may be slow under load)
+            assert await _eventually(lambda n=name: stack.healthy(n), 5 * _load_factor()), \
+                f"{name} unhealthy when {victim} was killed"
     limit = (10.0 if victim in SERVICES else 20.0) * _load_factor()
     while True:
         now = stack.pids()
@@ -204,7 +214,7 @@ async def test_sigkill_one_the_others_serve_it_comes_back_and_play_resumes(stack
         assert time.monotonic() - killed < limit, f"{victim} not back after {limit} s: {now}"
         await asyncio.sleep(0.1)
     back = time.monotonic() - killed
-    assert await asyncio.to_thread(stack.healthy, victim)
+    assert await _eventually(lambda: stack.healthy(victim), 5 * _load_factor())
     after = stack.pids()
     assert {n: after[n][0] for n in others} == {n: before[n][0] for n in others}, "another process was restarted"
     await _move(stack)  # play resumes where it was
