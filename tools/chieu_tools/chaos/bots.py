@@ -435,6 +435,9 @@ class Spectator(Client):
 PROBE_GAME = next(d.key for d in registry.descriptors() if d.min_seats >= 2)
 """The probe's game: any that needs a second player, so that its one player's readiness never
 starts a hand."""
+PROBE_STAKE = 7
+"""The probe's table is played for points at a stake no room offers (the chaos rooms' is 1), so
+it is listed in no room and no player is quick-seated at it (where its host would never start)."""
 
 
 class Probe(Client):
@@ -450,7 +453,8 @@ class Probe(Client):
 
     async def run(self) -> None:
         try:
-            create = pb.CreateTableRequest(game=PROBE_GAME, command_id=f"probe-{uuid.uuid4().hex}")
+            create = pb.CreateTableRequest(game=PROBE_GAME, stake=PROBE_STAKE, currency=log_pb2.CURRENCY_POINTS,
+                                          command_id=f"probe-{uuid.uuid4().hex}")
             stub = pb_stub(self.table_channel)
             result = await calls.call(lambda t: stub.CreateTable(create, timeout=t, metadata=self.meta()),
                                       per_try_s=3.0, give_up_s=60.0, stop=self.shared.stopping)
