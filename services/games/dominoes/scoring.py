@@ -66,10 +66,10 @@ def settle_blocker(
         return True, tuple(
             Transfer(i, blocker, 2 * u * pips[i], "triet") for i in others if pips[i]
         )
-    if wins and assistant is not None:
-        return True, (Transfer(assistant, blocker, 2 * u * total, "gai_triet"),)
+    if wins and assistant is not None:  # nothing is paid when the others hold no pips
+        return True, (Transfer(assistant, blocker, 2 * u * total, "gai_triet"),) if total else ()
     if assistant is None:
         return False, tuple(
             Transfer(blocker, i, u * pips[i], "triet_loss") for i in others if pips[i]
         )
-    return False, (Transfer(blocker, assistant, u * total, "triet_loss_gai"),)
+    return False, (Transfer(blocker, assistant, u * total, "triet_loss_gai"),) if total else ()
