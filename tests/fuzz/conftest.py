@@ -75,6 +75,11 @@ class World:
         ids become the ``table_id`` pool, and the first hand's legal moves the ``command`` pool."""
         await self.clear_tables()
         p, q = self.players[:2]
+        # an operator's fuzzed HoldCoins may have held their 金币, which keeps them from a coin table
+        ledger = lpb_grpc.LedgerServiceStub(self.channels["ledger"])
+        for who in (p, q):
+            await ledger.ReleaseCoins(lpb.ReleaseCoinsRequest(player_id=who, reason="fuzz: next fuzzer"),
+                                      metadata=_md(self.tokens["operator"]))
         cp, cq = (TableClient("", self.tokens[x], self.channels["table"]) for x in (p, q))
         tables, moves = [(await cp.create("o_an_quan", CALM)).table_id], []
         for extra in ({}, {"currency": log_pb2.CURRENCY_COINS, "stake": 1}):
