@@ -34,6 +34,7 @@ from nats.aio.client import Client
 
 from chieu.kit import auth, natsauth
 from chieu.kit.settings import Settings
+from chieu.table.sealing import SealKeys
 from chieu_tools import localnats
 
 SIGNER = auth.Signer.generate()
@@ -46,6 +47,11 @@ PRIVATE_KEY = KEYS_DIR / "private.pem"
 PRIVATE_KEY.touch(mode=0o600)
 PRIVATE_KEY.write_bytes(SIGNER.private_pem())
 os.environ["CHIEU_TOKEN_PUBLIC_KEYS"] = str(PUBLIC_KEYS)  # for services started as subprocesses
+SEAL_KEYS = KEYS_DIR / "seal.jwks.json"
+"""The test session's seal keyset (the table processes'; :mod:`chieu.table.sealing`)."""
+SEAL_KEYS.touch(mode=0o600)
+SEAL_KEYS.write_text(SealKeys.document([SealKeys.new_key()]))
+os.environ["CHIEU_SEAL_KEYS"] = str(SEAL_KEYS)  # for table services started as subprocesses
 
 
 NATS_CREDS = natsauth.ensure(Path(tempfile.mkdtemp(prefix="chieu-nats-creds-")), admin=True)
@@ -121,7 +127,7 @@ def settings(nats_url: str) -> Settings:
                    # tests make many tables under one player id without playing them (tests/table/test_quotas.py
                    # starts a table service of its own with the quota on)
                    unplayed_tables=0,
-                   token_public_keys=str(PUBLIC_KEYS), service_token=credential("table"),
+                   token_public_keys=str(PUBLIC_KEYS), service_token=credential("table"), seal_keys=str(SEAL_KEYS),
                    nats_creds=nats_creds("table"))
 
 

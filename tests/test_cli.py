@@ -54,7 +54,7 @@ async def test_verify_a_hand_in_play_and_a_finished_one(settings: Settings, tabl
     assert code == 0 and out.startswith("hand 1: IN PLAY") and "BAD" not in out
     await play_to_end(await a.get(t.table_id), {"vera": a, "vic": b})
     code, out, _ = await _chieu("verify", t.table_id, "--nats", settings.nats_url)
-    assert code == 0 and out.startswith("hand 1: OK  commitment=ok  deal=ok")
+    assert code == 0 and out.startswith("hand 1: OK  commitment=ok  committed-first=ok  deal=ok")
     await a.close()
     await b.close()
 

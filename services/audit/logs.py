@@ -127,6 +127,9 @@ def verify_all(logs: Logs, report: Report, progress: Callable[[int], None] | Non
             if not v.commitment_ok:
                 report.add(AREA, "commitment_mismatch", subject, "the revealed server seed does not hash to the "
                            "commitment of HandStarted")
+            if not v.committed_first:
+                report.add(AREA, "commitment_late", subject, "the hand's commitment was not published before "
+                           "the client seeds it mixes in (TableCreated or the previous HandStarted)")
             if not v.deal_ok:
                 report.add(AREA, "deal_mismatch", subject, v.detail)
             if not v.moves_ok:

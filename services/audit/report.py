@@ -14,6 +14,7 @@ CODES: dict[str, str] = {
     "log_broken": "a table's records do not follow on (version, table id)",
     "replay_failed": "the table's log cannot be folded",
     "commitment_mismatch": "a revealed server seed does not hash to the hand's commitment",
+    "commitment_late": "a hand's commitment was not published before the client seeds it mixes in",
     "deal_mismatch": "the deal logged is not the deal the seeds give",
     "move_mismatch": "a logged move is not what the rules decide for its command or timeout",
     # the ledger

@@ -56,6 +56,18 @@ class Settings:
     """``CHIEU_SERVICE_KEY``: this service's own Ed25519 private key (PEM): with it the service signs
     its own credential for 15 minutes and renews it (its public key is in the keyset bound to the
     service); without it, ``CHIEU_SERVICE_TOKEN`` is used as given."""
+    archive_private_key: str = ""
+    """``CHIEU_ARCHIVE_PRIVATE_KEY``: the Ed25519 private key (PEM, PKCS #8) that signs the auditor's
+    archives (``chieu export``, which refuses to export without one); its own key, never the token
+    key: it signs no token, and a token key signs no archive."""
+    archive_public_keys: str = ""
+    """``CHIEU_ARCHIVE_PUBLIC_KEYS``: the operator's published archive keyset (a JWKS file whose keys
+    carry ``"use": "chieu-archive"``) that ``chieu audit --archive`` and ``chieu replay --archive``
+    verify an archive's signature with (``--keys`` says another)."""
+    seal_keys: str = ""
+    """``CHIEU_SEAL_KEYS``: the table processes' seal keyset (a JSON file: a JWKS of 32-byte ``oct``
+    keys, the first one seals): what a hand in play hides is sealed in the log under it
+    (docs/fairness.md). Given to the table service alone; it refuses to start without one."""
     stream_replicas: int = 1
     """``CHIEU_STREAM_REPLICAS``: JetStream replicas of the table stream (3 in production)."""
     duplicate_window_s: int = 120
@@ -240,6 +252,9 @@ _ENV = {
     "token_private_key": "CHIEU_TOKEN_PRIVATE_KEY",
     "service_token": "CHIEU_SERVICE_TOKEN",
     "service_key": "CHIEU_SERVICE_KEY",
+    "archive_private_key": "CHIEU_ARCHIVE_PRIVATE_KEY",
+    "archive_public_keys": "CHIEU_ARCHIVE_PUBLIC_KEYS",
+    "seal_keys": "CHIEU_SEAL_KEYS",
     "stream_replicas": "CHIEU_STREAM_REPLICAS",
     "duplicate_window_s": "CHIEU_DUPLICATE_WINDOW_S",
     "shutdown_grace_s": "CHIEU_SHUTDOWN_GRACE_S",

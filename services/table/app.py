@@ -6,8 +6,8 @@ from chieu.games import registry
 from chieu.kit import logs, names, natsauth
 from chieu.kit.eventstore import EventStore
 from chieu.kit.server import Server, run
-from chieu.kit.settings import Settings, from_env
-from chieu.table import codec
+from chieu.kit.settings import Settings, SettingsError, from_env
+from chieu.table import codec, sealing
 from chieu.table.peers import Peers
 from chieu.table.servicer import TableService, register
 from chieu.table.tables import Tables
@@ -16,13 +16,14 @@ from chieu.table.v1 import table_service_pb2
 
 async def build(settings: Settings) -> Server:
     """A ready (not yet started) table server connected to its event store."""
+    keys = seal_keys(settings)
     nc = await natsauth.connect(settings, "table", max_reconnect_attempts=-1)
     store = EventStore(nc, stream=names.TABLES, replicas=settings.stream_replicas,
                        duplicate_window_s=settings.duplicate_window_s)
     await store.ensure()
     for key in registry.KEYS:  # every game's messages in the descriptor pool, for reflection clients
         codec.game_module(key)
-    tables = Tables(store, settings)
+    tables = Tables(store, settings, keys)
     await tables.resume()
     peers = Peers(settings)
     revocations = peers.revocations()
@@ -35,6 +36,17 @@ async def build(settings: Settings) -> Server:
         on_stopping=[tables.stopping],  # before the watch streams close: no ConnectionLost for the stop
         background=[revocations.start],
     )
+
+
+def seal_keys(settings: Settings) -> sealing.SealKeys:
+    """The seal keyset of ``CHIEU_SEAL_KEYS``; a table service without one does not start."""
+    if not settings.seal_keys:
+        raise SettingsError("CHIEU_SEAL_KEYS is not set: the table service seals the secrets of the hands "
+                            "in play with it (docs/fairness.md); ./chieu up makes one")
+    try:
+        return sealing.SealKeys.load(settings.seal_keys)
+    except ValueError as e:
+        raise SettingsError(str(e)) from None
 
 
 async def serve(settings: Settings) -> None:

@@ -2,6 +2,10 @@
 
 For each hand:
 
+* its commitment was published before any client seed it mixes in was given (in ``TableCreated``
+  for hand 1, in the previous ``HandStarted`` after): the server could not choose its seed after
+  seeing the players';
+* the hand's sealed parts open with the seed its ``HandEnded`` revealed (:func:`sealing.reveal`);
 * the server seed revealed in ``HandEnded`` must hash to the commitment published in
   ``HandStarted`` (algorithm ``chieu-fair-v1``);
 * ``start()`` of the rules core on the seed material (the revealed seed and the players' client
@@ -25,7 +29,7 @@ from typing import Any
 
 from chieu.games import fair
 from chieu.games.core import RuleViolation
-from chieu.table import codec, decide
+from chieu.table import codec, decide, sealing
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 
@@ -41,10 +45,11 @@ class Verdict:
     detail: str = ""
     moves_checked: int = 0
     moves_ok: bool = True
+    committed_first: bool = True
 
     @property
     def ok(self) -> bool:
-        return self.revealed and self.commitment_ok and self.deal_ok and self.moves_ok
+        return self.revealed and self.commitment_ok and self.deal_ok and self.moves_ok and self.committed_first
 
 
 @dataclass
@@ -53,6 +58,7 @@ class _Hand:
     dealt: list[tuple[str, bytes]]
     at_ms: int
     before: Table
+    committed_first: bool
     moves: int = 0
     bad_moves: list[str] = field(default_factory=list)
 
@@ -92,25 +98,49 @@ def _redecide(table: Table, record: log_pb2.Record) -> list[Any] | str:
 
 
 def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]]) -> list[Verdict]:
-    """Verdicts for every hand of the log ``records`` (stream sequence, record).
+    """Verdicts for every hand of the log ``records`` (stream sequence, record; the finished hands'
+    sealed parts are opened in place).
 
     A move whose events the rules give again byte for byte is folded with the events just
     derived (they encode to the logged bytes), so its game events are not decoded a second time."""
     table = Table(table_id)
     hands: dict[int, _Hand] = {}
-    ended: dict[int, bytes] = {}
-    for seq, record in records:
-        for ev in record.events:
+    committed: dict[int, tuple[tuple[int, int], str]] = {}
+    """Hand → where its commitment was published (version, event index) and the commitment."""
+    seeded: dict[str, tuple[int, int]] = {}
+    """Player → where they last gave a client seed since the last hand started."""
+    opened = sealing.reveal(records)
+    ended = {int(ev.hand_ended.hand_no): ev.hand_ended.server_seed for _, record in opened
+             for ev in record.events if ev.WhichOneof("kind") == "hand_ended"}
+    for seq, record in opened:
+        version = int(record.version)
+        for i, ev in enumerate(record.events):
             kind = ev.WhichOneof("kind")
             if kind == "hand_started":
                 h = ev.hand_started
+                published = committed.get(int(h.hand_no))
+                seeds = zip(h.players, h.client_seeds, strict=False)
+                first = published is not None and published[1] == h.seed_commitment and all(
+                    seeded.get(p, (-1, -1)) > published[0] for p, s in seeds if s)
                 # the deal is checked at the hand's end with the table as it was: what set-up reads of
                 # it (options, the last outcome and players) is replaced by the fold, never changed
-                hands[int(h.hand_no)] = _Hand(h, _game_events(record), int(record.server_time_ms), copy.copy(table))
-            elif kind == "hand_ended":
-                ended[int(ev.hand_ended.hand_no)] = ev.hand_ended.server_seed
+                hands[int(h.hand_no)] = _Hand(h, _game_events(record), int(record.server_time_ms), copy.copy(table),
+                                              first)
+                seeded.clear()
+                if h.HasField("next_seed"):
+                    committed[int(h.next_seed.hand_no)] = ((version, i), h.next_seed.commitment)
+            elif kind == "table_created" and ev.table_created.HasField("next_seed"):
+                nxt = ev.table_created.next_seed
+                committed[int(nxt.hand_no)] = ((version, i), nxt.commitment)
+            elif kind in ("player_seated", "player_ready") and getattr(ev, kind).client_seed:
+                seeded[getattr(ev, kind).player_id] = (version, i)
         derived: list[Any] | None = None
-        if record.WhichOneof("cause") is not None and table.playing:
+        if sealing.is_sealed(record) and table.playing:
+            hand = hands[table.hand_no]
+            if table.hand_no in ended:  # revealed, yet a part did not open: changed, or sealed wrongly
+                hand.bad_moves.append(f"version {record.version}: a sealed part does not open with the revealed seed")
+                hand.moves += 1
+        elif record.WhichOneof("cause") is not None and table.playing:
             hand = hands[table.hand_no]
             hand.moves += 1
             got = _redecide(table, record)
@@ -136,6 +166,9 @@ def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]]) -> list
         dealt = _encoded(hand.before.game.start(setup), hand.before.game_key)
         deal_ok = dealt == hand.dealt
         details = [] if deal_ok else [f"derived {len(dealt)} start events, logged {len(hand.dealt)}; they differ"]
+        if not hand.committed_first:
+            details.append("its commitment was not published before the players' client seeds")
         details += hand.bad_moves[:5]
-        out.append(Verdict(hand_no, True, commitment_ok, deal_ok, "; ".join(details), hand.moves, not hand.bad_moves))
+        out.append(Verdict(hand_no, True, commitment_ok, deal_ok, "; ".join(details), hand.moves, not hand.bad_moves,
+                           hand.committed_first))
     return out

@@ -66,8 +66,10 @@ def _ev(**kind: Any) -> log_pb2.TableEvent:
 def create(t: Table, game_key: str, raw_options: dict[str, Any], host: str, stake: int = 1,
            currency: log_pb2.Currency.ValueType = log_pb2.CURRENCY_POINTS, *, require_ready: bool = False,
            reconnect_grace_s: int = 0, client_seed: bytes = b"", ladder_level: int = 0,
-           min_reputation: int = 0, profile: tuple[str, str] = ("", "")) -> Decision:
-    """``ladder_level`` > 0 makes a ladder table (过关斩将) of that level, for good;
+           min_reputation: int = 0, profile: tuple[str, str] = ("", ""),
+           next_seed: log_pb2.NextSeed | None = None) -> Decision:
+    """``next_seed``: hand 1's server seed, committed and sealed by the caller (deciders are pure).
+    ``ladder_level`` > 0 makes a ladder table (过关斩将) of that level, for good;
     ``min_reputation`` > 0 the least reputation (信誉度) a player needs to sit there; ``profile`` the
     host's (name, avatar) as the lobby has them, logged with their seat."""
     if t.exists:
@@ -93,7 +95,8 @@ def create(t: Table, game_key: str, raw_options: dict[str, Any], host: str, stak
         _ev(table_created=log_pb2.TableCreated(
             table_id=t.table_id, game=game_key, options=options_struct(values), host=host,
             seats=game.max_players, stake=stake, currency=currency, require_ready=require_ready,
-            reconnect_grace_s=grace, ladder_level=ladder_level, min_reputation=min_reputation)),
+            reconnect_grace_s=grace, ladder_level=ladder_level, min_reputation=min_reputation,
+            next_seed=next_seed)),
         _ev(player_seated=log_pb2.PlayerSeated(player_id=host, seat=0, client_seed=client_seed,
                                                name=profile[0], avatar=profile[1])),
     ]
@@ -222,8 +225,11 @@ def setup(t: Table, players: list[str], material: bytes, now_ms: int, hand_no: i
                  owner=max(owner_seat, 0))
 
 
-def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes) -> Decision:
-    """Deal a hand; ``server_seed`` is 32 bytes from a CSPRNG (the caller draws it: deciders are pure)."""
+def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes,
+               next_seed: log_pb2.NextSeed | None = None) -> Decision:
+    """Deal a hand with ``server_seed``: the seed committed before (``t.next_seed``, opened by the
+    caller; deciders are pure). ``next_seed``: the next hand's, committed now, before any of its
+    client seeds can be given (docs/fairness.md)."""
     if player != t.host:
         return denied("not_host", "only the host (chủ bàn) starts a hand")
     if t.playing:
@@ -243,7 +249,7 @@ def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes) -> Decisi
     events = [_ev(hand_started=log_pb2.HandStarted(
         hand_no=hand_no, algorithm=fair.ALGORITHM, seed_commitment=fair.commitment(seed),
         server_seed=seed, players=players, client_seeds=client_seeds, owner_seat=owner_seat,
-        game=t.game_key, stake=t.stake, currency=t.currency))]
+        game=t.game_key, stake=t.stake, currency=t.currency, next_seed=next_seed))]
     try:
         state = game.initial(t.options, len(players))
         return events + _game_events(t, game, state, list(game.start(hand)), seed, players, hand_no, fresh=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import secrets
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -91,7 +90,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
                                  request.currency or log_pb2.CURRENCY_POINTS, require_ready=request.require_ready,
                                  reconnect_grace_s=request.reconnect_grace_s, client_seed=request.client_seed,
                                  ladder_level=request.ladder_level, min_reputation=request.min_reputation,
-                                 profile=profile)
+                                 profile=profile, next_seed=self.tables.keys.new_seed(t.table_id, 1))
 
         self.quotas.check_stake(request.currency or log_pb2.CURRENCY_POINTS, request.stake or 1)
         live = await self.tables.get(table_id, must_exist=False)
@@ -176,7 +175,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
             await self._stand_down(live.table)
         table = await self.tables.execute(
             table_id, who.player_id, request.command_id,
-            lambda t, now: decide.start_hand(t, who.player_id, now, secrets.token_bytes(32)), request=request)
+            lambda t, now: decide.start_hand(t, who.player_id, now, *self.tables.seeds_to_deal(t)), request=request)
         return table_service_pb2.StartHandResponse(table=self.tables.view(table, who.player_id))
 
     async def _stand_down(self, table: Table) -> None:
@@ -302,7 +301,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         return table_service_pb2.VerifyDealsResponse(hands=[
             table_service_pb2.HandVerdict(hand_no=v.hand_no, commitment_ok=v.commitment_ok, deal_ok=v.deal_ok,
                                           revealed=v.revealed, detail=v.detail, moves_checked=v.moves_checked,
-                                          moves_ok=v.moves_ok)
+                                          moves_ok=v.moves_ok, committed_first=v.committed_first)
             for v in audit.verify(table_id, records)
         ])
 

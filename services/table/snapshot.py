@@ -18,7 +18,8 @@ from chieu.table import codec
 from chieu.table.state import Table
 from chieu.table.v1 import snapshot_pb2
 
-FORMAT = 1
+FORMAT = 2
+"""2: with the next hand's committed seed (``next_seed``)."""
 TAG = f"table-snapshot-v{FORMAT}"
 """The tag the event store keeps beside a snapshot's bytes."""
 
@@ -47,6 +48,7 @@ def encode(table: Table) -> bytes:
         commands=[snapshot_pb2.RememberedCommand(key=k, version=v, digest=d) for k, (v, d) in table.commands.items()],
         ladder_level=table.ladder_level, ladder_seq=table.ladder_seq, min_reputation=table.min_reputation,
         profiles={p: snapshot_pb2.Profile(name=n, avatar=a) for p, (n, a) in table.profiles.items()},
+        next_seed=table.next_seed,
     )
     if table.game_state is not None:
         msg.game_state.shape = plain.shape(type(table.game_state))
@@ -78,6 +80,7 @@ def decode(data: bytes) -> Table:
             commands={c.key: (c.version, c.digest) for c in msg.commands},
             ladder_level=msg.ladder_level, ladder_seq=msg.ladder_seq, min_reputation=msg.min_reputation,
             profiles={p: (v.name, v.avatar) for p, v in msg.profiles.items()},
+            next_seed=msg.next_seed if msg.HasField("next_seed") else None,
         )
         if msg.game:
             table.set_options(msg.options)

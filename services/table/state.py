@@ -101,7 +101,10 @@ class Table:
     owner_seat: int = -1
     game_state: Any = None
     server_seed: bytes = b""
+    """The server seed of the hand in play (opened by the table processes; empty elsewhere)."""
     commitment: str = ""
+    next_seed: log_pb2.NextSeed | None = None
+    """The next hand's server seed, committed and sealed (``TableCreated``, ``HandStarted``)."""
     settled_legs: int = 0
     """Transfers of the current hand already put in a Settlement."""
     auto: set[str] = field(default_factory=set)
@@ -196,6 +199,7 @@ class Table:
         self.reconnect_grace_s = int(c.reconnect_grace_s) or DEFAULT_GRACE_S
         self.ladder_level = int(c.ladder_level)
         self.min_reputation = int(c.min_reputation)
+        self.next_seed = c.next_seed if c.HasField("next_seed") else None
 
     def _on_player_seated(self, e: log_pb2.PlayerSeated, version: int) -> None:
         self.seats[e.seat] = e.player_id
@@ -237,6 +241,7 @@ class Table:
         self.owner_seat = int(h.owner_seat)
         self.server_seed = h.server_seed
         self.commitment = h.seed_commitment
+        self.next_seed = h.next_seed if h.HasField("next_seed") else None
         self.game_state = self.game.initial(self.options, len(self.hand_players))
         self.settled_legs = 0
         self.auto = set()
@@ -260,6 +265,9 @@ class Table:
         self.server_seed = b""
         self.auto = set()
         self.lost = {}
+
+    def _on_sealed(self, e: log_pb2.Sealed, version: int) -> None:
+        """A game event of a hand in play, sealed (a reader without the hand's seed): not folded."""
 
     def _on_connection_lost(self, e: log_pb2.ConnectionLost, version: int) -> None:
         self.lost[e.player_id] = int(e.deadline_ms)

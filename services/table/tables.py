@@ -30,7 +30,7 @@ from chieu.kit import logs, metrics
 from chieu.kit.errors import ServiceError, not_found, precondition
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot, Stored
 from chieu.kit.settings import Settings
-from chieu.table import decide, presence, snapshot
+from chieu.table import decide, presence, sealing, snapshot
 from chieu.table.decide import Decision
 from chieu.table.refusals import Refused
 from chieu.table.state import Table
@@ -99,9 +99,12 @@ class Tables:
     """The tables this process serves: loaded on demand, kept in step with their logs by one
     follower of the whole stream (records other processes append reach this one's watchers)."""
 
-    def __init__(self, store: EventStore, settings: Settings) -> None:
+    def __init__(self, store: EventStore, settings: Settings, keys: sealing.SealKeys) -> None:
         self.store = store
         self.settings = settings
+        self.keys = keys
+        """The seal keyset: what a hand in play hides is sealed in the log (:mod:`~chieu.table.sealing`)."""
+        self._opener = sealing.Opener(keys)
         self._live: OrderedDict[str, _Live] = OrderedDict()
         self._loading: dict[str, asyncio.Lock] = {}
         self._closed = False
@@ -214,7 +217,7 @@ class Tables:
             raise
         for stored in live.pending or ():
             if stored.seq > live.table.last_seq:
-                live.table.apply(log_pb2.Record.FromString(stored.data), stored.seq)
+                self._apply(live.table, stored)
         live.pending = None
         if not live.table.exists:
             self._live.pop(table_id, None)
@@ -237,9 +240,9 @@ class Tables:
     async def _load(self, table_id: str) -> Table:
         table = Table(table_id)
         snap = await self.store.load_snapshot(table_id)
-        if snap is not None and snap.tag == snapshot.TAG:
+        if snap is not None and snap.tag == sealing.SNAPSHOT_TAG + snapshot.TAG:
             try:
-                loaded = snapshot.decode(snap.data)
+                loaded = snapshot.decode(self._open_snapshot(table_id, snap.data))
                 if loaded.table_id == table_id and loaded.last_seq == snap.seq:
                     table = loaded
             except snapshot.Unusable as e:  # a snapshot is a cache: replay the log instead
@@ -249,7 +252,33 @@ class Tables:
 
     async def _catch_up(self, table: Table) -> None:
         for stored in await self.store.read(table.table_id, after=table.last_seq):
-            table.apply(log_pb2.Record.FromString(stored.data), stored.seq)
+            self._apply(table, stored)
+
+    def _apply(self, table: Table, stored: Stored) -> None:
+        """Fold one stored record into ``table``, its sealed parts opened."""
+        table.apply(self._opener.open(log_pb2.Record.FromString(stored.data), table), stored.seq)
+
+    def _open_snapshot(self, table_id: str, data: bytes) -> bytes:
+        try:
+            return self.keys.open_snapshot(table_id, data)
+        except sealing.SealError as e:
+            raise snapshot.Unusable(str(e)) from None
+
+    def seeds_to_deal(self, table: Table) -> tuple[bytes, log_pb2.NextSeed]:
+        """The seed of ``table``'s next hand (committed before: ``table.next_seed``, opened) and
+        the hand after's, drawn, committed and sealed now. A table logged before commitments
+        were published ahead has none: its hand gets a fresh seed (the audit says so)."""
+        committed = table.next_seed
+        try:
+            if committed is not None and int(committed.hand_no) == table.hand_no + 1:
+                seed = self.keys.open_seed(table.table_id, committed)
+            else:
+                seed = os.urandom(sealing.SEED_BYTES)
+        except sealing.SealError as e:
+            log.error("the committed seed does not open", table_id=table.table_id, reason=str(e))
+            raise precondition("seal_key_missing", "this table's next deal is sealed under a key this "
+                               "server does not hold; the operator must put it back in the keyset") from None
+        return seed, self.keys.new_seed(table.table_id, table.hand_no + 2)
 
     async def _follow(self, ready: asyncio.Event) -> None:
         """Fold the records other processes append into the cached tables; wake the watchers."""
@@ -297,7 +326,7 @@ class Tables:
             if record.version != table.version + 1:
                 await self._catch_up(table)  # a gap: read what was missed from the store
             else:
-                table.apply(record, stored.seq)
+                table.apply(self._opener.open(record, table), stored.seq)
             self._after_apply(live)
 
     # ------------------------------------------------------------ commands
@@ -350,7 +379,7 @@ class Tables:
                     record.timeout_seat = timeout_seat
                 try:
                     appended = await self.store.append(
-                        table_id, record.SerializeToString(), expected_seq=table.last_seq,
+                        table_id, sealing.seal_record(record, table).SerializeToString(), expected_seq=table.last_seq,
                         msg_id=f"{table_id}:{actor}/{command_id}",
                     )
                 except Conflict:
@@ -396,7 +425,8 @@ class Tables:
         if live.since_snapshot >= self.settings.snapshot_every:
             live.since_snapshot = 0
             task = asyncio.create_task(self.store.save_snapshot(
-                table.table_id, Snapshot(table.last_seq, snapshot.TAG, snapshot.encode(table))))
+                table.table_id, Snapshot(table.last_seq, sealing.SNAPSHOT_TAG + snapshot.TAG,
+                                         self.keys.seal_snapshot(table.table_id, snapshot.encode(table)))))
             task.add_done_callback(_log_failure)
 
     # ------------------------------------------------------------ clocks

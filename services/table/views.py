@@ -124,6 +124,7 @@ def base_view(table: Table) -> table_service_pb2.TableView:
         seats=[_seat(table, i, p) for i, p in enumerate(table.seats) if p],
         hand_seats=[_seat(table, i, p) for i, p in enumerate(table.hand_players)],
         max_seats=table.max_seats, hand_no=table.hand_no, seed_commitment=table.commitment,
+        next_seed_commitment=table.next_seed.commitment if table.next_seed is not None else "",
         last_server_seed=table.last_server_seed, hand_players=table.hand_players,
         stake=table.stake, currency=table.currency,
         ready=sorted(table.ready), require_ready=table.require_ready,

@@ -25,7 +25,7 @@ from chieu.games import registry
 from chieu.games.common import replacer
 from chieu.games.phom.model import State, replace
 from chieu.games.phom.options import parse_options
-from chieu.table import codec
+from chieu.table import codec, sealing
 from chieu.table.audit import verify
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
@@ -77,8 +77,8 @@ def test_folding_the_derived_events_is_the_plain_fold(game: str) -> None:
     for n in range(3):
         messages = table_log(game, players, 2, options, rng, n)
         plain, fast = Table(f"{game}-{n}"), Table(f"{game}-{n}")
-        for m in messages:
-            record = log_pb2.Record.FromString(m.data)
+        for m, (_, record) in zip(messages, sealing.reveal((m.seq, log_pb2.Record.FromString(m.data))
+                                                           for m in messages), strict=True):
             derived: list[Any] | None = None
             if record.WhichOneof("cause") is not None and fast.playing:
                 if record.WhichOneof("cause") == "game_command":
@@ -101,7 +101,7 @@ def test_folding_the_derived_events_is_the_plain_fold(game: str) -> None:
 def test_phom_remembers_its_look_ahead_by_identity_only() -> None:
     phom = registry.get("phom")
     rng = random.Random(3)
-    messages = table_log("phom", 3, 1, {}, rng, 0)
+    messages = table_log("phom", 3, 1, {}, rng, 0, sealed=False)
     table = Table("t")
     for m in messages:
         table.apply(log_pb2.Record.FromString(m.data), m.seq)
@@ -124,7 +124,7 @@ def test_phom_remembers_its_look_ahead_by_identity_only() -> None:
 
 def test_worker_processes_find_what_one_process_finds(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(11)
-    messages = [m for n in range(8) for m in table_log("phom", 3, 1, {}, rng, n)]
+    messages = [m for n in range(8) for m in table_log("phom", 3, 1, {}, rng, n, sealed=False)]  # edited in clear
     tampered = broken = ""
     for i, m in enumerate(messages):
         record = log_pb2.Record.FromString(m.data)

@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from chieu.audit import logs
 from chieu.audit.archive import Message
 from chieu.audit.report import Report
-from chieu.table import codec, decide
+from chieu.table import codec, decide, sealing
+from chieu.table.sealing import SealKeys
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 from tests.benchmarks.common import line
@@ -35,9 +36,14 @@ from tests.benchmarks.common import line
 TARGET = 50_000
 
 
+KEYS = SealKeys.generate()
+"""The table processes' seal keyset of these logs."""
+
+
 def table_log(game: str, players: int, hands: int, options: dict[str, Any], rng: random.Random,
-              n: int) -> list[Message]:
-    """One table's log: created, seated, ``hands`` hands of random legal moves to their end."""
+              n: int, *, sealed: bool = True) -> list[Message]:
+    """One table's log: created, seated, ``hands`` hands of random legal moves to their end; each
+    seed committed ahead, and sealed as the table service logs it (``sealed``)."""
     table_id = f"{game}-{n}"
     table = Table(table_id)
     out: list[Message] = []
@@ -51,16 +57,19 @@ def table_log(game: str, players: int, hands: int, options: dict[str, Any], rng:
         if timeout is not None:
             rec.timeout_seat = timeout
         seq = n * 100_000 + len(out) + 1
+        logged = sealing.seal_record(rec, table) if sealed else rec
         table.apply(rec, seq)
-        out.append(Message(seq, f"chieu.table.{table_id}", now, rec.SerializeToString()))
+        out.append(Message(seq, f"chieu.table.{table_id}", now, logged.SerializeToString()))
 
     names = [f"p{i}" for i in range(players)]
-    run(names[0], decide.create(table, game, options, names[0]))
+    run(names[0], decide.create(table, game, options, names[0], next_seed=KEYS.new_seed(table_id, 1)))
     for p in names[1:]:
         run(p, decide.take_seat(table, p, None, secrets.token_bytes(8)))
     for _ in range(hands):
         now += 1000
-        run(names[0], decide.start_hand(table, names[0], now, secrets.token_bytes(32)))
+        assert table.next_seed is not None
+        run(names[0], decide.start_hand(table, names[0], now, KEYS.open_seed(table_id, table.next_seed),
+                                        KEYS.new_seed(table_id, table.hand_no + 2)))
         for _ in range(5000):
             if not table.playing:
                 break

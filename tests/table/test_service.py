@@ -224,6 +224,7 @@ async def test_the_log_holds_one_record_per_command_and_the_settlement(
 ) -> None:
     from chieu.kit.eventstore import EventStore
     from chieu.kit.names import TABLES
+    from chieu.table import sealing
     from chieu.table.v1 import log_pb2
 
     a, b = pair
@@ -231,8 +232,9 @@ async def test_the_log_holds_one_record_per_command_and_the_settlement(
     await b.sit(t.table_id)
     end = await play_to_end(await a.start(t.table_id), {"alice": a, "bob": b})
     store = await EventStore.connect(settings.nats_url, stream=TABLES, creds=settings.nats_creds)
-    records = [log_pb2.Record.FromString(s.data) for s in await store.read(t.table_id)]
+    logged = [(s.seq, log_pb2.Record.FromString(s.data)) for s in await store.read(t.table_id)]
     await store.close()
+    records = [r for _, r in sealing.reveal(logged)]  # the hand is over: its seed opens it
     assert [r.version for r in records] == list(range(1, end.version + 1))
     # replaying the log gives what the live service shows (its folding shortcuts change nothing)
     replayed = Table(t.table_id)
@@ -261,10 +263,11 @@ async def test_idle_tables_leave_the_cache_and_come_back_from_the_log(settings: 
 
     from chieu.kit.eventstore import EventStore
     from chieu.kit.names import TABLES
+    from chieu.table.sealing import SealKeys
     from chieu.table.tables import Tables
 
     store = await EventStore.connect(settings.nats_url, stream=TABLES, creds=settings.nats_creds)
-    tables = Tables(store, replace(settings, table_cache=3))
+    tables = Tables(store, replace(settings, table_cache=3), SealKeys.load(settings.seal_keys))
     ids = [f"evict-{i}-{id(tables)}" for i in range(6)]
     for tid in ids:
         await tables.execute(tid, "e1", "c0", lambda t, now: decide.create(t, "o_an_quan", {}, "e1"), create=True)

@@ -17,7 +17,8 @@ from chieu.games import plain, registry
 from chieu.kit.eventstore import EventStore, Snapshot
 from chieu.kit.names import TABLES
 from chieu.kit.settings import Settings
-from chieu.table import decide, snapshot
+from chieu.table import decide, sealing, snapshot
+from chieu.table.sealing import SealKeys
 from chieu.table.state import Table
 from chieu.table.tables import Tables
 from chieu.table.v1 import log_pb2, snapshot_pb2
@@ -85,7 +86,7 @@ def test_what_is_not_a_snapshot_of_this_shape_is_refused() -> None:
     good = snapshot_pb2.TableSnapshot.FromString(snapshot.encode(table))
     other_format = snapshot_pb2.TableSnapshot()
     other_format.CopyFrom(good)
-    other_format.format = 2
+    other_format.format = snapshot.FORMAT + 1
     other_shape = snapshot_pb2.TableSnapshot()
     other_shape.CopyFrom(good)
     other_shape.game_state.shape = "0" * 16
@@ -130,11 +131,14 @@ def test_the_state_shape_follows_the_types() -> None:
 async def test_a_table_loads_from_its_snapshot_and_from_the_log_alone(settings: Settings) -> None:
     store = await EventStore.connect(settings.nats_url, stream=TABLES, creds=settings.nats_creds)
     try:
-        writer = Tables(store, replace(settings, snapshot_every=5))
+        keys = SealKeys.load(settings.seal_keys)
+        writer = Tables(store, replace(settings, snapshot_every=5), keys)
         tid = f"snapload-{random.getrandbits(40):x}"
-        await writer.execute(tid, "s1", "c0", lambda t, now: decide.create(t, "o_an_quan", {}, "s1"), create=True)
+        await writer.execute(tid, "s1", "c0", lambda t, now: decide.create(t, "o_an_quan", {}, "s1",
+                                                                         next_seed=keys.new_seed(tid, 1)), create=True)
         await writer.execute(tid, "s2", "c1", lambda t, now: decide.take_seat(t, "s2", None))
-        table = await writer.execute(tid, "s1", "c2", lambda t, now: decide.start_hand(t, "s1", now, bytes(32)))
+        table = await writer.execute(tid, "s1", "c2",
+                                     lambda t, now: decide.start_hand(t, "s1", now, *writer.seeds_to_deal(t)))
         for i in range(13):  # 16 records: the last snapshot is of version 15
             seat = table.game_state.to_move
             move = registry.get("o_an_quan").legal(table.game_state, seat)[0]
@@ -143,14 +147,25 @@ async def test_a_table_loads_from_its_snapshot_and_from_the_log_alone(settings: 
                                          lambda t, now, p=player, m=move: decide.act(t, p, m, now))
         await writer.close()
         saved = await store.load_snapshot(tid)
-        assert saved is not None and saved.tag == snapshot.TAG and 0 < saved.seq <= table.last_seq
-        assert snapshot.decode(saved.data).version < table.version  # the snapshot is behind: a tail is folded
-        reader = Tables(store, settings)
+        assert saved is not None and 0 < saved.seq <= table.last_seq
+        assert saved.tag == sealing.SNAPSHOT_TAG + snapshot.TAG
+        assert table.server_seed and table.server_seed not in saved.data  # sealed: the hand's seed is not readable
+        with pytest.raises(snapshot.Unusable):
+            snapshot.decode(saved.data)
+        opened = snapshot.decode(keys.open_snapshot(tid, saved.data))
+        assert opened.version < table.version  # the snapshot is behind: a tail is folded
+        assert opened.server_seed == table.server_seed and opened.next_seed == table.next_seed
+        reader = Tables(store, settings, keys)
         assert (await reader.get(tid)).table == table
         await reader.close()
         await store.save_snapshot(tid, Snapshot(saved.seq, snapshot.TAG, b"\x0a\xffnot a snapshot"))
-        replayed = Tables(store, settings)
+        replayed = Tables(store, settings, keys)
         assert (await replayed.get(tid)).table == table
         await replayed.close()
+        await store.save_snapshot(tid, saved)  # a snapshot sealed under a key the process does not hold
+        stranger = Tables(store, settings, SealKeys.generate())
+        with pytest.raises(sealing.SealError):  # nor can it open the hand in play: no seed, no cards
+            await stranger.get(tid)
+        await stranger.close()
     finally:
         await store.close()

@@ -61,6 +61,7 @@ class Record(_message.Message):
     EVENTS_FIELD_NUMBER: _builtins.int
     GAME_COMMAND_FIELD_NUMBER: _builtins.int
     TIMEOUT_SEAT_FIELD_NUMBER: _builtins.int
+    SEALED_COMMAND_FIELD_NUMBER: _builtins.int
     COMMAND_DIGEST_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     version: _builtins.int
@@ -85,6 +86,12 @@ class Record(_message.Message):
     def game_command(self) -> _any_pb2.Any:
         """The game command a player sent (Act), as sent."""
 
+    @_builtins.property
+    def sealed_command(self) -> Global___Sealed:
+        """The game command of a player during a hand, sealed under the hand's key (a
+        google.protobuf.Any): it may name hidden cards or tiles (an 暗杠, a tribute).
+        """
+
     def __init__(
         self,
         *,
@@ -97,13 +104,14 @@ class Record(_message.Message):
         events: _abc.Iterable[Global___TableEvent] | None = ...,
         game_command: _any_pb2.Any | None = ...,
         timeout_seat: _builtins.int = ...,
+        sealed_command: Global___Sealed | None = ...,
         command_digest: _builtins.bytes = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause", "game_command", b"game_command", "timeout_seat", b"timeout_seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cause", b"cause", "game_command", b"game_command", "sealed_command", b"sealed_command", "timeout_seat", b"timeout_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "cause", b"cause", "command_digest", b"command_digest", "command_id", b"command_id", "events", b"events", "game", b"game", "game_command", b"game_command", "server_time_ms", b"server_time_ms", "table_id", b"table_id", "timeout_seat", b"timeout_seat", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "cause", b"cause", "command_digest", b"command_digest", "command_id", b"command_id", "events", b"events", "game", b"game", "game_command", b"game_command", "sealed_command", b"sealed_command", "server_time_ms", b"server_time_ms", "table_id", b"table_id", "timeout_seat", b"timeout_seat", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_cause: _TypeAlias = _typing.Literal["game_command", "timeout_seat"]  # noqa: Y015
+    _WhichOneofReturnType_cause: _TypeAlias = _typing.Literal["game_command", "timeout_seat", "sealed_command"]  # noqa: Y015
     _WhichOneofArgType_cause: _TypeAlias = _typing.Literal["cause", b"cause"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_cause) -> _WhichOneofReturnType_cause | None: ...
 
@@ -129,6 +137,7 @@ class TableEvent(_message.Message):
     RECONNECTED_FIELD_NUMBER: _builtins.int
     DISCONNECTED_FIELD_NUMBER: _builtins.int
     FORCED_QUIT_FIELD_NUMBER: _builtins.int
+    SEALED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def table_created(self) -> Global___TableCreated: ...
     @_builtins.property
@@ -159,6 +168,12 @@ class TableEvent(_message.Message):
     def disconnected(self) -> Global___Disconnected: ...
     @_builtins.property
     def forced_quit(self) -> Global___ForcedQuit: ...
+    @_builtins.property
+    def sealed(self) -> Global___Sealed:
+        """A game event of a hand in play, sealed under the hand's key (a google.protobuf.Any): the
+        deal, every draw; opened by anybody once HandEnded reveals the hand's server seed.
+        """
+
     def __init__(
         self,
         *,
@@ -176,12 +191,13 @@ class TableEvent(_message.Message):
         reconnected: Global___Reconnected | None = ...,
         disconnected: Global___Disconnected | None = ...,
         forced_quit: Global___ForcedQuit | None = ...,
+        sealed: Global___Sealed | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["connection_lost", b"connection_lost", "disconnected", b"disconnected", "forced_quit", b"forced_quit", "game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "host_changed", b"host_changed", "kind", b"kind", "player_left", b"player_left", "player_ready", b"player_ready", "player_seated", b"player_seated", "reconnected", b"reconnected", "settings_changed", b"settings_changed", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["connection_lost", b"connection_lost", "disconnected", b"disconnected", "forced_quit", b"forced_quit", "game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "host_changed", b"host_changed", "kind", b"kind", "player_left", b"player_left", "player_ready", b"player_ready", "player_seated", b"player_seated", "reconnected", b"reconnected", "sealed", b"sealed", "settings_changed", b"settings_changed", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["connection_lost", b"connection_lost", "disconnected", b"disconnected", "forced_quit", b"forced_quit", "game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "host_changed", b"host_changed", "kind", b"kind", "player_left", b"player_left", "player_ready", b"player_ready", "player_seated", b"player_seated", "reconnected", b"reconnected", "settings_changed", b"settings_changed", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connection_lost", b"connection_lost", "disconnected", b"disconnected", "forced_quit", b"forced_quit", "game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "host_changed", b"host_changed", "kind", b"kind", "player_left", b"player_left", "player_ready", b"player_ready", "player_seated", b"player_seated", "reconnected", b"reconnected", "sealed", b"sealed", "settings_changed", b"settings_changed", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["table_created", "player_seated", "hand_started", "hand_ended", "game_event", "settlement", "player_ready", "player_left", "host_changed", "settings_changed", "connection_lost", "reconnected", "disconnected", "forced_quit"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["table_created", "player_seated", "hand_started", "hand_ended", "game_event", "settlement", "player_ready", "player_left", "host_changed", "settings_changed", "connection_lost", "reconnected", "disconnected", "forced_quit", "sealed"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -481,6 +497,7 @@ class TableCreated(_message.Message):
     RECONNECT_GRACE_S_FIELD_NUMBER: _builtins.int
     LADDER_LEVEL_FIELD_NUMBER: _builtins.int
     MIN_REPUTATION_FIELD_NUMBER: _builtins.int
+    NEXT_SEED_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     host: _builtins.str
@@ -507,6 +524,10 @@ class TableCreated(_message.Message):
         still read as aliases).
         """
 
+    @_builtins.property
+    def next_seed(self) -> Global___NextSeed:
+        """Hand 1's server seed: committed here, before any client seed of hand 1 can be given."""
+
     def __init__(
         self,
         *,
@@ -521,14 +542,82 @@ class TableCreated(_message.Message):
         reconnect_grace_s: _builtins.int = ...,
         ladder_level: _builtins.int = ...,
         min_reputation: _builtins.int = ...,
+        next_seed: Global___NextSeed | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["options", b"options"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["next_seed", b"next_seed", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "game", b"game", "host", b"host", "ladder_level", b"ladder_level", "min_reputation", b"min_reputation", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "stake", b"stake", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "game", b"game", "host", b"host", "ladder_level", b"ladder_level", "min_reputation", b"min_reputation", "next_seed", b"next_seed", "options", b"options", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "stake", b"stake", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TableCreated: _TypeAlias = TableCreated  # noqa: Y015
+
+@_typing.final
+class NextSeed(_message.Message):
+    """The next hand's server seed, drawn before its players give their client seeds: its commitment
+    is public; the seed is sealed for the table processes alone and revealed in that hand's
+    HandEnded (docs/fairness.md).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_NO_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    KEY_ID_FIELD_NUMBER: _builtins.int
+    SEALED_FIELD_NUMBER: _builtins.int
+    hand_no: _builtins.int
+    """The hand this seed deals."""
+    commitment: _builtins.str
+    """Lowercase hex SHA-256 of the seed: that hand's HandStarted.seed_commitment."""
+    key_id: _builtins.str
+    """The seal key (of the table processes' keyset) that sealed it."""
+    sealed: _builtins.bytes
+    """Nonce (12 bytes) || AES-256-GCM of the 32-byte seed under the key derived from the seal key,
+    the table id and the hand number.
+    """
+    def __init__(
+        self,
+        *,
+        hand_no: _builtins.int = ...,
+        commitment: _builtins.str = ...,
+        key_id: _builtins.str = ...,
+        sealed: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "hand_no", b"hand_no", "key_id", b"key_id", "sealed", b"sealed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___NextSeed: _TypeAlias = NextSeed  # noqa: Y015
+
+@_typing.final
+class Sealed(_message.Message):
+    """Something a hand in play hides, sealed under the hand's key (HKDF-SHA256 of the hand's server
+    seed, the table id and the hand number; docs/fairness.md): nonce (12 bytes) || AES-256-GCM of
+    the serialized message. The key is known to the table processes during the hand and to
+    everybody once HandEnded reveals the seed.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_NO_FIELD_NUMBER: _builtins.int
+    DATA_FIELD_NUMBER: _builtins.int
+    hand_no: _builtins.int
+    data: _builtins.bytes
+    def __init__(
+        self,
+        *,
+        hand_no: _builtins.int = ...,
+        data: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "hand_no", b"hand_no"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Sealed: _TypeAlias = Sealed  # noqa: Y015
 
 @_typing.final
 class PlayerSeated(_message.Message):
@@ -570,8 +659,9 @@ Global___PlayerSeated: _TypeAlias = PlayerSeated  # noqa: Y015
 
 @_typing.final
 class HandStarted(_message.Message):
-    """A hand began. The server seed stays in the log (never in a player's view) until the
-    hand's end reveals it; players see only its commitment.
+    """A hand began. Its server seed was committed before (TableCreated.next_seed for hand 1, the
+    previous HandStarted.next_seed after), and is revealed only in its HandEnded: players and every
+    other service see only the commitment.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -586,13 +676,16 @@ class HandStarted(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     STAKE_FIELD_NUMBER: _builtins.int
     CURRENCY_FIELD_NUMBER: _builtins.int
+    NEXT_SEED_FIELD_NUMBER: _builtins.int
     hand_no: _builtins.int
     algorithm: _builtins.str
     """The fairness algorithm id, e.g. "chieu-fair-v1"."""
     seed_commitment: _builtins.str
     """Hex SHA-256 of the server seed."""
     server_seed: _builtins.bytes
-    """The secret server seed (32 bytes from a CSPRNG)."""
+    """Empty in the log: the seed is sealed (NextSeed) until HandEnded reveals it. (Logs written
+    before sealing carry it here.)
+    """
     owner_seat: _builtins.int
     """The hand's seat of the host (chủ bàn), or -1 if the host does not play in it."""
     game: _builtins.str
@@ -609,6 +702,10 @@ class HandStarted(_message.Message):
     def client_seeds(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bytes]:
         """The client seeds of the players, in the same order (empty where none was given)."""
 
+    @_builtins.property
+    def next_seed(self) -> Global___NextSeed:
+        """The next hand's server seed, committed now: every client seed of that hand is given later."""
+
     def __init__(
         self,
         *,
@@ -622,10 +719,11 @@ class HandStarted(_message.Message):
         game: _builtins.str = ...,
         stake: _builtins.int = ...,
         currency: Global___Currency.ValueType = ...,
+        next_seed: Global___NextSeed | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["next_seed", b"next_seed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["algorithm", b"algorithm", "client_seeds", b"client_seeds", "currency", b"currency", "game", b"game", "hand_no", b"hand_no", "owner_seat", b"owner_seat", "players", b"players", "seed_commitment", b"seed_commitment", "server_seed", b"server_seed", "stake", b"stake"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["algorithm", b"algorithm", "client_seeds", b"client_seeds", "currency", b"currency", "game", b"game", "hand_no", b"hand_no", "next_seed", b"next_seed", "owner_seat", b"owner_seat", "players", b"players", "seed_commitment", b"seed_commitment", "server_seed", b"server_seed", "stake", b"stake"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

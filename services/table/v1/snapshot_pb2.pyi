@@ -148,6 +148,7 @@ class TableSnapshot(_message.Message):
     LADDER_SEQ_FIELD_NUMBER: _builtins.int
     MIN_REPUTATION_FIELD_NUMBER: _builtins.int
     PROFILES_FIELD_NUMBER: _builtins.int
+    NEXT_SEED_FIELD_NUMBER: _builtins.int
     format: _builtins.int
     """The format of this message: 1."""
     table_id: _builtins.str
@@ -218,6 +219,10 @@ class TableSnapshot(_message.Message):
     def profiles(self) -> _containers.MessageMap[_builtins.str, Global___Profile]:
         """Player id → the name and avatar they sat down with (seated players and the hands' players)."""
 
+    @_builtins.property
+    def next_seed(self) -> _log_pb2.NextSeed:
+        """The next hand's server seed, committed and sealed (TableCreated / HandStarted.next_seed)."""
+
     def __init__(
         self,
         *,
@@ -256,10 +261,11 @@ class TableSnapshot(_message.Message):
         ladder_seq: _builtins.int = ...,
         min_reputation: _builtins.int = ...,
         profiles: _abc.Mapping[_builtins.str, Global___Profile] | None = ...,
+        next_seed: _log_pb2.NextSeed | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game_state", b"game_state", "last_outcome", b"last_outcome", "options", b"options"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game_state", b"game_state", "last_outcome", b"last_outcome", "next_seed", b"next_seed", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "profiles", b"profiles", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed", b"next_seed", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "profiles", b"profiles", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

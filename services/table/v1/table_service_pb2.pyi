@@ -133,6 +133,7 @@ class TableView(_message.Message):
     LADDER_LEVEL_FIELD_NUMBER: _builtins.int
     MIN_REPUTATION_FIELD_NUMBER: _builtins.int
     HAND_SEATS_FIELD_NUMBER: _builtins.int
+    NEXT_SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     version: _builtins.int
@@ -160,6 +161,10 @@ class TableView(_message.Message):
     """The table's ladder level (过关斩将); 0 for a table that is not a ladder table."""
     min_reputation: _builtins.int
     """The least reputation (信誉度) a player needs to sit here; 0: no minimum."""
+    next_seed_commitment: _builtins.str
+    """Hex SHA-256 commitment of the next hand's server seed, published before any client seed of
+    that hand can be given (a client seed sent now is mixed with a seed already fixed).
+    """
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
@@ -224,10 +229,11 @@ class TableView(_message.Message):
         ladder_level: _builtins.int = ...,
         min_reputation: _builtins.int = ...,
         hand_seats: _abc.Iterable[Global___SeatInfo] | None = ...,
+        next_seed_commitment: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "game_view", b"game_view", "hand_seat", b"hand_seat", "last_outcome", b"last_outcome", "options", b"options", "your_seat", b"your_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "auto_played", b"auto_played", "currency", b"currency", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "hand_seats", b"hand_seats", "host", b"host", "ladder_level", b"ladder_level", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "options", b"options", "pot", b"pot", "ready", b"ready", "reconnect_deadlines", b"reconnect_deadlines", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "seed_commitment", b"seed_commitment", "stake", b"stake", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "auto_played", b"auto_played", "currency", b"currency", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "hand_seats", b"hand_seats", "host", b"host", "ladder_level", b"ladder_level", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed_commitment", b"next_seed_commitment", "options", b"options", "pot", b"pot", "ready", b"ready", "reconnect_deadlines", b"reconnect_deadlines", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "seed_commitment", b"seed_commitment", "stake", b"stake", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__hand_seat: _TypeAlias = _typing.Literal["hand_seat"]  # noqa: Y015
     _WhichOneofArgType__hand_seat: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat"]  # noqa: Y015
@@ -572,6 +578,7 @@ class HandVerdict(_message.Message):
     DETAIL_FIELD_NUMBER: _builtins.int
     MOVES_CHECKED_FIELD_NUMBER: _builtins.int
     MOVES_OK_FIELD_NUMBER: _builtins.int
+    COMMITTED_FIRST_FIELD_NUMBER: _builtins.int
     hand_no: _builtins.int
     commitment_ok: _builtins.bool
     """The revealed seed hashes to the commitment."""
@@ -584,6 +591,10 @@ class HandVerdict(_message.Message):
     """Commands and timeouts of the hand decided again from the log."""
     moves_ok: _builtins.bool
     """Every one of them gave exactly the logged events."""
+    committed_first: _builtins.bool
+    """The hand's commitment was published (TableCreated or the previous HandStarted) before every
+    client seed the hand mixed in was given.
+    """
     def __init__(
         self,
         *,
@@ -594,10 +605,11 @@ class HandVerdict(_message.Message):
         detail: _builtins.str = ...,
         moves_checked: _builtins.int = ...,
         moves_ok: _builtins.bool = ...,
+        committed_first: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment_ok", b"commitment_ok", "deal_ok", b"deal_ok", "detail", b"detail", "hand_no", b"hand_no", "moves_checked", b"moves_checked", "moves_ok", b"moves_ok", "revealed", b"revealed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment_ok", b"commitment_ok", "committed_first", b"committed_first", "deal_ok", b"deal_ok", "detail", b"detail", "hand_no", b"hand_no", "moves_checked", b"moves_checked", "moves_ok", b"moves_ok", "revealed", b"revealed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -17,7 +17,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file chieu/table/v1/log.proto.
  */
 export const file_chieu_table_v1_log: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGlldS90YWJsZS92MS9sb2cucHJvdG8SDmNoaWV1LnRhYmxlLnYxIocCCgZSZWNvcmQSEAoIdGFibGVfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBBISCgpjb21tYW5kX2lkGAMgASgJEg0KBWFjdG9yGAQgASgJEhYKDnNlcnZlcl90aW1lX21zGAUgASgDEgwKBGdhbWUYBiABKAkSKgoGZXZlbnRzGAcgAygLMhouY2hpZXUudGFibGUudjEuVGFibGVFdmVudBIsCgxnYW1lX2NvbW1hbmQYCCABKAsyFC5nb29nbGUucHJvdG9idWYuQW55SAASFgoMdGltZW91dF9zZWF0GAkgASgDSAASFgoOY29tbWFuZF9kaWdlc3QYCiABKAxCBwoFY2F1c2Ui+AUKClRhYmxlRXZlbnQSNQoNdGFibGVfY3JlYXRlZBgBIAEoCzIcLmNoaWV1LnRhYmxlLnYxLlRhYmxlQ3JlYXRlZEgAEjUKDXBsYXllcl9zZWF0ZWQYAiABKAsyHC5jaGlldS50YWJsZS52MS5QbGF5ZXJTZWF0ZWRIABIzCgxoYW5kX3N0YXJ0ZWQYAyABKAsyGy5jaGlldS50YWJsZS52MS5IYW5kU3RhcnRlZEgAEi8KCmhhbmRfZW5kZWQYBCABKAsyGS5jaGlldS50YWJsZS52MS5IYW5kRW5kZWRIABIqCgpnYW1lX2V2ZW50GAUgASgLMhQuZ29vZ2xlLnByb3RvYnVmLkFueUgAEjAKCnNldHRsZW1lbnQYBiABKAsyGi5jaGlldS50YWJsZS52MS5TZXR0bGVtZW50SAASMwoMcGxheWVyX3JlYWR5GAcgASgLMhsuY2hpZXUudGFibGUudjEuUGxheWVyUmVhZHlIABIxCgtwbGF5ZXJfbGVmdBgIIAEoCzIaLmNoaWV1LnRhYmxlLnYxLlBsYXllckxlZnRIABIzCgxob3N0X2NoYW5nZWQYCSABKAsyGy5jaGlldS50YWJsZS52MS5Ib3N0Q2hhbmdlZEgAEjsKEHNldHRpbmdzX2NoYW5nZWQYCiABKAsyHy5jaGlldS50YWJsZS52MS5TZXR0aW5nc0NoYW5nZWRIABI5Cg9jb25uZWN0aW9uX2xvc3QYCyABKAsyHi5jaGlldS50YWJsZS52MS5Db25uZWN0aW9uTG9zdEgAEjIKC3JlY29ubmVjdGVkGAwgASgLMhsuY2hpZXUudGFibGUudjEuUmVjb25uZWN0ZWRIABI0CgxkaXNjb25uZWN0ZWQYDSABKAsyHC5jaGlldS50YWJsZS52MS5EaXNjb25uZWN0ZWRIABIxCgtmb3JjZWRfcXVpdBgOIAEoCzIaLmNoaWV1LnRhYmxlLnYxLkZvcmNlZFF1aXRIAEIGCgRraW5kIkQKC1BsYXllclJlYWR5EhEKCXBsYXllcl9pZBgBIAEoCRINCgVyZWFkeRgCIAEoCBITCgtjbGllbnRfc2VlZBgDIAEoDCI9CgpQbGF5ZXJMZWZ0EhEKCXBsYXllcl9pZBgBIAEoCRIMCgRzZWF0GAIgASgDEg4KBnJlYXNvbhgDIAEoCSIbCgtIb3N0Q2hhbmdlZBIMCgRob3N0GAEgASgJInwKD1NldHRpbmdzQ2hhbmdlZBIoCgdvcHRpb25zGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVzdGFrZRgCIAEoAxIVCg1yZXF1aXJlX3JlYWR5GAMgASgIEhkKEXJlY29ubmVjdF9ncmFjZV9zGAQgASgDIjgKDkNvbm5lY3Rpb25Mb3N0EhEKCXBsYXllcl9pZBgBIAEoCRITCgtkZWFkbGluZV9tcxgCIAEoAyIgCgtSZWNvbm5lY3RlZBIRCglwbGF5ZXJfaWQYASABKAkiVgoMRGlzY29ubmVjdGVkEhEKCXBsYXllcl9pZBgBIAEoCRIPCgdoYW5kX25vGAIgASgDEgwKBHNlYXQYAyABKAMSFAoMbGFkZGVyX2xldmVsGAQgASgDIlQKCkZvcmNlZFF1aXQSEQoJcGxheWVyX2lkGAEgASgJEg8KB2hhbmRfbm8YAiABKAMSDAoEc2VhdBgDIAEoAxIUCgxsYWRkZXJfbGV2ZWwYBCABKAMitwEKClNldHRsZW1lbnQSDwoHaGFuZF9ubxgBIAEoAxIRCglmaXJzdF9sZWcYAiABKAMSKwoJdHJhbnNmZXJzGAMgAygLMhguY2hpZXUuZ2FtZXMudjEuVHJhbnNmZXISDwoHcGxheWVycxgEIAMoCRINCgVzdGFrZRgFIAEoAxIqCghjdXJyZW5jeRgGIAEoDjIYLmNoaWV1LnRhYmxlLnYxLkN1cnJlbmN5EgwKBGdhbWUYByABKAkikAIKDFRhYmxlQ3JlYXRlZBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEigKB29wdGlvbnMYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBGhvc3QYBCABKAkSDQoFc2VhdHMYBSABKAMSDQoFc3Rha2UYBiABKAMSKgoIY3VycmVuY3kYByABKA4yGC5jaGlldS50YWJsZS52MS5DdXJyZW5jeRIVCg1yZXF1aXJlX3JlYWR5GAggASgIEhkKEXJlY29ubmVjdF9ncmFjZV9zGAkgASgDEhQKDGxhZGRlcl9sZXZlbBgKIAEoAxIWCg5taW5fcmVwdXRhdGlvbhgLIAEoAyJiCgxQbGF5ZXJTZWF0ZWQSEQoJcGxheWVyX2lkGAEgASgJEgwKBHNlYXQYAiABKAMSEwoLY2xpZW50X3NlZWQYAyABKAwSDAoEbmFtZRgEIAEoCRIOCgZhdmF0YXIYBSABKAki4wEKC0hhbmRTdGFydGVkEg8KB2hhbmRfbm8YASABKAMSEQoJYWxnb3JpdGhtGAIgASgJEhcKD3NlZWRfY29tbWl0bWVudBgDIAEoCRITCgtzZXJ2ZXJfc2VlZBgEIAEoDBIPCgdwbGF5ZXJzGAUgAygJEhQKDGNsaWVudF9zZWVkcxgGIAMoDBISCgpvd25lcl9zZWF0GAcgASgSEgwKBGdhbWUYCCABKAkSDQoFc3Rha2UYCSABKAMSKgoIY3VycmVuY3kYCiABKA4yGC5jaGlldS50YWJsZS52MS5DdXJyZW5jeSKCAQoJSGFuZEVuZGVkEg8KB2hhbmRfbm8YASABKAMSKAoHb3V0Y29tZRgCIAEoCzIXLmNoaWV1LmdhbWVzLnYxLk91dGNvbWUSEwoLc2VydmVyX3NlZWQYAyABKAwSDwoHcGxheWVycxgEIAMoCRIUCgxsYWRkZXJfbGV2ZWwYBSABKAMqTQoIQ3VycmVuY3kSGAoUQ1VSUkVOQ1lfVU5TUEVDSUZJRUQQABITCg9DVVJSRU5DWV9QT0lOVFMQARISCg5DVVJSRU5DWV9DT0lOUxACYgZwcm90bzM", [file_chieu_games_v1_games, file_google_protobuf_any, file_google_protobuf_struct]);
+  fileDesc("ChhjaGlldS90YWJsZS92MS9sb2cucHJvdG8SDmNoaWV1LnRhYmxlLnYxIrkCCgZSZWNvcmQSEAoIdGFibGVfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBBISCgpjb21tYW5kX2lkGAMgASgJEg0KBWFjdG9yGAQgASgJEhYKDnNlcnZlcl90aW1lX21zGAUgASgDEgwKBGdhbWUYBiABKAkSKgoGZXZlbnRzGAcgAygLMhouY2hpZXUudGFibGUudjEuVGFibGVFdmVudBIsCgxnYW1lX2NvbW1hbmQYCCABKAsyFC5nb29nbGUucHJvdG9idWYuQW55SAASFgoMdGltZW91dF9zZWF0GAkgASgDSAASMAoOc2VhbGVkX2NvbW1hbmQYCyABKAsyFi5jaGlldS50YWJsZS52MS5TZWFsZWRIABIWCg5jb21tYW5kX2RpZ2VzdBgKIAEoDEIHCgVjYXVzZSKiBgoKVGFibGVFdmVudBI1Cg10YWJsZV9jcmVhdGVkGAEgASgLMhwuY2hpZXUudGFibGUudjEuVGFibGVDcmVhdGVkSAASNQoNcGxheWVyX3NlYXRlZBgCIAEoCzIcLmNoaWV1LnRhYmxlLnYxLlBsYXllclNlYXRlZEgAEjMKDGhhbmRfc3RhcnRlZBgDIAEoCzIbLmNoaWV1LnRhYmxlLnYxLkhhbmRTdGFydGVkSAASLwoKaGFuZF9lbmRlZBgEIAEoCzIZLmNoaWV1LnRhYmxlLnYxLkhhbmRFbmRlZEgAEioKCmdhbWVfZXZlbnQYBSABKAsyFC5nb29nbGUucHJvdG9idWYuQW55SAASMAoKc2V0dGxlbWVudBgGIAEoCzIaLmNoaWV1LnRhYmxlLnYxLlNldHRsZW1lbnRIABIzCgxwbGF5ZXJfcmVhZHkYByABKAsyGy5jaGlldS50YWJsZS52MS5QbGF5ZXJSZWFkeUgAEjEKC3BsYXllcl9sZWZ0GAggASgLMhouY2hpZXUudGFibGUudjEuUGxheWVyTGVmdEgAEjMKDGhvc3RfY2hhbmdlZBgJIAEoCzIbLmNoaWV1LnRhYmxlLnYxLkhvc3RDaGFuZ2VkSAASOwoQc2V0dGluZ3NfY2hhbmdlZBgKIAEoCzIfLmNoaWV1LnRhYmxlLnYxLlNldHRpbmdzQ2hhbmdlZEgAEjkKD2Nvbm5lY3Rpb25fbG9zdBgLIAEoCzIeLmNoaWV1LnRhYmxlLnYxLkNvbm5lY3Rpb25Mb3N0SAASMgoLcmVjb25uZWN0ZWQYDCABKAsyGy5jaGlldS50YWJsZS52MS5SZWNvbm5lY3RlZEgAEjQKDGRpc2Nvbm5lY3RlZBgNIAEoCzIcLmNoaWV1LnRhYmxlLnYxLkRpc2Nvbm5lY3RlZEgAEjEKC2ZvcmNlZF9xdWl0GA4gASgLMhouY2hpZXUudGFibGUudjEuRm9yY2VkUXVpdEgAEigKBnNlYWxlZBgPIAEoCzIWLmNoaWV1LnRhYmxlLnYxLlNlYWxlZEgAQgYKBGtpbmQiRAoLUGxheWVyUmVhZHkSEQoJcGxheWVyX2lkGAEgASgJEg0KBXJlYWR5GAIgASgIEhMKC2NsaWVudF9zZWVkGAMgASgMIj0KClBsYXllckxlZnQSEQoJcGxheWVyX2lkGAEgASgJEgwKBHNlYXQYAiABKAMSDgoGcmVhc29uGAMgASgJIhsKC0hvc3RDaGFuZ2VkEgwKBGhvc3QYASABKAkifAoPU2V0dGluZ3NDaGFuZ2VkEigKB29wdGlvbnMYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBXN0YWtlGAIgASgDEhUKDXJlcXVpcmVfcmVhZHkYAyABKAgSGQoRcmVjb25uZWN0X2dyYWNlX3MYBCABKAMiOAoOQ29ubmVjdGlvbkxvc3QSEQoJcGxheWVyX2lkGAEgASgJEhMKC2RlYWRsaW5lX21zGAIgASgDIiAKC1JlY29ubmVjdGVkEhEKCXBsYXllcl9pZBgBIAEoCSJWCgxEaXNjb25uZWN0ZWQSEQoJcGxheWVyX2lkGAEgASgJEg8KB2hhbmRfbm8YAiABKAMSDAoEc2VhdBgDIAEoAxIUCgxsYWRkZXJfbGV2ZWwYBCABKAMiVAoKRm9yY2VkUXVpdBIRCglwbGF5ZXJfaWQYASABKAkSDwoHaGFuZF9ubxgCIAEoAxIMCgRzZWF0GAMgASgDEhQKDGxhZGRlcl9sZXZlbBgEIAEoAyK3AQoKU2V0dGxlbWVudBIPCgdoYW5kX25vGAEgASgDEhEKCWZpcnN0X2xlZxgCIAEoAxIrCgl0cmFuc2ZlcnMYAyADKAsyGC5jaGlldS5nYW1lcy52MS5UcmFuc2ZlchIPCgdwbGF5ZXJzGAQgAygJEg0KBXN0YWtlGAUgASgDEioKCGN1cnJlbmN5GAYgASgOMhguY2hpZXUudGFibGUudjEuQ3VycmVuY3kSDAoEZ2FtZRgHIAEoCSK9AgoMVGFibGVDcmVhdGVkEhAKCHRhYmxlX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSKAoHb3B0aW9ucxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEaG9zdBgEIAEoCRINCgVzZWF0cxgFIAEoAxINCgVzdGFrZRgGIAEoAxIqCghjdXJyZW5jeRgHIAEoDjIYLmNoaWV1LnRhYmxlLnYxLkN1cnJlbmN5EhUKDXJlcXVpcmVfcmVhZHkYCCABKAgSGQoRcmVjb25uZWN0X2dyYWNlX3MYCSABKAMSFAoMbGFkZGVyX2xldmVsGAogASgDEhYKDm1pbl9yZXB1dGF0aW9uGAsgASgDEisKCW5leHRfc2VlZBgMIAEoCzIYLmNoaWV1LnRhYmxlLnYxLk5leHRTZWVkIk8KCE5leHRTZWVkEg8KB2hhbmRfbm8YASABKAMSEgoKY29tbWl0bWVudBgCIAEoCRIOCgZrZXlfaWQYAyABKAkSDgoGc2VhbGVkGAQgASgMIicKBlNlYWxlZBIPCgdoYW5kX25vGAEgASgDEgwKBGRhdGEYAiABKAwiYgoMUGxheWVyU2VhdGVkEhEKCXBsYXllcl9pZBgBIAEoCRIMCgRzZWF0GAIgASgDEhMKC2NsaWVudF9zZWVkGAMgASgMEgwKBG5hbWUYBCABKAkSDgoGYXZhdGFyGAUgASgJIpACCgtIYW5kU3RhcnRlZBIPCgdoYW5kX25vGAEgASgDEhEKCWFsZ29yaXRobRgCIAEoCRIXCg9zZWVkX2NvbW1pdG1lbnQYAyABKAkSEwoLc2VydmVyX3NlZWQYBCABKAwSDwoHcGxheWVycxgFIAMoCRIUCgxjbGllbnRfc2VlZHMYBiADKAwSEgoKb3duZXJfc2VhdBgHIAEoEhIMCgRnYW1lGAggASgJEg0KBXN0YWtlGAkgASgDEioKCGN1cnJlbmN5GAogASgOMhguY2hpZXUudGFibGUudjEuQ3VycmVuY3kSKwoJbmV4dF9zZWVkGAsgASgLMhguY2hpZXUudGFibGUudjEuTmV4dFNlZWQiggEKCUhhbmRFbmRlZBIPCgdoYW5kX25vGAEgASgDEigKB291dGNvbWUYAiABKAsyFy5jaGlldS5nYW1lcy52MS5PdXRjb21lEhMKC3NlcnZlcl9zZWVkGAMgASgMEg8KB3BsYXllcnMYBCADKAkSFAoMbGFkZGVyX2xldmVsGAUgASgDKk0KCEN1cnJlbmN5EhgKFENVUlJFTkNZX1VOU1BFQ0lGSUVEEAASEwoPQ1VSUkVOQ1lfUE9JTlRTEAESEgoOQ1VSUkVOQ1lfQ09JTlMQAmIGcHJvdG8z", [file_chieu_games_v1_games, file_google_protobuf_any, file_google_protobuf_struct]);
 
 /**
  * One accepted command and the ordered events it produced (atomic: one message).
@@ -93,6 +93,15 @@ export type Record = Message<"chieu.table.v1.Record"> & {
      */
     value: bigint;
     case: "timeoutSeat";
+  } | {
+    /**
+     * The game command of a player during a hand, sealed under the hand's key (a
+     * google.protobuf.Any): it may name hidden cards or tiles (an 暗杠, a tribute).
+     *
+     * @generated from field: chieu.table.v1.Sealed sealed_command = 11;
+     */
+    value: Sealed;
+    case: "sealedCommand";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -206,6 +215,15 @@ export type TableEvent = Message<"chieu.table.v1.TableEvent"> & {
      */
     value: ForcedQuit;
     case: "forcedQuit";
+  } | {
+    /**
+     * A game event of a hand in play, sealed under the hand's key (a google.protobuf.Any): the
+     * deal, every draw; opened by anybody once HandEnded reveals the hand's server seed.
+     *
+     * @generated from field: chieu.table.v1.Sealed sealed = 15;
+     */
+    value: Sealed;
+    case: "sealed";
   } | { case: undefined; value?: undefined };
 };
 
@@ -594,6 +612,13 @@ export type TableCreated = Message<"chieu.table.v1.TableCreated"> & {
    * @generated from field: int64 min_reputation = 11;
    */
   minReputation: bigint;
+
+  /**
+   * Hand 1's server seed: committed here, before any client seed of hand 1 can be given.
+   *
+   * @generated from field: chieu.table.v1.NextSeed next_seed = 12;
+   */
+  nextSeed?: NextSeed | undefined;
 };
 
 /**
@@ -602,6 +627,78 @@ export type TableCreated = Message<"chieu.table.v1.TableCreated"> & {
  */
 export const TableCreatedSchema: GenMessage<TableCreated> = /*@__PURE__*/
   messageDesc(file_chieu_table_v1_log, 11);
+
+/**
+ * The next hand's server seed, drawn before its players give their client seeds: its commitment
+ * is public; the seed is sealed for the table processes alone and revealed in that hand's
+ * HandEnded (docs/fairness.md).
+ *
+ * @generated from message chieu.table.v1.NextSeed
+ */
+export type NextSeed = Message<"chieu.table.v1.NextSeed"> & {
+  /**
+   * The hand this seed deals.
+   *
+   * @generated from field: int64 hand_no = 1;
+   */
+  handNo: bigint;
+
+  /**
+   * Lowercase hex SHA-256 of the seed: that hand's HandStarted.seed_commitment.
+   *
+   * @generated from field: string commitment = 2;
+   */
+  commitment: string;
+
+  /**
+   * The seal key (of the table processes' keyset) that sealed it.
+   *
+   * @generated from field: string key_id = 3;
+   */
+  keyId: string;
+
+  /**
+   * Nonce (12 bytes) || AES-256-GCM of the 32-byte seed under the key derived from the seal key,
+   * the table id and the hand number.
+   *
+   * @generated from field: bytes sealed = 4;
+   */
+  sealed: Uint8Array;
+};
+
+/**
+ * Describes the message chieu.table.v1.NextSeed.
+ * Use `create(NextSeedSchema)` to create a new message.
+ */
+export const NextSeedSchema: GenMessage<NextSeed> = /*@__PURE__*/
+  messageDesc(file_chieu_table_v1_log, 12);
+
+/**
+ * Something a hand in play hides, sealed under the hand's key (HKDF-SHA256 of the hand's server
+ * seed, the table id and the hand number; docs/fairness.md): nonce (12 bytes) || AES-256-GCM of
+ * the serialized message. The key is known to the table processes during the hand and to
+ * everybody once HandEnded reveals the seed.
+ *
+ * @generated from message chieu.table.v1.Sealed
+ */
+export type Sealed = Message<"chieu.table.v1.Sealed"> & {
+  /**
+   * @generated from field: int64 hand_no = 1;
+   */
+  handNo: bigint;
+
+  /**
+   * @generated from field: bytes data = 2;
+   */
+  data: Uint8Array;
+};
+
+/**
+ * Describes the message chieu.table.v1.Sealed.
+ * Use `create(SealedSchema)` to create a new message.
+ */
+export const SealedSchema: GenMessage<Sealed> = /*@__PURE__*/
+  messageDesc(file_chieu_table_v1_log, 13);
 
 /**
  * A player took a seat.
@@ -646,11 +743,12 @@ export type PlayerSeated = Message<"chieu.table.v1.PlayerSeated"> & {
  * Use `create(PlayerSeatedSchema)` to create a new message.
  */
 export const PlayerSeatedSchema: GenMessage<PlayerSeated> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 12);
+  messageDesc(file_chieu_table_v1_log, 14);
 
 /**
- * A hand began. The server seed stays in the log (never in a player's view) until the
- * hand's end reveals it; players see only its commitment.
+ * A hand began. Its server seed was committed before (TableCreated.next_seed for hand 1, the
+ * previous HandStarted.next_seed after), and is revealed only in its HandEnded: players and every
+ * other service see only the commitment.
  *
  * @generated from message chieu.table.v1.HandStarted
  */
@@ -675,7 +773,8 @@ export type HandStarted = Message<"chieu.table.v1.HandStarted"> & {
   seedCommitment: string;
 
   /**
-   * The secret server seed (32 bytes from a CSPRNG).
+   * Empty in the log: the seed is sealed (NextSeed) until HandEnded reveals it. (Logs written
+   * before sealing carry it here.)
    *
    * @generated from field: bytes server_seed = 4;
    */
@@ -719,6 +818,13 @@ export type HandStarted = Message<"chieu.table.v1.HandStarted"> & {
    * @generated from field: chieu.table.v1.Currency currency = 10;
    */
   currency: Currency;
+
+  /**
+   * The next hand's server seed, committed now: every client seed of that hand is given later.
+   *
+   * @generated from field: chieu.table.v1.NextSeed next_seed = 11;
+   */
+  nextSeed?: NextSeed | undefined;
 };
 
 /**
@@ -726,7 +832,7 @@ export type HandStarted = Message<"chieu.table.v1.HandStarted"> & {
  * Use `create(HandStartedSchema)` to create a new message.
  */
 export const HandStartedSchema: GenMessage<HandStarted> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 13);
+  messageDesc(file_chieu_table_v1_log, 15);
 
 /**
  * A hand ended with its result and settlement; the server seed is revealed.
@@ -769,7 +875,7 @@ export type HandEnded = Message<"chieu.table.v1.HandEnded"> & {
  * Use `create(HandEndedSchema)` to create a new message.
  */
 export const HandEndedSchema: GenMessage<HandEnded> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 14);
+  messageDesc(file_chieu_table_v1_log, 16);
 
 /**
  * The currency a table plays for.
