@@ -200,10 +200,17 @@ def _ms(value: str) -> int:
     return int((t if t.tzinfo else t.replace(tzinfo=dt.UTC)).timestamp() * 1000)
 
 
+def _refused(command: str, e: Exception) -> str:
+    """The one line that says why an archive is refused (its reason code, then what is wrong)."""
+    return f"chieu {command}: the archive is refused ({getattr(e, 'reason', 'corrupt')}): {' '.join(str(e).split())}"
+
+
 def _audit(args: argparse.Namespace) -> int:
     """Exit 0: no discrepancy, everything checked; 1: discrepancies (each listed); 2: an archive
-    refused or bad arguments; 3: NATS or PostgreSQL cannot be reached; 4: no discrepancy in what was
-    checked, but some books were not (each listed as not checked): never OK."""
+    refused (a changed byte; unsigned; signed by a key not in the keyset; a signature that does not
+    match; no keyset to verify with) or bad arguments; 3: NATS or PostgreSQL cannot be reached;
+    4: no discrepancy in what was checked, but some books were not (each listed as not checked):
+    never OK."""
     import asyncio
     import json
     import os
@@ -220,6 +227,7 @@ def _audit(args: argparse.Namespace) -> int:
     settings = from_env()
     console = Console(stderr=args.json == "-")
     options = Options(nats_url=args.nats or settings.nats_url, archive=args.archive or "",
+                      archive_keys=args.keys or settings.archive_public_keys,
                       tables=frozenset(args.table or ()),
                       database_url="" if args.no_db else (args.database_url or os.environ.get("DATABASE_URL", "")),
                       ladder_database_url="" if args.no_db else (args.ladder_database_url or ""),
@@ -237,7 +245,7 @@ def _audit(args: argparse.Namespace) -> int:
         try:
             report = asyncio.run(audit(options, progress))
         except ArchiveError as e:
-            console.print(f"[red]chieu audit: the archive is refused: {e}[/red]")
+            console.print(_refused("audit", e), style="red", markup=False, soft_wrap=True)
             return 2
         except (OSError, TimeoutError) as e:
             console.print(f"[red]chieu audit: cannot read the sources ({type(e).__name__}: {e})[/red]")
@@ -287,21 +295,54 @@ def _collusion(args: argparse.Namespace) -> object:
 
 
 def _export(args: argparse.Namespace) -> int:
-    """Write the table stream (or a period of it) to an archive file."""
+    """Write the table stream (or a period of it) to an archive file, signed with the archive key
+    (``--key``, else ``CHIEU_ARCHIVE_PRIVATE_KEY``). Exit 2: no key, or one that does not load
+    (no unsigned export is made); 3: NATS cannot be read."""
     import asyncio
 
     from chieu.audit import archive
+    from chieu.audit.signing import ArchiveSigner
     from chieu.kit.settings import from_env
 
-    url = args.nats or from_env().nats_url
+    settings = from_env()
+    url = args.nats or settings.nats_url
+    key = args.key or settings.archive_private_key
+    if not key:
+        print("chieu export: no archive signing key (CHIEU_ARCHIVE_PRIVATE_KEY or --key FILE; `chieu archive-key` "
+              "makes one): unsigned archives are not made", file=sys.stderr)
+        return 2
     try:
-        m = asyncio.run(archive.export(url, args.out, _ms(args.since) if args.since else 0,
+        signer = ArchiveSigner.load(key)
+    except ValueError as e:
+        print(f"chieu export: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    try:
+        m = asyncio.run(archive.export(url, args.out, signer, _ms(args.since) if args.since else 0,
                                        _ms(args.until) if args.until else 0))
     except Exception as e:  # cannot reach NATS, or no table stream there
         print(f"chieu export: cannot read the table stream at {url} ({type(e).__name__}: {e})", file=sys.stderr)
         return 3
     print(f"{args.out}: {m.entries} records of {m.tables} tables, stream sequences {m.first_seq}..{m.last_seq}, "
-          f"chain head {m.head.hex()}, seal {m.seal.hex()}")
+          f"chain head {m.head.hex()}, seal {m.seal.hex()}, signed by {signer.kid}")
+    return 0
+
+
+def _archive_key(args: argparse.Namespace) -> int:
+    """An archive signing key: the private key ``--out`` (made, mode 0600, unless it exists: a
+    rotation adds an existing key too), its public key added to the JWKS ``--keyset`` (made when
+    missing; the keys already there stay, so older archives still verify)."""
+    from pathlib import Path
+
+    from chieu.audit.signing import ensure_key
+
+    try:
+        signer, made = ensure_key(Path(args.out), Path(args.keyset))
+    except (OSError, ValueError) as e:
+        print(f"chieu archive-key: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    print(f"{'made' if made else 'kept'} the archive key {signer.kid} in {args.out} (CHIEU_ARCHIVE_PRIVATE_KEY, "
+          f"for chieu export only); its public key is in {args.keyset}: publish that keyset to the auditors "
+          "(CHIEU_ARCHIVE_PUBLIC_KEYS)")
     return 0
 
 
@@ -314,11 +355,12 @@ def _replay(args: argparse.Namespace) -> int:
     from chieu.audit.run import Options, load
     from chieu.kit.settings import from_env
 
+    settings = from_env()
     try:
-        period = asyncio.run(load(Options(nats_url=args.nats or from_env().nats_url, archive=args.archive or ""),
-                                  Report()))
+        period = asyncio.run(load(Options(nats_url=args.nats or settings.nats_url, archive=args.archive or "",
+                                          archive_keys=args.keys or settings.archive_public_keys), Report()))
     except archive.ArchiveError as e:
-        print(f"chieu replay: the archive is refused: {e}", file=sys.stderr)
+        print(_refused("replay", e), file=sys.stderr)
         return 2
     except Exception as e:
         print(f"chieu replay: cannot read the table log ({type(e).__name__}: {e})", file=sys.stderr)
@@ -375,6 +417,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     au = sub.add_parser("audit", help="auditor: prove a period of play (every log, the ledger, the ladder)")
     au.add_argument("--archive", help="an archive file from `chieu export` (default: the live stream)")
+    au.add_argument("--keys", metavar="FILE", help="the operator's published archive keyset (JWKS) the archive's "
+                    "signature must verify with (default $CHIEU_ARCHIVE_PUBLIC_KEYS)")
     au.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
     au.add_argument("--database-url", help="the ledger's PostgreSQL, and the ladder's unless --ladder-database-url "
                     "(default $DATABASE_URL)")
@@ -393,12 +437,23 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--since", help="tables with a record at or after this time (ms or ISO, UTC)")
     ex.add_argument("--until", help="records before this time (ms or ISO, UTC)")
     ex.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
+    ex.add_argument("--key", metavar="FILE", help="the archive signing key, Ed25519 PEM (default "
+                    "$CHIEU_ARCHIVE_PRIVATE_KEY); without one nothing is exported")
     ex.set_defaults(func=_export)
+
+    ak = sub.add_parser("archive-key", help="operator: an archive signing key, its public key added to the keyset")
+    ak.add_argument("--out", required=True, help="the private key file (made unless it exists; "
+                    "CHIEU_ARCHIVE_PRIVATE_KEY of chieu export)")
+    ak.add_argument("--keyset", required=True, help="the JWKS file to add its public key to (made when missing; "
+                    "the published CHIEU_ARCHIVE_PUBLIC_KEYS)")
+    ak.set_defaults(func=_archive_key)
 
     rp = sub.add_parser("replay", help="auditor: a table's hands move by move as a static HTML page")
     rp.add_argument("table", help="the table id")
     rp.add_argument("--html", required=True, help="the page to write")
     rp.add_argument("--archive", help="read the log from an archive file (default: the live stream)")
+    rp.add_argument("--keys", metavar="FILE", help="the archive keyset (JWKS) its signature must verify with "
+                    "(default $CHIEU_ARCHIVE_PUBLIC_KEYS)")
     rp.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
     rp.set_defaults(func=_replay)
 
@@ -426,8 +481,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 LOCAL_ENV = ".var/local.env"
-"""What ``./chieu up`` writes beside its data: the local NATS, its audit credential, the database."""
-LOCAL_KEYS = ("NATS_URL", "CHIEU_NATS_CREDS", "CHIEU_NATS_CA", "DATABASE_URL")
+"""What ``./chieu up`` writes beside its data: the local NATS, its audit credential, the database,
+the archive signing key and its keyset."""
+LOCAL_KEYS = ("NATS_URL", "CHIEU_NATS_CREDS", "CHIEU_NATS_CA", "DATABASE_URL", "CHIEU_ARCHIVE_PRIVATE_KEY",
+              "CHIEU_ARCHIVE_PUBLIC_KEYS")
 AUDIT_COMMANDS = ("verify", "audit", "export", "replay")
 
 
@@ -447,9 +504,10 @@ def local_env_file(start: str | None = None) -> str | None:
 
 
 def use_local_stack(args: argparse.Namespace) -> list[str]:
-    """Fill what the environment does not say from the local stack's ``local.env``: NATS's URL and
-    the read-only ``audit`` user's seed (unless a NATS URL other than the local one is given), and
-    the database URL (unless one is given). Says which, on stderr; returns the keys filled."""
+    """Fill what the environment does not say from the local stack's ``local.env``: NATS's URL, the
+    read-only ``audit`` user's seed and the archive key and keyset (unless a NATS URL other than
+    the local one is given), and the database URL (unless one is given). Says which, on stderr;
+    returns the keys filled."""
     import os
     import shlex
 

@@ -1,10 +1,13 @@
-"""The auditor's archive of the table log: write it (``chieu export``), read it back and refuse
-it when a byte changed.
+"""The auditor's archive of the table log: write it (``chieu export``, signed), read it back and
+refuse it when a byte changed or it is not signed by a key of the archive keyset.
 
 The format is ``proto/chieu/audit/v1/archive.proto``: length-delimited ``Frame`` messages — a
 ``Header``, one ``Entry`` per stream message (the ``chieu.table.v1.Record`` bytes exactly as
-stored), a ``Manifest`` — with a SHA-256 chain over the entries and a seal over the whole file,
-so an auditor needs the file and the ``.proto`` contracts only.
+stored), a ``Manifest``, a ``Signature`` — with a SHA-256 chain over the entries, a seal over the
+whole file and the operator's Ed25519 signature over the manifest and the chain head
+(:mod:`chieu.audit.signing`), so an auditor needs the file, the ``.proto`` contracts and the
+operator's published archive keyset only. The chain and the seal alone prove nothing against
+someone who edits records: they can be computed again; the signature cannot without the key.
 
 Reading the live stream is read-only: an ordered (ephemeral) consumer from the first message;
 the stream is never created, changed or acknowledged.
@@ -24,16 +27,46 @@ from google.protobuf.internal.decoder import _DecodeVarint  # type: ignore[attr-
 from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
 from google.protobuf.message import DecodeError
 
+from chieu.audit.signing import ALGORITHM, ArchiveKeys, ArchiveSigner
 from chieu.audit.v1 import archive_pb2 as pb
 from chieu.kit import names
 
-FORMAT = "chieu-archive-v1"
+FORMAT = "chieu-archive-v2"
+"""v2: v1 and a ``Signature`` frame after the manifest; a reader refuses a file without one."""
+UNSIGNED_FORMATS = ("chieu-archive-v1",)
 MAX_FRAME = 64 << 20
 """The largest frame a reader accepts (a record is at most a JetStream message)."""
 
 
 class ArchiveError(Exception):
-    """The archive is not what it says: a changed byte, a broken chain, a missing manifest."""
+    """The archive is refused: a changed byte, a broken chain, a missing manifest (``reason``
+    ``corrupt``), or one of the signature's refusals below. Its message is one line."""
+
+    reason = "corrupt"
+
+
+class Unsigned(ArchiveError):
+    """No signature: unsigned archives are refused."""
+
+    reason = "unsigned"
+
+
+class UnknownKey(ArchiveError):
+    """Signed by a kid that is not in the keyset the reader was given."""
+
+    reason = "unknown_key"
+
+
+class BadSignature(ArchiveError):
+    """Signed under a trusted kid, but the signature does not verify: changed after signing."""
+
+    reason = "bad_signature"
+
+
+class NoKeys(ArchiveError):
+    """The reader was given no archive keyset (or one it cannot read) to verify with."""
+
+    reason = "no_keys"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +90,8 @@ class Archive:
     header: pb.Header
     messages: list[Message]
     manifest: pb.Manifest
+    kid: str
+    """The key id the archive is signed with (verified against the keyset given)."""
 
 
 def chain0(header: pb.Header) -> bytes:
@@ -74,8 +109,8 @@ def _frame(frame: pb.Frame) -> bytes:
     return bytes(_VarintBytes(len(body))) + body
 
 
-def write(out: IO[bytes], header: pb.Header, messages: Iterable[Message]) -> pb.Manifest:
-    """Write a whole archive to ``out``; the manifest written."""
+def write(out: IO[bytes], header: pb.Header, messages: Iterable[Message], signer: ArchiveSigner) -> pb.Manifest:
+    """Write a whole archive to ``out``, signed by ``signer``; the manifest written."""
     header.format = FORMAT
     seal = hashlib.sha256()
 
@@ -97,7 +132,10 @@ def write(out: IO[bytes], header: pb.Header, messages: Iterable[Message]) -> pb.
     manifest = pb.Manifest(entries=count, first_seq=first, last_seq=last, tables=len(tables), head=head)
     seal.update(manifest.SerializeToString(deterministic=True))
     manifest.seal = seal.digest()
-    out.write(_frame(pb.Frame(manifest=manifest)))
+    manifest_frame = _frame(pb.Frame(manifest=manifest))
+    out.write(manifest_frame)
+    out.write(_frame(pb.Frame(signature=pb.Signature(kid=signer.kid, alg=ALGORITHM,
+                                                     signature=signer.sign(manifest_frame, head)))))
     return manifest
 
 
@@ -121,18 +159,30 @@ def _frames(data: bytes) -> Iterator[tuple[int, int, pb.Frame]]:
         yield start, pos, frame
 
 
-def read(path: str | Path) -> Archive:
-    """Read and check an archive; :class:`ArchiveError` says what is wrong with it."""
+def read(path: str | Path, keys: ArchiveKeys) -> Archive:
+    """Read and check an archive: its chain, its seal, and its signature by a key of ``keys``;
+    :class:`ArchiveError` (or one of its kinds: :class:`Unsigned`, :class:`UnknownKey`,
+    :class:`BadSignature`, :class:`NoKeys`) says what is wrong with it."""
+    if not len(keys):
+        raise NoKeys("no archive public keys to verify its signature with (CHIEU_ARCHIVE_PUBLIC_KEYS or --keys "
+                     "FILE: the operator's published archive keyset)")
     data = Path(path).read_bytes()
     header: pb.Header | None = None
     manifest: pb.Manifest | None = None
+    manifest_frame = b""
+    signature: pb.Signature | None = None
     messages: list[Message] = []
     head = b""
     for start, end, frame in _frames(data):
         kind = frame.WhichOneof("kind")
-        if manifest is not None:
-            raise ArchiveError(f"byte {start}: something follows the manifest")
+        if signature is not None:
+            raise ArchiveError(f"byte {start}: something follows the signature")
+        if manifest is not None and kind != "signature":
+            raise ArchiveError(f"byte {start}: something other than the signature follows the manifest")
         if header is None:
+            if kind == "header" and frame.header.format in UNSIGNED_FORMATS:
+                raise Unsigned(f"the archive is unsigned ({frame.header.format}, made before archives were "
+                               "signed): unsigned archives are refused")
             if kind != "header" or frame.header.format != FORMAT:
                 raise ArchiveError(f"not a {FORMAT} archive (its first frame is no header)")
             header = frame.header
@@ -156,14 +206,28 @@ def read(path: str | Path) -> Archive:
             if manifest.head != head or manifest.entries != len(messages):
                 raise ArchiveError(f"the manifest says {manifest.entries} entries ending in another chain value; "
                                    f"the file holds {len(messages)}")
-            _ = end
+            manifest_frame = data[start:end]
+        elif kind == "signature" and manifest is not None:
+            signature = frame.signature
         else:
             raise ArchiveError(f"byte {start}: an unexpected {kind or 'empty'} frame")
     if header is None:
         raise ArchiveError("an empty file")
     if manifest is None:
         raise ArchiveError("no manifest: the archive was cut short")
-    return Archive(header, messages, manifest)
+    if signature is None:
+        raise Unsigned("the archive is unsigned (no signature after its manifest): unsigned archives are refused")
+    kid = signature.kid
+    if signature.alg != ALGORITHM:
+        raise BadSignature(f"the archive's signature is {signature.alg!r}, not {ALGORITHM}: refused")
+    verified = keys.verify(kid, bytes(signature.signature), manifest_frame, head)
+    if verified is None:
+        raise UnknownKey(f"the archive is signed by an unknown key {kid!r}: not one of the trusted archive keys "
+                         f"({', '.join(keys.kids)})")
+    if not verified:
+        raise BadSignature(f"the archive's signature does not match its contents under key {kid}: the file was "
+                           "changed after it was signed")
+    return Archive(header, messages, manifest, kid)
 
 
 # -- the live stream ---------------------------------------------------------------------------
@@ -228,8 +292,10 @@ def period(messages: list[Message], since_ms: int = 0, until_ms: int = 0) -> lis
     return [m for m in before if m.subject in active]
 
 
-async def export(url: str, path: str | Path, since_ms: int = 0, until_ms: int = 0) -> pb.Manifest:
-    """Write the table stream (or the tables of a period) to an archive file at ``path``."""
+async def export(url: str, path: str | Path, signer: ArchiveSigner, since_ms: int = 0,
+                 until_ms: int = 0) -> pb.Manifest:
+    """Write the table stream (or the tables of a period) to an archive file at ``path``, signed by
+    ``signer``."""
     nc = await connect(url)
     try:
         last, messages = await stream_messages(nc)
@@ -237,13 +303,14 @@ async def export(url: str, path: str | Path, since_ms: int = 0, until_ms: int = 
         await nc.close()
     header = pb.Header(stream=names.TABLES.name, created_ms=int(time.time() * 1000), since_ms=since_ms,
                        until_ms=until_ms, stream_last_seq=last, complete=not since_ms and not until_ms)
-    return await asyncio.to_thread(save, path, header, period(messages, since_ms, until_ms))
+    return await asyncio.to_thread(save, path, header, period(messages, since_ms, until_ms), signer)
 
 
-def save(path: str | Path, header: pb.Header, messages: Iterable[Message]) -> pb.Manifest:
-    """Write an archive file (through a temporary file beside it, renamed when whole)."""
+def save(path: str | Path, header: pb.Header, messages: Iterable[Message], signer: ArchiveSigner) -> pb.Manifest:
+    """Write an archive file signed by ``signer`` (through a temporary file beside it, renamed when
+    whole)."""
     tmp = Path(f"{path}.part")
     with tmp.open("wb") as f:
-        manifest = write(f, header, messages)
+        manifest = write(f, header, messages, signer)
     tmp.replace(path)
     return manifest

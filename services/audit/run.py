@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from chieu.audit import archive, collusion, levels, logs, money, reputation, rewards
+from chieu.audit import archive, collusion, levels, logs, money, reputation, rewards, signing
 from chieu.audit.collusion import Thresholds
 from chieu.audit.report import Report
 from chieu.ladder.rules import Params
@@ -22,6 +22,9 @@ class Options:
     nats_url: str = ""
     archive: str = ""
     """An archive file (``chieu export``): the logs come from it alone."""
+    archive_keys: str = ""
+    """The archive keyset (a JWKS file, ``CHIEU_ARCHIVE_PUBLIC_KEYS``) the archive's signature must
+    verify with: the operator's published one, never one that came with the archive."""
     database_url: str = ""
     """The ledger's PostgreSQL, and the ladder's unless ``ladder_database_url`` is given (empty:
     neither is reconciled)."""
@@ -42,10 +45,12 @@ class Options:
 
 
 async def load(options: Options, report: Report) -> logs.Logs:
-    """The logs of the period, from the archive (checked: a changed byte is refused) or the stream."""
+    """The logs of the period, from the archive (checked: a changed byte, or a signature that is
+    missing, by an unknown key or wrong, is refused) or the stream."""
     if options.archive:
-        a = archive.read(options.archive)
-        report.source = f"archive {options.archive} ({a.manifest.entries} records, stream {a.header.stream})"
+        a = archive.read(options.archive, archive_keys(options.archive_keys))
+        report.source = (f"archive {options.archive} ({a.manifest.entries} records, stream {a.header.stream}, "
+                         f"signed by {a.kid})")
         return logs.load(_only(a.messages, options), report, complete=a.header.complete and not options.tables)
     nc = await archive.connect(options.nats_url)
     try:
@@ -54,6 +59,18 @@ async def load(options: Options, report: Report) -> logs.Logs:
         await nc.close()
     report.source = f"stream at {options.nats_url} ({len(messages)} records)"
     return logs.load(_only(messages, options), report, complete=not options.tables)
+
+
+def archive_keys(path: str) -> signing.ArchiveKeys:
+    """The archive keyset of ``path`` (:class:`archive.NoKeys` when none is given or it cannot be
+    read: an archive is never read unverified)."""
+    if not path:
+        raise archive.NoKeys("no archive public keys to verify its signature with (CHIEU_ARCHIVE_PUBLIC_KEYS or "
+                             "--keys FILE: the operator's published archive keyset)")
+    try:
+        return signing.ArchiveKeys.load(path)
+    except ValueError as e:
+        raise archive.NoKeys(" ".join(str(e).split())) from None
 
 
 def _only(messages: list[archive.Message], options: Options) -> list[archive.Message]:

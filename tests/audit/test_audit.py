@@ -1,7 +1,8 @@
 """``chieu audit`` on real play: hands played over gRPC through the table service, posted by the
 ledger and counted by the ladder (real nats-server and PostgreSQL, the session's fixtures). The
 honest run audits clean; each injected fault is reported with its own finding; an archive with a
-byte changed is refused; the HTML replay renders in a real headless Chromium.
+byte changed is refused (its signature: ``test_signed_archive.py``); the HTML replay renders in a
+real headless Chromium.
 
 The session's stream and database are shared with every other test, so the audit is scoped to
 this module's tables (``Options.tables``: a period, whose books are checked for those tables,
@@ -12,6 +13,7 @@ injected into the shared database is undone before the test ends.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import shutil
@@ -31,6 +33,7 @@ import pytest
 from chieu.audit import archive, logs, replay
 from chieu.audit.archive import ArchiveError
 from chieu.audit.run import Options, audit
+from chieu.audit.signing import ArchiveSigner
 from chieu.audit.v1 import archive_pb2
 from chieu.games.xiangqi.v1 import xiangqi_pb2
 from chieu.kit import db as kit_db
@@ -138,8 +141,6 @@ async def test_the_cli_writes_a_json_report_and_exits_0(played: Played, tmp_path
                                                 stderr=asyncio.subprocess.PIPE)
     stdout, stderr = await proc.communicate()
     assert proc.returncode == 0, (stdout + stderr).decode()
-    import json
-
     doc = json.loads(out.read_text())
     assert doc["ok"] is True and doc["counts"]["hands"] == 4 and doc["findings"] == []
 
@@ -333,17 +334,32 @@ async def _messages(p: Played) -> list[archive.Message]:
     return [m for m in messages if m.table_id in p.tables]
 
 
+SIGNER = ArchiveSigner.generate()
+"""The operator's archive key of this module's archives (every export is signed)."""
+KEYS = SIGNER.keyset()
+
+
+def _keys_file(folder: Path) -> str:
+    """The published archive keyset, as a file."""
+    path = folder / "archive.jwks.json"
+    path.write_text(json.dumps(KEYS.to_jwks()))
+    return str(path)
+
+
 def _save(path: Path, messages: list[archive.Message]) -> archive_pb2.Manifest:
-    return archive.save(path, archive_pb2.Header(stream="CHIEU_TABLES", created_ms=1, complete=False), messages)
+    return archive.save(path, archive_pb2.Header(stream="CHIEU_TABLES", created_ms=1, complete=False), messages,
+                        SIGNER)
 
 
 async def test_the_audit_works_from_an_archive_alone(played: Played, tmp_path: Path) -> None:
     path = tmp_path / "period.chieu"
     manifest = _save(path, await _messages(played))
     assert manifest.tables == 3 and manifest.entries > 20
-    report = await audit(Options(archive=str(path)))  # no NATS, no database: the logs
+    keys = _keys_file(tmp_path)
+    report = await audit(Options(archive=str(path), archive_keys=keys))  # no NATS, no database: the logs
     assert report.ok and report.counts["hands"] == 4 and report.skipped
-    report = await audit(Options(archive=str(path), database_url=played.database_url))
+    assert SIGNER.kid in report.source
+    report = await audit(Options(archive=str(path), archive_keys=keys, database_url=played.database_url))
     assert report.ok, report.findings
 
 
@@ -366,8 +382,9 @@ async def test_a_record_whose_deal_does_not_match_its_commitment_is_found(played
         forged.append(m)
     assert done
     path = tmp_path / "forged.chieu"
-    _save(path, forged)  # a well-formed archive: the chain proves transport, the audit proves play
-    report = await audit(Options(archive=str(path), database_url=played.database_url))
+    _save(path, forged)  # a well-formed archive: the signature proves who wrote it, the audit proves play
+    report = await audit(Options(archive=str(path), archive_keys=_keys_file(tmp_path),
+                                 database_url=played.database_url))
     codes = {f.code for f in report.findings}
     assert "deal_mismatch" in codes and codes <= {"deal_mismatch", "move_mismatch"}, report.findings
     assert all(played.ladder_table in f.subject for f in report.findings)
@@ -385,7 +402,7 @@ async def test_a_hand_whose_seed_does_not_hash_to_its_commitment_is_found(played
         forged.append(m)
     path = tmp_path / "forged.chieu"
     _save(path, forged)
-    report = await audit(Options(archive=str(path)))
+    report = await audit(Options(archive=str(path), archive_keys=_keys_file(tmp_path)))
     assert [(f.code, f.subject) for f in report.findings] == [("commitment_mismatch", hand)], report.findings
 
 
@@ -393,7 +410,7 @@ async def test_an_archive_with_one_byte_changed_is_refused(played: Played, tmp_p
     path = tmp_path / "period.chieu"
     _save(path, await _messages(played))
     data = path.read_bytes()
-    assert len(archive.read(path).messages) > 20
+    assert len(archive.read(path, KEYS).messages) > 20
     rng = random.Random(17)
     positions = sorted({0, 1, len(data) // 2, len(data) - 1, *rng.sample(range(len(data)), 400)})
     bad = tmp_path / "bad.chieu"
@@ -402,18 +419,19 @@ async def test_an_archive_with_one_byte_changed_is_refused(played: Played, tmp_p
         changed[i] ^= 1 << rng.randrange(8)
         bad.write_bytes(bytes(changed))
         with pytest.raises(ArchiveError):
-            archive.read(bad)
+            archive.read(bad, KEYS)
     bad.write_bytes(data[:-10])
     with pytest.raises(ArchiveError):
-        archive.read(bad)
+        archive.read(bad, KEYS)
     bad.write_bytes(data + data[-10:])
     with pytest.raises(ArchiveError):
-        archive.read(bad)
+        archive.read(bad, KEYS)
     changed = bytearray(data)  # and the command says so, with its own exit code
     changed[len(data) // 3] ^= 0x10
     bad.write_bytes(bytes(changed))
     proc = await asyncio.create_subprocess_exec(
         str(ROOT / ".venv/bin/python"), "-m", "chieu.cli", "audit", "--archive", str(bad), "--no-db",
+        "--keys", _keys_file(tmp_path),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     stdout, stderr = await proc.communicate()
     assert proc.returncode == 2 and b"the archive is refused" in stdout + stderr, (stdout + stderr).decode()

@@ -3,20 +3,34 @@
 /* eslint-disable */
 
 // An auditor's archive of the table log (`chieu export`): a file an auditor can take away and
-// check with this file and chieu/table/v1/log.proto alone.
+// check with this file, chieu/table/v1/log.proto and the operator's published archive keyset
+// alone.
 //
 // The file is a sequence of length-delimited frames: each a varint byte length followed by one
 // serialized `Frame` (what protobuf's writeDelimitedTo / parseDelimitedFrom read and write).
-// The first frame is the `Header`, then one `Entry` per stream message in stream order, and the
-// last is the `Manifest`; nothing follows it.
+// The first frame is the `Header`, then one `Entry` per stream message in stream order, then the
+// `Manifest`, and the last is the `Signature`; nothing follows it.
 //
-// The SHA-256 chain: chain_0 = SHA-256("chieu-archive-v1" || the Header's serialized bytes);
+// The SHA-256 chain: chain_0 = SHA-256("chieu-archive-v2" || the Header's serialized bytes);
 // for each entry, chain_i = SHA-256(chain_(i-1) || seq as 8 bytes big-endian || the subject's
 // UTF-8 length as 4 bytes big-endian || the subject || time_ms as 8 bytes big-endian (two's
 // complement) || the record's bytes), and `Entry.chain` holds chain_i. `Manifest.head` is the
 // last chain value (chain_0 with no entry) and `Manifest.seal` is SHA-256 of every byte of the
 // file before the manifest's frame followed by the manifest serialized with an empty seal. A
 // reader refuses a file whose chain, head, count or seal does not match.
+//
+// The chain and the seal are unkeyed: anyone can compute them again over edited records. What
+// proves who wrote the file is the `Signature`: Ed25519 (RFC 8032) by the operator's archive key
+// over the bytes
+//
+//   "chieu-archive-v2 signature" || 0x00 || the kid's UTF-8 length as 4 bytes big-endian ||
+//   the kid || the manifest's whole frame exactly as in the file (its varint length and its
+//   serialized Frame) || Manifest.head (32 bytes)
+//
+// The manifest holds the seal, which covers every byte before it, so the signature covers the
+// whole file. A reader refuses a file without a signature, signed by a key id that is not in
+// the keyset it was given, or whose signature does not verify. A "chieu-archive-v1" file (no
+// signature) is refused as unsigned.
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
@@ -26,7 +40,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/audit/v1/archive.proto.
  */
 export const file_chieu_audit_v1_archive: GenFile = /*@__PURE__*/
-  fileDesc("ChxjaGlldS9hdWRpdC92MS9hcmNoaXZlLnByb3RvEg5jaGlldS5hdWRpdC52MSKPAQoFRnJhbWUSKAoGaGVhZGVyGAEgASgLMhYuY2hpZXUuYXVkaXQudjEuSGVhZGVySAASJgoFZW50cnkYAiABKAsyFS5jaGlldS5hdWRpdC52MS5FbnRyeUgAEiwKCG1hbmlmZXN0GAMgASgLMhguY2hpZXUuYXVkaXQudjEuTWFuaWZlc3RIAEIGCgRraW5kIosBCgZIZWFkZXISDgoGZm9ybWF0GAEgASgJEg4KBnN0cmVhbRgCIAEoCRISCgpjcmVhdGVkX21zGAMgASgDEhAKCHNpbmNlX21zGAQgASgDEhAKCHVudGlsX21zGAUgASgDEhcKD3N0cmVhbV9sYXN0X3NlcRgGIAEoBBIQCghjb21wbGV0ZRgHIAEoCCJVCgVFbnRyeRILCgNzZXEYASABKAQSDwoHc3ViamVjdBgCIAEoCRIPCgd0aW1lX21zGAMgASgDEg4KBnJlY29yZBgEIAEoDBINCgVjaGFpbhgFIAEoDCJsCghNYW5pZmVzdBIPCgdlbnRyaWVzGAEgASgEEhEKCWZpcnN0X3NlcRgCIAEoBBIQCghsYXN0X3NlcRgDIAEoBBIOCgZ0YWJsZXMYBCABKAQSDAoEaGVhZBgFIAEoDBIMCgRzZWFsGAYgASgMYgZwcm90bzM");
+  fileDesc("ChxjaGlldS9hdWRpdC92MS9hcmNoaXZlLnByb3RvEg5jaGlldS5hdWRpdC52MSK/AQoFRnJhbWUSKAoGaGVhZGVyGAEgASgLMhYuY2hpZXUuYXVkaXQudjEuSGVhZGVySAASJgoFZW50cnkYAiABKAsyFS5jaGlldS5hdWRpdC52MS5FbnRyeUgAEiwKCG1hbmlmZXN0GAMgASgLMhguY2hpZXUuYXVkaXQudjEuTWFuaWZlc3RIABIuCglzaWduYXR1cmUYBCABKAsyGS5jaGlldS5hdWRpdC52MS5TaWduYXR1cmVIAEIGCgRraW5kIosBCgZIZWFkZXISDgoGZm9ybWF0GAEgASgJEg4KBnN0cmVhbRgCIAEoCRISCgpjcmVhdGVkX21zGAMgASgDEhAKCHNpbmNlX21zGAQgASgDEhAKCHVudGlsX21zGAUgASgDEhcKD3N0cmVhbV9sYXN0X3NlcRgGIAEoBBIQCghjb21wbGV0ZRgHIAEoCCJVCgVFbnRyeRILCgNzZXEYASABKAQSDwoHc3ViamVjdBgCIAEoCRIPCgd0aW1lX21zGAMgASgDEg4KBnJlY29yZBgEIAEoDBINCgVjaGFpbhgFIAEoDCJsCghNYW5pZmVzdBIPCgdlbnRyaWVzGAEgASgEEhEKCWZpcnN0X3NlcRgCIAEoBBIQCghsYXN0X3NlcRgDIAEoBBIOCgZ0YWJsZXMYBCABKAQSDAoEaGVhZBgFIAEoDBIMCgRzZWFsGAYgASgMIjgKCVNpZ25hdHVyZRILCgNraWQYASABKAkSCwoDYWxnGAIgASgJEhEKCXNpZ25hdHVyZRgDIAEoDGIGcHJvdG8z");
 
 /**
  * One frame of the archive.
@@ -55,6 +69,12 @@ export type Frame = Message<"chieu.audit.v1.Frame"> & {
      */
     value: Manifest;
     case: "manifest";
+  } | {
+    /**
+     * @generated from field: chieu.audit.v1.Signature signature = 4;
+     */
+    value: Signature;
+    case: "signature";
   } | { case: undefined; value?: undefined };
 };
 
@@ -72,7 +92,7 @@ export const FrameSchema: GenMessage<Frame> = /*@__PURE__*/
  */
 export type Header = Message<"chieu.audit.v1.Header"> & {
   /**
-   * "chieu-archive-v1".
+   * "chieu-archive-v2" (v1: the same frames without a signature, refused today).
    *
    * @generated from field: string format = 1;
    */
@@ -230,4 +250,41 @@ export type Manifest = Message<"chieu.audit.v1.Manifest"> & {
  */
 export const ManifestSchema: GenMessage<Manifest> = /*@__PURE__*/
   messageDesc(file_chieu_audit_v1_archive, 3);
+
+/**
+ * The operator's signature over the manifest and the chain head (see the file's comment).
+ *
+ * @generated from message chieu.audit.v1.Signature
+ */
+export type Signature = Message<"chieu.audit.v1.Signature"> & {
+  /**
+   * The signing key's id: "archive-" followed by the RFC 7638 JWK thumbprint (SHA-256,
+   * base64url) of its Ed25519 public key; the key is looked up by it in the archive keyset (a
+   * JWKS whose keys carry "use": "chieu-archive").
+   *
+   * @generated from field: string kid = 1;
+   */
+  kid: string;
+
+  /**
+   * "EdDSA" (Ed25519).
+   *
+   * @generated from field: string alg = 2;
+   */
+  alg: string;
+
+  /**
+   * The 64-byte Ed25519 signature.
+   *
+   * @generated from field: bytes signature = 3;
+   */
+  signature: Uint8Array;
+};
+
+/**
+ * Describes the message chieu.audit.v1.Signature.
+ * Use `create(SignatureSchema)` to create a new message.
+ */
+export const SignatureSchema: GenMessage<Signature> = /*@__PURE__*/
+  messageDesc(file_chieu_audit_v1_archive, 4);
 
