@@ -2,7 +2,8 @@
 every one of its seven processes SIGKILLed in turn while a hand of Ô ăn quan is played — the others
 keep serving (same pids, healthy), the dead one is back (a service within 10 s), and play resumes
 with nothing lost (the table's version continues from the last acknowledged move); the audit
-commands work beside its ``.var/`` with no environment set; a PostgreSQL restarted by hand is
+commands work beside its ``.var/`` with no environment set (an export signed with up's archive
+key, verified by ``audit --archive``); a PostgreSQL restarted by hand is
 stopped by Ctrl-C with everything else."""
 
 from __future__ import annotations
@@ -250,6 +251,10 @@ async def test_the_audit_commands_work_beside_var_with_no_environment(stack: Sta
     assert "INCOMPLETE" in partial.stdout and "not checked" in partial.stdout and "OK:" not in partial.stdout
     assert r.returncode == 0 and html.stat().st_size > 0, r.stdout + r.stderr
     assert e.returncode == 0 and archive.stat().st_size > 0, e.stdout + e.stderr
+    assert "signed by archive-" in e.stdout  # with up's archive key, from local.env
+    checked = await asyncio.to_thread(_chieu, stack, "audit", "--archive", str(archive), "--quiet")
+    assert checked.returncode == 0, checked.stdout + checked.stderr  # verified with up's published keyset
+    assert "CHIEU_ARCHIVE_PUBLIC_KEYS" in checked.stderr
 
 
 def test_ctrl_c_stops_everything_even_a_postgres_restarted_by_hand(stack: Stack) -> None:

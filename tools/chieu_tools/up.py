@@ -15,6 +15,11 @@ Token keys: the first run generates an Ed25519 key under ``<data>/keys/`` (``pri
 given the public keyset and its own credential (``service:<name>``, minted at start); only the
 lobby is given the private key. No constant secret anywhere.
 
+Archive key: the first run also generates the key ``chieu export`` signs archives with
+(``<data>/keys/archive.pem``, mode 0600; :mod:`chieu.audit.signing`), apart from the token key,
+and its public keyset (``archive.jwks.json``); ``local.env`` names both, so ``./chieu export`` and
+``./chieu audit --archive`` work beside ``<data>`` as they are. No service is given either.
+
 NATS: the server admits only the users of ``<data>/nats-creds/`` (an NKEY seed per service and the
 read-only ``audit`` user, generated on first run, mode 0600; :mod:`chieu.kit.natsauth`), each
 allowed only its subjects; each service is given its own seed (``CHIEU_NATS_CREDS``).
@@ -30,6 +35,7 @@ import sys
 import threading
 from pathlib import Path
 
+from chieu.audit import signing
 from chieu.gateway.envoy import DEFAULT_PORT as DEFAULT_WEB_PORT
 from chieu.kit import auth, natsauth
 from chieu.kit.settings import from_env
@@ -69,6 +75,20 @@ def ensure_keys(data_dir: Path) -> tuple[auth.Signer, Path, Path]:
     document = json.dumps(keyset.to_jwks(), indent=2) + "\n"
     if not public.exists() or public.read_text() != document:
         public.write_text(document)
+    return signer, private, public
+
+
+def ensure_archive_keys(data_dir: Path) -> tuple[signing.ArchiveSigner, Path, Path]:
+    """The archive signer of ``<data>/keys/archive.pem`` (generated on first run, mode 0600), and
+    the paths of that key and of its public keyset (``archive.jwks.json``, which keeps every key
+    already listed there: archives signed by an older key still verify)."""
+    keys = data_dir / "keys"
+    keys.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private, public = keys / "archive.pem", keys / "archive.jwks.json"
+    signer, made = signing.ensure_key(private, public)
+    if made:
+        print(f"chieu up: generated the archive signing key {signer.kid} in {private} (public keyset {public})",
+              file=sys.stderr)
     return signer, private, public
 
 
@@ -150,6 +170,7 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
             "CHIEU_NATS_CA": str(pki.ca)} if pki else {}),
     }
     signer, private, public = ensure_keys(data_dir)
+    _, archive_private, archive_public = ensure_archive_keys(data_dir)
     envs = service_envs(env, signer, private, public, creds)
     if metrics_port:
         for i, name in enumerate(METRICS_PORTS):
@@ -215,10 +236,13 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
             return 0
         local_env = data_dir / "local.env"
         write_local_env(local_env, {"NATS_URL": url, "CHIEU_NATS_CREDS": str(creds.seed("audit")),
-                                    "CHIEU_NATS_CA": str(pki.ca) if pki else "", "DATABASE_URL": database_url})
+                                    "CHIEU_NATS_CA": str(pki.ca) if pki else "", "DATABASE_URL": database_url,
+                                    "CHIEU_ARCHIVE_PRIVATE_KEY": str(archive_private),
+                                    "CHIEU_ARCHIVE_PUBLIC_KEYS": str(archive_public)})
         print(f"chieu up: the audit commands, as the read-only audit user, from {local_env} (run them beside "
               f"{data_dir.name}/, or set CHIEU_LOCAL_ENV): ./chieu verify TABLE, ./chieu audit, "
-              "./chieu replay TABLE --html F, ./chieu export F", file=sys.stderr)
+              "./chieu replay TABLE --html F, ./chieu export F (signed with the archive key; ./chieu audit "
+              "--archive F verifies it)", file=sys.stderr)
         print(f"chieu up: supervising postgres, nats-server, {', '.join(SERVICES)} and envoy (each restarted "
               f"on its own; given up after {max_deaths} deaths in {window_s:.0f} s; pids in {data_dir / 'up.json'})",
               file=sys.stderr)
