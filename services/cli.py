@@ -183,11 +183,33 @@ def _verify(args: argparse.Namespace) -> int:
                   f"moves so far={v.moves_checked} {'ok' if v.moves_ok else 'BAD'}")
             continue
         print(f"hand {v.hand_no}: {'OK' if v.ok else 'FAILED'}  commitment={'ok' if v.commitment_ok else 'BAD'}  "
+              f"committed-first={'ok' if v.committed_first else 'BAD'}  "
               f"deal={'ok' if v.deal_ok else 'BAD'}  moves={v.moves_checked} {'ok' if v.moves_ok else 'BAD'}"
               f"{'  ' + v.detail if v.detail else ''}")
     if not verdicts:
         print(f"table {table_id}: no hand has started yet")
     return 0 if all(v.ok or (not v.revealed and v.moves_ok) for v in verdicts) else 1
+
+
+def _seal_keys(args: argparse.Namespace) -> int:
+    """Print a seal keyset: a new one, or ``--rotate FILE``'s with a fresh sealing key first."""
+    from chieu.table.sealing import SealKeys
+
+    keys: list[tuple[str, bytes]] = []
+    if args.rotate:
+        try:
+            keys = list(SealKeys.load(args.rotate).keys.items())
+        except ValueError as e:
+            print(f"chieu seal-keys: {e}", file=sys.stderr)
+            return 2
+    unknown = set(args.retire) - {kid for kid, _ in keys}
+    if unknown:
+        print(f"chieu seal-keys: no key {', '.join(sorted(unknown))} to retire", file=sys.stderr)
+        return 2
+    kept = [(kid, key) for kid, key in keys if kid not in args.retire]
+    fresh = [SealKeys.new_key()] if not args.retire or not kept else []
+    sys.stdout.write(SealKeys.document([*fresh, *kept]))
+    return 0
 
 
 def _ms(value: str) -> int:
@@ -468,6 +490,13 @@ def build_parser() -> argparse.ArgumentParser:
     sk.add_argument("--out", required=True, help="the private key file to write (the service's CHIEU_SERVICE_KEY)")
     sk.add_argument("--public", help="also write the public key PEM here (a keyset directory's service-<name>.pem)")
     sk.set_defaults(func=_service_key)
+
+    sl = sub.add_parser("seal-keys", help="operator: the table processes' seal keyset (CHIEU_SEAL_KEYS), printed")
+    sl.add_argument("--rotate", metavar="FILE", help="this keyset with a fresh sealing key put first (the old keys "
+                                                     "still open what they sealed)")
+    sl.add_argument("--retire", metavar="KID", action="append", default=[],
+                    help="leave this key out (only once no hand or next deal is sealed under it)")
+    sl.set_defaults(func=_seal_keys)
 
     tok = sub.add_parser("token", help="sign a session token or a service credential (CHIEU_TOKEN_PRIVATE_KEY)")
     tok.add_argument("player", nargs="?", help="the player id")

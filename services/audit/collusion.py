@@ -99,7 +99,7 @@ def coin_hands(logs: Logs) -> list[Hand]:
         open_hands: dict[int, Hand] = {}
         current: Hand | None = None
         for seq, rec in records:
-            if rec.WhichOneof("cause") == "game_command" and current is not None:
+            if rec.WhichOneof("cause") in ("game_command", "sealed_command") and current is not None:
                 current.moves += 1
             for e in rec.events:
                 kind = e.WhichOneof("kind")

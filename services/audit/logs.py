@@ -19,7 +19,7 @@ from google.protobuf.message import DecodeError
 
 from chieu.audit.archive import Message
 from chieu.audit.report import Report
-from chieu.table import audit
+from chieu.table import audit, sealing
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 
@@ -64,7 +64,8 @@ class Logs:
 
 
 def load(messages: Iterable[Message], report: Report | None = None, *, complete: bool = True) -> Logs:
-    """Parse the stream messages into per-table logs (an unreadable message is a finding)."""
+    """Parse the stream messages into per-table logs (an unreadable message is a finding), every
+    finished hand opened with the seed its ``HandEnded`` revealed (a hand in play stays sealed)."""
     logs = Logs(complete=complete)
     for m in messages:
         record = log_pb2.Record()
@@ -77,6 +78,8 @@ def load(messages: Iterable[Message], report: Report | None = None, *, complete:
         logs.tables.setdefault(m.table_id, []).append((m.seq, record))
         logs.raw.setdefault(m.table_id, []).append((m.seq, m.data))
         logs.last_seq = max(logs.last_seq, m.seq)
+    for records in logs.tables.values():
+        sealing.reveal(records)
     return logs
 
 

@@ -27,7 +27,7 @@ import functools
 import json
 import os
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
@@ -246,10 +246,14 @@ class Opener:
     def __init__(self, keys: SealKeys) -> None:
         self.keys = keys
 
-    def open(self, record: log_pb2.Record, table: Table) -> log_pb2.Record:
+    def open(self, record: log_pb2.Record, table: Table,
+             revealed: Mapping[int, bytes] | None = None) -> log_pb2.Record:
         """``record`` (about to be folded into ``table``) with its sealed parts opened, in place.
 
-        A ``HandStarted`` takes the seed the table committed before (``table.next_seed``)."""
+        A ``HandStarted`` takes the seed its ``HandEnded`` revealed, when the caller has read that
+        far (``revealed``: hand → seed), else the seed the table committed before
+        (``table.next_seed``, opened with the keyset): a finished hand needs no seal key, so a
+        retired key only matters to the hand in play and the next deal."""
         if not is_sealed(record):
             return record
         seeds: dict[int, bytes] = {}
@@ -258,6 +262,9 @@ class Opener:
         for ev in record.events:
             if ev.WhichOneof("kind") == "hand_started" and not ev.hand_started.server_seed:
                 hand_no = int(ev.hand_started.hand_no)
+                if revealed and hand_no in revealed:
+                    seeds[hand_no] = revealed[hand_no]
+                    continue
                 committed = table.next_seed
                 if committed is None or int(committed.hand_no) != hand_no:
                     raise SealError(f"hand {hand_no} of {record.table_id} has no committed seed to open")
@@ -267,15 +274,17 @@ class Opener:
         return record
 
 
+def revealed_seeds(records: Iterable[log_pb2.Record]) -> dict[int, bytes]:
+    """Hand → the server seed its ``HandEnded`` revealed, of the finished hands among ``records``."""
+    return {int(ev.hand_ended.hand_no): bytes(ev.hand_ended.server_seed) for record in records
+            for ev in record.events if ev.WhichOneof("kind") == "hand_ended" and ev.hand_ended.server_seed}
+
+
 def reveal(records: Iterable[tuple[int, log_pb2.Record]]) -> list[tuple[int, log_pb2.Record]]:
     """A table's log with every finished hand opened by the seed its ``HandEnded`` revealed (the
     auditor's view; records are changed in place). A hand in play stays sealed."""
     out = list(records)
-    seeds: dict[int, bytes] = {}
-    for _, record in out:
-        for ev in record.events:
-            if ev.WhichOneof("kind") == "hand_ended" and ev.hand_ended.server_seed:
-                seeds[int(ev.hand_ended.hand_no)] = bytes(ev.hand_ended.server_seed)
+    seeds = revealed_seeds(record for _, record in out)
     for _, record in out:
         if is_sealed(record):
             with contextlib.suppress(SealError):  # what does not open stays sealed: the audit says so

@@ -207,6 +207,11 @@ class Cluster:
         return ",".join(self.client_urls)
 
     @property
+    def seal_keys(self) -> Path:
+        """The table processes' seal keyset (the harness's oracle opens the hands in play with it)."""
+        return up.ensure_seal_keys(self.data_dir / "keys")
+
+    @property
     def audit_creds(self) -> str:
         """The read-only ``audit`` user's seed: what ``chieu audit``, ``verify`` and the chaos run's
         own readers connect as."""

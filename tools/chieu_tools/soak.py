@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chieu.table.sealing import SealKeys
 from chieu_tools.chaos import client as calls
 from chieu_tools.chaos.bots import Behaviour, Group, Player, Probe, Shared, Spectator
 from chieu_tools.chaos.oracle import Oracle
@@ -118,7 +119,7 @@ async def run(minutes: float, folder: Path, *, every_s: float = 30.0, full: bool
         operator = cluster.signer.sign("soak-operator", ("operator",), 24 * 3600)
         await _put_rooms(cluster.target("lobby"), operator, groups)
         os.environ["CHIEU_NATS_CREDS"] = cluster.audit_creds
-        oracle = Oracle(cluster.nats_url, cluster.audit_creds)
+        oracle = Oracle(cluster.nats_url, cluster.audit_creds, SealKeys.load(cluster.seal_keys))
         await oracle.start()
         shared = Shared(cluster.target("table"), cluster.target("lobby"), journal, oracle)
         players = [Player(shared, g, i, 1, CALM) for g in groups for i in range(g.players)]

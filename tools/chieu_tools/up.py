@@ -39,6 +39,7 @@ from chieu.audit import signing
 from chieu.gateway.envoy import DEFAULT_PORT as DEFAULT_WEB_PORT
 from chieu.kit import auth, natsauth
 from chieu.kit.settings import from_env
+from chieu.table.sealing import SealKeys
 from chieu_tools import localnats, localpg, supervise, tlsgen
 from chieu_tools.gateway import envoyproc
 from chieu_tools.gateway import local as local_gateway
@@ -92,12 +93,24 @@ def ensure_archive_keys(data_dir: Path) -> tuple[signing.ArchiveSigner, Path, Pa
     return signer, private, public
 
 
+def ensure_seal_keys(keys: Path) -> Path:
+    """``<keys>/seal.jwks.json``, the table processes' seal keyset (generated on first run, mode
+    0600; kept across runs: the next deal of every table is sealed under it)."""
+    path = keys / "seal.jwks.json"
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(SealKeys.document(SealKeys.generate().keys.items()))
+    os.chmod(path, 0o600)
+    return path
+
+
 def service_envs(base: dict[str, str], signer: auth.Signer, private: Path, public: Path,
                  nats: natsauth.Credentials | None = None) -> dict[str, dict[str, str]]:
     """Each service's environment: the public keyset for all, its own credential (and its own NATS
     seed from ``nats``), and the private key for the lobby alone."""
     common = {k: v for k, v in base.items()
-              if k not in ("CHIEU_TOKEN_PRIVATE_KEY", "CHIEU_SERVICE_TOKEN", "CHIEU_NATS_CREDS")}
+              if k not in ("CHIEU_TOKEN_PRIVATE_KEY", "CHIEU_SERVICE_TOKEN", "CHIEU_NATS_CREDS", "CHIEU_SEAL_KEYS")}
     common["CHIEU_TOKEN_PUBLIC_KEYS"] = str(public)
     envs: dict[str, dict[str, str]] = {}
     for name in SERVICES:
@@ -106,6 +119,8 @@ def service_envs(base: dict[str, str], signer: auth.Signer, private: Path, publi
             env["CHIEU_NATS_CREDS"] = str(nats.seed(name))
         if name in SIGNERS:
             env["CHIEU_TOKEN_PRIVATE_KEY"] = str(private)
+        if name == "table":  # the seal keyset: the table processes alone open a hand in play
+            env["CHIEU_SEAL_KEYS"] = str(ensure_seal_keys(public.parent))
         envs[name] = env
     return envs
 

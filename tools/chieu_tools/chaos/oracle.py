@@ -1,6 +1,7 @@
 """The bots' oracle: the whole table stream followed from NATS and folded, table by table, so a bot
 picks its move with the rules core's ``legal()`` on the true state (a bot is a test harness, not a
-player: it reads the log as an auditor may). The checker does not use it: it reads the stores again.
+player: it reads the log with the table processes' seal keys, hands in play opened). The checker does
+not use it: it reads the stores again, as an auditor.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import nats
 from nats.js import api
 
 from chieu.kit import logs, names, natsauth, tasks
+from chieu.table.sealing import Opener, SealKeys
 from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 
@@ -26,8 +28,9 @@ started again from where it was (an ordered consumer lost on a NATS node)."""
 class Oracle:
     """Every table of the stream, folded as its records arrive."""
 
-    def __init__(self, nats_url: str, creds: str = "") -> None:
+    def __init__(self, nats_url: str, creds: str, keys: SealKeys) -> None:
         self.nats_url = nats_url
+        self.opener = Opener(keys)
         self.creds = creds
         """The NATS user's seed (the read-only ``audit`` user)."""
         self.tables: dict[str, Table] = {}
@@ -99,7 +102,7 @@ class Oracle:
             self.anomalies.append(f"{record.table_id}: version {record.version} after {table.version} (seq {seq})")
             return
         try:
-            table.apply(record, seq)
+            table.apply(self.opener.open(record, table), seq)
         except Exception as e:  # the checker's replay reports it against the log
             self.anomalies.append(f"{record.table_id}: version {record.version} does not fold ({e})")
             return

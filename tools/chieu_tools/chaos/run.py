@@ -36,6 +36,7 @@ from chieu.kit.settings import from_env
 from chieu.ladder.rules import Params
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
+from chieu.table.sealing import SealKeys
 from chieu_tools import localnats
 from chieu_tools.chaos import checker, schedule
 from chieu_tools.chaos import client as calls
@@ -243,7 +244,7 @@ async def run(config: Config) -> dict[str, Any]:
         operator = cluster.signer.sign("chaos-operator", ("operator",), 24 * 3600)
         await _put_rooms(cluster.target("lobby"), operator, config.groups)
         os.environ["CHIEU_NATS_CREDS"] = cluster.audit_creds  # the checker's audit reads as the audit user
-        oracle = Oracle(cluster.nats_url, cluster.audit_creds)
+        oracle = Oracle(cluster.nats_url, cluster.audit_creds, SealKeys.load(cluster.seal_keys))
         await oracle.start()
         shared = Shared(cluster.target("table"), cluster.target("lobby"), journal, oracle)
         clients: list[Any] = []
