@@ -139,9 +139,9 @@ def verify_all(logs: Logs, report: Report, progress: Callable[[int], None] | Non
                 report.add(AREA, "move_mismatch", subject, v.detail)
 
 
-def _verify(table_id: str, records: list[tuple[int, log_pb2.Record]]) -> Outcome:
+def _verify(table_id: str, records: list[tuple[int, log_pb2.Record]], *, opened: bool = False) -> Outcome:
     try:
-        return audit.verify(table_id, records)
+        return audit.verify(table_id, records, opened=opened)
     except Exception as e:
         return f"{type(e).__name__}: {e}"
 
@@ -149,7 +149,7 @@ def _verify(table_id: str, records: list[tuple[int, log_pb2.Record]]) -> Outcome
 def _serial(logs: Logs, progress: Callable[[int], None] | None) -> dict[str, Outcome]:
     out: dict[str, Outcome] = {}
     for table_id, records in sorted(logs.tables.items()):
-        out[table_id] = _verify(table_id, records)
+        out[table_id] = _verify(table_id, records, opened=True)  # load opened the finished hands
         if progress is not None:
             progress(len(records))
     return out

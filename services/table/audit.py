@@ -97,9 +97,9 @@ def _redecide(table: Table, record: log_pb2.Record) -> list[Any] | str:
     return list(events)
 
 
-def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]]) -> list[Verdict]:
+def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]], *, opened: bool = False) -> list[Verdict]:
     """Verdicts for every hand of the log ``records`` (stream sequence, record; the finished hands'
-    sealed parts are opened in place).
+    sealed parts are opened in place, unless ``opened`` says :func:`sealing.reveal` did already).
 
     A move whose events the rules give again byte for byte is folded with the events just
     derived (they encode to the logged bytes), so its game events are not decoded a second time."""
@@ -109,10 +109,9 @@ def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]]) -> list
     """Hand → where its commitment was published (version, event index) and the commitment."""
     seeded: dict[str, tuple[int, int]] = {}
     """Player → where they last gave a client seed since the last hand started."""
-    opened = sealing.reveal(records)
-    ended = {int(ev.hand_ended.hand_no): ev.hand_ended.server_seed for _, record in opened
-             for ev in record.events if ev.WhichOneof("kind") == "hand_ended"}
-    for seq, record in opened:
+    log = list(records) if opened else sealing.reveal(records)
+    ended = sealing.revealed_seeds(record for _, record in log)
+    for seq, record in log:
         version = int(record.version)
         for i, ev in enumerate(record.events):
             kind = ev.WhichOneof("kind")
@@ -135,7 +134,7 @@ def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]]) -> list
             elif kind in ("player_seated", "player_ready") and getattr(ev, kind).client_seed:
                 seeded[getattr(ev, kind).player_id] = (version, i)
         derived: list[Any] | None = None
-        if sealing.is_sealed(record) and table.playing:
+        if table.playing and sealing.is_sealed(record):
             hand = hands[table.hand_no]
             if table.hand_no in ended:  # revealed, yet a part did not open: changed, or sealed wrongly
                 hand.bad_moves.append(f"version {record.version}: a sealed part does not open with the revealed seed")
