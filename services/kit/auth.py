@@ -170,6 +170,8 @@ class KeySet:
                 raise ValueError("a private key has no place in a public keyset")
             if jwk.get("alg", ALGORITHM) != ALGORITHM:
                 raise ValueError(f"key {jwk.get('kid')!r} is not for {ALGORITHM}")
+            if jwk.get("use", "sig") != "sig":  # an archive key ("use": "chieu-archive") verifies no token
+                raise ValueError(f"key {jwk.get('kid')!r} is not a token key (use {jwk.get('use')!r})")
             x = str(jwk.get("x", ""))
             try:
                 public = Ed25519PublicKey.from_public_bytes(base64.urlsafe_b64decode(x + "=" * (-len(x) % 4)))

@@ -157,6 +157,9 @@ def test_keysets_load_from_a_jwks_file_or_a_directory_of_pems(tmp_path: Path) ->
         auth.KeySet.from_jwks(private_jwk)
     with pytest.raises(ValueError):
         auth.KeySet.from_jwks({"keys": [{"kty": "oct", "k": "c2VjcmV0"}]})
+    archive_jwk = {"keys": [{**both.to_jwks()["keys"][0], "use": "chieu-archive"}]}
+    with pytest.raises(ValueError, match="not a token key"):  # an archive keyset put in the token's place
+        auth.KeySet.from_jwks(archive_jwk)
 
 
 def test_a_signer_round_trips_through_its_pem_and_its_kid_is_the_thumbprint(tmp_path: Path) -> None:

@@ -413,8 +413,11 @@ def run(data_dir: Path, ports: dict[str, int] | None = UP_PORTS, local_env: Path
             print(f"chieu up --cluster: {s} on {', '.join(cluster.addrs[s])} (target {cluster.target(s)})",
                   file=sys.stderr)
         if local_env is not None:
+            _, archive_private, archive_public = up.ensure_archive_keys(cluster.data_dir)
             up.write_local_env(local_env, {"NATS_URL": cluster.nats_url, "CHIEU_NATS_CREDS": cluster.audit_creds,
-                                           "DATABASE_URL": cluster.database_url})
+                                           "DATABASE_URL": cluster.database_url,
+                                           "CHIEU_ARCHIVE_PRIVATE_KEY": str(archive_private),
+                                           "CHIEU_ARCHIVE_PUBLIC_KEYS": str(archive_public)})
             print(f"chieu up --cluster: the audit commands, as the read-only audit user, from {local_env}: "
                   "./chieu verify TABLE, ./chieu audit, ./chieu replay TABLE --html F, ./chieu export F",
                   file=sys.stderr)
