@@ -27,15 +27,17 @@ from typing import Any
 import nats
 from nats.aio.client import Client
 from nats.js import JetStreamContext, api
-from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, NoKeysError, NotFoundError
+from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, NotFoundError
 
 from chieu.kit import metrics, tracing
 from chieu.kit.names import Stream
-from chieu.kit.natsauth import connect_url
+from chieu.kit.natsauth import connect_url, kv_stream
 
 WRONG_LAST_SEQUENCE = 10071
 REQUEST_TIMEOUT_S = 2.0
 """The longest a JetStream request (append, read, snapshot) waits for its answer."""
+ACTIVE_SETTLE_S = 0.5
+"""How long :meth:`EventStore.active_keys` reads on past its end while entries are still pending."""
 
 
 class Conflict(Exception):
@@ -148,12 +150,49 @@ class EventStore:
                 await self._active.purge(key)
 
     async def active_keys(self) -> list[str]:
-        """Every key marked active."""
-        try:
-            keys: list[str] = await self._active.keys()
-        except NoKeysError:
+        """Every key marked active (in the order they were marked).
+
+        The last entry of each key of the bucket's stream, read by an ordered consumer up to the
+        stream's last sequence when the call began (and on while more is pending, briefly): a key
+        marked before the call and not forgotten during it is listed. Not nats-py's
+        ``KeyValue.keys()``, which ends its listing at the first sign of nothing pending: the
+        consumer info it asks for overtakes the entries already sent when the stream is busy,
+        and it then lists nothing at all (nats-py issue 842; with the bucket written meanwhile, a
+        quarter of the calls or more) — a restarted table service resumed no table.
+        """
+        stream, prefix = kv_stream(self.names.active), f"$KV.{self.names.active}."
+        last = (await self.js.stream_info(stream)).state.last_seq
+        if not last:
             return []
-        return keys
+        keys: dict[str, None] = {}
+        sub = await self.js.subscribe(f"{prefix}>", stream=stream, ordered_consumer=True, headers_only=True,
+                                      deliver_policy=api.DeliverPolicy.LAST_PER_SUBJECT,
+                                      pending_msgs_limit=-1, pending_bytes_limit=-1)
+        try:
+            seq, settle = 0, 0.0
+            while True:
+                wait = REQUEST_TIMEOUT_S if seq < last else settle - time.monotonic()
+                if wait <= 0:
+                    break
+                try:
+                    msg = await sub.next_msg(timeout=wait)
+                except nats.errors.TimeoutError:
+                    if seq < last:
+                        raise
+                    break  # what was still counted pending was purged meanwhile
+                key = msg.subject[len(prefix):]
+                keys.pop(key, None)
+                if not _forgotten(msg.headers):
+                    keys[key] = None
+                seq, pending = msg.metadata.sequence.stream, msg.metadata.num_pending
+                if seq >= last:
+                    if not pending:
+                        break
+                    settle = settle or time.monotonic() + ACTIVE_SETTLE_S
+        finally:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        return list(keys)
 
     async def append(self, key: str, data: bytes, *, expected_seq: int, msg_id: str) -> Appended:
         """Append ``data`` if the subject's last sequence is ``expected_seq`` (0: empty).
@@ -292,3 +331,10 @@ class EventStore:
             await asyncio.wait_for(self.nc.drain(), timeout_s)
         except (TimeoutError, nats.errors.Error):
             await self.nc.close()
+
+
+def _forgotten(headers: dict[str, str] | None) -> bool:
+    """Whether a KV entry with ``headers`` is a delete or purge marker (or a server's marker)."""
+    if not headers:
+        return False
+    return headers.get("KV-Operation") in ("DEL", "PURGE") or "Nats-Marker-Reason" in headers

@@ -542,17 +542,28 @@ class Tables:
             log.info("presence not recorded", table_id=table_id, player=who, reason=str(exc))
 
     async def resume(self) -> int:
-        """Load every table with a hand on the clock, so no deadline is lost across a restart; the
-        players whose connection was lost are not held to the time no process served the table
-        (:meth:`_excuse_absence`)."""
+        """Load every table with a hand on the clock, so no deadline is lost across a restart; then
+        the players whose connection was lost are not held to the time no process served the table
+        (:meth:`_excuse_absence`) — once every table is loaded, so a grace moved later is not spent
+        loading the other tables (thousands, maybe) before this process serves anyone."""
         ids = await self.store.active_keys()
+        lost: list[_Live] = []
         for table_id in ids:
             try:
                 live = await self.get(table_id)
-                if live.table.lost:
-                    await self._excuse_absence(live)
             except Exception:
                 log.exception("cannot resume table", table_id=table_id)
+                continue
+            if live.table.lost:
+                if live.timer is not None:  # armed by the load, with no await since: not fired
+                    live.timer.cancel()
+                    live.timer = None
+                lost.append(live)
+        for live in lost:
+            try:
+                await self._excuse_absence(live)
+            except Exception:
+                log.exception("cannot resume table", table_id=live.table.table_id)
         return len(ids)
 
     async def _excuse_absence(self, live: _Live) -> None:

@@ -3,8 +3,11 @@
 counted against a lost player's reconnect grace — so a stack restart mid-hand writes no
 ``Disconnected`` (auto-play, and a reputation penalty at the ladder) for anyone.
 
-Each test runs its own table server on the session's NATS, stops it mid-hand as ``./chieu up``
-does (SIGTERM's graceful shutdown), waits longer than the table's grace and starts it again.
+Each test runs its own table server, stops it mid-hand as ``./chieu up`` does (SIGTERM's graceful
+shutdown), waits longer than the table's grace and starts it again — on a NATS of this module's
+own: a restarted server resumes every table marked active on its NATS, and on the session's those
+are the thousands of tables other tests left mid-hand (their loading and their writes are no part
+of these tests).
 """
 
 from __future__ import annotations
@@ -13,13 +16,14 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from chieu.kit import names
+from chieu.kit import names, natsauth
 from chieu.kit.eventstore import EventStore
 from chieu.kit.server import Server
 from chieu.kit.settings import Settings
@@ -27,7 +31,7 @@ from chieu.table.client import TableClient
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu_tools import localnats
-from tests.conftest import nats_connect, token
+from tests.conftest import NATS_AUTH, NATS_CREDS, nats_connect, token
 
 pytestmark = pytest.mark.integration
 
@@ -90,10 +94,24 @@ async def a_hand(settings: Settings) -> tuple[Server, TableClient, TableClient, 
     return server, a, b, table_id
 
 
+@pytest.fixture(scope="module")
+def module_nats(nats_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A nats-server of this module's own (the session's when that one is given from outside)."""
+    if not NATS_AUTH:
+        yield nats_url
+        return
+    proc, url = localnats.start(Path(tmp_path_factory.mktemp("fault-nats")), quiet=True,
+                                extra=natsauth.server_block(NATS_CREDS.folder))
+    try:
+        yield url
+    finally:
+        localnats.stop(proc)
+
+
 @pytest.fixture
-def own(settings: Settings) -> Settings:
-    """The session's settings with a table address of this test's own."""
-    return replace(settings, table_addr=f"127.0.0.1:{localnats.free_port()}")
+def own(settings: Settings, module_nats: str) -> Settings:
+    """The session's settings with this module's NATS and a table address of this test's own."""
+    return replace(settings, nats_url=module_nats, table_addr=f"127.0.0.1:{localnats.free_port()}")
 
 
 async def test_a_restart_mid_hand_disconnects_nobody(own: Settings) -> None:
