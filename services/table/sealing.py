@@ -176,24 +176,34 @@ def _hand_of(record: log_pb2.Record, table: Table) -> tuple[int, bytes] | None:
 
 def seal_record(record: log_pb2.Record, table: Table) -> log_pb2.Record:
     """``record`` as the log keeps it (``table``: the state it applies to): during a hand its game
-    events and command sealed, its ``HandStarted`` without the seed; ``record`` is not changed."""
+    events and command sealed in one box (``SealedParts``), its ``HandStarted`` without the seed;
+    ``record`` is not changed."""
     hand = _hand_of(record, table)
     if hand is None:
         return record
     hand_no, seed = hand
-    box, aad = hand_box(seed, record.table_id, hand_no), _aad(record.table_id, hand_no, int(record.version))
     out = log_pb2.Record()
     out.CopyFrom(record)
+    parts = log_pb2.SealedParts()
+    first: log_pb2.Sealed | None = None
     for ev in out.events:
         kind = ev.WhichOneof("kind")
         if kind == "game_event":
-            data = _seal(box, ev.game_event.SerializeToString(), aad)
-            ev.sealed.CopyFrom(log_pb2.Sealed(hand_no=hand_no, data=data))
+            parts.events.append(ev.game_event)
+            sealed = ev.sealed  # (setting a member of the oneof switches it)
+            sealed.hand_no = hand_no
+            first = first or sealed
         elif kind == "hand_started":
             ev.hand_started.server_seed = b""
     if out.WhichOneof("cause") == "game_command":
-        data = _seal(box, out.game_command.SerializeToString(), aad)
-        out.sealed_command.CopyFrom(log_pb2.Sealed(hand_no=hand_no, data=data))
+        parts.command.CopyFrom(out.game_command)
+        sealed = out.sealed_command
+        sealed.hand_no = hand_no
+        first = first or sealed
+    if first is not None:
+        nonce = os.urandom(NONCE)
+        first.data = nonce + hand_box(seed, record.table_id, hand_no).encrypt(
+            nonce, parts.SerializeToString(), _aad(record.table_id, hand_no, int(record.version)))
     return out
 
 
@@ -209,39 +219,40 @@ def is_sealed(record: log_pb2.Record) -> bool:
 
 
 def _open_parts(record: log_pb2.Record, seeds: Mapping[int, bytes]) -> bool:
-    """Open ``record``'s sealed parts in place with the seeds of their hands; False if a hand's
-    seed is not among ``seeds`` (that part stays sealed). (The audit's inner loop: kept lean.)"""
+    """Open ``record``'s sealed parts in place with the seed of their hand; False if that seed is
+    not among ``seeds`` (the parts stay sealed). (The audit's inner loop: kept lean.)"""
     opened = True
-    table_id, version = record.table_id, record.version
-    box_of: dict[int, AESGCM] = {}
+    boxed: list[log_pb2.TableEvent] = []
+    hand_no, data = -1, b""
     for ev in record.events:
         kind = ev.WhichOneof("kind")
         if kind == "sealed":
-            sealed = ev.sealed
-            hand_no = sealed.hand_no
-            box = box_of.get(hand_no)
-            if box is None:
-                seed = seeds.get(hand_no)
-                if seed is None:
-                    opened = False
-                    continue
-                box = box_of[hand_no] = hand_box(seed, table_id, hand_no)
-            plain = _open(box, sealed.data, f"{table_id}/{hand_no}/{version}".encode())
-            ev.game_event.ParseFromString(plain)
+            boxed.append(ev)
+            if not data:
+                hand_no, data = ev.sealed.hand_no, ev.sealed.data
         elif kind == "hand_started" and not ev.hand_started.server_seed:
             seed = seeds.get(ev.hand_started.hand_no)
             if seed is None:
                 opened = False
             else:
                 ev.hand_started.server_seed = seed
-    if record.WhichOneof("cause") == "sealed_command":
-        sealed = record.sealed_command
-        hand_no = sealed.hand_no
-        seed = seeds.get(hand_no)
-        if seed is None:
-            return False
-        plain = _open(hand_box(seed, table_id, hand_no), sealed.data, f"{table_id}/{hand_no}/{version}".encode())
-        record.game_command.ParseFromString(plain)
+    command = record.WhichOneof("cause") == "sealed_command"
+    if command and not data:
+        hand_no, data = record.sealed_command.hand_no, record.sealed_command.data
+    if not boxed and not command:
+        return opened
+    seed = seeds.get(hand_no)
+    if seed is None:
+        return False
+    table_id = record.table_id
+    parts = log_pb2.SealedParts.FromString(
+        _open(hand_box(seed, table_id, hand_no), data, _aad(table_id, hand_no, int(record.version))))
+    if len(parts.events) != len(boxed) or parts.HasField("command") != command:
+        raise SealError("a sealed record's parts do not match its places")
+    for ev, event in zip(boxed, parts.events, strict=True):
+        ev.game_event.CopyFrom(event)
+    if command:
+        record.game_command.CopyFrom(parts.command)
     return opened
 
 
@@ -259,13 +270,9 @@ class Opener:
         far (``revealed``: hand → seed), else the seed the table committed before
         (``table.next_seed``, opened with the keyset): a finished hand needs no seal key, so a
         retired key only matters to the hand in play and the next deal."""
-        if not is_sealed(record):
-            return record
-        seeds: dict[int, bytes] = {}
-        if table.playing and table.server_seed:
-            seeds[table.hand_no] = table.server_seed
+        seeds: dict[int, bytes] = {table.hand_no: table.server_seed} if table.playing and table.server_seed else {}
         for ev in record.events:
-            if ev.WhichOneof("kind") == "hand_started" and not ev.hand_started.server_seed:
+            if ev.HasField("hand_started") and not ev.hand_started.server_seed:
                 hand_no = int(ev.hand_started.hand_no)
                 if revealed and hand_no in revealed:
                     seeds[hand_no] = revealed[hand_no]

@@ -594,8 +594,10 @@ Global___NextSeed: _TypeAlias = NextSeed  # noqa: Y015
 @_typing.final
 class Sealed(_message.Message):
     """Something a hand in play hides, sealed under the hand's key (HKDF-SHA256 of the hand's server
-    seed, the table id and the hand number; docs/fairness.md): nonce (12 bytes) || AES-256-GCM of
-    the serialized message. The key is known to the table processes during the hand and to
+    seed, the table id and the hand number; docs/fairness.md). A record's secrets share one box: its
+    first sealed part (its first sealed game event, else its sealed command) has data = nonce (12
+    bytes) || AES-256-GCM of the record's SealedParts; every other sealed part of the record keeps
+    its place with empty data. The key is known to the table processes during the hand and to
     everybody once HandEnded reveals the seed.
     """
 
@@ -618,6 +620,32 @@ class Sealed(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Sealed: _TypeAlias = Sealed  # noqa: Y015
+
+@_typing.final
+class SealedParts(_message.Message):
+    """What a record's box holds: its game events in their order, and the command that made them."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENTS_FIELD_NUMBER: _builtins.int
+    COMMAND_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[_any_pb2.Any]: ...
+    @_builtins.property
+    def command(self) -> _any_pb2.Any: ...
+    def __init__(
+        self,
+        *,
+        events: _abc.Iterable[_any_pb2.Any] | None = ...,
+        command: _any_pb2.Any | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "events", b"events"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SealedParts: _TypeAlias = SealedParts  # noqa: Y015
 
 @_typing.final
 class PlayerSeated(_message.Message):
