@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import random
 import shutil
 import statistics
@@ -50,6 +51,7 @@ from chieu.table.v1 import table_service_pb2 as pb
 from chieu_tools import localnats
 from tests.benchmarks.common import PUBLIC_KEYS, credential, line, pct, token
 from tests.rules.test_legal_views import offered
+from tests.table.helpers import mirror
 
 ROUNDS = 7
 KEYS = [a for a in sys.argv[1:] if a in registry.KEYS]
@@ -171,10 +173,7 @@ def bench_gouji_seat_view() -> None:
 
 
 async def _mirror(auditor: TableClient, table_id: str) -> Table:
-    t = Table(table_id)
-    async for r in auditor.stub.AuditLog(pb.AuditLogRequest(table_id=table_id), metadata=auditor.metadata):
-        t.apply(r.record, r.stream_sequence)
-    return t
+    return await mirror(auditor, table_id)  # the hand in play opened with the run's seal keys
 
 
 async def _served_hands(addr: str, key: str, hands: int
@@ -247,6 +246,7 @@ async def _bench_served() -> None:
     data = Path(tempfile.mkdtemp(prefix="chieu-bench-legal-"))
     proc, url = localnats.start(data / "nats", quiet=True)
     settings = replace(Settings(), nats_url=url, table_addr=f"127.0.0.1:{localnats.free_port()}",
+                       seal_keys=os.environ["CHIEU_SEAL_KEYS"],
                        token_public_keys=str(PUBLIC_KEYS), service_token=credential("table"))
     server = await build(settings)
     await server.start()

@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import secrets
 import subprocess
 import sys
 import time
@@ -43,8 +42,9 @@ from chieu.kit import names
 from chieu.kit.eventstore import EventStore
 from chieu.kit.server import tune_gc
 from chieu.kit.settings import Settings
-from chieu.table import codec, decide
+from chieu.table import codec, decide, sealing
 from chieu.table.client import TableClient, game_view
+from chieu.table.sealing import SealKeys
 from chieu.table.state import Table
 from chieu.table.tables import Tables
 from chieu.table.v1 import log_pb2
@@ -211,21 +211,26 @@ async def same_shape_floor(addr: str, tables: int, seconds: float, pace_s: float
     return rate, lat
 
 
+KEYS = SealKeys.generate()
+"""The seal keyset of the in-process tables here."""
+
+
 async def recovery(url: str) -> None:
     settings = replace(Settings(), nats_url=url, snapshot_every=100)
     store = await EventStore.connect(url, stream=names.TABLES)
-    tables = Tables(store, settings)
+    tables = Tables(store, settings, KEYS)
     table_id = f"recovery-{os.getpid()}"
     events = 0
     hand = 0
     from chieu.games.o_an_quan.game import GAME
 
-    await tables.execute(table_id, "r1", "c0", lambda t, now: decide.create(t, "o_an_quan", {}, "r1"), create=True)
+    await tables.execute(table_id, "r1", "c0", lambda t, now: decide.create(
+        t, "o_an_quan", {}, "r1", next_seed=KEYS.new_seed(table_id, 1)), create=True)
     await tables.execute(table_id, "r2", "c1", lambda t, now: decide.take_seat(t, "r2", None))
     while events < 10_000:
         hand += 1
         table = await tables.execute(table_id, "r1", f"h{hand}",
-                                     lambda t, now: decide.start_hand(t, "r1", now, secrets.token_bytes(32)))
+                                     lambda t, now: decide.start_hand(t, "r1", now, *tables.seeds_to_deal(t)))
         while table.playing:
             seat = table.game_state.to_move
             move = GAME.legal(table.game_state, seat)[0]
@@ -235,16 +240,17 @@ async def recovery(url: str) -> None:
         events = sum(len(log_pb2.Record.FromString(s.data).events) for s in await store.read(table_id))
     await tables.close()
     await asyncio.sleep(0.5)  # the last snapshot write
-    fresh = Tables(store, settings)
+    fresh = Tables(store, settings, KEYS)
     with_snap, without = [], []
     for _ in range(7):
         t = time.perf_counter()
         loaded = await fresh._load(table_id)
         with_snap.append(time.perf_counter() - t)
         t = time.perf_counter()
-        full = Table(table_id)
-        for stored in await store.read(table_id):
-            full.apply(log_pb2.Record.FromString(stored.data), stored.seq)
+        full = Table(table_id)  # the finished hands opened with their revealed seeds, as the audit does
+        logged = [(s.seq, log_pb2.Record.FromString(s.data)) for s in await store.read(table_id)]
+        for seq, record in sealing.reveal(logged):
+            full.apply(record, seq)
         without.append(time.perf_counter() - t)
         assert full.version == loaded.version and full.game_state == loaded.game_state
     print(f"recovery of one table: {events} events in {loaded.version} records, snapshot every 100")
@@ -257,14 +263,15 @@ async def recovery(url: str) -> None:
 async def memory(url: str, n: int = 300) -> None:
     settings = replace(Settings(), nats_url=url, snapshot_every=1000)
     store = await EventStore.connect(url, stream=names.TABLES)
-    writer = Tables(store, settings)
+    writer = Tables(store, settings, KEYS)
     ids = [f"idle-{os.getpid()}-{i}" for i in range(n)]
     for tid in ids:
-        await writer.execute(tid, "m1", "c0", lambda t, now: decide.create(t, "o_an_quan", {}, "m1"), create=True)
+        await writer.execute(tid, "m1", "c0", lambda t, now, tid=tid: decide.create(
+            t, "o_an_quan", {}, "m1", next_seed=KEYS.new_seed(tid, 1)), create=True)
         await writer.execute(tid, "m2", "c1", lambda t, now: decide.take_seat(t, "m2", None))
-        await writer.execute(tid, "m1", "c2", lambda t, now: decide.start_hand(t, "m1", now, secrets.token_bytes(32)))
+        await writer.execute(tid, "m1", "c2", lambda t, now: decide.start_hand(t, "m1", now, *writer.seeds_to_deal(t)))
     await writer.close()
-    reader = Tables(store, replace(settings, snapshot_every=10_000))
+    reader = Tables(store, replace(settings, snapshot_every=10_000), KEYS)
     await reader.get(ids[0])  # warm imports and caches
     tracemalloc.start()
     before = tracemalloc.take_snapshot()

@@ -13,8 +13,10 @@ from chieu.games.o_an_quan.board import SIDES, Direction
 from chieu.games.o_an_quan.model import Sow
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
+from chieu.table.sealing import Opener, SealKeys
+from chieu.table.state import Table
 from chieu.table.v1 import table_service_pb2 as pb
-from tests.conftest import token
+from tests.conftest import SEAL_KEYS, token
 
 
 def client(settings: Settings, addr: str, player: str, *roles: str) -> TableClient:
@@ -60,3 +62,15 @@ async def play_to_end(view: pb.TableView, players: dict[str, TableClient], limit
         mover = players[view.hand_players[gv.to_move]]
         view = await mover.act(view.table_id, "o_an_quan", sowings(gv)[0])
     raise AssertionError("the game did not end")
+
+
+async def mirror(auditor: TableClient, table_id: str, into: Table | None = None) -> Table:
+    """The table folded from its log (``AuditLog``, from ``into``'s version on) as a table process
+    folds it: the harness opens the hand in play with the session's seal keys, which an auditor
+    does not hold (an auditor's own fold sees a hand in play sealed)."""
+    table = into if into is not None else Table(table_id)
+    opener = Opener(SealKeys.load(SEAL_KEYS))
+    async for r in auditor.stub.AuditLog(pb.AuditLogRequest(table_id=table_id, after_version=table.version),
+                                         metadata=auditor.metadata):
+        table.apply(opener.open(r.record, table), r.stream_sequence)
+    return table

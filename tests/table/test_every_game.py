@@ -15,7 +15,7 @@ from chieu.kit.settings import Settings
 from chieu.table.client import TableClient
 from chieu.table.state import Table
 from chieu.table.v1 import table_service_pb2 as pb
-from tests.table.helpers import client
+from tests.table.helpers import client, mirror
 
 pytestmark = pytest.mark.integration
 
@@ -27,11 +27,8 @@ def _struct(values: dict[str, Any]) -> struct_pb2.Struct:
 
 
 async def _mirror(auditor: TableClient, table_id: str) -> Table:
-    """The table folded from its log as an auditor reads it."""
-    t = Table(table_id)
-    async for r in auditor.stub.AuditLog(pb.AuditLogRequest(table_id=table_id), metadata=auditor.metadata):
-        t.apply(r.record, r.stream_sequence)
-    return t
+    """The table folded from its log, the hand in play opened (:func:`tests.table.helpers.mirror`)."""
+    return await mirror(auditor, table_id)
 
 
 @pytest.mark.parametrize("key", sorted(registry.KEYS))
