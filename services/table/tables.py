@@ -71,6 +71,10 @@ def check_command_id(command_id: str) -> str:
     return command_id
 
 
+MARK_WAIT_S = 2.0
+"""How long :meth:`Tables.close` waits for active marks still being written."""
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -113,6 +117,7 @@ class Tables:
         doing, not the player's lost connection."""
         self._follower: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._marks: set[asyncio.Task[Any]] = set()
         """Background work of this instance (timers' commands, presence, bookkeeping)."""
         instance = settings.instance or f"{socket.gethostname()}:{os.getpid()}"
         self.beacon = presence.Beacon(store.nc.publish, instance, self.spectators, self.spectated,
@@ -120,11 +125,23 @@ class Tables:
         """Announces this process's spectators per table (for the lobby's table list)."""
         metrics.TABLES_OPEN.set_function(lambda: len(self._live))
 
-    def _spawn(self, coro: Any) -> None:
-        """Run ``coro`` in the background, keeping a reference until it is done."""
+    def _spawn(self, coro: Any, *, mark: bool = False) -> None:
+        """Run ``coro`` in the background, keeping a reference until it is done (``mark``: an
+        active mark, which :meth:`close` waits for instead of cancelling it)."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        if mark:
+            self._marks.add(task)
+            task.add_done_callback(self._marks.discard)
+
+    async def _mark_active(self, table_id: str, active: bool) -> None:
+        """Mark the table active (a hand on the clock) or not, so a restart resumes it; a mark
+        that fails is logged (the table then resumes only when a player asks for it)."""
+        try:
+            await self.store.mark_active(table_id, active)
+        except Exception as exc:
+            log.warning("active mark not written", table_id=table_id, active=active, error=str(exc))
 
     async def start(self) -> None:
         """Start following the stream (before any table is loaded)."""
@@ -397,7 +414,7 @@ class Tables:
                 table.apply(record, appended.seq)
                 self._after_apply(live)
                 if table.playing != was_playing:
-                    self._spawn(self.store.mark_active(table_id, table.playing))
+                    self._spawn(self._mark_active(table_id, table.playing), mark=True)
                     if was_playing:
                         metrics.HANDS.labels(record.game).inc()
                 return table
@@ -606,6 +623,8 @@ class Tables:
         if self._follower is not None:
             self._follower.cancel()
             await asyncio.gather(self._follower, return_exceptions=True)
+        if self._marks:  # a table's active mark is what a restart resumes by: let it land (briefly)
+            await asyncio.wait(list(self._marks), timeout=MARK_WAIT_S)
         # presence and bookkeeping tasks still running would race the connection's drain
         pending = list(self._tasks)
         for task in pending:
