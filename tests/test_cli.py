@@ -7,6 +7,7 @@ import asyncio
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -91,14 +92,22 @@ def test_up_makes_a_key_once_and_gives_the_private_key_to_the_lobby_only(tmp_pat
 
     signer, private, public = up.ensure_keys(tmp_path)
     assert private.stat().st_mode & 0o777 == 0o600
-    assert auth.KeySet.load(public) == signer.keyset()
-    again, _, _ = up.ensure_keys(tmp_path)  # a second run reuses the key
-    assert again.kid == signer.kid
-    envs = up.service_envs({"CHIEU_TOKEN_PRIVATE_KEY": "/leaked", "PATH": "/bin"}, signer, private, public)
+    keys = auth.KeySet.load(public)
+    assert signer.kid in keys.kids and keys.bound_to(signer.kid) is None
+    again, _, _ = up.ensure_keys(tmp_path)  # a second run reuses the keys
+    assert again.kid == signer.kid and auth.KeySet.load(public) == keys
+    envs = up.service_envs({"CHIEU_TOKEN_PRIVATE_KEY": "/leaked", "CHIEU_SERVICE_TOKEN": "/leaked", "PATH": "/bin"},
+                           signer, private, public)
     assert set(envs) == set(up.SERVICES)
     for name, env in envs.items():
         assert env["CHIEU_TOKEN_PUBLIC_KEYS"] == str(public) and env["PATH"] == "/bin"
-        assert auth.verify(signer.keyset(), env["CHIEU_SERVICE_TOKEN"]).service == name
+        assert "CHIEU_SERVICE_TOKEN" not in env  # no long-lived credential: the service signs its own
+        own = Path(env["CHIEU_SERVICE_KEY"])
+        assert own.stat().st_mode & 0o777 == 0o600
+        settings = replace(Settings(), token_public_keys=str(public), service_key=str(own))
+        credential = auth.service_token(settings)
+        principal = auth.verify(keys, credential)
+        assert principal.service == name and principal.exp - time.time() <= auth.SERVICE_TTL_S
         assert env.get("CHIEU_TOKEN_PRIVATE_KEY") == (str(private) if name == "lobby" else None)
     assert not any("TOKEN_SECRET" in k for env in envs.values() for k in env)
 

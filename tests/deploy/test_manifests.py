@@ -109,10 +109,14 @@ def test_secrets_come_from_secrets_only(overlay: tuple[str, list[dict[str, Any]]
         cluster = _named(docs, "Cluster", f"chieu-{s}-db")
         assert cluster["spec"]["bootstrap"]["initdb"] == {"database": s, "owner": s}
     assert "DATABASE_URL" not in _env(_service(docs, "table")[1])
-    for s in CALLERS:
-        ref = _env(_service(docs, s)[1])["CHIEU_SERVICE_TOKEN"]["valueFrom"]["secretKeyRef"]
-        assert ref == {"name": "chieu-secrets", "key": f"{s}-service-token"}
-    assert "CHIEU_SERVICE_TOKEN" not in _env(_service(docs, "ledger")[1])  # it calls no one
+    for s in CALLERS:  # each signs its own short-lived credential with its own key, and has no other's
+        d, c = _service(docs, s)
+        assert "CHIEU_SERVICE_TOKEN" not in _env(c)
+        assert _env(c)["CHIEU_SERVICE_KEY"]["value"] == f"/etc/chieu/own/{s}.pem"
+        (own,) = [v for v in d["spec"]["template"]["spec"]["volumes"] if v["name"] == "own-key"]
+        assert own["secret"]["secretName"] == "chieu-service-keys"
+        assert own["secret"]["items"] == [{"key": f"{s}.pem", "path": f"{s}.pem"}]
+    assert "CHIEU_SERVICE_KEY" not in _env(_service(docs, "ledger")[1])  # it calls no one
 
 
 @pytest.mark.parametrize("service", sorted(SERVICES))

@@ -12,8 +12,9 @@ others serve; five deaths within a minute and it is given up. Ctrl-C stops every
 
 Token keys: the first run generates an Ed25519 key under ``<data>/keys/`` (``private.pem``, mode
 0600) and writes its public keyset (``public.jwks.json``); later runs reuse them. Each service is
-given the public keyset and its own credential (``service:<name>``, minted at start); only the
-lobby is given the private key. No constant secret anywhere.
+given the public keyset and its own key (``<data>/keys/service-<name>.pem``, bound to
+``service:<name>`` in the keyset), with which it signs its own 15-minute credential and renews
+it; only the lobby is given the token private key. No constant secret anywhere.
 
 Archive key: the first run also generates the key ``chieu export`` signs archives with
 (``<data>/keys/archive.pem``, mode 0600; :mod:`chieu.audit.signing`), apart from the token key,
@@ -49,8 +50,6 @@ SIGNERS = ("lobby",)
 """The services given the private key (every other one verifies with the public keys only)."""
 METRICS_PORTS = {"table": 9464, "ledger": 9465, "ladder": 9466, "lobby": 9467}
 """Where each service serves its Prometheus metrics under ``chieu up`` (``CHIEU_METRICS_ADDR``)."""
-CREDENTIAL_TTL_S = 30 * 86400
-"""Lifetime of the service credentials minted at each start."""
 
 
 def ensure_keys(data_dir: Path) -> tuple[auth.Signer, Path, Path]:
@@ -73,10 +72,24 @@ def ensure_keys(data_dir: Path) -> tuple[auth.Signer, Path, Path]:
     keyset = signer.keyset()
     if public.exists():
         keyset = auth.KeySet.load(public).with_key(signer.public)
+    for name in SERVICES:  # each service's own key, bound to it in the keyset
+        keyset = keyset.with_key(_own_key(keys / f"service-{name}.pem").public, name)
     document = json.dumps(keyset.to_jwks(), indent=2) + "\n"
     if not public.exists() or public.read_text() != document:
         public.write_text(document)
     return signer, private, public
+
+
+def _own_key(path: Path) -> auth.Signer:
+    """A service's own key at ``path`` (generated on first run, mode 0600)."""
+    if path.exists():
+        os.chmod(path, 0o600)
+        return auth.Signer.load(path)
+    own = auth.Signer.generate()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(own.private_pem())
+    return own
 
 
 def ensure_archive_keys(data_dir: Path) -> tuple[signing.ArchiveSigner, Path, Path]:
@@ -107,14 +120,16 @@ def ensure_seal_keys(keys: Path) -> Path:
 
 def service_envs(base: dict[str, str], signer: auth.Signer, private: Path, public: Path,
                  nats: natsauth.Credentials | None = None) -> dict[str, dict[str, str]]:
-    """Each service's environment: the public keyset for all, its own credential (and its own NATS
-    seed from ``nats``), and the private key for the lobby alone."""
+    """Each service's environment: the public keyset for all, its own key (and its own NATS seed
+    from ``nats``), and the token private key for the lobby alone."""
     common = {k: v for k, v in base.items()
-              if k not in ("CHIEU_TOKEN_PRIVATE_KEY", "CHIEU_SERVICE_TOKEN", "CHIEU_NATS_CREDS", "CHIEU_SEAL_KEYS")}
+              if k not in ("CHIEU_TOKEN_PRIVATE_KEY", "CHIEU_SERVICE_TOKEN", "CHIEU_SERVICE_KEY", "CHIEU_NATS_CREDS",
+                           "CHIEU_SEAL_KEYS")}
     common["CHIEU_TOKEN_PUBLIC_KEYS"] = str(public)
     envs: dict[str, dict[str, str]] = {}
     for name in SERVICES:
-        env = {**common, "CHIEU_SERVICE_TOKEN": signer.service_credential(name, CREDENTIAL_TTL_S)}
+        # its own key (ensure_keys): the service signs its own 15-minute credential and renews it
+        env = {**common, "CHIEU_SERVICE_KEY": str(public.parent / f"service-{name}.pem")}
         if nats is not None:
             env["CHIEU_NATS_CREDS"] = str(nats.seed(name))
         if name in SIGNERS:
