@@ -192,6 +192,7 @@ export const WORDS: Readonly<Record<WordKind, Readonly<Record<string, Words>>>> 
     "reputation_too_low": { vi: "Uy tín (信誉度) của bạn thấp hơn mức tối thiểu của bàn.", zh: "你的信誉度低于本桌要求。", en: "Your reputation (信誉度) is below this table's minimum." },
     "role_required": { vi: "Bạn không có quyền làm việc này.", zh: "你无权执行此操作。", en: "You are not allowed to do this." },
     "same_cell": { vi: "Hãy chọn hai ô khác nhau.", zh: "请选择两个不同的格子。", en: "Pick two different tiles." },
+    "seal_key_missing": { vi: "Bàn này tạm thời không chia bài được; nhà vận hành đã được báo.", zh: "此牌桌暂时无法发牌，已通知运营方。", en: "This table cannot deal right now; the operator has been told." },
     "sealed": { vi: "Bộ chặn 够死级 này chỉ bị bắt bằng 捎牌.", zh: "这手管够死级的牌只能用捎牌管。", en: "This answer to a 够死级 can only be taken by 捎牌." },
     "seat_taken": { vi: "Ghế này đã có người.", zh: "这个座位已有人。", en: "That seat is taken." },
     "self_accusation": { vi: "Không thể tố chính mình.", zh: "不能举报自己。", en: "You cannot accuse yourself." },
