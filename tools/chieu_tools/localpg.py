@@ -58,16 +58,23 @@ class Postmaster:
     def spawn(self) -> Any:
         """The running postmaster (adopted: a :class:`chieu_tools.supervise.Pid`), or a new one as our
         child (its output appended to ``<pgdata>/log``), in its own session: Ctrl-C reaches it
-        only through ``up``'s stop, after the services'."""
-        from chieu_tools.supervise import Pid
+        only through ``up``'s stop, after the services'. Tied to us (:func:`supervise.spawn_tied
+        <chieu_tools.supervise.spawn_tied>`): on Linux it gets SIGINT, a fast shutdown, when we
+        die, even of SIGKILL. Not SIGTERM: a smart shutdown waits for every session to end (a
+        ``psql`` left open, a service still draining) and may never come; not SIGQUIT: an immediate
+        shutdown skips the checkpoint, and the next start replays the WAL. A fast one rolls back
+        what is in flight, disconnects everyone and checkpoints: the next start is clean. (An
+        adopted postmaster is no child of ours: it outlives a SIGKILLed ``up`` and the next one
+        adopts it.)"""
+        from chieu_tools.supervise import Pid, spawn_tied
 
         pid = postmaster(self.pgdata)
         if pid is not None:
             return Pid(pid)
         argv = [str(self.bin / "postgres"), "-D", str(self.pgdata), "-h", "", "-k", str(self.socket_dir)]
         with (self.pgdata / "log").open("ab") as out:
-            return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                    **({"user": self.user} if self.user else {}))  # type: ignore[call-overload]
+            return spawn_tied(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, user=self.user,
+                              sig=signal.SIGINT)
 
     def ready(self) -> bool:
         """``pg_isready`` on its socket."""

@@ -9,12 +9,20 @@ the others running. :meth:`Supervisor.stop` stops every process, whoever started
 
 A process need not be our child: PostgreSQL's postmaster is started by ``pg_ctl`` (or by an
 operator), so its handle is :class:`Pid`, the pid its data folder names, watched by polling.
+
+Every process :func:`popen` (and :class:`chieu_tools.localpg.Postmaster`) starts is tied to this
+one (:func:`spawn_tied`): on Linux the kernel sends it a signal when we die, even of SIGKILL
+(``PR_SET_PDEATHSIG``), so a killed ``up`` leaves nothing running. Elsewhere (macOS: no
+``prctl``) the tie is a no-op.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,10 +30,11 @@ import threading
 import time
 import urllib.request
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Any, Protocol, TypeVar
 
 MAX_DEATHS = 5
 """Deaths within :data:`WINDOW_S` after which a process is given up."""
@@ -400,13 +409,118 @@ class Supervisor:
 
 
 def popen(argv: list[str], env: dict[str, str], log: Path | None = None) -> Callable[[], Handle]:
-    """A spawn function: ``argv`` with ``env``, its output appended to ``log`` (or this terminal)."""
+    """A spawn function: ``argv`` with ``env``, its output appended to ``log`` (or this terminal);
+    the process gets SIGTERM when we die (:func:`spawn_tied`)."""
 
     def spawn() -> Handle:
         if log is None:
-            return subprocess.Popen(argv, env=env)
+            return spawn_tied(argv, env=env)
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("ab") as out:
-            return subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
+            return spawn_tied(argv, env=env, stdout=out, stderr=subprocess.STDOUT)
 
     return spawn
+
+
+# ---------------------------------------------------------------- children that die with us
+
+TIED = sys.platform.startswith("linux") and bool(sys.executable)
+"""Whether :func:`spawn_tied` ties its children to us (Linux: ``prctl(PR_SET_PDEATHSIG)``)."""
+
+TIE = """\
+import ctypes, os, signal, sys
+parent, sig, uid, path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+try:  # the environment as given, without the LC_CTYPE Python's start may have added (PEP 538)
+    with open("/proc/self/environ", "rb") as f:
+        env = dict(v.split(b"=", 1) for v in f.read().split(b"\\0") if b"=" in v)
+except OSError:
+    env = dict(os.environb)
+if uid >= 0:
+    os.setreuid(uid, uid)  # first: a change of user clears the parent-death signal
+try:  # PR_SET_PDEATHSIG (1): the kernel sends sig when our parent dies (failing: untied, as before)
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+    prctl(1, sig, 0, 0, 0)
+except (OSError, AttributeError):
+    pass
+if os.getppid() != parent:  # it died before the prctl: no signal will ever come
+    os._exit(1)
+for name in ("SIGPIPE", "SIGXFSZ"):  # Python's start ignores them; Popen restores them
+    signal.signal(getattr(signal, name), signal.SIG_DFL)
+os.execve(path, sys.argv[5:], env)
+"""
+"""The tie, run in the child before the real program: ``python -I -S -c TIE PARENT SIG UID PATH
+ARGV...`` sets the parent-death signal (after switching to ``UID``, if not -1), exits if
+``PARENT`` is gone already, then becomes ``PATH`` (same pid). Not a ``preexec_fn``: that would
+make Python ``fork()`` (rather than ``vfork()``) this process, whose threads hold gRPC channels,
+and gRPC's fork handlers then pause and restart its threads around every start."""
+
+T = TypeVar("T")
+
+
+class _Forker:
+    """One thread, started on first use and never ended, that starts every tied child: the
+    parent-death signal fires when the *thread* that forked a child ends, and the watcher threads
+    that restart children end (at stop, or on giving up) while their children must run on."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def call(self, fn: Callable[[], T]) -> T:
+        """``fn()`` run on the forker thread; its result, or its exception raised here."""
+        if threading.current_thread() is self._thread:
+            return fn()
+        with self._lock:
+            if self._thread is None or self._pid != os.getpid():  # (a forked copy of us has no such thread)
+                self._jobs = queue.SimpleQueue()
+                self._thread = threading.Thread(target=self._run, args=(self._jobs,), name="supervise-forker",
+                                                daemon=True)
+                self._pid = os.getpid()
+                self._thread.start()
+            jobs = self._jobs
+        done: Future[T] = Future()
+        jobs.put((fn, done))
+        return done.result()
+
+    @staticmethod
+    def _run(jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]]) -> None:
+        while True:
+            fn, done = jobs.get()
+            try:
+                done.set_result(fn())
+            except BaseException as e:  # the caller's, raised in its thread
+                done.set_exception(e)
+
+
+_forker = _Forker()
+
+
+def spawn_tied(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+               stdout: int | IO[Any] | None = None, stderr: int | IO[Any] | None = None,
+               start_new_session: bool = False, user: str | None = None,
+               sig: int = signal.SIGTERM) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen(argv, ...)``, the child tied to this process: on Linux (:data:`TIED`) it
+    gets ``sig`` when we die, even of SIGKILL (``prctl(PR_SET_PDEATHSIG)`` by :data:`TIE`), and it
+    is forked by the one thread that lives as long as we do. Elsewhere (macOS): a plain ``Popen``,
+    as before; the child outlives a SIGKILLed parent."""
+    if not TIED:
+        return subprocess.Popen(argv, env=env, stdout=stdout, stderr=stderr, start_new_session=start_new_session,
+                                user=user)
+    # what Popen would refuse at once is refused here too, not by a child that dies
+    path: str | None = argv[0]
+    if os.sep not in argv[0]:
+        path = shutil.which(argv[0], path=(env if env is not None else os.environ).get("PATH", os.defpath))
+    if path is None or not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
+    import pwd  # (POSIX only)
+
+    uid = pwd.getpwnam(user).pw_uid if user is not None else -1
+    tied = [sys.executable, "-I", "-S", "-c", TIE, str(os.getpid()), str(int(sig)), str(uid), path, *argv]
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(tied, env=env, stdout=stdout, stderr=stderr, start_new_session=start_new_session)
+
+    return _forker.call(start)
