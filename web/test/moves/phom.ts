@@ -13,6 +13,8 @@ async function select(page: Page, cards: readonly string[]): Promise<void> {
     if ((await page.getAttribute(`.phom .fan .pcard[data-card="${c}"]`, "aria-pressed")) !== "true") await page.click(`.phom .fan .pcard[data-card="${c}"]`);
 }
 
+const played = new WeakMap<Page, number>();
+
 export const spec: GameSpec = {
   game: "phom", players: 3, midAfter: 8, limitMs: 200_000,
   async move(page) {
@@ -21,7 +23,14 @@ export const spec: GameSpec = {
     if (!offers.length) return false;
     const first = (k: string) => offers.find((o) => o.kind === k);
     const pick = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)]!;
-    if (first("claimU")) { await page.click('[data-act="u"]'); return true; }
+    // Ù ends the hand at once: claimed only once this page has played a few moves (a deal with
+    // no cạ, Ù khan, comes often enough that claiming it at once left no hand to look at)
+    const n = played.get(page) ?? 0;
+    if (first("claimU")) {
+      if (n >= 4) { await page.click('[data-act="u"]'); return true; }
+      if (offers.length === 1) return false;  // let the Ù window pass
+    }
+    played.set(page, n + 1);
     const lay = first("lay");
     if (lay) { await select(page, lay.cards!); await page.click('[data-act="lay"]:not([disabled])'); return true; }
     const send = first("send");
