@@ -179,6 +179,13 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         token = str(rows[size - 1]["seq"]) if len(rows) > size else ""
         return pb.GetHistoryResponse(entries=entries, next_page_token=token)
 
+    async def ListPrices(self, request: pb.ListPricesRequest, context: Context) -> pb.ListPricesResponse:
+        self._who(context)  # any signed-in caller: prices are no secret, but the ledger is not anonymous
+        s = self.settings
+        return pb.ListPricesResponse(negative_reset=s.price_negative_reset, reputation_reset=s.price_reputation_reset,
+                                     song=s.price_song, membership_day=s.price_membership_day,
+                                     hearts_to_coins=s.hearts_to_coins)
+
     async def GetPot(self, request: pb.GetPotRequest, context: Context) -> pb.GetPotResponse:
         auth.require(self._who(context), "operator", "auditor", "service")
         fields.ident(request.table_id, "table_id")

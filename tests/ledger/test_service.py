@@ -255,3 +255,20 @@ async def test_own_calls_default_to_the_caller(channel: grpc.aio.Channel, settin
     other = Ledger(channel, settings, uid("other"))
     await refused(other.GetBalances(player_id=me.player), grpc.StatusCode.PERMISSION_DENIED, "not_yours")
     assert bal(await other.GetBalances(), "coins") == 0
+
+
+async def test_the_prices_a_player_sees_are_what_a_purchase_costs(channel: grpc.aio.Channel,
+                                                                   settings: Settings) -> None:
+    """ListPrices (issue 25: the portal shows a price before one buys): the operator's settings,
+    and a song bought right after costs exactly what it said."""
+    p = uid("price")
+    me, lobby = Ledger(channel, settings, p), Ledger(channel, settings, "service:lobby", "service")
+    prices = await me.ListPrices()
+    assert (prices.negative_reset, prices.reputation_reset, prices.song, prices.membership_day,
+            prices.hearts_to_coins) == (settings.price_negative_reset, settings.price_reputation_reset,
+                                        settings.price_song, settings.price_membership_day, settings.hearts_to_coins)
+    before = bal((await lobby.ClaimWelcome(player_id=p)).result, "coins")
+    await me.RequestSong(player_id=p, target=uid("t"), song="trong-com", request_id=uid("r"))
+    assert bal(await me.GetBalances(player_id=p), "coins") == before - prices.song
+    await refused(pb_grpc.LedgerServiceStub(channel).ListPrices(pb.ListPricesRequest()),
+                  grpc.StatusCode.UNAUTHENTICATED, "no_token")

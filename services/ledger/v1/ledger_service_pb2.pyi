@@ -233,6 +233,61 @@ class GetHistoryResponse(_message.Message):
 Global___GetHistoryResponse: _TypeAlias = GetHistoryResponse  # noqa: Y015
 
 @_typing.final
+class ListPricesRequest(_message.Message):
+    """ListPrices request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListPricesRequest: _TypeAlias = ListPricesRequest  # noqa: Y015
+
+@_typing.final
+class ListPricesResponse(_message.Message):
+    """ListPrices response: what each paid service costs now (the operator's settings)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NEGATIVE_RESET_FIELD_NUMBER: _builtins.int
+    REPUTATION_RESET_FIELD_NUMBER: _builtins.int
+    SONG_FIELD_NUMBER: _builtins.int
+    MEMBERSHIP_DAY_FIELD_NUMBER: _builtins.int
+    HEARTS_TO_COINS_FIELD_NUMBER: _builtins.int
+    negative_reset: _builtins.int
+    """金币 to reset a negative score to 0 (ResetNegativeScore)."""
+    reputation_reset: _builtins.int
+    """金币 to reset one's reputation (ResetReputation)."""
+    song: _builtins.int
+    """金币 to request a song at a table (RequestSong)."""
+    membership_day: _builtins.int
+    """金币 per day of membership (BuyMembership)."""
+    hearts_to_coins: _builtins.int
+    """金币 one 红心币 converts to (ConvertHearts)."""
+    def __init__(
+        self,
+        *,
+        negative_reset: _builtins.int = ...,
+        reputation_reset: _builtins.int = ...,
+        song: _builtins.int = ...,
+        membership_day: _builtins.int = ...,
+        hearts_to_coins: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hearts_to_coins", b"hearts_to_coins", "membership_day", b"membership_day", "negative_reset", b"negative_reset", "reputation_reset", b"reputation_reset", "song", b"song"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListPricesResponse: _TypeAlias = ListPricesResponse  # noqa: Y015
+
+@_typing.final
 class GetPotRequest(_message.Message):
     """GetPot request."""
 

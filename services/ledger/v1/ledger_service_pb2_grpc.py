@@ -50,6 +50,11 @@ class LedgerServiceStub:
                 request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.GetPotRequest.SerializeToString,
                 response_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.GetPotResponse.FromString,
                 _registered_method=True)
+        self.ListPrices = channel.unary_unary(
+                '/chieu.ledger.v1.LedgerService/ListPrices',
+                request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListPricesRequest.SerializeToString,
+                response_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListPricesResponse.FromString,
+                _registered_method=True)
         self.CheckEligibility = channel.unary_unary(
                 '/chieu.ledger.v1.LedgerService/CheckEligibility',
                 request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.CheckEligibilityRequest.SerializeToString,
@@ -137,6 +142,13 @@ class LedgerServiceServicer:
 
     def GetPot(self, request, context):
         """The gà pot of a table: the table service asks before it allows a stake or gà change.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListPrices(self, request, context):
+        """The paid services' prices in 金币 and the 红心币 rate, for a client to show before one buys.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -253,6 +265,11 @@ def add_LedgerServiceServicer_to_server(servicer, server):
                     servicer.GetPot,
                     request_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.GetPotRequest.FromString,
                     response_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.GetPotResponse.SerializeToString,
+            ),
+            'ListPrices': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListPrices,
+                    request_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListPricesRequest.FromString,
+                    response_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListPricesResponse.SerializeToString,
             ),
             'CheckEligibility': grpc.unary_unary_rpc_method_handler(
                     servicer.CheckEligibility,
@@ -402,6 +419,33 @@ class LedgerService:
             '/chieu.ledger.v1.LedgerService/GetPot',
             chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.GetPotRequest.SerializeToString,
             chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.GetPotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListPrices(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.ledger.v1.LedgerService/ListPrices',
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListPricesRequest.SerializeToString,
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListPricesResponse.FromString,
             options,
             channel_credentials,
             insecure,

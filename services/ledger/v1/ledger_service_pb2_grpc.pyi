@@ -45,6 +45,8 @@ class LedgerServiceStub:
     """A player's transfers, newest first, paged; optionally by currency, table, hand or reason."""
     GetPot: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.GetPotRequest, _ledger_service_pb2.GetPotResponse]
     """The gà pot of a table: the table service asks before it allows a stake or gà change."""
+    ListPrices: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.ListPricesRequest, _ledger_service_pb2.ListPricesResponse]
+    """The paid services' prices in 金币 and the 红心币 rate, for a client to show before one buys."""
     CheckEligibility: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.CheckEligibilityRequest, _ledger_service_pb2.CheckEligibilityResponse]
     """Whether a player may sit at a coin table (more than the minimum of 金币)."""
     ClaimWelcome: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.ClaimWelcomeRequest, _ledger_service_pb2.ClaimWelcomeResponse]
@@ -88,6 +90,8 @@ class LedgerServiceAsyncStub(LedgerServiceStub):
     """A player's transfers, newest first, paged; optionally by currency, table, hand or reason."""
     GetPot: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.GetPotRequest, _ledger_service_pb2.GetPotResponse]  # type: ignore[assignment]
     """The gà pot of a table: the table service asks before it allows a stake or gà change."""
+    ListPrices: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.ListPricesRequest, _ledger_service_pb2.ListPricesResponse]  # type: ignore[assignment]
+    """The paid services' prices in 金币 and the 红心币 rate, for a client to show before one buys."""
     CheckEligibility: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.CheckEligibilityRequest, _ledger_service_pb2.CheckEligibilityResponse]  # type: ignore[assignment]
     """Whether a player may sit at a coin table (more than the minimum of 金币)."""
     ClaimWelcome: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.ClaimWelcomeRequest, _ledger_service_pb2.ClaimWelcomeResponse]  # type: ignore[assignment]
@@ -146,6 +150,14 @@ class LedgerServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ledger_service_pb2.GetPotResponse, _abc.Awaitable[_ledger_service_pb2.GetPotResponse]]:
         """The gà pot of a table: the table service asks before it allows a stake or gà change."""
+
+    @_abc_1.abstractmethod
+    def ListPrices(
+        self,
+        request: _ledger_service_pb2.ListPricesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ledger_service_pb2.ListPricesResponse, _abc.Awaitable[_ledger_service_pb2.ListPricesResponse]]:
+        """The paid services' prices in 金币 and the 红心币 rate, for a client to show before one buys."""
 
     @_abc_1.abstractmethod
     def CheckEligibility(

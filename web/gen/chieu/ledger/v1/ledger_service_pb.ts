@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/ledger/v1/ledger_service.proto.
  */
 export const file_chieu_ledger_v1_ledger_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRjaGlldS9sZWRnZXIvdjEvbGVkZ2VyX3NlcnZpY2UucHJvdG8SD2NoaWV1LmxlZGdlci52MSI8CgdCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoAxIPCgdhY2NvdW50GAMgASgJIicKEkdldEJhbGFuY2VzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiWgoTR2V0QmFsYW5jZXNSZXNwb25zZRIqCghiYWxhbmNlcxgBIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhcKD21lbWJlcnNoaXBfZGF5cxgCIAEoAyLMAQoFRW50cnkSEwoLdHJhbnNmZXJfaWQYASABKAkSEgoKcG9zdGluZ19pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIMCgRvd2VkGAUgASgDEg4KBnJlYXNvbhgGIAEoCRIPCgdhY2NvdW50GAcgASgJEhQKDGNvdW50ZXJwYXJ0eRgIIAEoCRIQCgh0YWJsZV9pZBgJIAEoCRIPCgdoYW5kX25vGAogASgDEhEKCXBvc3RlZF9tcxgLIAEoAyKSAQoRR2V0SGlzdG9yeVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhAKCHRhYmxlX2lkGAMgASgJEg8KB2hhbmRfbm8YBCABKAMSDgoGcmVhc29uGAUgASgJEhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJIlYKEkdldEhpc3RvcnlSZXNwb25zZRInCgdlbnRyaWVzGAEgAygLMhYuY2hpZXUubGVkZ2VyLnYxLkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIhCg1HZXRQb3RSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIkUKDkdldFBvdFJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJEg8KB2JhbGFuY2UYAiABKAMSEAoIY3VycmVuY3kYAyABKAkiLAoXQ2hlY2tFbGlnaWJpbGl0eVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJIloKGENoZWNrRWxpZ2liaWxpdHlSZXNwb25zZRIQCghlbGlnaWJsZRgBIAEoCBINCgVjb2lucxgCIAEoAxIPCgdtaW5pbXVtGAMgASgDEgwKBGhlbGQYBCABKAgiKAoTQ2xhaW1XZWxjb21lUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiYQoNUG9zdGluZ1Jlc3VsdBISCgpwb3N0aW5nX2lkGAEgASgJEioKCGJhbGFuY2VzGAIgAygLMhguY2hpZXUubGVkZ2VyLnYxLkJhbGFuY2USEAoIcmVwbGF5ZWQYAyABKAgiTgoVQ3JlZGl0UHVyY2hhc2VSZXF1ZXN0EhIKCnBheW1lbnRfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEg4KBmhlYXJ0cxgDIAEoAyJNChRDb252ZXJ0SGVhcnRzUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIOCgZoZWFydHMYAyABKAMiUAoZUmVzZXROZWdhdGl2ZVNjb3JlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRnYW1lGAMgASgJIj8KFlJlc2V0UmVwdXRhdGlvblJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkiWQoSUmVxdWVzdFNvbmdSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEgwKBHNvbmcYAyABKAkSDgoGdGFyZ2V0GAQgASgJIksKFEJ1eU1lbWJlcnNoaXBSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEgwKBGRheXMYAyABKAMiWgoTQ3JlZGl0UmV3YXJkUmVxdWVzdBIRCglyZXdhcmRfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEg0KBWNvaW5zGAMgASgDEg4KBnJlYXNvbhgEIAEoCSJqCg1BZGp1c3RSZXF1ZXN0EhUKDWFkanVzdG1lbnRfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEhAKCGN1cnJlbmN5GAMgASgJEg0KBWRlbHRhGAQgASgDEg4KBnJlYXNvbhgFIAEoCSI1ChBIb2xkQ29pbnNSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiUwoRSG9sZENvaW5zUmVzcG9uc2USDAoEaGVsZBgBIAEoCBIPCgdoZWxkX2J5GAIgASgJEg4KBnJlYXNvbhgDIAEoCRIPCgdoZWxkX21zGAQgASgDIjgKE1JlbGVhc2VDb2luc1JlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSIoChRSZWxlYXNlQ29pbnNSZXNwb25zZRIQCghyZWxlYXNlZBgBIAEoCCIOCgxBdWRpdFJlcXVlc3QiQgoMQXVkaXRQcm9ibGVtEg8KB2FjY291bnQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSJxCg1BdWRpdFJlc3BvbnNlEgoKAm9rGAEgASgIEhAKCGFjY291bnRzGAIgASgDEhEKCXRyYW5zZmVycxgDIAEoAxIvCghwcm9ibGVtcxgEIAMoCzIdLmNoaWV1LmxlZGdlci52MS5BdWRpdFByb2JsZW0iRgoUQ2xhaW1XZWxjb21lUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiSAoWQ3JlZGl0UHVyY2hhc2VSZXNwb25zZRIuCgZyZXN1bHQYASABKAsyHi5jaGlldS5sZWRnZXIudjEuUG9zdGluZ1Jlc3VsdCJHChVDb252ZXJ0SGVhcnRzUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiTAoaUmVzZXROZWdhdGl2ZVNjb3JlUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiSQoXUmVzZXRSZXB1dGF0aW9uUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRQoTUmVxdWVzdFNvbmdSZXNwb25zZRIuCgZyZXN1bHQYASABKAsyHi5jaGlldS5sZWRnZXIudjEuUG9zdGluZ1Jlc3VsdCJHChVCdXlNZW1iZXJzaGlwUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRgoUQ3JlZGl0UmV3YXJkUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiQAoOQWRqdXN0UmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQyxAsKDUxlZGdlclNlcnZpY2USWAoLR2V0QmFsYW5jZXMSIy5jaGlldS5sZWRnZXIudjEuR2V0QmFsYW5jZXNSZXF1ZXN0GiQuY2hpZXUubGVkZ2VyLnYxLkdldEJhbGFuY2VzUmVzcG9uc2USVQoKR2V0SGlzdG9yeRIiLmNoaWV1LmxlZGdlci52MS5HZXRIaXN0b3J5UmVxdWVzdBojLmNoaWV1LmxlZGdlci52MS5HZXRIaXN0b3J5UmVzcG9uc2USSQoGR2V0UG90Eh4uY2hpZXUubGVkZ2VyLnYxLkdldFBvdFJlcXVlc3QaHy5jaGlldS5sZWRnZXIudjEuR2V0UG90UmVzcG9uc2USZwoQQ2hlY2tFbGlnaWJpbGl0eRIoLmNoaWV1LmxlZGdlci52MS5DaGVja0VsaWdpYmlsaXR5UmVxdWVzdBopLmNoaWV1LmxlZGdlci52MS5DaGVja0VsaWdpYmlsaXR5UmVzcG9uc2USWwoMQ2xhaW1XZWxjb21lEiQuY2hpZXUubGVkZ2VyLnYxLkNsYWltV2VsY29tZVJlcXVlc3QaJS5jaGlldS5sZWRnZXIudjEuQ2xhaW1XZWxjb21lUmVzcG9uc2USYQoOQ3JlZGl0UHVyY2hhc2USJi5jaGlldS5sZWRnZXIudjEuQ3JlZGl0UHVyY2hhc2VSZXF1ZXN0GicuY2hpZXUubGVkZ2VyLnYxLkNyZWRpdFB1cmNoYXNlUmVzcG9uc2USXgoNQ29udmVydEhlYXJ0cxIlLmNoaWV1LmxlZGdlci52MS5Db252ZXJ0SGVhcnRzUmVxdWVzdBomLmNoaWV1LmxlZGdlci52MS5Db252ZXJ0SGVhcnRzUmVzcG9uc2USbQoSUmVzZXROZWdhdGl2ZVNjb3JlEiouY2hpZXUubGVkZ2VyLnYxLlJlc2V0TmVnYXRpdmVTY29yZVJlcXVlc3QaKy5jaGlldS5sZWRnZXIudjEuUmVzZXROZWdhdGl2ZVNjb3JlUmVzcG9uc2USZAoPUmVzZXRSZXB1dGF0aW9uEicuY2hpZXUubGVkZ2VyLnYxLlJlc2V0UmVwdXRhdGlvblJlcXVlc3QaKC5jaGlldS5sZWRnZXIudjEuUmVzZXRSZXB1dGF0aW9uUmVzcG9uc2USWAoLUmVxdWVzdFNvbmcSIy5jaGlldS5sZWRnZXIudjEuUmVxdWVzdFNvbmdSZXF1ZXN0GiQuY2hpZXUubGVkZ2VyLnYxLlJlcXVlc3RTb25nUmVzcG9uc2USXgoNQnV5TWVtYmVyc2hpcBIlLmNoaWV1LmxlZGdlci52MS5CdXlNZW1iZXJzaGlwUmVxdWVzdBomLmNoaWV1LmxlZGdlci52MS5CdXlNZW1iZXJzaGlwUmVzcG9uc2USWwoMQ3JlZGl0UmV3YXJkEiQuY2hpZXUubGVkZ2VyLnYxLkNyZWRpdFJld2FyZFJlcXVlc3QaJS5jaGlldS5sZWRnZXIudjEuQ3JlZGl0UmV3YXJkUmVzcG9uc2USSQoGQWRqdXN0Eh4uY2hpZXUubGVkZ2VyLnYxLkFkanVzdFJlcXVlc3QaHy5jaGlldS5sZWRnZXIudjEuQWRqdXN0UmVzcG9uc2USUgoJSG9sZENvaW5zEiEuY2hpZXUubGVkZ2VyLnYxLkhvbGRDb2luc1JlcXVlc3QaIi5jaGlldS5sZWRnZXIudjEuSG9sZENvaW5zUmVzcG9uc2USWwoMUmVsZWFzZUNvaW5zEiQuY2hpZXUubGVkZ2VyLnYxLlJlbGVhc2VDb2luc1JlcXVlc3QaJS5jaGlldS5sZWRnZXIudjEuUmVsZWFzZUNvaW5zUmVzcG9uc2USRgoFQXVkaXQSHS5jaGlldS5sZWRnZXIudjEuQXVkaXRSZXF1ZXN0Gh4uY2hpZXUubGVkZ2VyLnYxLkF1ZGl0UmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("CiRjaGlldS9sZWRnZXIvdjEvbGVkZ2VyX3NlcnZpY2UucHJvdG8SD2NoaWV1LmxlZGdlci52MSI8CgdCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoAxIPCgdhY2NvdW50GAMgASgJIicKEkdldEJhbGFuY2VzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiWgoTR2V0QmFsYW5jZXNSZXNwb25zZRIqCghiYWxhbmNlcxgBIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhcKD21lbWJlcnNoaXBfZGF5cxgCIAEoAyLMAQoFRW50cnkSEwoLdHJhbnNmZXJfaWQYASABKAkSEgoKcG9zdGluZ19pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIMCgRvd2VkGAUgASgDEg4KBnJlYXNvbhgGIAEoCRIPCgdhY2NvdW50GAcgASgJEhQKDGNvdW50ZXJwYXJ0eRgIIAEoCRIQCgh0YWJsZV9pZBgJIAEoCRIPCgdoYW5kX25vGAogASgDEhEKCXBvc3RlZF9tcxgLIAEoAyKSAQoRR2V0SGlzdG9yeVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhAKCHRhYmxlX2lkGAMgASgJEg8KB2hhbmRfbm8YBCABKAMSDgoGcmVhc29uGAUgASgJEhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJIlYKEkdldEhpc3RvcnlSZXNwb25zZRInCgdlbnRyaWVzGAEgAygLMhYuY2hpZXUubGVkZ2VyLnYxLkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSITChFMaXN0UHJpY2VzUmVxdWVzdCKFAQoSTGlzdFByaWNlc1Jlc3BvbnNlEhYKDm5lZ2F0aXZlX3Jlc2V0GAEgASgDEhgKEHJlcHV0YXRpb25fcmVzZXQYAiABKAMSDAoEc29uZxgDIAEoAxIWCg5tZW1iZXJzaGlwX2RheRgEIAEoAxIXCg9oZWFydHNfdG9fY29pbnMYBSABKAMiIQoNR2V0UG90UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSJFCg5HZXRQb3RSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIPCgdiYWxhbmNlGAIgASgDEhAKCGN1cnJlbmN5GAMgASgJIiwKF0NoZWNrRWxpZ2liaWxpdHlSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCSJaChhDaGVja0VsaWdpYmlsaXR5UmVzcG9uc2USEAoIZWxpZ2libGUYASABKAgSDQoFY29pbnMYAiABKAMSDwoHbWluaW11bRgDIAEoAxIMCgRoZWxkGAQgASgIIigKE0NsYWltV2VsY29tZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJImEKDVBvc3RpbmdSZXN1bHQSEgoKcG9zdGluZ19pZBgBIAEoCRIqCghiYWxhbmNlcxgCIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhAKCHJlcGxheWVkGAMgASgIIk4KFUNyZWRpdFB1cmNoYXNlUmVxdWVzdBISCgpwYXltZW50X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIOCgZoZWFydHMYAyABKAMiTQoUQ29udmVydEhlYXJ0c1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSDgoGaGVhcnRzGAMgASgDIlAKGVJlc2V0TmVnYXRpdmVTY29yZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSDAoEZ2FtZRgDIAEoCSI/ChZSZXNldFJlcHV0YXRpb25SZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJIlkKElJlcXVlc3RTb25nUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRzb25nGAMgASgJEg4KBnRhcmdldBgEIAEoCSJLChRCdXlNZW1iZXJzaGlwUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRkYXlzGAMgASgDIloKE0NyZWRpdFJld2FyZFJlcXVlc3QSEQoJcmV3YXJkX2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRINCgVjb2lucxgDIAEoAxIOCgZyZWFzb24YBCABKAkiagoNQWRqdXN0UmVxdWVzdBIVCg1hZGp1c3RtZW50X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIOCgZyZWFzb24YBSABKAkiNQoQSG9sZENvaW5zUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIlMKEUhvbGRDb2luc1Jlc3BvbnNlEgwKBGhlbGQYASABKAgSDwoHaGVsZF9ieRgCIAEoCRIOCgZyZWFzb24YAyABKAkSDwoHaGVsZF9tcxgEIAEoAyI4ChNSZWxlYXNlQ29pbnNSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiKAoUUmVsZWFzZUNvaW5zUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiDgoMQXVkaXRSZXF1ZXN0IkIKDEF1ZGl0UHJvYmxlbRIPCgdhY2NvdW50GAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEg8KB21lc3NhZ2UYAyABKAkicQoNQXVkaXRSZXNwb25zZRIKCgJvaxgBIAEoCBIQCghhY2NvdW50cxgCIAEoAxIRCgl0cmFuc2ZlcnMYAyABKAMSLwoIcHJvYmxlbXMYBCADKAsyHS5jaGlldS5sZWRnZXIudjEuQXVkaXRQcm9ibGVtIkYKFENsYWltV2VsY29tZVJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkgKFkNyZWRpdFB1cmNoYXNlUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRwoVQ29udmVydEhlYXJ0c1Jlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkwKGlJlc2V0TmVnYXRpdmVTY29yZVJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkkKF1Jlc2V0UmVwdXRhdGlvblJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkUKE1JlcXVlc3RTb25nUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRwoVQnV5TWVtYmVyc2hpcFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkYKFENyZWRpdFJld2FyZFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkAKDkFkanVzdFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0MpsMCg1MZWRnZXJTZXJ2aWNlElgKC0dldEJhbGFuY2VzEiMuY2hpZXUubGVkZ2VyLnYxLkdldEJhbGFuY2VzUmVxdWVzdBokLmNoaWV1LmxlZGdlci52MS5HZXRCYWxhbmNlc1Jlc3BvbnNlElUKCkdldEhpc3RvcnkSIi5jaGlldS5sZWRnZXIudjEuR2V0SGlzdG9yeVJlcXVlc3QaIy5jaGlldS5sZWRnZXIudjEuR2V0SGlzdG9yeVJlc3BvbnNlEkkKBkdldFBvdBIeLmNoaWV1LmxlZGdlci52MS5HZXRQb3RSZXF1ZXN0Gh8uY2hpZXUubGVkZ2VyLnYxLkdldFBvdFJlc3BvbnNlElUKCkxpc3RQcmljZXMSIi5jaGlldS5sZWRnZXIudjEuTGlzdFByaWNlc1JlcXVlc3QaIy5jaGlldS5sZWRnZXIudjEuTGlzdFByaWNlc1Jlc3BvbnNlEmcKEENoZWNrRWxpZ2liaWxpdHkSKC5jaGlldS5sZWRnZXIudjEuQ2hlY2tFbGlnaWJpbGl0eVJlcXVlc3QaKS5jaGlldS5sZWRnZXIudjEuQ2hlY2tFbGlnaWJpbGl0eVJlc3BvbnNlElsKDENsYWltV2VsY29tZRIkLmNoaWV1LmxlZGdlci52MS5DbGFpbVdlbGNvbWVSZXF1ZXN0GiUuY2hpZXUubGVkZ2VyLnYxLkNsYWltV2VsY29tZVJlc3BvbnNlEmEKDkNyZWRpdFB1cmNoYXNlEiYuY2hpZXUubGVkZ2VyLnYxLkNyZWRpdFB1cmNoYXNlUmVxdWVzdBonLmNoaWV1LmxlZGdlci52MS5DcmVkaXRQdXJjaGFzZVJlc3BvbnNlEl4KDUNvbnZlcnRIZWFydHMSJS5jaGlldS5sZWRnZXIudjEuQ29udmVydEhlYXJ0c1JlcXVlc3QaJi5jaGlldS5sZWRnZXIudjEuQ29udmVydEhlYXJ0c1Jlc3BvbnNlEm0KElJlc2V0TmVnYXRpdmVTY29yZRIqLmNoaWV1LmxlZGdlci52MS5SZXNldE5lZ2F0aXZlU2NvcmVSZXF1ZXN0GisuY2hpZXUubGVkZ2VyLnYxLlJlc2V0TmVnYXRpdmVTY29yZVJlc3BvbnNlEmQKD1Jlc2V0UmVwdXRhdGlvbhInLmNoaWV1LmxlZGdlci52MS5SZXNldFJlcHV0YXRpb25SZXF1ZXN0GiguY2hpZXUubGVkZ2VyLnYxLlJlc2V0UmVwdXRhdGlvblJlc3BvbnNlElgKC1JlcXVlc3RTb25nEiMuY2hpZXUubGVkZ2VyLnYxLlJlcXVlc3RTb25nUmVxdWVzdBokLmNoaWV1LmxlZGdlci52MS5SZXF1ZXN0U29uZ1Jlc3BvbnNlEl4KDUJ1eU1lbWJlcnNoaXASJS5jaGlldS5sZWRnZXIudjEuQnV5TWVtYmVyc2hpcFJlcXVlc3QaJi5jaGlldS5sZWRnZXIudjEuQnV5TWVtYmVyc2hpcFJlc3BvbnNlElsKDENyZWRpdFJld2FyZBIkLmNoaWV1LmxlZGdlci52MS5DcmVkaXRSZXdhcmRSZXF1ZXN0GiUuY2hpZXUubGVkZ2VyLnYxLkNyZWRpdFJld2FyZFJlc3BvbnNlEkkKBkFkanVzdBIeLmNoaWV1LmxlZGdlci52MS5BZGp1c3RSZXF1ZXN0Gh8uY2hpZXUubGVkZ2VyLnYxLkFkanVzdFJlc3BvbnNlElIKCUhvbGRDb2lucxIhLmNoaWV1LmxlZGdlci52MS5Ib2xkQ29pbnNSZXF1ZXN0GiIuY2hpZXUubGVkZ2VyLnYxLkhvbGRDb2luc1Jlc3BvbnNlElsKDFJlbGVhc2VDb2lucxIkLmNoaWV1LmxlZGdlci52MS5SZWxlYXNlQ29pbnNSZXF1ZXN0GiUuY2hpZXUubGVkZ2VyLnYxLlJlbGVhc2VDb2luc1Jlc3BvbnNlEkYKBUF1ZGl0Eh0uY2hpZXUubGVkZ2VyLnYxLkF1ZGl0UmVxdWVzdBoeLmNoaWV1LmxlZGdlci52MS5BdWRpdFJlc3BvbnNlYgZwcm90bzM");
 
 /**
  * One balance.
@@ -268,6 +268,70 @@ export const GetHistoryResponseSchema: GenMessage<GetHistoryResponse> = /*@__PUR
   messageDesc(file_chieu_ledger_v1_ledger_service, 5);
 
 /**
+ * ListPrices request.
+ *
+ * @generated from message chieu.ledger.v1.ListPricesRequest
+ */
+export type ListPricesRequest = Message<"chieu.ledger.v1.ListPricesRequest"> & {
+};
+
+/**
+ * Describes the message chieu.ledger.v1.ListPricesRequest.
+ * Use `create(ListPricesRequestSchema)` to create a new message.
+ */
+export const ListPricesRequestSchema: GenMessage<ListPricesRequest> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 6);
+
+/**
+ * ListPrices response: what each paid service costs now (the operator's settings).
+ *
+ * @generated from message chieu.ledger.v1.ListPricesResponse
+ */
+export type ListPricesResponse = Message<"chieu.ledger.v1.ListPricesResponse"> & {
+  /**
+   * 金币 to reset a negative score to 0 (ResetNegativeScore).
+   *
+   * @generated from field: int64 negative_reset = 1;
+   */
+  negativeReset: bigint;
+
+  /**
+   * 金币 to reset one's reputation (ResetReputation).
+   *
+   * @generated from field: int64 reputation_reset = 2;
+   */
+  reputationReset: bigint;
+
+  /**
+   * 金币 to request a song at a table (RequestSong).
+   *
+   * @generated from field: int64 song = 3;
+   */
+  song: bigint;
+
+  /**
+   * 金币 per day of membership (BuyMembership).
+   *
+   * @generated from field: int64 membership_day = 4;
+   */
+  membershipDay: bigint;
+
+  /**
+   * 金币 one 红心币 converts to (ConvertHearts).
+   *
+   * @generated from field: int64 hearts_to_coins = 5;
+   */
+  heartsToCoins: bigint;
+};
+
+/**
+ * Describes the message chieu.ledger.v1.ListPricesResponse.
+ * Use `create(ListPricesResponseSchema)` to create a new message.
+ */
+export const ListPricesResponseSchema: GenMessage<ListPricesResponse> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 7);
+
+/**
  * GetPot request.
  *
  * @generated from message chieu.ledger.v1.GetPotRequest
@@ -284,7 +348,7 @@ export type GetPotRequest = Message<"chieu.ledger.v1.GetPotRequest"> & {
  * Use `create(GetPotRequestSchema)` to create a new message.
  */
 export const GetPotRequestSchema: GenMessage<GetPotRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 6);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 8);
 
 /**
  * GetPot response.
@@ -317,7 +381,7 @@ export type GetPotResponse = Message<"chieu.ledger.v1.GetPotResponse"> & {
  * Use `create(GetPotResponseSchema)` to create a new message.
  */
 export const GetPotResponseSchema: GenMessage<GetPotResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 7);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 9);
 
 /**
  * CheckEligibility request.
@@ -339,7 +403,7 @@ export type CheckEligibilityRequest = Message<"chieu.ledger.v1.CheckEligibilityR
  * Use `create(CheckEligibilityRequestSchema)` to create a new message.
  */
 export const CheckEligibilityRequestSchema: GenMessage<CheckEligibilityRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 8);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 10);
 
 /**
  * CheckEligibility response.
@@ -377,7 +441,7 @@ export type CheckEligibilityResponse = Message<"chieu.ledger.v1.CheckEligibility
  * Use `create(CheckEligibilityResponseSchema)` to create a new message.
  */
 export const CheckEligibilityResponseSchema: GenMessage<CheckEligibilityResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 9);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 11);
 
 /**
  * ClaimWelcome request.
@@ -399,7 +463,7 @@ export type ClaimWelcomeRequest = Message<"chieu.ledger.v1.ClaimWelcomeRequest">
  * Use `create(ClaimWelcomeRequestSchema)` to create a new message.
  */
 export const ClaimWelcomeRequestSchema: GenMessage<ClaimWelcomeRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 10);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 12);
 
 /**
  * The result of a posting (the first result when the same request is repeated).
@@ -432,7 +496,7 @@ export type PostingResult = Message<"chieu.ledger.v1.PostingResult"> & {
  * Use `create(PostingResultSchema)` to create a new message.
  */
 export const PostingResultSchema: GenMessage<PostingResult> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 11);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 13);
 
 /**
  * CreditPurchase request.
@@ -465,7 +529,7 @@ export type CreditPurchaseRequest = Message<"chieu.ledger.v1.CreditPurchaseReque
  * Use `create(CreditPurchaseRequestSchema)` to create a new message.
  */
 export const CreditPurchaseRequestSchema: GenMessage<CreditPurchaseRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 12);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 14);
 
 /**
  * ConvertHearts request.
@@ -502,7 +566,7 @@ export type ConvertHeartsRequest = Message<"chieu.ledger.v1.ConvertHeartsRequest
  * Use `create(ConvertHeartsRequestSchema)` to create a new message.
  */
 export const ConvertHeartsRequestSchema: GenMessage<ConvertHeartsRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 13);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 15);
 
 /**
  * ResetNegativeScore request.
@@ -536,7 +600,7 @@ export type ResetNegativeScoreRequest = Message<"chieu.ledger.v1.ResetNegativeSc
  * Use `create(ResetNegativeScoreRequestSchema)` to create a new message.
  */
 export const ResetNegativeScoreRequestSchema: GenMessage<ResetNegativeScoreRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 14);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 16);
 
 /**
  * ResetReputation request.
@@ -563,7 +627,7 @@ export type ResetReputationRequest = Message<"chieu.ledger.v1.ResetReputationReq
  * Use `create(ResetReputationRequestSchema)` to create a new message.
  */
 export const ResetReputationRequestSchema: GenMessage<ResetReputationRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 15);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 17);
 
 /**
  * RequestSong request.
@@ -602,7 +666,7 @@ export type RequestSongRequest = Message<"chieu.ledger.v1.RequestSongRequest"> &
  * Use `create(RequestSongRequestSchema)` to create a new message.
  */
 export const RequestSongRequestSchema: GenMessage<RequestSongRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 16);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 18);
 
 /**
  * BuyMembership request.
@@ -634,7 +698,7 @@ export type BuyMembershipRequest = Message<"chieu.ledger.v1.BuyMembershipRequest
  * Use `create(BuyMembershipRequestSchema)` to create a new message.
  */
 export const BuyMembershipRequestSchema: GenMessage<BuyMembershipRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 17);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 19);
 
 /**
  * CreditReward request.
@@ -670,7 +734,7 @@ export type CreditRewardRequest = Message<"chieu.ledger.v1.CreditRewardRequest">
  * Use `create(CreditRewardRequestSchema)` to create a new message.
  */
 export const CreditRewardRequestSchema: GenMessage<CreditRewardRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 18);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 20);
 
 /**
  * Adjust request.
@@ -715,7 +779,7 @@ export type AdjustRequest = Message<"chieu.ledger.v1.AdjustRequest"> & {
  * Use `create(AdjustRequestSchema)` to create a new message.
  */
 export const AdjustRequestSchema: GenMessage<AdjustRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 19);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 21);
 
 /**
  * HoldCoins request.
@@ -741,7 +805,7 @@ export type HoldCoinsRequest = Message<"chieu.ledger.v1.HoldCoinsRequest"> & {
  * Use `create(HoldCoinsRequestSchema)` to create a new message.
  */
 export const HoldCoinsRequestSchema: GenMessage<HoldCoinsRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 20);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 22);
 
 /**
  * HoldCoins response.
@@ -779,7 +843,7 @@ export type HoldCoinsResponse = Message<"chieu.ledger.v1.HoldCoinsResponse"> & {
  * Use `create(HoldCoinsResponseSchema)` to create a new message.
  */
 export const HoldCoinsResponseSchema: GenMessage<HoldCoinsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 21);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 23);
 
 /**
  * ReleaseCoins request.
@@ -805,7 +869,7 @@ export type ReleaseCoinsRequest = Message<"chieu.ledger.v1.ReleaseCoinsRequest">
  * Use `create(ReleaseCoinsRequestSchema)` to create a new message.
  */
 export const ReleaseCoinsRequestSchema: GenMessage<ReleaseCoinsRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 22);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 24);
 
 /**
  * ReleaseCoins response.
@@ -826,7 +890,7 @@ export type ReleaseCoinsResponse = Message<"chieu.ledger.v1.ReleaseCoinsResponse
  * Use `create(ReleaseCoinsResponseSchema)` to create a new message.
  */
 export const ReleaseCoinsResponseSchema: GenMessage<ReleaseCoinsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 23);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 25);
 
 /**
  * Audit request.
@@ -841,7 +905,7 @@ export type AuditRequest = Message<"chieu.ledger.v1.AuditRequest"> & {
  * Use `create(AuditRequestSchema)` to create a new message.
  */
 export const AuditRequestSchema: GenMessage<AuditRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 24);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 26);
 
 /**
  * One audit finding.
@@ -870,7 +934,7 @@ export type AuditProblem = Message<"chieu.ledger.v1.AuditProblem"> & {
  * Use `create(AuditProblemSchema)` to create a new message.
  */
 export const AuditProblemSchema: GenMessage<AuditProblem> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 25);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 27);
 
 /**
  * Audit response.
@@ -904,7 +968,7 @@ export type AuditResponse = Message<"chieu.ledger.v1.AuditResponse"> & {
  * Use `create(AuditResponseSchema)` to create a new message.
  */
 export const AuditResponseSchema: GenMessage<AuditResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 26);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 28);
 
 /**
  * ClaimWelcome response.
@@ -923,7 +987,7 @@ export type ClaimWelcomeResponse = Message<"chieu.ledger.v1.ClaimWelcomeResponse
  * Use `create(ClaimWelcomeResponseSchema)` to create a new message.
  */
 export const ClaimWelcomeResponseSchema: GenMessage<ClaimWelcomeResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 27);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 29);
 
 /**
  * CreditPurchase response.
@@ -942,7 +1006,7 @@ export type CreditPurchaseResponse = Message<"chieu.ledger.v1.CreditPurchaseResp
  * Use `create(CreditPurchaseResponseSchema)` to create a new message.
  */
 export const CreditPurchaseResponseSchema: GenMessage<CreditPurchaseResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 28);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 30);
 
 /**
  * ConvertHearts response.
@@ -961,7 +1025,7 @@ export type ConvertHeartsResponse = Message<"chieu.ledger.v1.ConvertHeartsRespon
  * Use `create(ConvertHeartsResponseSchema)` to create a new message.
  */
 export const ConvertHeartsResponseSchema: GenMessage<ConvertHeartsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 29);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 31);
 
 /**
  * ResetNegativeScore response.
@@ -980,7 +1044,7 @@ export type ResetNegativeScoreResponse = Message<"chieu.ledger.v1.ResetNegativeS
  * Use `create(ResetNegativeScoreResponseSchema)` to create a new message.
  */
 export const ResetNegativeScoreResponseSchema: GenMessage<ResetNegativeScoreResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 30);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 32);
 
 /**
  * ResetReputation response.
@@ -999,7 +1063,7 @@ export type ResetReputationResponse = Message<"chieu.ledger.v1.ResetReputationRe
  * Use `create(ResetReputationResponseSchema)` to create a new message.
  */
 export const ResetReputationResponseSchema: GenMessage<ResetReputationResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 31);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 33);
 
 /**
  * RequestSong response.
@@ -1018,7 +1082,7 @@ export type RequestSongResponse = Message<"chieu.ledger.v1.RequestSongResponse">
  * Use `create(RequestSongResponseSchema)` to create a new message.
  */
 export const RequestSongResponseSchema: GenMessage<RequestSongResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 32);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 34);
 
 /**
  * BuyMembership response.
@@ -1037,7 +1101,7 @@ export type BuyMembershipResponse = Message<"chieu.ledger.v1.BuyMembershipRespon
  * Use `create(BuyMembershipResponseSchema)` to create a new message.
  */
 export const BuyMembershipResponseSchema: GenMessage<BuyMembershipResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 33);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 35);
 
 /**
  * CreditReward response.
@@ -1056,7 +1120,7 @@ export type CreditRewardResponse = Message<"chieu.ledger.v1.CreditRewardResponse
  * Use `create(CreditRewardResponseSchema)` to create a new message.
  */
 export const CreditRewardResponseSchema: GenMessage<CreditRewardResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 34);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 36);
 
 /**
  * Adjust response.
@@ -1075,7 +1139,7 @@ export type AdjustResponse = Message<"chieu.ledger.v1.AdjustResponse"> & {
  * Use `create(AdjustResponseSchema)` to create a new message.
  */
 export const AdjustResponseSchema: GenMessage<AdjustResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 35);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 37);
 
 /**
  * The ledger service.
@@ -1112,6 +1176,16 @@ export const LedgerService: GenService<{
     methodKind: "unary";
     input: typeof GetPotRequestSchema;
     output: typeof GetPotResponseSchema;
+  },
+  /**
+   * The paid services' prices in 金币 and the 红心币 rate, for a client to show before one buys.
+   *
+   * @generated from rpc chieu.ledger.v1.LedgerService.ListPrices
+   */
+  listPrices: {
+    methodKind: "unary";
+    input: typeof ListPricesRequestSchema;
+    output: typeof ListPricesResponseSchema;
   },
   /**
    * Whether a player may sit at a coin table (more than the minimum of 金币).
