@@ -7,8 +7,13 @@ spectator followed to the end, and the screenshots are kept under build/artifact
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import shutil
+import signal
+import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,3 +57,57 @@ def check(r: dict[str, Any]) -> None:
     for name in r["screenshots"]:
         assert (ARTIFACTS / name).stat().st_size > 2000, name
     assert any("-1-mid-" in s for s in r["screenshots"]) and any("-2-end-" in s for s in r["screenshots"])
+
+
+async def scene(web_url: str, web_built: Path, name: str, env: dict[str, str] | None = None,
+                on_ask: Callable[[str], Awaitable[None]] | None = None, limit_s: float = 150) -> dict[str, Any]:
+    """Runs one browser scene (web/test/scenes/<name>.ts through build/test/scenes.mjs) and returns
+    its result (``facts``: what it saw). A scene that prints "@what" waits until ``on_ask(what)``
+    has done it (e.g. stopped a gateway), then goes on. The output is kept in
+    build/artifacts/web/scene-<name>.log."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    proc = await asyncio.create_subprocess_exec(
+        "node", "build/test/scenes.mjs", name, cwd=web_built, start_new_session=True,
+        env={**os.environ, "CHIEU_WEB_URL": web_url, "CHIEU_ARTIFACTS": str(ARTIFACTS), "CHIEU_CHROMIUM": chromium(),
+             **(env or {})},
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, limit=1 << 22)
+    assert proc.stdin is not None and proc.stdout is not None
+    out: list[str] = []
+    result: dict[str, Any] | None = None
+
+    async def read() -> None:
+        nonlocal result
+        assert proc.stdin is not None and proc.stdout is not None
+        async for raw in proc.stdout:
+            line = raw.decode(errors="replace").rstrip("\n")
+            out.append(line)
+            if line.startswith("@"):
+                if on_ask is not None:
+                    await on_ask(line[1:])
+                proc.stdin.write(b"ok\n")
+                await proc.stdin.drain()
+            elif line.startswith("{"):
+                result = json.loads(line)
+        await proc.wait()
+
+    try:
+        await asyncio.wait_for(read(), limit_s)
+    except TimeoutError:
+        os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+        out.append(f"(timed out after {limit_s}s)")
+    finally:
+        (ARTIFACTS / f"scene-{name}.log").write_text("\n".join(out) + "\n")
+    assert result is not None, f"scene {name}: no result, exit {proc.returncode}: " + "\n".join(out)[-4000:]
+    return result
+
+
+def check_scene(r: dict[str, Any]) -> None:
+    """What every scene must show: it ran to its end, no page error or refusal toast, no page wider
+    than its window, no serious axe finding, its screenshots kept."""
+    assert r["ok"], r.get("error")
+    assert r["errors"] == [], r["errors"]
+    assert r["overflow"] == [], f"screens wider than the window: {r['overflow']}"
+    assert r["axe"] == [], f"axe-core serious/critical: {r['axe']}"
+    for name in r["screenshots"]:
+        assert (ARTIFACTS / name).stat().st_size > 2000, name

@@ -69,7 +69,7 @@ export async function tabTo(page: Page, selector: string, max = 80): Promise<boo
   return false;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let axeSource: string | undefined;
 
 /** Runs axe-core on the page; its serious and critical violations as "id: target". */
@@ -97,8 +97,9 @@ export class Harness {
 
   constructor(readonly browser: Browser, readonly url: string, readonly out: string) {}
 
-  /** A new signed-in session (a guest) in its own browser context. */
-  async open(name: string, lang: string, phone: boolean, role: Session["role"] = "player"): Promise<Session> {
+  /** A new signed-in session (a guest) in its own browser context (`url`: another gateway than
+   * the harness's, e.g. one a test stops and starts again). */
+  async open(name: string, lang: string, phone: boolean, role: Session["role"] = "player", url = this.url): Promise<Session> {
     const ctx = await this.browser.newContext({
       viewport: phone ? { width: 375, height: 667 } : { width: 1280, height: 800 },
       deviceScaleFactor: 1, locale: LOCALE[lang], hasTouch: phone, isMobile: phone,
@@ -109,7 +110,7 @@ export class Harness {
       if (m.type() === "error" && !/Failed to load resource: the server responded with a status of 4/.test(m.text())) this.errors.push(`${name}: ${m.text()}`);
     });
     page.on("response", (r) => { if (r.status() === 404) this.errors.push(`${name}: 404 ${r.url()}`); });
-    await page.goto(this.url);
+    await page.goto(url);
     await page.waitForSelector("#signin");
     await page.fill("#name", name);
     await page.click("#signin");
