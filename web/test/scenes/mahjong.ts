@@ -85,7 +85,7 @@ export async function mahjong(browser: Browser, r: SceneResult): Promise<void> {
     }
     if (!acted) throw new Error(`nobody could act at step ${step}`);
   }
-  f.yk = yk; f.ting = ting;
+  f.ykAt = yk; f.tingAt = ting;
   r.errors = await pageErrors(hn, players);
 }
 
