@@ -80,4 +80,6 @@ async def test_revolution_burn_and_tribute_are_clicked(
         assert t["payerAfter"] == 36 and t["payerGot"], t
     assert f["an"]["hint"] == "还贡: chọn 2 lá để trả." and f["chi"]["hint"] == "还贡: choose 1 card(s) to give back."
     assert f["phaseAfterReturns"] == "play"
+    # above ten cards the view gives no count (报户 at ten or fewer): the page says so, not "many"
+    assert f["counts"] and set(f["counts"]) == {"hơn 10 lá"}, f["counts"]
     assert r["timings"]["total"] < 150, r["timings"]

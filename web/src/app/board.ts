@@ -66,6 +66,9 @@ export interface BoardContext {
   word(kind: WordKind, code: string): string;
   /** A hand seat's player's display name ("you" in the page's language for the caller's own). */
   name(handSeat: number): string;
+  /** The first letter of that seat's player's own display name, for an avatar (the caller's
+   * own too, where name() says "you"). */
+  initial(handSeat: number): string;
   /** Whether that hand seat is played for its player (托管: disconnected or left). */
   autoPlayed(handSeat: number): boolean;
   /** Whole seconds left until `deadlineMs` (epoch ms, as views carry it); undefined for none (0). */

@@ -13,7 +13,7 @@ import { commandId, GAMES, gameView, Portal, reason, type RoomEntry } from "../c
 import { gameMessages, loadBoards, type BoardContext } from "./board.js";
 import { h, mount, type Child } from "./dom.js";
 import { LANGUAGES, lang, setLang, t, tIn, word, type Key, type Language } from "./i18n/index.js";
-import { button, focusedKey, refocus } from "./ui/kit.js";
+import { button, focusedKey, initialOf, refocus } from "./ui/kit.js";
 
 const boards = await loadBoards();
 const portal = new Portal(location.origin);
@@ -436,6 +436,7 @@ function context(tv: TableView, mySeat: number | undefined, send: (c: Message) =
     t: (key, vars) => tIn(words, key, vars),
     word: (kind, code) => word(kind, code),
     name: (s) => handName(tv, s),
+    initial: (s) => initialOf(tv.handPlayers[s] === portal.playerId ? portal.session?.player?.name || t("you") : handName(tv, s)),
     autoPlayed: (s) => tv.autoPlayed.includes(tv.handPlayers[s] ?? "\0"),
     secondsLeft,
     clock: (d) => { const s = secondsLeft(d); return s === undefined ? "" : t("table.secs", { s }); },

@@ -53,7 +53,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       mark: i === 0 || i === v.line.length - 1 ? "end" : undefined })),
     endButton(End.RIGHT));
   const seat = (s: number): HTMLElement => seatBadge({
-    name: ctx.name(s), me: s === Number(v.seat), toMove: toMove === s && !v.finished, deadlineMs: v.deadlineMs, auto: ctx.autoPlayed(s),
+    name: ctx.name(s), initial: ctx.initial(s), me: s === Number(v.seat), toMove: toMove === s && !v.finished, deadlineMs: v.deadlineMs, auto: ctx.autoPlayed(s),
     key: `seat:${s}`, lines: [ctx.t("dom.tiles", { n: v.counts[s] ?? 0n }),
       v.finished && v.result ? ` · ${ctx.t("dom.pips", { n: v.result.pips[s] ?? 0n })}` : null],
   }, ctx.t("table.auto"));

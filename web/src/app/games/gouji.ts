@@ -1,11 +1,12 @@
 // 够级 (Gouji): six seats round the table in two teams (联邦: seats 0 2 4 and 1 3 5, each facing
 // its 对门), four decks with their jokers (大王, 小王). Each other seat shows its name, team, how
-// many cards it holds once it is down to ten (报户), a pass (不要), a place taken (头科 … 大落),
-// 烧 (burning), 无头, 革命; the middle shows the set on the table, its owner and whether it is
-// 够级. One's own 36 cards are grouped by rank: a click on a rank takes all its cards into the set,
-// each further click one card fewer (down to none), then 出牌 plays the set when the view's legal list (or its
-// legal_leads) holds exactly that set, 烧 (捎牌) burns with it, 还贡 returns it in the tribute;
-// 不要 / 扣 and 革命 are buttons for their legal entries. Nothing is enabled that the list lacks.
+// many cards it holds once it is down to ten (报户; above ten the view gives no count, so "over
+// 10 cards"), a pass (不要), a place taken (头科 … 大落), 烧 (burning), 无头, 革命; the middle
+// shows the set on the table, its owner and whether it is 够级. One's own 36 cards are grouped by
+// rank: a click on a rank takes all its cards into the set, each further click one card fewer
+// (down to none), then 出牌 plays the set when the view's legal list (or its legal_leads) holds
+// exactly that set, 烧 (捎牌) burns with it, 还贡 returns it in the tribute; 不要 / 扣 and 革命
+// are buttons for their legal entries. Nothing is enabled that the list lacks.
 import { create, type Message } from "@bufbuild/protobuf";
 import { PlaySchema, type Command, type View } from "../../../gen/chieu/games/gouji/v1/gouji_pb.js";
 import type { BoardContext } from "../board.js";
@@ -16,7 +17,7 @@ export const words: Catalog = {
   en: { "gj.hand": "Your cards by rank: a click takes all of a rank, each next click one fewer", "gj.play": "Play (出牌)", "gj.pass": "Pass (不要)",
     "gj.kou": "扣 — close the round", "gj.burn": "Burn (烧 / 捎牌)", "gj.return": "Return (还贡)", "gj.clear": "Clear",
     "gj.revolt": "革命 — sit out", "gj.decline": "No 革命", "gj.team": "Team {t}", "gj.opposite": "对门", "gj.cards": "{n} cards",
-    "gj.many": "many cards", "gj.passed": "不要", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (sits out)",
+    "gj.many": "over 10 cards", "gj.passed": "不要", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (sits out)",
     "gj.top": "On the table", "gj.nothing": "Nothing on the table: the leader plays any set.", "gj.by": "by {name}",
     "gj.gouji": "够级", "gj.lead": "You lead: choose any set (one rank, with 2s and jokers if you like).",
     "gj.answer": "Beat the set with as many cards, or pass.", "gj.kouHint": "扣牌: close the round (扣), or play on.",
@@ -27,7 +28,7 @@ export const words: Catalog = {
   vi: { "gj.hand": "Bài của bạn theo quân: bấm lần đầu lấy cả loại, mỗi lần sau bớt một lá", "gj.play": "Đánh (出牌)", "gj.pass": "Bỏ (不要)",
     "gj.kou": "扣 — đóng vòng", "gj.burn": "Đốt (烧 / 捎牌)", "gj.return": "Trả bài (还贡)", "gj.clear": "Bỏ chọn",
     "gj.revolt": "革命 — ngồi ngoài", "gj.decline": "Không 革命", "gj.team": "Đội {t}", "gj.opposite": "对门", "gj.cards": "{n} lá",
-    "gj.many": "nhiều lá", "gj.passed": "不要", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (ngồi ngoài)",
+    "gj.many": "hơn 10 lá", "gj.passed": "不要", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (ngồi ngoài)",
     "gj.top": "Trên bàn", "gj.nothing": "Bàn trống: người đi đầu đánh bộ bất kỳ.", "gj.by": "của {name}",
     "gj.gouji": "够级", "gj.lead": "Bạn đi đầu: chọn một bộ (một loại quân, có thể kèm 2 và phăng teo).",
     "gj.answer": "Chặn bằng bộ cùng số lá, hoặc bỏ.", "gj.kouHint": "扣牌: đóng vòng (扣), hoặc đánh tiếp.",
@@ -38,7 +39,7 @@ export const words: Catalog = {
   zh: { "gj.hand": "你的手牌（按点数）：第一次点选全部，再点每次少一张", "gj.play": "出牌", "gj.pass": "不要",
     "gj.kou": "扣", "gj.burn": "烧（捎牌）", "gj.return": "还贡", "gj.clear": "重选",
     "gj.revolt": "革命", "gj.decline": "不革命", "gj.team": "{t} 联邦", "gj.opposite": "对门", "gj.cards": "{n} 张",
-    "gj.many": "牌多", "gj.passed": "不要", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命（不打）",
+    "gj.many": "10 张以上", "gj.passed": "不要", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命（不打）",
     "gj.top": "桌上", "gj.nothing": "桌上无牌：首家任出一套。", "gj.by": "{name}出",
     "gj.gouji": "够级", "gj.lead": "你先出：任选一套（同点数，可带 2 和王）。",
     "gj.answer": "出同样张数的更大的牌，或者不要。", "gj.kouHint": "扣牌：扣，或者接着打。",
@@ -128,7 +129,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     ];
     const acting = !over && (toAct === s || v.revolution.some((p) => Number(p) === s));
     return h("div", { class: `gj-seat${s === toAct ? " acting" : ""}${Number(v.topOwner) === s ? " owner" : ""}`, "data-seat": s },
-      seatBadge({ name: name(s), me: s === me, toMove: acting, deadlineMs: v.deadlineMs, auto: ctx.autoPlayed(s), key: `seat:${s}`, lines },
+      seatBadge({ name: name(s), initial: ctx.initial(s), me: s === me, toMove: acting, deadlineMs: v.deadlineMs, auto: ctx.autoPlayed(s), key: `seat:${s}`, lines },
         ctx.t("table.auto")));
   };
   // the others in playing order from one's own seat (下家 first), counter-clockwise

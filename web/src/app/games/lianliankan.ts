@@ -103,7 +103,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
   })() : null;
   const finished = v.finished;
   const seats = v.remaining.map((n, s) => seatBadge({
-    name: ctx.name(s), me: s === me, auto: ctx.autoPlayed(s), key: `seat:${s}`,
+    name: ctx.name(s), initial: ctx.initial(s), me: s === me, auto: ctx.autoPlayed(s), key: `seat:${s}`,
     lines: [h("span", { class: "llk-count", "data-seat": s }, v.active[s] === false && Number(n) > 0 ? ctx.t("llk.gone")
       : Number(n) === 0 ? ctx.t("llk.done") : ctx.t("llk.left", { n })),
     h("progress", { max: rows * cols || 1, value: rows * cols - Number(n), "aria-label": `${ctx.name(s)}: ${ctx.t("llk.left", { n })}` })],

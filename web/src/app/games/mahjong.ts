@@ -118,7 +118,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     const tag = p.declared === Declare.TING ? "mj.ting.tag" : p.declared === Declare.YING_KOU ? "mj.yingkou.tag" : "";
     const claimFrom = v.phase === Phase.CLAIM && Number(v.claimFrom) === s;
     return h("div", { class: `mj-seat${s === me ? " me" : ""}`, "data-seat": s },
-      seatBadge({ name: name(s), me: s === me, toMove: !over && turn === s && v.phase === Phase.TURN, deadlineMs: v.deadlineMs,
+      seatBadge({ name: name(s), initial: ctx.initial(s), me: s === me, toMove: !over && turn === s && v.phase === Phase.TURN, deadlineMs: v.deadlineMs,
         auto: ctx.autoPlayed(s), key: `seat:${s}`,
         lines: [s === Number(v.dealer) ? h("span", { class: "tag" }, ctx.t("mj.dealer")) : null,
           tag ? h("span", { class: "tag ting" }, ctx.t(tag)) : null,

@@ -70,7 +70,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
   const store = (seat: number): HTMLElement => {
     const owes = Number(v.borrowed[seat] ?? 0n);
     return seatBadge({
-      name: ctx.name(seat), me: ctx.mySeat === seat, toMove: !v.finished && Number(v.toMove) === seat,
+      name: ctx.name(seat), initial: ctx.initial(seat), me: ctx.mySeat === seat, toMove: !v.finished && Number(v.toMove) === seat,
       deadlineMs: v.deadlineMs, auto: ctx.autoPlayed(seat),
       key: `seat:${seat}`,
       lines: [h("span", {}, ctx.t("oaq.dan", { n: v.stores[seat] ?? 0n })), " · ", h("span", {}, ctx.t("oaq.quan", { n: v.quansCaptured[seat] ?? 0n })),

@@ -69,7 +69,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
   const seatBox = (s: number): HTMLElement => {
     const info = seatOf(s)!;
     return h("div", { class: "phom-seat", "data-seat": s },
-      seatBadge({ name: ctx.name(s), me: s === Number(v.seat), toMove: toMove === s, key: `seat:${s}`,
+      seatBadge({ name: ctx.name(s), initial: ctx.initial(s), me: s === Number(v.seat), toMove: toMove === s, key: `seat:${s}`,
         deadlineMs: v.deadlineMs, auto: ctx.autoPlayed(s),
         lines: [s === Number(v.dealer) ? h("span", { class: "tag" }, ctx.t("phom.dealer")) : null,
           s !== Number(v.seat) ? h("span", {}, ctx.t("phom.cards", { n: info.cards })) : null,

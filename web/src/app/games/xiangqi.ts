@@ -112,7 +112,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
 
   const seat = (s: number) => {
     const clock = Number(v.clocksMs[s] ?? 0n);
-    return seatBadge({ name: ctx.name(s), me: s === me, toMove: s === toMove && !v.finished, deadlineMs: v.deadlineMs,
+    return seatBadge({ name: ctx.name(s), initial: ctx.initial(s), me: s === me, toMove: s === toMove && !v.finished, deadlineMs: v.deadlineMs,
       auto: ctx.autoPlayed(s), key: `seat:${s}`,
       lines: [h("span", { class: `xq-side ${s === 0 ? "red" : "black"}` }, ctx.t(s === 0 ? "xq.red" : "xq.black")),
         clock > 0 && s !== toMove ? h("span", {}, ctx.t("xq.clock", { s: mmss(clock, ctx) })) : null] }, ctx.t("table.auto"));

@@ -82,16 +82,19 @@ export function tile(face: string, o: CardOptions = {}): HTMLElement {
 
 const PIPS: Record<number, number[]> = { 0: [], 1: [4], 2: [0, 8], 3: [0, 4, 8], 4: [0, 2, 6, 8], 5: [0, 2, 4, 6, 8], 6: [0, 2, 3, 5, 6, 8] };
 
-function half(n: number): HTMLElement {
-  const on = new Set(PIPS[n] ?? []);
-  return h("span", { class: "half" }, Array.from({ length: 9 }, (_, i) => h("i", { class: on.has(i) ? "pip" : "" })));
+/** One half's pips on a 3 × 3 grid; `across` (a horizontal tile) turns them a quarter, so a six
+ * lies in two rows of three along the tile, as on a real one. A blank half is drawn engraved, so
+ * the double blank still reads as a tile and not as an empty place. */
+function half(n: number, across: boolean): HTMLElement {
+  const on = new Set((PIPS[n] ?? []).map((i) => (across ? (i % 3) * 3 + Math.floor(i / 3) : i)));
+  return h("span", { class: `half${n === 0 ? " blank" : ""}` }, Array.from({ length: 9 }, (_, i) => h("i", { class: on.has(i) ? "pip" : "" })));
 }
 
 /** A domino [a|b] with its pips; horizontal unless `vertical` (a double across the line). */
 export function domino(a: number, b: number, o: CardOptions & { vertical?: boolean } = {}): HTMLElement {
   const cls = `domino${o.vertical ? " vertical" : ""}${o.small ? " small" : ""}${o.selected ? " selected" : ""}${o.mark ? ` ${o.mark}` : ""}`;
   const attrs = { class: cls, "data-tile": `${a}|${b}`, "data-key": o.key ?? `domino:${a}|${b}`, "aria-label": o.label ?? `[${a}|${b}]`, ...o.attrs };
-  const face = [half(a), h("span", { class: "mid" }), half(b)];
+  const face = [half(a, !o.vertical), h("span", { class: "mid" }), half(b, !o.vertical)];
   if (o.onclick === undefined) return h("span", { ...attrs, role: "img" }, face);
   const click = o.onclick;
   return h("button", { ...attrs, type: "button", disabled: o.dim, "aria-pressed": o.selected ? "true" : "false", onclick: () => click() }, face);
@@ -99,6 +102,9 @@ export function domino(a: number, b: number, o: CardOptions & { vertical?: boole
 
 export interface SeatBadge {
   name: string;
+  /** The avatar's letter (ctx.initial: from the player's own name, also for the caller's seat,
+   * whose `name` is "you"); by default the name's first letter. */
+  initial?: string;
   me?: boolean;
   toMove?: boolean;
   /** This seat's deadline (epoch ms, the view's deadline_ms) while it is to move: the page's
@@ -112,11 +118,16 @@ export interface SeatBadge {
   key?: string;
 }
 
+/** A name's first letter (a whole code point: a CJK character or a Vietnamese letter), upper case. */
+export function initialOf(name: string): string {
+  return ([...name.trim()][0] ?? "?").toUpperCase();
+}
+
 /** A player's place at the table: name, whose turn with the clock, 托管, and a few facts. */
 export function seatBadge(s: SeatBadge, autoLabel: string): HTMLElement {
   const left = s.secondsLeft;
   return h("div", { class: `seat-badge${s.me ? " me" : ""}${s.toMove ? " to-move" : ""}`, "data-key": s.key },
-    h("div", { class: "who" }, h("span", { class: "avatar", "aria-hidden": "true" }, (s.name.trim()[0] ?? "?").toUpperCase()),
+    h("div", { class: "who" }, h("span", { class: "avatar", "aria-hidden": "true" }, s.initial || initialOf(s.name)),
       h("b", { class: "name" }, s.name),
       s.toMove && s.deadlineMs !== undefined && Number(s.deadlineMs) > 0 ? h("span", { class: "clock", "data-deadline": Number(s.deadlineMs) })
         : s.toMove && left !== undefined ? h("span", { class: `clock${left <= 5 ? " urgent" : ""}` }, `${left}`) : null),
