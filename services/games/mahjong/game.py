@@ -63,9 +63,29 @@ from chieu.games.mahjong.model import (
 )
 from chieu.games.mahjong.options import Mode, Options, option_values, parse_options
 from chieu.games.mahjong.scenario import HOOKS
-from chieu.games.mahjong.scoring import can_win, seat_score, waits_of, won
+from chieu.games.mahjong.scoring import can_win, seat_score, ting_candidates, waits_of, won
 
 _wrap = wrapper(Command)
+
+# The commands a legal list may hold, made once (frozen: shared by every list), by kind, and each
+# one's ``Command`` wrapper, by the command's identity: a view wraps its list without making any.
+_DISCARDS = tuple(Discard(T.name(k)) for k in range(T.KINDS))
+_TINGS = tuple(Discard(T.name(k), Declare.TING) for k in range(T.KINDS))
+_YING_KOUS = tuple(Discard(T.name(k), Declare.YING_KOU) for k in range(T.KINDS))
+_GANGS = tuple(Gang(T.name(k)) for k in range(T.KINDS))
+_PAIRS = tuple(ChoosePair(T.name(k)) for k in range(T.KINDS))
+_PASS, _PENG, _WIN = Pass(), Peng(), Win()
+_WRAPPED: dict[int, Command] = {
+    id(c): w for group in (_DISCARDS, _TINGS, _YING_KOUS, _GANGS, _PAIRS, (_PASS, _PENG, _WIN))
+    for c, w in zip(group, _wrap(group), strict=True)
+}
+
+
+def _wrap_legal(commands: Sequence[Any]) -> tuple[Command, ...]:
+    """``_wrap(commands)``: the made wrappers of :func:`Mahjong.legal`'s commands (any other
+    command wrapped anew)."""
+    get = _WRAPPED.get
+    return tuple(get(id(c)) or _wrap((c,))[0] for c in commands)
 
 
 class _Flow:
@@ -506,7 +526,7 @@ class Mahjong:
             winner=result.seat if result else -1, win_tile=result.tile if result else "",
             winning_hand=result.concealed if result else (), items=result.items if result else (),
             total=result.total if result else 0,
-            legal=_wrap(self.legal(s, me)) if mine else (),
+            legal=_wrap_legal(self.legal(s, me)) if mine else (),
         )
 
     def legal(self, state: State, seat: Seat) -> Sequence[Any]:
@@ -515,42 +535,41 @@ class Mahjong:
             return []
         p = s.seats[seat]
         if s.phase is Phase.CHOOSE_PAIR:
-            return [] if p.pair_chosen else [ChoosePair(T.name(k)) for k in L.pairs(p)]
+            return [] if p.pair_chosen else [_PAIRS[k] for k in L.pairs(p)]
         if s.phase is Phase.CLAIM:
             if seat not in s.claim_seats or any(a[0] == seat for a in s.answers):
                 return []
             peng, gang = claim_options(s, seat)
-            out: list[Any] = [Pass()]
+            out: list[Any] = [_PASS]
             if peng:
-                out.append(Peng())
+                out.append(_PENG)
             if gang:
-                out.append(Gang(T.name(s.claim_tile)))
+                out.append(_GANGS[s.claim_tile])
             return out
         if seat != s.turn:
             return []
         out = []
         if can_win(s, seat):
-            out.append(Win())
-        out += [Gang(T.name(k)) for _, k in gang_options(s, seat)]
+            out.append(_WIN)
+        out += [_GANGS[k] for _, k in gang_options(s, seat)]
         if p.declared is not Declare.NONE:
             if s.drawn >= 0:
-                out.append(Discard(T.name(s.drawn)))
+                out.append(_DISCARDS[s.drawn])
             return out
         mode = s.options.laizi_mode
-        for k in sorted(set(p.hand)):
-            if not L.may_discard(p, p.hand, k):
-                continue
-            out.append(Discard(T.name(k)))
-            if (mode is Mode.DAJIANGWANG and k not in T.WINDS) or (
-                mode is Mode.DUIWANG and k not in T.DRAGONS
-            ):
+        kinds = [k for k in sorted(set(p.hand)) if L.may_discard(p, p.hand, k)]
+        ting = ting_candidates(s.options, p, [k for k in kinds if not (
+            (mode is Mode.DAJIANGWANG and k not in T.WINDS) or (mode is Mode.DUIWANG and k not in T.DRAGONS))])
+        for k in kinds:
+            out.append(_DISCARDS[k])
+            if k not in ting:  # no tile would complete the hand after it: no 报听 (nor 硬扣)
                 continue
             rest = T.remove(p.hand, k)
             w = waits_of(s.options, p, rest, False)
             if w:
-                out.append(Discard(T.name(k), Declare.TING))
+                out.append(_TINGS[k])
                 if any(d in w for d in T.DRAGONS) and waits_of(s.options, p, rest, True):
-                    out.append(Discard(T.name(k), Declare.YING_KOU))
+                    out.append(_YING_KOUS[k])
         return out
 
     def deadlines(self, state: State) -> Sequence[Deadline]:

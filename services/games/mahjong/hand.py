@@ -345,6 +345,135 @@ def waits(
     return out
 
 
+def _reachable(needs: Sequence[tuple[int, int]], lg: int, lopts: Sequence[tuple[int, int, int]], wang: int,
+               laizi_too: bool) -> bool:
+    """Whether one more tile might complete a hand whose groups need ``needs`` (the fewest wilds
+    without the pair, with it) as :func:`is_win` counts them: ``False`` only when none can.
+
+    ``lg`` is the laizi's group (5: none), ``lopts`` its options as :func:`_laizi_group_ok`
+    tries them (the needs with ``j`` laizi as themselves, the wilds left), ``wang`` the wilds
+    when there is no laizi group; ``laizi_too``: the laizi kind itself is a candidate. No tile
+    is tried: a tile of group ``g`` changes ``g``'s needs only, and bounds them below — a suit's
+    by its needs less one (that tile turned into a wild completes the group as before: wilds are
+    welcome in a suit's sets and pair), an honour group's by 0 (a wind or dragon run takes no
+    wild). is_win's test of the wilds only grows with each need, so a hand that fails it at the
+    bound fails it whatever the tile of that group. One more laizi is one more wild (each
+    option with one more wild left), or acts as itself (the last option's needs bounded).
+    """
+    base = 0
+    d1 = d2 = 2  # the two least (with the pair − without) of the groups besides the laizi's, or 2
+    i1 = -1  # (the pair of wilds alone): what the pair adds to the sets' needs at best
+    for h in range(5):
+        if h != lg:
+            n, w = needs[h]
+            base += n
+            d = w - n
+            if d < d1:
+                d2, d1, i1 = d1, d, h
+            elif d < d2:
+                d2 = d
+    if laizi_too and any(base + n + (d1 if d1 < w - n else w - n) <= wl + 1 for n, w, wl in lopts):
+        return True  # one more laizi, as a wild
+    for g in range(5):
+        if g == lg:  # a tile of the laizi group, not the laizi
+            for n, w, wl in lopts:
+                if g < 3:
+                    n, w = n - (n > 0), w - (w > 0)
+                else:
+                    n = w = 0
+                if base + n + (d1 if d1 < w - n else w - n) <= wl:
+                    return True
+            continue
+        n, w = needs[g]
+        if g < 3:
+            bn, bw = n - (n > 0), w - (w > 0)
+        else:
+            bn = bw = 0
+        b = base - n + bn
+        delta = d2 if g == i1 else d1
+        if bw - bn < delta:
+            delta = bw - bn
+        if lg == 5:
+            if b + delta <= wang:
+                return True
+            continue
+        for n, w, wl in lopts:
+            if b + n + (delta if delta < w - n else w - n) <= wl:
+                return True
+    if laizi_too:  # one more laizi, as itself
+        n, w, _ = lopts[-1]
+        if lg < 3:
+            n, w = n - (n > 0), w - (w > 0)
+        else:
+            n = w = 0
+        return base + n + (d1 if d1 < w - n else w - n) <= 0
+    return False
+
+
+def _laizi_options(c: Sequence[int], laizi: int, lg: int) -> list[tuple[int, int, int]]:
+    """The laizi group's (needs without the pair, with it, wilds left) for each count ``j`` of
+    the laizi acting as themselves, as :func:`_laizi_group_ok` tries them."""
+    total = c[laizi]
+    lo = _LO[lg]
+    v = bytearray(c[lo : _HI[lg]])
+    pos = laizi - lo
+    out = []
+    for j in range(total + 1):
+        v[pos] = j
+        n, w = _lookup(bytes(v), lg)
+        out.append((n, w, total - j))
+    return out
+
+
+def may_be_ready_after(c: list[int], laizi: int, rules: HandRules, melds: int, kinds: Sequence[int]) -> list[int]:
+    """Of ``kinds`` (tiles the concealed counts ``c`` hold), those whose discard might leave a
+    ready hand (a tile after it makes :func:`is_win` true): a kind left out leaves none.
+
+    A necessary test, for a seat's offered 报听 discards: per discard the one group it leaves
+    looked up again, then :func:`_reachable`'s bound, no candidate tile tried; 七对 one pair
+    off is let through. Most hands are far from ready: their waits need not be searched, and
+    most are too far for any discard, which one bound over the whole hand tells first (a tile
+    that leaves a group lowers its needs by two at most: set in a pung with two wilds, it
+    completes the group as before; fewer laizi leave fewer wilds)."""
+    lg = _GROUP_OF[laizi] if laizi >= 0 else 5
+    needs14 = [_need(c, g) for g in range(5)]
+    lopts14: list[tuple[int, int, int]] = []
+    if lg < 5:
+        lopts14 = _laizi_options(c, laizi, lg)
+    odd = sum(n & 1 for n in c)
+    qidui = rules.qidui and not melds
+    if not (qidui and odd <= 2):
+        wang = c[WANG] if laizi == WANG else 0
+        for gk in {_GROUP_OF[k] for k in kinds}:
+            needs = list(needs14)
+            lopts = lopts14
+            if gk == lg:
+                lopts = [(n - 2 if n > 2 else 0, w - 2 if w > 2 else 0, wl) for n, w, wl in lopts14]
+            elif gk < 5:
+                n, w = needs14[gk]
+                needs[gk] = (n - 2 if n > 2 else 0, w - 2 if w > 2 else 0)
+            if _reachable(needs, lg, lopts, wang, lg < 5):
+                break
+        else:
+            return []
+    out: list[int] = []
+    for k in kinds:
+        c[k] -= 1
+        if qidui and not c[WANG] and odd + (1 if c[k] & 1 else -1) == 1:
+            out.append(k)  # 七对 one tile off: left to the search
+        else:
+            gk = _GROUP_OF[k]
+            needs = needs14
+            if gk < 5:
+                needs = list(needs14)
+                needs[gk] = _need(c, gk)
+            lopts = _laizi_options(c, laizi, lg) if gk == lg < 5 else lopts14
+            if _reachable(needs, lg, lopts, c[WANG] if laizi == WANG else 0, lg < 5 and c[laizi] < 4):
+                out.append(k)
+        c[k] += 1
+    return out
+
+
 # ---------------------------------------------------------------- arrangements and score
 
 Feature = tuple[int, int, int]

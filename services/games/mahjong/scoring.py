@@ -124,6 +124,20 @@ def waits_of(o: Options, p: PlayerState, hand: tuple[int, ...], ying_kou: bool) 
     return tuple(out)
 
 
+def ting_candidates(o: Options, p: PlayerState, kinds: Sequence[int]) -> set[int]:
+    """Of ``kinds`` (tiles of the seat's hand), those whose discard might leave it ready: for a
+    kind left out ``waits_of(o, p, rest, False)`` is empty (:func:`hand.may_be_ready_after`,
+    for each laizi 大将王黑风报 could pick), so a seat's offered 报听 discards need no search of
+    the waits after the others."""
+    c = T.counts(p.hand)
+    rules = hand_rules(o)
+    laizis = {p.laizi, *T.DRAGONS} if o.laizi_mode is Mode.DAJIANGWANG else (p.laizi,)
+    out: set[int] = set()
+    for lz in laizis:
+        out.update(H.may_be_ready_after(c, lz, rules, len(p.melds), kinds))
+    return out
+
+
 def seat_score(s: State, seat: int) -> H.Scored | None:
     """The best score of ``seat`` winning on the tile it just drew, ``None`` if it does not win."""
     p = s.seats[seat]
