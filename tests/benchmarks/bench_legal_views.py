@@ -235,8 +235,10 @@ async def _until(stream: Any, version: int) -> None:
             return
 
 
-HANDS = {"gouji": 1, "xiangqi": 2, "mahjong": 3}
-"""Hands per game through the service (more of the short ones, for some 100 moves each way)."""
+HANDS = {"gouji": 1, "xiangqi": 2, "mahjong": 8}
+"""Hands per game through the service (more of the short ones, for some 100 moves each way;
+mahjong's some 300 each way: its lists cost a few per cent of a move, which 100 moves of mixed
+kinds do not tell from noise)."""
 
 SHORT = {"o_an_quan": {"maxMoves": 120}, "phom": {"uWindowSeconds": 0}, "xiangqi": {"MOVE_LIMIT": "120-plies"},
          "lianliankan": {"BOARD": "14x6"}}
