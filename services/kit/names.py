@@ -40,6 +40,10 @@ class Stream:
 TABLES = Stream("CHIEU_TABLES", "chieu.table")
 """The table log: one subject per table, written by the table service only."""
 
+UNPLAYED = f"{TABLES.name}_unplayed"
+"""The KV bucket of the tables each player created and never played (one key per player, written
+with compare-and-set by every table process: :mod:`chieu.table.quotas`); the table service's only."""
+
 LEDGER = Stream("CHIEU_LEDGER", "chieu.ledger")
 """The ledger's outbox: announcements of posted paid services (e.g. 信誉度复位)."""
 

@@ -3,7 +3,8 @@
 The permission table (:data:`PERMISSIONS`) is data, built from :mod:`chieu.kit.names`:
 
 - the **table** service alone publishes the table log (``chieu.table.>``) and presence
-  (``chieu.presence.>``), creates its stream and writes its KV buckets (snapshots, active tables);
+  (``chieu.presence.>``), creates its stream and writes its KV buckets (snapshots, active tables,
+  the tables each player has never played);
 - the **ledger** and the **ladder** own their outbox streams (``chieu.ledger.>``,
   ``chieu.ladder.>``) and, like the **lobby**, only *consume* the table log through their own
   durables: ``$JS.API.CONSUMER.*`` for those durables, ``$JS.ACK`` for their own messages;
@@ -122,7 +123,9 @@ def _reserved(user: str) -> tuple[str, ...]:
 
 
 def _table_log_buckets() -> tuple[str, ...]:
-    return (*_owns_bucket(names.TABLES.snapshots), *_owns_bucket(names.TABLES.active))
+    """The table service's buckets: snapshots, active tables, and the tables never played (the
+    quota every table process counts in; nobody else reads or writes it)."""
+    return (*_owns_bucket(names.TABLES.snapshots), *_owns_bucket(names.TABLES.active), *_owns_bucket(names.UNPLAYED))
 
 
 PERMISSIONS: dict[str, Permissions] = {

@@ -28,6 +28,7 @@ async def build(settings: Settings) -> Server:
     peers = Peers(settings)
     revocations = peers.revocations()
     servicer = TableService(tables, settings, peers, revocations)
+    await servicer.quotas.connect(store.js, settings.stream_replicas)  # the count every table process shares
     name = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
     return Server(
         settings, addr=settings.table_addr, services=[name],

@@ -94,15 +94,19 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
 
         self.quotas.check_stake(request.currency or log_pb2.CURRENCY_POINTS, request.stake or 1)
         live = await self.tables.get(table_id, must_exist=False)
-        if not live.table.exists:
-            self.quotas.check_create(who.player_id, self.tables.played)
-        if not live.table.exists:  # the creator sits in seat 0: the table's gates are theirs too
-            probe = Table(table_id)
-            probe.apply(log_pb2.Record(version=1, events=_decided(create(probe, 0))), 0)  # its refusals first
-            await self._admit(probe, who.player_id)
-        table = await self.tables.execute(table_id, who.player_id, command_id or f"create-{table_id}", create,
-                                          create=True, request=request)
-        self.quotas.created(who.player_id, table.table_id)
+        # counted before it is appended, by every table process alike; uncounted if not created
+        reserved = not live.table.exists and await self.quotas.reserve(who.player_id, table_id, self.tables)
+        try:
+            if not live.table.exists:  # the creator sits in seat 0: the table's gates are theirs too
+                probe = Table(table_id)
+                probe.apply(log_pb2.Record(version=1, events=_decided(create(probe, 0))), 0)  # its refusals first
+                await self._admit(probe, who.player_id)
+            table = await self.tables.execute(table_id, who.player_id, command_id or f"create-{table_id}", create,
+                                              create=True, request=request)
+        except BaseException:
+            if reserved:
+                await self.quotas.release(who.player_id, table_id, self.tables)
+            raise
         return table_service_pb2.CreateTableResponse(table=self.tables.view(table, who.player_id))
 
     async def TakeSeat(self, request: table_service_pb2.TakeSeatRequest,
