@@ -123,7 +123,8 @@ export class Harness {
   async look(s: Session, label: string, a11y = false): Promise<void> {
     if (await overflows(s.page)) this.overflow.push(`${label}/${s.name}`);
     if (a11y) for (const v of await axe(s.page)) this.axe.push(`${label}/${s.name}: ${v}`);
-    const file = `${label}-${s.lang}-${s.phone ? "phone" : "desktop"}.png`;
+    // a spectator's own name: with six players it shares a layout with one of them
+    const file = `${label}-${s.lang}-${s.phone ? "phone" : "desktop"}${s.role === "spectator" ? "-watch" : ""}.png`;
     await s.page.screenshot({ path: join(this.out, file), fullPage: true });
     this.screenshots.push(file);
   }

@@ -9,9 +9,11 @@ interface Offer { kind: string; tile?: string; declare?: number }
 const TING = 2;
 const pick = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)]!;
 
-async function choose(page: Page, tile: string): Promise<void> {
+/** Picks `tile` in the hand; false when the click could not be made (a newer view). */
+async function choose(page: Page, tile: string): Promise<boolean> {
   const t = page.locator(`.mj-hand button.mj-tile[data-tile="${tile}"]`).first();
-  if ((await t.getAttribute("aria-pressed")) !== "true") await t.click();
+  if ((await t.getAttribute("aria-pressed")) === "true") return true;
+  return t.click({ timeout: 5000 }).then(() => true, () => false);
 }
 
 const version = (page: Page) => page.getAttribute("#table .table", "data-version");
@@ -21,10 +23,10 @@ export const spec: GameSpec = {
   async move(page) {
     const v0 = await version(page);
     // the final click only on the view the choice was made on (a newer one: choose again)
+    // (a click that waits more than 5 s: a newer view took the control away; choose again)
     const act = async (sel: string) => {
       if ((await version(page)) !== v0) return false;
-      await page.locator(sel).first().click();
-      return true;
+      return page.locator(sel).first().click({ timeout: 5000 }).then(() => true, () => false);
     };
     const raw = await page.getAttribute(".mj", "data-offers");
     const offers: Offer[] = raw ? JSON.parse(raw) : [];
@@ -35,10 +37,9 @@ export const spec: GameSpec = {
       return act(`.mj [data-act="${kind}"]:not([disabled])`);
     }
     const ting = offers.filter((o) => o.kind === "discard" && o.declare === TING);
-    if (ting.length) { await choose(page, pick(ting).tile!); return act('.mj [data-act="ting"]:not([disabled])'); }
+    if (ting.length) return (await choose(page, pick(ting).tile!)) && act('.mj [data-act="ting"]:not([disabled])');
     const plain = offers.filter((o) => o.kind === "discard" && o.declare !== TING && o.declare !== 3);
     if (!plain.length) return false;
-    await choose(page, pick(plain).tile!);
-    return act('.mj [data-act="discard"]:not([disabled])');
+    return (await choose(page, pick(plain).tile!)) && act('.mj [data-act="discard"]:not([disabled])');
   },
 };
