@@ -85,7 +85,8 @@ async def test_ying_kou_and_bao_ting_are_declared_by_clicks(
     check_scene(r)
     f = r["facts"]
     assert f["seats"] == [0, 1]
-    for key, (seat, tile, _), button, tag in (("yk", want[0], "yingkou", ("硬扣",)), ("ting", want[1], "ting", ("报听",))):
+    for key, (seat, tile, _), button, tag in (("yk", want[0], "yingkou", ("硬扣",)),
+                                              ("ting", want[1], "ting", ("报听",))):
         d = f[key]
         assert (d["seat"], d["tile"]) == (seat, tile), (key, d, want)
         assert button in f[f"{key}Buttons"], f"the {key} button was offered: {f[f'{key}Buttons']}"
