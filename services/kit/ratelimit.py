@@ -11,21 +11,52 @@ every service (:func:`chieu.kit.errors.guard`) before the handler runs.
 - **Services are not limited**: a call with a valid service credential (the table asking the
   ledger at every seat) is the system's own traffic, and only a service holds one.
 
-Each process keeps its own buckets (:class:`chieu.kit.limits.Rate`, in memory): N processes of a
-service let N times the rate through, which is what "per process" means in the settings. A
-refusal is ``RESOURCE_EXHAUSTED`` / ``rate_limited`` with the time to wait (``retry-after-ms``).
-The web path has its own limit in Envoy (:mod:`chieu.gateway.envoy`).
+The rates are the **service's**, whatever its number of processes: each process keeps its own
+buckets (:class:`chieu.kit.limits.Rate`, in memory, a few µs a check) at ``1 / CHIEU_REPLICAS``
+of the rate, so N processes let through what one would when the calls are spread over them
+(many connections balanced over the replicas; Envoy's round robin for the web path).
+``CHIEU_REPLICAS`` is the number of processes of this service (its deployment's replica count;
+1 when unset). Not one count shared through NATS: that would cost every call of every service
+two round trips (a read and a compare-and-set: 0.94 ms a check on one local nats-server against
+2.9 µs in process, ``tests/benchmarks/bench_quotas.py``; more with a replicated bucket), a NATS
+write for every call the system serves, and NATS as a dependency of calls that do not otherwise
+touch it. The price, said plainly: a client whose calls all reach one process (one native gRPC
+connection, pinned to one replica) is held to ``1 / N`` of the rate there — for the defaults
+(100 a second a player, 1,000 an address) 10 and 100 a second at N = 10, still far above a
+person's few calls a second; and a wrong replica count is a wrong limit (below the real N:
+N / CHIEU_REPLICAS times the rate; above it: a tighter one). A refusal is
+``RESOURCE_EXHAUSTED`` / ``rate_limited`` with the time to wait (``retry-after-ms``). The web
+path has its own limit in Envoy (:mod:`chieu.gateway.envoy`), per Envoy.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any
 
 import grpc
 
 from chieu.kit import address, auth, limits
 from chieu.kit.errors import ServiceError
-from chieu.kit.settings import Settings
+from chieu.kit.settings import Settings, SettingsError
+
+REPLICAS = "CHIEU_REPLICAS"
+"""The environment variable naming how many processes of this service share its traffic."""
+
+
+def replicas(env: Mapping[str, str] = os.environ) -> int:
+    """``CHIEU_REPLICAS`` (1 when unset); SettingsError unless a whole number of at least 1."""
+    raw = env.get(REPLICAS, "").strip()
+    if not raw:
+        return 1
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise SettingsError(f"{REPLICAS}={raw!r} must be the number of processes of this service (1 or more)")
+    return n
 
 
 def _rate(per_s: float, burst_s: float) -> limits.Rate:
@@ -33,6 +64,14 @@ def _rate(per_s: float, burst_s: float) -> limits.Rate:
     if per_s <= 0:
         return limits.Rate(0, 1.0)
     return limits.Rate(max(1, round(per_s * burst_s)), max(burst_s, 1.0 / per_s))
+
+
+def _replicas_of(given: int | None) -> int:
+    if given is None:
+        return replicas()
+    if given < 1:
+        raise SettingsError(f"a service has at least one process, not {given}")
+    return given
 
 
 KEYS_REMEMBERED = 10_000
@@ -59,16 +98,18 @@ def refusal(what: str, wait_s: float) -> ServiceError:
 
 
 class Limits:
-    """The request rates of one service process (``check`` per call)."""
+    """The request rates of one service process (``check`` per call): its share of the service's,
+    ``1 / replicas`` (``replicas``: :func:`replicas` of the environment when not given)."""
 
-    __slots__ = ("_keys", "per_address", "per_player", "settings", "trusted")
+    __slots__ = ("_keys", "per_address", "per_player", "replicas", "settings", "trusted")
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, replicas: int | None = None) -> None:
         self.settings = settings
+        self.replicas = _replicas_of(replicas)
         self.trusted = address.proxies(settings.trusted_proxies)
         self._keys: dict[tuple[str, tuple[str, ...]], str] = {}
-        self.per_player = _rate(settings.rate_per_player, settings.rate_burst)
-        self.per_address = _rate(settings.rate_per_address, settings.rate_burst)
+        self.per_player = _rate(settings.rate_per_player / self.replicas, settings.rate_burst)
+        self.per_address = _rate(settings.rate_per_address / self.replicas, settings.rate_burst)
 
     @property
     def active(self) -> bool:
