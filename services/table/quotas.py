@@ -16,9 +16,10 @@
 - **Watch streams** (``CHIEU_WATCHES_PER_SESSION``): the streams one session (a token's ``sid``;
   the player when the token has none) holds open on *this process*; one more is refused
   (RESOURCE_EXHAUSTED / ``too_many_watches``) until one ends. Per process on purpose: the quota
-  bounds what a session costs a process's memory (about 80 KiB a stream), which N processes do
-  not change; counting streams in one place would put two replicated writes on every stream's
-  open and close, and leases so a killed process's streams stop counting (docs/security.md).
+  bounds what a session costs a process's memory (28.5 KiB a stream: ``bench_quotas``), which N
+  processes do not change; counting streams in one place would put two replicated writes on
+  every stream's open and close, and leases so a killed process's streams stop counting
+  (docs/security.md).
 
 Nothing is appended for a refusal, nor written to the bucket.
 """
