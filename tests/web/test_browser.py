@@ -36,5 +36,12 @@ async def test_the_portal_screens_fit_a_phone_and_pass_axe(web_url: str, web_bui
     assert r["ok"], r.get("error")
     assert r["overflow"] == [] and r["axe"] == [] and r["errors"] == [], (r["overflow"], r["axe"], r["errors"])
     assert r["memberDays"] and r["memberDays"][0] == "1", "the membership day bought shows on the home screen"
+    # the prices shown before buying (ListPrices), in the player's words; a day cost what it said
+    prices = dict(p.split("=", 1) for p in r["prices"])
+    assert set(prices) == {"reset-score", "reset-reputation", "song", "membership"}, prices
+    assert all("金币" in v and any(c.isdigit() for c in v) for v in prices.values()), prices
+    day = int("".join(c for c in prices["membership"] if c.isdigit()))
+    before, after = (int("".join(c for c in r[k] if c.isdigit())) for k in ("coinsBeforeBuy", "coinsAfterBuy"))
+    assert before - after == day, (r["coinsBeforeBuy"], r["coinsAfterBuy"], prices["membership"])
     for lang in ("vi", "zh", "en"):
         assert any(s.startswith("portal-rooms-" + lang) for s in r["screenshots"])

@@ -232,7 +232,7 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
 
 export interface TourResult {
   ok: boolean; error?: string; overflow: string[]; axe: string[]; errors: string[]; screenshots: string[];
-  memberDays?: string; leaders?: number;
+  memberDays?: string; leaders?: number; prices?: string[]; coinsBeforeBuy?: string; coinsAfterBuy?: string;
 }
 
 /** The portal's own screens, by clicks, in each language and at both sizes: home, every game's
@@ -259,9 +259,19 @@ export async function tour(browser: Browser, url: string, out: string): Promise<
       r.leaders = await s.page.$$eval(".ranks tbody tr", (rows) => rows.length);
       await s.page.click('[data-nav="shop"]');
       await s.page.waitForSelector(".services");
+      await s.page.waitForSelector('[data-price="membership"]');  // the prices, from ListPrices
       await hn.look(s, "portal-shop", a11y);
+      if (i === 0) {
+        r.prices = await s.page.$$eval("[data-price]", (els) => els.map((e) => `${e.getAttribute("data-price")}=${e.textContent}`));
+        r.coinsBeforeBuy = (await s.page.getAttribute("#coins", "data-coins")) ?? "";
+      }
       await s.page.click('[data-buy="membership"]');
       await s.page.waitForSelector('.toast[role="status"]');
+      if (i === 0) {
+        await s.page.waitForFunction((before) => document.querySelector("#coins")?.getAttribute("data-coins") !== before,
+          r.coinsBeforeBuy);
+        r.coinsAfterBuy = (await s.page.getAttribute("#coins", "data-coins")) ?? "";
+      }
       await s.page.click('[data-nav="home"]');
       await s.page.waitForSelector('body[data-screen="home"] #home-member', { timeout: 60_000 });
       r.memberDays = (await s.page.textContent("#home-member b")) ?? "";

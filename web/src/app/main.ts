@@ -9,6 +9,7 @@ import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { SessionSchema, type GetHomeResponse, type TableSummary } from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
 import { Currency } from "../../gen/chieu/table/v1/log_pb.js";
 import { TableStatus, type TableView } from "../../gen/chieu/table/v1/table_service_pb.js";
+import type { ListPricesResponse } from "../../gen/chieu/ledger/v1/ledger_service_pb.js";
 import { commandId, GAMES, gameView, Portal, reason, type RoomEntry } from "../client/index.js";
 import { gameMessages, loadBoards, type BoardContext } from "./board.js";
 import { h, mount, type Child } from "./dom.js";
@@ -549,18 +550,32 @@ async function leaders(game: string): Promise<void> {
 
 // ---------------------------------------------------------------- paid services
 
+/** What the paid services cost (ListPrices), fetched when the shop first opens. */
+let prices: ListPricesResponse | null = null;
+
 function shop(): void {
   screen("shop");
   redraw = shop;
   drawBar();
+  if (prices === null) void portal.prices().then((p) => { prices = p; if (probe.screen === "shop") shop(); }, () => undefined);
   const gameSel = h("select", { id: "shop-game", "aria-label": t("shop.game") }, GAMES.map((g) => h("option", { value: g.key }, g.titles[lang()])));
   const song = h("input", { id: "shop-song", maxlength: 200, "aria-label": t("shop.songTitle"), placeholder: t("shop.songTitle") });
   const days = h("select", { id: "shop-days", "aria-label": t("shop.member") }, [1, 7, 30].map((d) => h("option", { value: d }, d === 1 ? t("shop.oneDay") : t("shop.days", { n: d }))));
   const done = async (p: Promise<unknown>) => {
     try { await p; toast(t("shop.done"), false); await refreshCoins(); } catch (e) { toast(failure(e)); }
   };
+  const price = (coins: bigint | undefined, id: string) => coins === undefined ? null
+    : h("p", { class: "price", "data-price": id }, t("shop.price", { n: coins }));
+  const memberPrice = () => prices ? prices.membershipDay * BigInt(Number(days.value)) : undefined;
+  const memberLine = price(memberPrice(), "membership");
+  days.addEventListener("change", () => { if (memberLine) memberLine.textContent = t("shop.price", { n: memberPrice()! }); });
+  const costs: Record<string, Child> = {
+    "reset-score": price(prices?.negativeReset, "reset-score"), "reset-reputation": price(prices?.reputationReset, "reset-reputation"),
+    song: price(prices?.song, "song"), membership: memberLine,
+  };
   const item = (head: Key, hint: Key, control: Child, go: () => void, id: string) => h("div", { class: "panel service", "data-service": id },
-    h("h2", {}, t(head)), h("p", { class: "muted" }, t(hint)), control, button(t("shop.buy"), go, { kind: "primary", attrs: { "data-buy": id } }));
+    h("h2", {}, t(head)), h("p", { class: "muted" }, t(hint)), control, costs[id] ?? null,
+    button(t("shop.buy"), go, { kind: "primary", attrs: { "data-buy": id } }));
   mount(root, h("section", { class: "shop" }, h("h1", {}, t("shop.title")), h("div", { class: "services" },
     item("shop.resetScore", "shop.resetScoreHint", h("label", { class: "field" }, h("span", {}, t("shop.game")), gameSel),
       () => void done(portal.resetNegativeScore(gameSel.value)), "reset-score"),

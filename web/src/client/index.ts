@@ -30,7 +30,7 @@ import {
 } from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
 import { TableService, type CreateTableRequestSchema, type TableView } from "../../gen/chieu/table/v1/table_service_pb.js";
 import { LadderService, type RankedPlayer } from "../../gen/chieu/ladder/v1/ladder_service_pb.js";
-import { LedgerService, type PostingResult } from "../../gen/chieu/ledger/v1/ledger_service_pb.js";
+import { LedgerService, type ListPricesResponse, type PostingResult } from "../../gen/chieu/ledger/v1/ledger_service_pb.js";
 import type { Profile } from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
 
 export type { OAnQuanView, PhomView, PostingResult, Profile, RankedPlayer, RoomEntry, Session, TableView, WatchRoomResponse };
@@ -235,6 +235,11 @@ export class Portal {
   }
 
   // ------------------------------------------------------------------ paid services (LedgerService)
+
+  /** ListPrices: what each paid service costs now, in 金币 (the operator's settings). */
+  async prices(): Promise<ListPricesResponse> {
+    return await withRetries(() => this.ledger.listPrices({}));
+  }
 
   /** 负分清零: one game's negative points back to 0, paid in 金币. */
   async resetNegativeScore(game: string): Promise<PostingResult> {

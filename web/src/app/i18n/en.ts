@@ -117,6 +117,7 @@ export const en = {
   "shop.days": "{n} days",
   "shop.days.one": "1 day",
   "shop.oneDay": "1 day",
+  "shop.price": "Price: {n} 金币",
   "shop.buy": "Buy",
   "shop.done": "Done.",
   "shop.game": "Game",

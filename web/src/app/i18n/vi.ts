@@ -120,6 +120,7 @@ export const vi: Readonly<Record<Key, string>> = {
   "shop.days": "{n} ngày",
   "shop.days.one": "1 ngày",
   "shop.oneDay": "1 ngày",
+  "shop.price": "Giá: {n} 金币",
   "shop.buy": "Mua",
   "shop.done": "Xong.",
   "shop.game": "Trò chơi",

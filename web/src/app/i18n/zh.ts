@@ -120,6 +120,7 @@ export const zh: Readonly<Record<Key, string>> = {
   "shop.days": "{n} 天",
   "shop.days.one": "1 天",
   "shop.oneDay": "1 天",
+  "shop.price": "价格：{n} 金币",
   "shop.buy": "购买",
   "shop.done": "完成。",
   "shop.game": "游戏",
