@@ -7,6 +7,7 @@ languages at both sizes."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,10 @@ async def test_a_hand_is_played_to_the_end_by_clicks(web_url: str, web_built: Pa
     assert r["outcome"], "the result says who won, in words"
     if game == "o_an_quan":
         assert r["keyboard"], "a move was played by the keyboard alone"
+    # the page shows the hand's fairness: the revealed seed hashes to the commitment it showed
+    fair = r["fairness"]
+    assert hashlib.sha256(bytes.fromhex(fair["seed"])).hexdigest() == fair["commitment"], fair
+    assert len(fair["next"]) == 64 and fair["next"] != fair["commitment"], fair
     if game == "o_an_quan" and r["payments"]:  # a 金币 room, not a draw: the ledger's balances moved
         assert r["coinsAfter"] != r["coinsBefore"]
         assert sum(map(int, r["coinsAfter"])) == sum(map(int, r["coinsBefore"]))

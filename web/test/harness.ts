@@ -37,6 +37,7 @@ export interface Session { page: Page; name: string; lang: string; phone: boolea
 export interface HandResult {
   ok: boolean; game: string; moves: number; error?: string;
   outcome?: string | null; payments?: string[]; keyboard?: boolean;
+  fairness?: { commitment: string; seed: string; next: string };
   coinsBefore?: string[]; coinsAfter?: string[];
   finalVersion?: string | null; spectatorSaw?: string | null;
   overflow: string[]; axe: string[]; errors: string[]; screenshots: string[];
@@ -204,6 +205,14 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
     for (const s of all) await s.page.waitForSelector("#outcome", { timeout: 15_000 });
     lap("ended");
     result.outcome = await host!.page.textContent("#outcome .verdict");
+    await host!.page.click("#fairness summary");  // the hand's fairness: its commitment and revealed seed
+    result.fairness = {
+      commitment: (await host!.page.textContent("#fair-commitment")) ?? "",
+      seed: (await host!.page.textContent("#fair-seed")) ?? "",
+      next: (await host!.page.textContent("#fair-next")) ?? "",
+    };
+    await host!.page.$eval("#fairness", (el) => el.scrollIntoView());
+    await hn.look(host!, `${spec.game}-3-fair`, true);
     result.payments = await host!.page.$$eval("tr.payment", (rows) => rows.map((r) => r.textContent ?? ""));
     // coins change once the ledger has posted the settlement (coin rooms)
     if (room.includes(".coins.") && result.payments.length) {

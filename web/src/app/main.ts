@@ -499,7 +499,25 @@ function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => vo
       !seated && tv.seats.length < Number(tv.maxSeats) ? act("table.sit", () => portal.takeSeat(tv.tableId), "sit", "primary") : null,
       seated ? act("table.stand", () => portal.standUp(tv.tableId), "stand", "quiet") : null)) : null,
   tv.lastOutcome && !playing ? outcome(tv) : null,
-  g.view ? h("div", { class: "board" }, mod?.board(g.view, context(tv, mySeat, send, rerender)) ?? h("p", { class: "no-board" }, t("table.noBoard"))) : null);
+  g.view ? h("div", { class: "board" }, mod?.board(g.view, context(tv, mySeat, send, rerender)) ?? h("p", { class: "no-board" }, t("table.noBoard"))) : null,
+  fairness(tv, playing));
+}
+
+/** The hand's provable fairness: the commitments (this hand's, the next one's, published before
+ * any client seed for it) and, once a hand is over, its revealed seed: SHA-256 of it is the
+ * commitment, and with the players' seeds it re-derives the deal (docs/fairness.md). */
+function fairness(tv: TableView, playing: boolean): HTMLElement | null {
+  if (!tv.seedCommitment && !tv.nextSeedCommitment) return null;
+  const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  const row = (label: Key, value: string, id: string) => value
+    ? h("div", { class: "fair-row" }, h("dt", {}, t(label)), h("dd", {}, h("code", { id }, value))) : null;
+  return h("details", { class: "fairness panel", id: "fairness" },
+    h("summary", {}, t("fair.title")),
+    h("p", { class: "muted" }, t("fair.hint")),
+    h("dl", {},
+      row("fair.commitment", tv.handNo > 0n ? tv.seedCommitment : "", "fair-commitment"),
+      row("fair.seed", !playing && tv.lastServerSeed.length ? hex(tv.lastServerSeed) : "", "fair-seed"),
+      row("fair.next", tv.nextSeedCommitment, "fair-next")));
 }
 
 function outcome(tv: TableView): HTMLElement {
