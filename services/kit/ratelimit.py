@@ -105,7 +105,7 @@ class Limits:
 
     def __init__(self, settings: Settings, replicas: int | None = None) -> None:
         self.settings = settings
-        self.replicas = _replicas_of(replicas)
+        self.replicas = _replicas_of(replicas if replicas is not None else settings.replicas)
         self.trusted = address.proxies(settings.trusted_proxies)
         self._keys: dict[tuple[str, tuple[str, ...]], str] = {}
         self.per_player = _rate(settings.rate_per_player / self.replicas, settings.rate_burst)

@@ -68,6 +68,9 @@ class Settings:
     """``CHIEU_SEAL_KEYS``: the table processes' seal keyset (a JSON file: a JWKS of 32-byte ``oct``
     keys, the first one seals): what a hand in play hides is sealed in the log under it
     (docs/fairness.md). Given to the table service alone; it refuses to start without one."""
+    replicas: int = 1
+    """``CHIEU_REPLICAS``: how many processes of this service share its traffic (its deployment's
+    replica count): each holds ``1/N`` of the service's request rates (``chieu.kit.ratelimit``)."""
     stream_replicas: int = 1
     """``CHIEU_STREAM_REPLICAS``: JetStream replicas of the table stream (3 in production)."""
     duplicate_window_s: int = 120
@@ -255,6 +258,7 @@ _ENV = {
     "archive_private_key": "CHIEU_ARCHIVE_PRIVATE_KEY",
     "archive_public_keys": "CHIEU_ARCHIVE_PUBLIC_KEYS",
     "seal_keys": "CHIEU_SEAL_KEYS",
+    "replicas": "CHIEU_REPLICAS",
     "stream_replicas": "CHIEU_STREAM_REPLICAS",
     "duplicate_window_s": "CHIEU_DUPLICATE_WINDOW_S",
     "shutdown_grace_s": "CHIEU_SHUTDOWN_GRACE_S",
@@ -384,6 +388,8 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
            s.table_idle_expiry_s) < 0 or not s.rate_burst > 0:
         raise SettingsError("the reward cap, rates, quotas and idle expiry must not be negative, and "
                             "CHIEU_RATE_BURST must be positive")
+    if s.replicas < 1:
+        raise SettingsError(f"CHIEU_REPLICAS={s.replicas} must be the number of processes of this service (1 or more)")
     if s.env not in ("dev", "prod"):
         raise SettingsError(f"CHIEU_ENV must be dev or prod, not {s.env!r}")
     if s.env == "prod" and not s.token_public_keys:

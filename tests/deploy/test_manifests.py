@@ -260,3 +260,14 @@ def test_every_grpc_and_nats_endpoint_has_a_certificate_for_its_names(
     assert {"nats", "*.nats-headless"} <= set(nats["dnsNames"]) and {"server auth", "client auth"} <= set(
         nats["usages"])
     assert issuers["chieu-ca"]["ca"]["secretName"] == certs["chieu-ca"]["secretName"] and certs["chieu-ca"]["isCA"]
+
+
+def test_each_service_knows_how_many_processes_share_its_rates(overlay: tuple[str, list[dict[str, Any]]]) -> None:
+    """``CHIEU_REPLICAS`` is the Deployment's replica count (issue 27: each pod holds 1/N of the
+    service's request rates), or unset (1) where it runs one pod."""
+    _, docs = overlay
+    for s in ("table", "ledger", "ladder", "lobby"):
+        d, c = _service(docs, s)
+        count = int(d["spec"].get("replicas", 1))
+        given = _env(c).get("CHIEU_REPLICAS")
+        assert (int(given["value"]) if given else 1) == count, (s, count, given)

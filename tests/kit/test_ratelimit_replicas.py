@@ -6,22 +6,24 @@ times it. Before, each of four processes let the whole burst through: four burst
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from chieu.kit import ratelimit
 from chieu.kit.errors import ServiceError
-from chieu.kit.settings import Settings, SettingsError
+from chieu.kit.settings import Settings, SettingsError, from_env
 from tests.conftest import PUBLIC_KEYS, SIGNER
 from tests.kit.test_ratelimit import Call
 
 
 def settings(**kw: Any) -> Settings:
     """A burst of 8 calls a player and 40 an address, refilled so slowly (one in 12.5 s and 2.5 s
-    at one process) that a slow machine's test sees the bursts alone."""
-    return Settings(token_public_keys=str(PUBLIC_KEYS), rate_per_player=0.08, rate_per_address=0.4,
-                    rate_burst=100.0, **kw)
+    at one process) that a slow machine's test sees the bursts alone; ``CHIEU_REPLICAS`` read as a
+    process reads its settings."""
+    return replace(from_env(), token_public_keys=str(PUBLIC_KEYS), rate_per_player=0.08, rate_per_address=0.4,
+                   rate_burst=100.0, **kw)
 
 
 def admitted(processes: list[ratelimit.Limits], calls: list[Call]) -> int:
@@ -71,4 +73,7 @@ def test_one_process_is_the_old_rate(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_replica_count_that_is_no_count_stops_the_process(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv("CHIEU_REPLICAS", value)
     with pytest.raises(SettingsError, match="CHIEU_REPLICAS"):
-        ratelimit.Limits(settings())
+        ratelimit.Limits(settings())  # (from_env refuses it; a Settings built by hand is refused by Limits)
+    if value.lstrip("-").isdigit():
+        with pytest.raises(SettingsError, match="at least one process"):
+            ratelimit.Limits(Settings(token_public_keys=str(PUBLIC_KEYS), replicas=int(value)))

@@ -259,6 +259,7 @@ class Cluster:
             for i, addr in enumerate(self.addrs[s]):
                 name = f"{s}-{i + 1}"
                 env = {**envs[s], f"CHIEU_{s.upper()}_ADDR": addr, "CHIEU_INSTANCE": name,
+                       "CHIEU_REPLICAS": str(len(self.addrs[s])),
                        "CHIEU_NATS_CREDS": str(self.creds.seed(s))}
                 self.services.append(Process(name, s, [sys.executable, "-m", module], env,
                                              int(addr.rsplit(":", 1)[1]), self._log(name)))
