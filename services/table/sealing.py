@@ -55,7 +55,13 @@ def _kdf(key: bytes, *info: str | int) -> AESGCM:
     return AESGCM(HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=label).derive(key))
 
 
-@functools.lru_cache(maxsize=4096)
+HAND_BOXES = 512
+"""The hands' AEADs a process keeps (least recently used out): about 2.6 KiB each, mostly OpenSSL's
+(out of tracemalloc's sight), so 1.3 MiB at the cap (4,096 were 10.5 MiB, filled one hand at a time:
+issue 28's soak). A hand in play is a few records a second; one not kept costs its HKDF again (11 µs)."""
+
+
+@functools.lru_cache(maxsize=HAND_BOXES)
 def hand_box(server_seed: bytes, table_id: str, hand_no: int) -> AESGCM:
     """The AEAD of hand ``hand_no`` of ``table_id``: its key derives from the hand's server seed."""
     return _kdf(server_seed, "hand", table_id, hand_no)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from chieu.games.mahjong.tiles import BAI, DRAGONS, FA, WANG, ZHONG, counts, is_honour, suit
 
@@ -25,8 +25,18 @@ INF = 99
 
 # ---------------------------------------------------------------- yes/no: fewest wilds per group
 
+SUIT_VECTORS = 16_384
+"""The most suit vectors :data:`_SUIT` holds before it is emptied (issue 28: the memos grew with every
+hand played). Random hands reach some 14,000 vectors in 400,000 hands and 22,000 in 2,000,000 (of
+405,350 possible); 1.2 MiB at the cap (78 bytes a vector, the answers shared); a vector refills in
+some 20 µs."""
+SUIT_MINS = 4_096
+"""The answers :func:`_suit_min` keeps, least recently used out (about 260 bytes each, 1 MiB at the
+cap): it only fills :data:`_SUIT` (a miss there costs some 20 µs at this size, 13 µs unbounded,
+when it held twice ``_SUIT``'s vectors)."""
 
-@cache
+
+@lru_cache(maxsize=SUIT_MINS)
 def _suit_min(v: tuple[int, ...], pair: bool) -> int:
     """Fewest wilds that complete a 9-kind suit vector into sets (and one pair if ``pair``)."""
     i = 0
@@ -67,7 +77,8 @@ def _suit_min(v: tuple[int, ...], pair: bool) -> int:
 def _honour_min(v: tuple[int, ...], pair: bool) -> int:
     """Fewest wilds for winds (4 kinds, any three different = a run) or dragons (中发白 = a run).
 
-    Runs take natural tiles only (L2); pungs and the pair may use wilds.
+    Runs take natural tiles only (L2); pungs and the pair may use wilds. The memo is bounded by its
+    domain: 2 × (5⁴ + 5³) vectors at most.
     """
     n = len(v)
     i = 0
@@ -106,7 +117,11 @@ def _runs_from(n: int, i: int) -> tuple[tuple[int, int], ...]:
 
 
 _SUIT: dict[bytes, tuple[int, int]] = {}
+"""Suit vector → (fewest wilds without the pair, with it); at most :data:`SUIT_VECTORS`."""
 _HONOUR: dict[bytes, tuple[int, int]] = {}
+"""The same for the winds and the dragons (bounded by the domain: 5⁴ + 5³ vectors)."""
+_NEEDS: dict[tuple[int, int], tuple[int, int]] = {}
+"""One tuple per distinct answer, shared by every vector that has it (a few dozen in all)."""
 
 
 _LO = (0, 9, 18, 27, 31)
@@ -127,8 +142,11 @@ def _lookup(key: bytes, g: int) -> tuple[int, int]:
         v = tuple(key)
         if g < 3:
             r = (_suit_min(v, False), _suit_min(v, True))
+            if len(table) >= SUIT_VECTORS:
+                table.clear()
         else:
             r = (_honour_min(v, False), _honour_min(v, True))
+        r = _NEEDS.setdefault(r, r)
         table[key] = r
     return r
 
@@ -480,7 +498,13 @@ Feature = tuple[int, int, int]
 """(wind runs, dragon runs, bitmask of natural chows 123/456/789 per suit)."""
 
 
-@cache
+ARRANGEMENTS = 2048
+"""The arrangements :func:`_arrangements` keeps, least recently used out: about 620 bytes each, 1.2
+MiB at the cap. A score's search and the scores of the same hand from several views ask the same
+ones; unbounded it grew by some 120 a hand played, for good (issue 28)."""
+
+
+@lru_cache(maxsize=ARRANGEMENTS)
 def _arrangements(c: tuple[int, ...], wilds: int, pair: bool) -> frozenset[Feature]:
     """Every feature triple of a complete arrangement of naturals ``c`` (34 long) + ``wilds``."""
     i = 0

@@ -192,7 +192,13 @@ def is_bao(hand: int, eaten: int) -> bool:
     return bool(eaten) and not has_cover(hand, eaten)
 
 
-@lru_cache(maxsize=65536)
+PARTITIONS = 4096
+"""The Ù answers :func:`_partition` keeps, least recently used out: about 175 bytes each, 0.7 MiB at
+the cap (65,536 were 11 MiB). A hand asks some fifty new ones and another hand's are seldom asked
+again (random 4-player games: 5 % of the calls found one), so a small cache loses nothing."""
+
+
+@lru_cache(maxsize=PARTITIONS)
 def _partition(mask: int, eaten: int, skip: bool) -> bool:
     if not mask:
         return True

@@ -193,6 +193,10 @@ _CHARS = {0: "1", **{v: _LETTERS[v].upper() for v in _LETTERS},
 _RUNS = tuple(("1" * n, str(n)) for n in range(9, 1, -1))
 _RANK_TEXT: dict[tuple[int, ...], str] = {}
 """Memo of one rank's FEN text by its nine points (pure: the text depends on them only)."""
+RANK_TEXTS = 4096
+"""The most ranks :data:`_RANK_TEXT` holds before it is emptied: about 200 bytes each, so under a
+MiB (100,000 were 21 MiB, filled by some hundred new ranks a game: issue 28). A move changes a rank
+or two, so a game refills what it uses at once, a microsecond a rank."""
 
 
 def rank_text(board: Board | tuple[int, ...], rank: int) -> str:
@@ -203,7 +207,7 @@ def rank_text(board: Board | tuple[int, ...], rank: int) -> str:
         text = "".join([_CHARS[v] for v in row])
         for run, digits in _RUNS:
             text = text.replace(run, digits)
-        if len(_RANK_TEXT) > 100_000:  # bound the memo; it refills from what is played
+        if len(_RANK_TEXT) >= RANK_TEXTS:  # bound the memo; it refills from what is played
             _RANK_TEXT.clear()
         _RANK_TEXT[row] = text
     return text
