@@ -25,11 +25,12 @@ INF = 99
 
 # ---------------------------------------------------------------- yes/no: fewest wilds per group
 
-SUIT_VECTORS = 16_384
+SUIT_VECTORS = 65_536
 """The most suit vectors :data:`_SUIT` holds before it is emptied (issue 28: the memos grew with every
 hand played). Random hands reach some 14,000 vectors in 400,000 hands and 22,000 in 2,000,000 (of
-405,350 possible); 1.2 MiB at the cap (78 bytes a vector, the answers shared); a vector refills in
-some 20 µs."""
+405,350 possible), hands of two suits (缺门) 44,000 in 200,000 (``bench_mahjong``: at 16,384 they
+emptied it again and again, 3.9× slower); 5.1 MiB at the cap (the answers shared); a vector
+refills in some 20 µs."""
 SUIT_MINS = 4_096
 """The answers :func:`_suit_min` keeps, least recently used out (about 260 bytes each, 1 MiB at the
 cap): it only fills :data:`_SUIT` (a miss there costs some 20 µs at this size, 13 µs unbounded,
