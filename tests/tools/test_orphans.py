@@ -199,3 +199,41 @@ def test_a_sigkilled_chieu_up_leaves_no_process_running() -> None:
     finally:
         _stop_all(proc, status, pgdata)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.integration
+@pytest.mark.e2e
+@pytest.mark.timeout(240)
+def test_a_sigkilled_chieu_up_cluster_leaves_no_process_running() -> None:
+    """``chieu up --cluster`` (on free ports), SIGKILLed once it serves: its twelve processes (three
+    nats-server nodes, two processes of each of the four services, PostgreSQL) are gone within
+    seconds, PostgreSQL by a fast shutdown."""
+    from tests.tools.test_up import _load_factor, _stop_all, clean_env
+
+    folder = Path(tempfile.mkdtemp(prefix="chieu-up-cluster-orphans-"))
+    os.chmod(folder, 0o755)
+    data = folder / ".var" / "cluster"
+    log, status, pgdata = folder / "up.log", data / "up.json", data / "postgres"
+    code = ("import sys; from pathlib import Path; from chieu_tools.cluster import run; "
+            "sys.exit(run(Path('.var/cluster'), None, Path('.var/local.env')))")
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-c", code], cwd=folder, env=clean_env(), stdout=out,
+                                stderr=subprocess.STDOUT)
+    try:
+        _wait(lambda: "Ctrl-C stops everything" in log.read_text(errors="replace") or proc.poll() is not None,
+              120 * _load_factor(), log.read_text(errors="replace"))
+        assert proc.poll() is None, log.read_text(errors="replace")
+        children = _pids(status)
+        assert len(children) == 3 + 8 + 1 and all(state == "serving" for _, state in children.values()), children
+        assert localpg.postmaster(pgdata) == children["postgres"][0]  # the cluster's own child
+        killed = time.monotonic()
+        proc.kill()
+        proc.wait()
+        _wait(lambda: not [p for p, _ in children.values() if supervise.alive(p)], 20 * _load_factor(),
+              f"left running: {[(n, p) for n, (p, _) in children.items() if supervise.alive(p)]}")
+        print(f"the cluster's twelve processes gone {time.monotonic() - killed:.2f} s after up's SIGKILL")
+        assert localpg.postmaster(pgdata) is None
+        assert "received fast shutdown request" in (pgdata / "log").read_text(errors="replace")
+    finally:
+        _stop_all(proc, status, pgdata)
+        shutil.rmtree(folder, ignore_errors=True)

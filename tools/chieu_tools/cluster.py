@@ -7,7 +7,8 @@ the cluster tests).
   another node when its node is gone. The nodes admit only the users of ``<data>/nats-creds/``
   (:mod:`chieu.kit.natsauth`: an NKEY seed per service, each allowed only its subjects, and the
   read-only ``audit`` user); each service process is given its own service's seed.
-- **PostgreSQL**: one node (the embedded ``localpg``), restartable in place.
+- **PostgreSQL**: one node (the embedded ``localpg``: its ``postgres`` binary run as our child,
+  :class:`chieu_tools.localpg.Postmaster`), restartable in place.
 - **Services**: two processes of every service (``table-1``, ``table-2``, ``ledger-1``, …), each
   on its own gRPC port. A process listens on its own address; it reaches the other services
   through a gRPC multi-address target naming both of their processes (``ipv4:a:p1,a:p2``:
@@ -18,6 +19,8 @@ the cluster tests).
 
 Token keys and credentials are :mod:`chieu_tools.up`'s (``ensure_keys``, ``service_envs``). Each process
 can be SIGKILLed, paused (SIGSTOP / SIGCONT) and started again with the same address and data.
+Every process is tied to the one that started it (:func:`chieu_tools.supervise.spawn_tied`): on
+Linux a SIGKILLed ``up --cluster``, chaos run or soak leaves no node, service or postmaster running.
 """
 
 from __future__ import annotations
@@ -74,19 +77,23 @@ class Process:
         assert self.popen is not None
         return self.popen.pid
 
+    def spawn(self) -> subprocess.Popen[bytes]:
+        """Start it, tied to us (it gets SIGTERM when we die, even of SIGKILL), without waiting."""
+        if self.log is None:
+            self.popen = supervise.spawn_tied(self.argv, env=self.env)
+        else:
+            self.log.parent.mkdir(parents=True, exist_ok=True)
+            with self.log.open("ab") as out:
+                self.popen = supervise.spawn_tied(self.argv, env=self.env, stdout=out, stderr=subprocess.STDOUT)
+        self.paused = False
+        self.starts += 1
+        return self.popen
+
     def start(self, timeout: float = 60.0) -> None:
         """Start it and wait until it listens on its port."""
         if self.alive:
             return
-        if self.log is None:
-            self.popen = subprocess.Popen(self.argv, env=self.env)
-        else:
-            self.log.parent.mkdir(parents=True, exist_ok=True)
-            with self.log.open("ab") as out:
-                self.popen = subprocess.Popen(self.argv, env=self.env, stdout=out, stderr=subprocess.STDOUT)
-        self.paused = False
-        self.starts += 1
-        localnats.wait_for_port(self.port, timeout=timeout, proc=self.popen)
+        localnats.wait_for_port(self.port, timeout=timeout, proc=self.spawn())
 
     def signal(self, sig: int) -> None:
         if self.alive:
@@ -123,16 +130,6 @@ class Process:
             self.kill()
 
 
-def _postmaster(pgdata: Path) -> int | None:
-    """The pid of the data folder's running postmaster (``postmaster.pid``), if any."""
-    try:
-        pid = int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
-        os.kill(pid, 0)
-    except (OSError, ValueError):
-        return None
-    return pid
-
-
 def _free() -> int:
     return localnats.free_port()
 
@@ -160,7 +157,10 @@ class Cluster:
     client_urls: list[str] = field(default_factory=list, init=False)
     addrs: dict[str, list[str]] = field(default_factory=dict, init=False)
     monitor_ports: list[int] = field(default_factory=list, init=False)
-    pg: Any = field(default=None, init=False)
+    pg: localpg.Postmaster | None = field(default=None, init=False)
+    """The embedded PostgreSQL (``None``: an external one, :attr:`database_url`)."""
+    pg_handle: supervise.Handle | None = field(default=None, init=False)
+    """Its postmaster: our tied child, or one found running in its folder (adopted)."""
     signer: Any = field(default=None, init=False)
     """The token signer (``<data>/keys``): the chaos run signs its operator's token with it."""
     private_key: Path | None = field(default=None, init=False)
@@ -244,8 +244,9 @@ class Cluster:
             raise
 
     def _start_pg(self) -> str:
-        self.pg, url = localpg.start(self.data_dir / "postgres")
-        return str(url)
+        self.pg = localpg.Postmaster(self.data_dir / "postgres")
+        self.start_pg()
+        return self.pg.url
 
     def _build_services(self) -> None:
         signer, private, public = up.ensure_keys(self.data_dir)
@@ -286,29 +287,29 @@ class Cluster:
         """Stop the embedded PostgreSQL: ``fast`` (SIGINT to the postmaster), or ``immediate``
         (SIGQUIT: no checkpoint, crash recovery at the next start). Signalled directly rather than
         through ``pg_ctl``, which was seen to die of SIGSEGV on this machine under heavy load."""
-        server = self.pg
-        assert server is not None, "an external PostgreSQL is not stopped here"
-        pid = _postmaster(Path(server.pgdata))
+        assert self.pg is not None, "an external PostgreSQL is not stopped here"
+        pid = localpg.postmaster(self.pg.pgdata)
         if pid is None:
             return
         os.kill(pid, signal.SIGQUIT if mode == "immediate" else signal.SIGINT)
         deadline = time.monotonic() + timeout
-        while _postmaster(Path(server.pgdata)) == pid and time.monotonic() < deadline:
+        while localpg.postmaster(self.pg.pgdata) == pid and time.monotonic() < deadline:
             time.sleep(0.05)
+        if self.pg_handle is not None:
+            self.pg_handle.poll()  # reaped, when ours
 
-    def start_pg(self, tries: int = 5) -> None:
-        """Start the embedded PostgreSQL again on the same data and socket (the same URL)."""
-        server = self.pg
-        assert server is not None
-        for i in range(tries):
-            try:
-                with server._lock:
-                    server.ensure_postgres_running()
-                return
-            except Exception:
-                if i == tries - 1:
-                    raise
-                time.sleep(0.5)
+    def start_pg(self, timeout: float = 60.0) -> supervise.Handle:
+        """Start the embedded PostgreSQL again on the same data and socket (the same URL), as our
+        tied child (or adopt the postmaster running in its folder); back once it accepts
+        connections."""
+        assert self.pg is not None, "an external PostgreSQL is not started here"
+        handle = self.pg_handle = self.pg.spawn()
+        deadline = time.monotonic() + timeout
+        while not self.pg.ready():
+            if handle.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"PostgreSQL in {self.pg.pgdata} did not start (see {self.pg.pgdata}/log)")
+            time.sleep(0.1)
+        return handle
 
     def restart_pg(self, mode: str = "fast") -> None:
         self.stop_pg(mode)
@@ -328,8 +329,8 @@ class Cluster:
         for n in self.nodes:
             n.stop()
         if self.pg is not None:
-            localpg.stop(self.pg)
-            self.pg = None
+            self.pg.stop(self.pg_handle)
+            self.pg = self.pg_handle = None
 
 
 def supervisor(cluster: Cluster, *, max_deaths: int = supervise.MAX_DEATHS,
@@ -340,16 +341,7 @@ def supervisor(cluster: Cluster, *, max_deaths: int = supervise.MAX_DEATHS,
     children: list[supervise.Child] = []
 
     def spawner(p: Process) -> Callable[[], supervise.Handle]:
-        def spawn() -> supervise.Handle:
-            if p.log is None:
-                p.popen = subprocess.Popen(p.argv, env=p.env)
-            else:
-                with p.log.open("ab") as out:
-                    p.popen = subprocess.Popen(p.argv, env=p.env, stdout=out, stderr=subprocess.STDOUT)
-            p.paused, p.starts = False, p.starts + 1
-            return p.popen
-
-        return spawn
+        return p.spawn
 
     def stopper(p: Process) -> Callable[[supervise.Handle], None]:
         return lambda _handle: p.stop()
@@ -364,14 +356,10 @@ def supervisor(cluster: Cluster, *, max_deaths: int = supervise.MAX_DEATHS,
         pg = cluster.pg
 
         def spawn_pg() -> supervise.Handle:
-            cluster.start_pg()
-            pid = localpg.postmaster(Path(pg.pgdata))
-            if pid is None:
-                raise RuntimeError(f"PostgreSQL in {pg.pgdata} did not start")
-            return supervise.Pid(pid)
+            cluster.pg_handle = pg.spawn()
+            return cluster.pg_handle
 
-        children.append(supervise.Child("postgres", spawn_pg, lambda: localpg.is_ready(pg),
-                                        stop=lambda _h: localpg.stop_dir(Path(pg.pgdata))))
+        children.append(supervise.Child("postgres", spawn_pg, pg.ready, stop=pg.stop))
     return supervise.Supervisor(children, prefix="chieu up --cluster", max_deaths=max_deaths, window_s=window_s,
                                 status_file=cluster.data_dir / "up.json")
 
@@ -400,10 +388,8 @@ def run(data_dir: Path, ports: dict[str, int] | None = UP_PORTS, local_env: Path
         for p in (*cluster.nodes, *cluster.services):
             assert p.popen is not None
             sup.adopt(p.name, p.popen)
-        if cluster.pg is not None:
-            pid = localpg.postmaster(Path(cluster.pg.pgdata))
-            assert pid is not None
-            sup.adopt("postgres", supervise.Pid(pid))
+        if cluster.pg_handle is not None:
+            sup.adopt("postgres", cluster.pg_handle)
         print(f"chieu up --cluster: NATS JetStream cluster n1..n{NODES} on {cluster.nats_url} "
               f"(R{REPLICAS}, sync_interval always)", file=sys.stderr)
         print(f"chieu up --cluster: NATS users {', '.join(cluster.creds.users)} (seeds in {cluster.creds.folder})",

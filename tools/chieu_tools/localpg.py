@@ -19,7 +19,10 @@ import subprocess
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chieu_tools.supervise import Handle
 
 
 def start(data_dir: Path) -> tuple[Any, str]:
@@ -55,7 +58,7 @@ class Postmaster:
         self.socket_dir: Path = find_suitable_socket_dir(self.pgdata, server.runtime_path)
         self.url = f"postgresql://postgres:@/postgres?host={self.socket_dir}"
 
-    def spawn(self) -> Any:
+    def spawn(self) -> Handle:
         """The running postmaster (adopted: a :class:`chieu_tools.supervise.Pid`), or a new one as our
         child (its output appended to ``<pgdata>/log``), in its own session: Ctrl-C reaches it
         only through ``up``'s stop, after the services'. Tied to us (:func:`supervise.spawn_tied
