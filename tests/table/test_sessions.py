@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 
 import grpc
 import pytest
@@ -47,7 +48,7 @@ async def test_a_signed_out_session_is_refused_and_its_watch_closed(
         settings: Settings, table_server: str, ledger_server: str, ladder_server: str, lobby_server: str) -> None:
     async with grpc.aio.insecure_channel(lobby_server) as ch:
         lobby = lpb_grpc.LobbyServiceStub(ch)
-        session = (await lobby.SignInGuest(lpb.SignInGuestRequest(device_id="revoke-test-device-1"))).session
+        session = (await lobby.SignInGuest(lpb.SignInGuestRequest(device_id=f"revoke-test-{uuid.uuid4().hex}"))).session
         player = TableClient(table_server, session.access_token)
         t = await player.create("o_an_quan", {})
         watching = asyncio.create_task(_end_of(player, t.table_id))
