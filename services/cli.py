@@ -156,9 +156,12 @@ def _verify(args: argparse.Namespace) -> int:
     env = from_env()
     url = args.nats or env.nats_url
 
-    async def run() -> list[tuple[int, log_pb2.Record]]:  # as CHIEU_NATS_CREDS (the audit user)
-        store = await EventStore.connect(url, stream=TABLES, once=True, creds=env.nats_creds, ca=env.nats_ca)
+    async def run() -> list[tuple[int, log_pb2.Record]]:  # as CHIEU_NATS_CREDS (the audit user: it creates nothing)
+        store = await EventStore.connect(url, stream=TABLES, once=True, creds=env.nats_creds, ca=env.nats_ca,
+                                         ensure=False)
         try:
+            if not await store.exists():
+                return []  # no table log on this server: no such table
             return [(s.seq, log_pb2.Record.FromString(s.data)) for s in await store.read(table_id)]
         finally:
             await store.close()

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 from nats.js.errors import NotFoundError
 
-from chieu.kit import auth, names
+from chieu.kit import auth, names, natsauth
 from chieu.kit.settings import Settings
-from tests.conftest import nats_connect, nats_env
+from chieu_tools import localnats
+from tests.conftest import NATS_AUTH, NATS_CREDS, nats_connect, nats_env
 from tests.table.helpers import client, play_to_end
 
 
@@ -35,6 +36,27 @@ async def test_help_names_every_command(args: tuple[str, ...]) -> None:
     assert code == 0
     for command in ("up", "test", "bench", "verify", "scenario", "token", "perft"):
         assert f"    {command} " in out
+
+
+async def test_verify_on_a_server_no_table_service_has_used_says_no_table(tmp_path: Path) -> None:
+    """The audit user may create nothing: ``verify`` asks whether the table log exists rather than
+    creating it (which timed out after seconds and said "cannot reach NATS")."""
+    if not NATS_AUTH:
+        pytest.skip("an external NATS may hold the table stream already")
+    proc, url = localnats.start(tmp_path / "nats", quiet=True, extra=natsauth.server_block(NATS_CREDS.folder))
+    try:
+        began = time.monotonic()
+        code, _, err = await _chieu("verify", "no-such-table-here", "--nats", url)
+        assert code == 2 and "no table 'no-such-table-here'" in err, err
+        assert time.monotonic() - began < 15  # (the interpreter's start included; a timeout took longer)
+        nc = await nats_connect(url)
+        try:
+            with pytest.raises(NotFoundError):
+                await nc.jetstream().stream_info(names.TABLES.name)  # it created nothing
+        finally:
+            await nc.close()
+    finally:
+        localnats.stop(proc)
 
 
 async def test_verify_says_what_it_could_not_do(settings: Settings) -> None:

@@ -84,10 +84,11 @@ class EventStore:
         self._active: Any = None
 
     @classmethod
-    async def connect(cls, url: str, *, once: bool = False, creds: str = "", ca: str = "",
+    async def connect(cls, url: str, *, once: bool = False, creds: str = "", ca: str = "", ensure: bool = True,
                       **kw: object) -> EventStore:
         """Connect to NATS (as the user of the seed file ``creds``, over TLS checked against ``ca``
-        when given) and make sure the stream and the snapshot bucket exist.
+        when given) and make sure the stream and the snapshot bucket exist (``ensure``; a reader
+        that may create nothing, the audit user, passes False and asks :meth:`exists`).
 
         A service reconnects for ever; ``once`` (a command line tool) tries each server once and
         raises, quietly, when none answers.
@@ -100,8 +101,17 @@ class EventStore:
                                    "max_reconnect_attempts": -1}
         nc = await connect_url(url, str(kw.pop("name", "chieu")), creds=creds, ca=ca, **options)
         store = cls(nc, **kw)  # type: ignore[arg-type]
-        await store.ensure()
+        if ensure:
+            await store.ensure()
         return store
+
+    async def exists(self) -> bool:
+        """Whether the stream exists (no table service has run on a server without it)."""
+        try:
+            await self.js.stream_info(self.stream)
+        except NotFoundError:
+            return False
+        return True
 
     def subject(self, key: str) -> str:
         return self.names.subject(key)
