@@ -29,15 +29,20 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, NotFoundError
 
-from chieu.kit import metrics, tracing
+from chieu.kit import logs, metrics, tracing
 from chieu.kit.names import Stream
 from chieu.kit.natsauth import connect_url, kv_stream
+
+log = logs.get("chieu.kit.eventstore")
 
 WRONG_LAST_SEQUENCE = 10071
 REQUEST_TIMEOUT_S = 2.0
 """The longest a JetStream request (append, read, snapshot) waits for its answer."""
 ACTIVE_SETTLE_S = 0.5
 """How long :meth:`EventStore.active_keys` reads on past its end while entries are still pending."""
+MARKERS_DROPPED = 1_000
+"""The most old purge markers one :meth:`EventStore.active_keys` drops (a request each; the rest
+at the next listing)."""
 
 
 class Conflict(Exception):
@@ -152,12 +157,15 @@ class EventStore:
                 return await self.js.key_value(bucket)
 
     async def mark_active(self, key: str, active: bool) -> None:
-        """Remember (or forget) that ``key`` has work on a clock, so a restart resumes it."""
+        """Remember (or forget) that ``key`` has work on a clock, so a restart resumes it.
+
+        Forgotten by purging the key's subject from the bucket's stream, which leaves nothing: a
+        KV delete or purge leaves a marker, one per table ever played, that every resume read
+        and nats-server indexed for ever."""
         if active:
             await self._active.put(key, b"1")
         else:
-            with contextlib.suppress(KeyNotFoundError):
-                await self._active.purge(key)
+            await self.js.purge_stream(kv_stream(self.names.active), subject=f"$KV.{self.names.active}.{key}")
 
     async def active_keys(self) -> list[str]:
         """Every key marked active (in the order they were marked).
@@ -171,10 +179,12 @@ class EventStore:
         quarter of the calls or more) — a restarted table service resumed no table.
         """
         stream, prefix = kv_stream(self.names.active), f"$KV.{self.names.active}."
-        last = (await self.js.stream_info(stream)).state.last_seq
-        if not last:
+        state = (await self.js.stream_info(stream)).state
+        if not state.messages:
             return []
+        last = state.last_seq  # (its message may be purged since: a forgotten key leaves nothing)
         keys: dict[str, None] = {}
+        markers: dict[str, int] = {}
         sub = await self.js.subscribe(f"{prefix}>", stream=stream, ordered_consumer=True, headers_only=True,
                                       deliver_policy=api.DeliverPolicy.LAST_PER_SUBJECT,
                                       pending_msgs_limit=-1, pending_bytes_limit=-1)
@@ -187,22 +197,36 @@ class EventStore:
                 try:
                     msg = await sub.next_msg(timeout=wait)
                 except nats.errors.TimeoutError:
-                    if seq < last:
+                    if seq < last and (seq or (await self.js.stream_info(stream)).state.messages):
                         raise
                     break  # what was still counted pending was purged meanwhile
                 key = msg.subject[len(prefix):]
                 keys.pop(key, None)
-                if not _forgotten(msg.headers):
-                    keys[key] = None
+                markers.pop(key, None)
                 seq, pending = msg.metadata.sequence.stream, msg.metadata.num_pending
+                if _forgotten(msg.headers):
+                    markers[key] = seq
+                else:
+                    keys[key] = None
+                if not pending:  # (counted by the server as it delivered this one: nothing after it now)
+                    break
                 if seq >= last:
-                    if not pending:
-                        break
                     settle = settle or time.monotonic() + ACTIVE_SETTLE_S
         finally:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
+        await self._drop_markers(stream, prefix, markers)
         return list(keys)
+
+    async def _drop_markers(self, stream: str, prefix: str, markers: dict[str, int]) -> None:
+        """Purge the markers a KV purge left (before :meth:`mark_active` purged subjects), each only
+        up to its own sequence: a key marked active again meanwhile keeps its mark."""
+        for key, seq in list(markers.items())[:MARKERS_DROPPED]:
+            try:
+                await self.js.purge_stream(stream, seq=seq + 1, subject=f"{prefix}{key}")
+            except Exception as exc:  # a marker left costs a read at the next resume, nothing more
+                log.warning("marker not purged", key=key, error=str(exc))
+                return
 
     async def append(self, key: str, data: bytes, *, expected_seq: int, msg_id: str) -> Appended:
         """Append ``data`` if the subject's last sequence is ``expected_seq`` (0: empty).

@@ -123,9 +123,10 @@ def _reserved(user: str) -> tuple[str, ...]:
 
 
 def _table_log_buckets() -> tuple[str, ...]:
-    """The table service's buckets: snapshots, active tables, and the tables never played (the
-    quota every table process counts in; nobody else reads or writes it)."""
-    return (*_owns_bucket(names.TABLES.snapshots), *_owns_bucket(names.TABLES.active), *_owns_bucket(names.UNPLAYED))
+    """The table service's buckets: snapshots, active tables (and purging a subject of it), and the
+    tables never played (the quota every table process counts in; nobody else reads or writes it)."""
+    return (*_owns_bucket(names.TABLES.snapshots), *_owns_bucket(names.TABLES.active), *_owns_bucket(names.UNPLAYED),
+            f"{API}.STREAM.PURGE.{kv_stream(names.TABLES.active)}")  # a table no longer active leaves nothing
 
 
 PERMISSIONS: dict[str, Permissions] = {

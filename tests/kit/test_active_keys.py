@@ -17,9 +17,10 @@ import uuid
 from collections.abc import AsyncIterator
 
 import pytest
+from nats.js.errors import NotFoundError
 
 from chieu.kit.eventstore import EventStore
-from chieu.kit.names import Stream
+from chieu.kit.names import TABLES, Stream
 from tests.conftest import nats_creds
 
 pytestmark = pytest.mark.integration
@@ -85,5 +86,49 @@ async def test_an_empty_bucket_and_one_of_only_purged_keys_list_nothing(nats_url
         assert await store.active_keys() == []
         await store.mark_active("a", True)  # a table played again
         assert await store.active_keys() == ["a"]
+    finally:
+        await store.close()
+
+
+async def test_a_forgotten_key_leaves_nothing_and_old_markers_are_dropped(nats_url: str, stream: Stream) -> None:
+    """A table no longer active leaves nothing in the bucket (a KV purge left a marker per table
+    ever played, read at every resume and indexed by nats-server for ever); markers a KV purge left
+    before are dropped by the next listing, each only up to its own sequence."""
+    store = await EventStore.connect(nats_url, stream=stream, creds=nats_creds("admin"))
+    kv_name = f"KV_{stream.active}"
+
+    async def subjects() -> int:  # (one message a key: the bucket keeps no history)
+        return int((await store.js.stream_info(kv_name)).state.messages)
+
+    try:
+        for i in range(20):
+            await store.mark_active(f"t{i}", True)
+        for i in range(15):
+            await store.mark_active(f"t{i}", False)
+        assert await subjects() == 5 and set(await store.active_keys()) == {f"t{i}" for i in range(15, 20)}
+        kv = await store.js.key_value(stream.active)
+        for i in range(15, 20):  # markers as the old code left them
+            await kv.purge(f"t{i}")
+        await kv.put("t19", b"1")  # one marked active again after its marker
+        assert await subjects() == 5
+        assert await store.active_keys() == ["t19"]
+        assert await subjects() == 1  # the four markers dropped, t19's mark kept
+        assert await store.active_keys() == ["t19"]
+    finally:
+        await store.close()
+
+
+
+async def test_the_table_user_may_forget_a_key_and_leaves_nothing(nats_url: str) -> None:
+    """As the table service's NATS user, on its own bucket: the purge of a subject is allowed."""
+    store = await EventStore.connect(nats_url, stream=TABLES, creds=nats_creds("table"))
+    key = f"forget-{uuid.uuid4().hex[:8]}"
+    subject = f"$KV.{TABLES.active}.{key}"
+    try:
+        await store.mark_active(key, True)
+        assert (await store.js.get_last_msg(f"KV_{TABLES.active}", subject)).data == b"1"
+        await asyncio.wait_for(store.mark_active(key, False), 5)
+        with pytest.raises(NotFoundError):
+            await store.js.get_last_msg(f"KV_{TABLES.active}", subject)
     finally:
         await store.close()

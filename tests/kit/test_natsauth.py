@@ -72,6 +72,8 @@ def test_matching_follows_the_nats_rules() -> None:
     ("$JS.API.STREAM.PURGE.CHIEU_TABLES", set()),
     ("$JS.API.STREAM.UPDATE.CHIEU_TABLES", set()),
     ("$JS.API.STREAM.MSG.DELETE.CHIEU_TABLES", set()),
+    ("$JS.API.STREAM.PURGE.KV_CHIEU_TABLES_active", {"table"}),  # a table no longer active leaves nothing
+    ("$JS.API.STREAM.PURGE.KV_CHIEU_TABLES_snapshots", set()),
     ("chieu.ledger.reputation_reset", {"ledger"}),
     ("$JS.API.STREAM.CREATE.CHIEU_LEDGER", {"ledger"}),
     ("chieu.ladder.best_level_up", {"ladder"}),
