@@ -78,16 +78,31 @@ KEYS_REMEMBERED = 10_000
 """Address keys remembered by (peer, forwarded): one connection's calls parse its address once."""
 
 
-def _read(context: Any) -> tuple[str, tuple[str, ...]]:
-    """The call's token and its ``X-Forwarded-For`` values."""
-    token, forwarded = "", ()  # type: tuple[str, tuple[str, ...]]
+RELAY = "x-chieu-relay"
+"""The header of a call a service makes for a player (the lobby's quick seat: the player's token in
+``authorization``), holding the relaying service's own credential."""
+RELAYS = frozenset({"lobby"})
+"""The services whose relayed calls skip the address limit: the player's own call to them was
+counted under the player's address; counted again here, every player's would be counted under
+the relay's one address."""
+
+
+def _bearer(value: str | bytes) -> str:
+    text = value.decode() if isinstance(value, bytes) else value
+    return text[7:].strip() if text.startswith("Bearer ") else ""
+
+
+def _read(context: Any) -> tuple[str, tuple[str, ...], str]:
+    """The call's token, its ``X-Forwarded-For`` values and its relay's credential."""
+    token, forwarded, relay = "", (), ""  # type: tuple[str, tuple[str, ...], str]
     for key, value in context.invocation_metadata() or ():
         if key == "authorization":
-            text = value.decode() if isinstance(value, bytes) else value
-            token = text[7:].strip() if text.startswith("Bearer ") else ""
+            token = _bearer(value)
         elif key == address.FORWARDED:
             forwarded += (value.decode() if isinstance(value, bytes) else value,)
-    return token, forwarded
+        elif key == RELAY:
+            relay = _bearer(value)
+    return token, forwarded, relay
 
 
 def refusal(what: str, wait_s: float) -> ServiceError:
@@ -118,7 +133,7 @@ class Limits:
     def check(self, context: Any) -> None:
         """Count this call, or refuse it (``rate_limited``) with the wait; counts nothing when refused."""
         who: auth.Principal | None = None
-        token, forwarded = _read(context)
+        token, forwarded, relay = _read(context)
         if token:
             try:
                 who = auth.verify(auth.public_keys(self.settings), token)
@@ -130,13 +145,21 @@ class Limits:
             wait = self.per_player.wait(who.player_id)
             if wait > 0:
                 raise refusal("player", wait)
-        wait = self.per_address.take(self._key(context.peer() or "", forwarded))
-        if wait > 0:
-            raise refusal("address", wait)
+        if who is None or not relay or not self._relayed(relay):
+            wait = self.per_address.take(self._key(context.peer() or "", forwarded))
+            if wait > 0:
+                raise refusal("address", wait)
         if who is not None:
             wait = self.per_player.take(who.player_id)
             if wait > 0:  # spent meanwhile (the same player on another call)
                 raise refusal("player", wait)
+
+    def _relayed(self, relay: str) -> bool:
+        """Whether ``relay`` is the credential of a service of :data:`RELAYS`."""
+        try:
+            return auth.verify(auth.public_keys(self.settings), relay).service in RELAYS
+        except ServiceError:
+            return False
 
     def _key(self, peer: str, forwarded: tuple[str, ...]) -> str:
         """The address key of a call from ``peer`` (:func:`chieu.kit.address.resolve`, then

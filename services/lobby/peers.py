@@ -19,6 +19,7 @@ import grpc
 
 from chieu.kit import channels
 from chieu.kit.errors import ServiceError
+from chieu.kit.ratelimit import RELAY
 from chieu.kit.settings import Settings
 from chieu.ladder.v1 import ladder_service_pb2 as ladder_pb
 from chieu.ladder.v1 import ladder_service_pb2_grpc as ladder_grpc
@@ -151,9 +152,10 @@ class Peers:
     def table(self) -> table_grpc.TableServiceAsyncStub:
         return table_grpc.TableServiceStub(self._channel(self.settings.table_addr))
 
-    @staticmethod
-    def as_player(token: str) -> tuple[tuple[str, str]]:
-        return (("authorization", f"Bearer {token}"),)
+    def as_player(self, token: str) -> tuple[tuple[str, str], tuple[str, str]]:
+        """The player's token, and the lobby's own credential as the relay (the table then counts
+        the call under the player, not under the lobby's address: ``chieu.kit.ratelimit.RELAY``)."""
+        return (("authorization", f"Bearer {token}"), (RELAY, f"Bearer {service_token(self.settings)}"))
 
     async def create_table(self, token: str, req: table_pb.CreateTableRequest) -> table_pb.TableView:
         r = await self.table().CreateTable(req, timeout=TIMEOUT_S, metadata=self.as_player(token))

@@ -25,9 +25,11 @@ from tests.conftest import PUBLIC_KEYS, SIGNER, credential
 class Call:
     """What the guard reads of a call: its metadata and its peer."""
 
-    def __init__(self, tok: str = "", peer: str = "ipv4:203.0.113.7:5000", forwarded: str = "") -> None:
+    def __init__(self, tok: str = "", peer: str = "ipv4:203.0.113.7:5000", forwarded: str = "",
+                 relay: str = "") -> None:
         self.md = ((("authorization", f"Bearer {tok}"),) if tok else ()) + (
-            (("x-forwarded-for", forwarded),) if forwarded else ())
+            (("x-forwarded-for", forwarded),) if forwarded else ()) + (
+            ((ratelimit.RELAY, f"Bearer {relay}"),) if relay else ())
         self._peer = peer
 
     def invocation_metadata(self) -> Any:
@@ -79,6 +81,30 @@ def test_a_forwarded_address_counts_only_from_a_trusted_proxy() -> None:
     for _ in range(20):  # one client choosing its header: counted under its own address
         lim.check(Call(peer="ipv4:203.0.113.9:1", forwarded=f"198.51.100.{uuid.uuid4().int % 250}"))
     assert refused(lim, Call(peer="ipv4:203.0.113.9:1", forwarded="192.0.2.1")).reason == "rate_limited"
+
+
+def test_the_lobby_relaying_for_many_players_is_not_limited_as_one_address_and_nobody_else_is() -> None:
+    """The lobby's quick seat calls the table as each player, from the lobby's one address: with
+    its own credential as the relay, each call counts under its player only. A relay header
+    holding anything else (a player's token, another service's credential, a forged one) leaves
+    the address limit in force."""
+    lim = limits()
+    lobby = "ipv4:10.9.9.9:1"
+    players = [SIGNER.sign(f"p-{uuid.uuid4().hex}") for _ in range(60)]
+    for p in players:  # sixty players seated through the lobby in a burst (the address allows 20)
+        lim.check(Call(p, peer=lobby, relay=credential("lobby")))
+    for relay in (players[1], credential("ledger"), credential("lobby")[:-4] + "AAAA"):
+        lim2 = limits()
+        for p in players[:20]:
+            lim2.check(Call(p, peer=lobby, relay=relay))
+        e = refused(lim2, Call(players[20], peer=lobby, relay=relay))
+        assert e.reason == "rate_limited" and "address" in e.message, relay
+    lim3 = limits()
+    me = players[2]
+    for _ in range(5):
+        lim3.check(Call(me, peer=lobby, relay=credential("lobby")))
+    e = refused(lim3, Call(me, peer=lobby, relay=credential("lobby")))
+    assert "player" in e.message  # a relayed player is still held to the player's rate
 
 
 def test_a_service_credential_is_not_limited_and_zero_means_no_limit() -> None:
