@@ -337,7 +337,8 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         whose it was."""
         auth.require(self._who(context), auth.SERVICE)
         limit = fields.page_size(request.limit, 1000, 10_000)
-        rows = await self.sessions.revocations(int(request.after_cursor), limit)
+        # (a cursor past the ids' bigint range: nothing after it; the database would refuse the number)
+        rows = await self.sessions.revocations(min(int(request.after_cursor), 2**63 - 1), limit)
         return pb.ListRevocationsResponse(
             revocations=[pb.Revocation(token_sha256=bytes(r["hash"]), expires_ms=r["expires_ms"]) for r in rows],
             next_cursor=rows[-1]["id"] if rows else request.after_cursor)

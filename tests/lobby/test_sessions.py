@@ -188,5 +188,8 @@ async def test_bad_input_of_session_calls(stub: Stub, settings: Settings) -> Non
                                         metadata=bearer(s.access_token))).active
     await refused(stub.ListRevocations(pb.ListRevocationsRequest(limit=10_001), metadata=bearer(credential("table"))),
                   IA, "bad_page_size")
+    beyond = pb.ListRevocationsRequest(after_cursor=2**64 - 2)  # past bigint (the fuzz found INTERNAL)
+    r = await stub.ListRevocations(beyond, metadata=bearer(credential("table")))
+    assert not r.revocations and r.next_cursor == 2**64 - 2
     await refused(stub.SignOut(pb.SignOutRequest(), metadata=bearer(token(settings, "dev-player"))),
                   grpc.StatusCode.FAILED_PRECONDITION, "no_session")
