@@ -67,6 +67,26 @@ def _wait(check: Callable[[], bool], within_s: float, what: str) -> None:
         time.sleep(0.05)
 
 
+def _sigkilled_when_serving(proc: subprocess.Popen[bytes], log: Path, status: Path, pgdata: Path,
+                            start_s: float, gone_s: float) -> dict[str, tuple[int, str]]:
+    """Once ``proc`` (an ``up``) serves, SIGKILL it; every process its status named is gone within
+    ``gone_s``, PostgreSQL (its own child) by a fast shutdown. Returns what the status named."""
+    _wait(lambda: "Ctrl-C stops everything" in log.read_text(errors="replace") or proc.poll() is not None,
+          start_s, log.read_text(errors="replace"))
+    assert proc.poll() is None, log.read_text(errors="replace")
+    children = _pids(status)
+    assert localpg.postmaster(pgdata) == children["postgres"][0]  # up's own child, not adopted
+    killed = time.monotonic()
+    proc.kill()
+    proc.wait()
+    _wait(lambda: not [p for p, _ in children.values() if supervise.alive(p)], gone_s,
+          f"left running: {[(n, p) for n, (p, _) in children.items() if supervise.alive(p)]}")
+    print(f"{len(children)} processes gone {time.monotonic() - killed:.2f} s after up's SIGKILL")
+    assert localpg.postmaster(pgdata) is None
+    assert "received fast shutdown request" in (pgdata / "log").read_text(errors="replace")
+    return children
+
+
 @pytest.fixture
 def folder() -> Iterator[Path]:
     # not under pytest's basetemp: PostgreSQL runs as another user when we are root
@@ -182,20 +202,8 @@ def test_a_sigkilled_chieu_up_leaves_no_process_running() -> None:
              str(ports["monitor"]), "--envoy-admin-port", str(ports["admin"]), "--metrics-port", "0", "--no-web"],
             cwd=folder, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
-        _wait(lambda: "Ctrl-C stops everything" in log.read_text(errors="replace") or proc.poll() is not None,
-              90 * _load_factor(), log.read_text(errors="replace"))
-        assert proc.poll() is None, log.read_text(errors="replace")
-        children = _pids(status)
+        children = _sigkilled_when_serving(proc, log, status, pgdata, 90 * _load_factor(), 15 * _load_factor())
         assert set(children) == set(SEVEN), children
-        assert localpg.postmaster(pgdata) == children["postgres"][0]  # up's own child
-        killed = time.monotonic()
-        proc.kill()
-        proc.wait()
-        _wait(lambda: not [p for p, _ in children.values() if supervise.alive(p)], 15 * _load_factor(),
-              f"left running: {[(n, p) for n, (p, _) in children.items() if supervise.alive(p)]}")
-        print(f"up's seven processes gone {time.monotonic() - killed:.2f} s after its SIGKILL")
-        assert localpg.postmaster(pgdata) is None
-        assert "received fast shutdown request" in (pgdata / "log").read_text(errors="replace")
     finally:
         _stop_all(proc, status, pgdata)
         shutil.rmtree(folder, ignore_errors=True)
@@ -220,20 +228,8 @@ def test_a_sigkilled_chieu_up_cluster_leaves_no_process_running() -> None:
         proc = subprocess.Popen([sys.executable, "-c", code], cwd=folder, env=clean_env(), stdout=out,
                                 stderr=subprocess.STDOUT)
     try:
-        _wait(lambda: "Ctrl-C stops everything" in log.read_text(errors="replace") or proc.poll() is not None,
-              120 * _load_factor(), log.read_text(errors="replace"))
-        assert proc.poll() is None, log.read_text(errors="replace")
-        children = _pids(status)
+        children = _sigkilled_when_serving(proc, log, status, pgdata, 120 * _load_factor(), 20 * _load_factor())
         assert len(children) == 3 + 8 + 1 and all(state == "serving" for _, state in children.values()), children
-        assert localpg.postmaster(pgdata) == children["postgres"][0]  # the cluster's own child
-        killed = time.monotonic()
-        proc.kill()
-        proc.wait()
-        _wait(lambda: not [p for p, _ in children.values() if supervise.alive(p)], 20 * _load_factor(),
-              f"left running: {[(n, p) for n, (p, _) in children.items() if supervise.alive(p)]}")
-        print(f"the cluster's twelve processes gone {time.monotonic() - killed:.2f} s after up's SIGKILL")
-        assert localpg.postmaster(pgdata) is None
-        assert "received fast shutdown request" in (pgdata / "log").read_text(errors="replace")
     finally:
         _stop_all(proc, status, pgdata)
         shutil.rmtree(folder, ignore_errors=True)
