@@ -56,6 +56,7 @@ from chieu.table.v1 import table_service_pb2 as pb
 from chieu_tools import localnats
 from tests.benchmarks.bench_observability import TABLES, Driver, cpu_ns
 from tests.benchmarks.common import line, median, token
+from tests.table.helpers import NoLog
 
 ROUNDS = int(os.environ.get("BENCH_QUOTA_ROUNDS", "12"))
 MOVES = int(os.environ.get("BENCH_QUOTA_MOVES", "1500"))
@@ -74,14 +75,6 @@ class Call:
 
     def peer(self) -> str:
         return self._peer
-
-
-class NoLog:
-    async def last(self, key: str) -> None:
-        return None
-
-    async def last_seq(self, key: str) -> int:
-        return 0
 
 
 class Nowhere:

@@ -31,7 +31,7 @@ from chieu.table.v1 import table_service_pb2 as pb
 from chieu_tools import localnats
 from tests.conftest import nats_connect
 from tests.kit.test_natsauth import CONSUMERS, as_user, may_publish, needs_auth
-from tests.table.helpers import client, reason_of, refused
+from tests.table.helpers import NoLog, client, reason_of, refused
 
 
 def uid(prefix: str) -> str:
@@ -74,14 +74,6 @@ async def test_another_service_cannot_write_the_unplayed_bucket(nats_url: str, t
 
 
 # -- the count itself, two processes' worth on two connections -----------------------------------
-
-class NoLog:
-    async def last(self, key: str) -> None:
-        return None
-
-    async def last_seq(self, key: str) -> int:
-        return 0
-
 
 class Nowhere:
     """Tables as a process sees them before any is appended: none exists yet (every reservation
