@@ -21,7 +21,9 @@
   every stream's open and close, and leases so a killed process's streams stop counting
   (docs/security.md).
 
-Nothing is appended for a refusal, nor written to the bucket.
+Nothing is appended for a refusal. A request the rules refuse is refused before it is counted (it
+writes nothing to the bucket); a create refused or failing after it was counted (a gate, a peer
+unavailable) gives its place back at once.
 """
 
 from __future__ import annotations

@@ -94,12 +94,13 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
 
         self.quotas.check_stake(request.currency or log_pb2.CURRENCY_POINTS, request.stake or 1)
         live = await self.tables.get(table_id, must_exist=False)
+        probe = Table(table_id)
+        if not live.table.exists:  # its own refusals first: a bad request is counted nowhere
+            probe.apply(log_pb2.Record(version=1, events=_decided(create(probe, 0))), 0)
         # counted before it is appended, by every table process alike; uncounted if not created
         reserved = not live.table.exists and await self.quotas.reserve(who.player_id, table_id, self.tables)
         try:
             if not live.table.exists:  # the creator sits in seat 0: the table's gates are theirs too
-                probe = Table(table_id)
-                probe.apply(log_pb2.Record(version=1, events=_decided(create(probe, 0))), 0)  # its refusals first
                 await self._admit(probe, who.player_id)
             table = await self.tables.execute(table_id, who.player_id, command_id or f"create-{table_id}", create,
                                               create=True, request=request)

@@ -21,6 +21,7 @@ from typing import Any
 import grpc
 import pytest
 from nats.errors import TimeoutError as NatsTimeoutError
+from nats.js.errors import KeyNotFoundError
 
 from chieu.kit import names, natsauth
 from chieu.kit.errors import ServiceError
@@ -221,15 +222,22 @@ async def test_an_empty_table_idle_at_one_process_stops_counting_at_the_other(se
 
 
 @pytest.mark.integration
-async def test_a_create_refused_after_it_was_counted_gives_its_place_back(settings: Settings, two: Any) -> None:
-    a_addr, b_addr = await two(unplayed_tables=1)
+async def test_a_bad_create_counts_nothing_and_a_failed_one_gives_its_place_back(settings: Settings, two: Any) -> None:
+    # the ladder unreachable: a table that needs a reputation fails at its gate, after it was counted
+    a_addr, b_addr = await two(unplayed_tables=1, ladder_addr=f"127.0.0.1:{localnats.free_port()}")
     player = uid("unlucky-")
     at_a, at_b = client(settings, a_addr, player), client(settings, b_addr, player)
+    nc = await nats_connect(settings.nats_url)
+    kv = await nc.jetstream().key_value(names.UNPLAYED)
     try:
-        # counted, then refused by the table
         assert await refused(at_a.create("no-such-game", {})) == (grpc.StatusCode.NOT_FOUND, "unknown_game")
-        await at_b.create("xiangqi", {})  # the place was given back at once, not after RESERVED_S
+        with pytest.raises(KeyNotFoundError):  # refused before it was counted: nothing written
+            await kv.get(quotas.key_of(player))
+        assert (await refused(at_a.create("xiangqi", {}, min_reputation=50)))[0] == grpc.StatusCode.UNAVAILABLE
+        assert json.loads((await kv.get(quotas.key_of(player))).value or b"{}") == {}  # counted, then given back
+        await at_b.create("xiangqi", {})  # the place is free at once, not after RESERVED_S
         assert (await refused(at_a.create("xiangqi", {})))[1] == "too_many_unplayed_tables"
     finally:
+        await nc.close()
         await at_a.close()
         await at_b.close()
