@@ -39,9 +39,18 @@ def open_channel(addr: str, *, ca: str = "", cert: str = "", key: str = "", opti
     return grpc.aio.insecure_channel(addr, options=list(options))
 
 
+RECONNECT: Options = (("grpc.initial_reconnect_backoff_ms", 500), ("grpc.max_reconnect_backoff_ms", 2_000))
+"""How soon a channel to another service tries again while that service is away: every 2 s at
+most. gRPC's own backoff grows to 120 s, so a peer back after a few minutes' outage (a restart, a
+service started after this one) stayed unreachable from here for up to two minutes more, every
+call failing fast meanwhile: a session signed out then was not refused here for that long."""
+
+
 def channel(settings: Settings, addr: str, options: Options = ()) -> grpc.aio.Channel:
-    """This process's channel to another service at ``addr`` (TLS when ``CHIEU_TLS_CA`` is set)."""
-    return open_channel(addr, ca=settings.tls_ca, cert=settings.tls_cert, key=settings.tls_key, options=options)
+    """This process's channel to another service at ``addr`` (TLS when ``CHIEU_TLS_CA`` is set),
+    trying again every :data:`RECONNECT` while it is away."""
+    return open_channel(addr, ca=settings.tls_ca, cert=settings.tls_cert, key=settings.tls_key,
+                        options=[*RECONNECT, *options])
 
 
 class _Files:
