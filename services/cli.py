@@ -413,7 +413,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, what in (("test", "run the whole test suite (generated code, lint, types, tests)"),
                        ("bench", "run the benchmarks, each beside a baseline measured in the same run"),
                        ("up", "run the whole system locally (developer tool, chieu-tools)"),
-                       ("chaos", "a seeded chaos run of the local cluster (developer tool, chieu-tools)")):
+                       ("chaos", "a seeded chaos run of the local cluster (developer tool, chieu-tools)"),
+                       ("soak", "a long run of the bots without faults (developer tool, chieu-tools)")):
         sub.add_parser(name, help=f"{what} (./chieu {name})").set_defaults(func=_script_only)
 
     sc = sub.add_parser("scenario", help="golden game scenarios")

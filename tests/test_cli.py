@@ -3,8 +3,10 @@ clear line and a meaningful exit code for every outcome (never a traceback)."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
+import signal
 import sys
 import time
 from dataclasses import replace
@@ -13,11 +15,15 @@ from pathlib import Path
 import pytest
 from nats.js.errors import NotFoundError
 
+from chieu import cli
 from chieu.kit import auth, names, natsauth
 from chieu.kit.settings import Settings
+from chieu_tools import cli as tools_cli
 from chieu_tools import localnats
 from tests.conftest import NATS_AUTH, NATS_CREDS, nats_connect, nats_env
 from tests.table.helpers import client, play_to_end
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 async def _chieu(*args: str) -> tuple[int, str, str]:
@@ -36,6 +42,50 @@ async def test_help_names_every_command(args: tuple[str, ...]) -> None:
     assert code == 0
     for command in ("up", "test", "bench", "verify", "scenario", "token", "perft"):
         assert f"    {command} " in out
+
+
+def _commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command of a parser, nested ones (``scenario run``) after their parent."""
+    out: list[tuple[str, ...]] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                out += [(*prefix, name), *_commands(sub, (*prefix, name))]
+    return out
+
+
+EVERY_COMMAND = sorted({*_commands(cli.build_parser()), *_commands(tools_cli.build_parser())})
+"""Every ``./chieu`` subcommand: the CLI's (which names ``test`` and ``bench`` too, run by the
+script itself) and the developer tools' (``up``, ``chaos``, ``soak``)."""
+
+
+async def test_every_command_answers_help_with_its_usage_and_runs_nothing() -> None:
+    """``./chieu COMMAND --help`` prints the command's usage, quickly, and does nothing else:
+    ``./chieu test --help`` ran the whole suite, ``./chieu bench --help`` printed nothing."""
+    assert {("test",), ("bench",), ("up",), ("chaos",), ("soak",), ("scenario", "run"), ("verify",)} <= set(
+        EVERY_COMMAND)
+    gate = asyncio.Semaphore(4)
+
+    async def ask(command: tuple[str, ...], flag: str) -> tuple[tuple[str, ...], int, str, float]:
+        async with gate:
+            began = time.monotonic()
+            proc = await asyncio.create_subprocess_exec(
+                str(ROOT / "chieu"), *command, flag, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, start_new_session=True)
+            try:
+                out, _ = await asyncio.wait_for(proc.communicate(), 60)
+            except TimeoutError:
+                os.killpg(proc.pid, signal.SIGKILL)  # it ran something: stop all of it
+                await proc.wait()
+                return command, -1, "", time.monotonic() - began
+            return command, proc.returncode or 0, out.decode(), time.monotonic() - began
+
+    answers = await asyncio.gather(*(ask(c, f) for c in EVERY_COMMAND for f in ("--help", "-h")))
+    for command, code, out, took in answers:
+        said = " ".join(command)
+        assert code == 0, f"./chieu {said} --help: exit {code} after {took:.1f} s"
+        assert out.startswith(f"usage: chieu {said} "), f"./chieu {said} --help printed {out[:200]!r}"
+        assert took < 30, f"./chieu {said} --help took {took:.1f} s"
 
 
 async def test_verify_on_a_server_no_table_service_has_used_says_no_table(tmp_path: Path) -> None:

@@ -2,10 +2,12 @@
 
     ./chieu bench            # all
     ./chieu bench o_an_quan  # bench_o_an_quan*.py
+    ./chieu bench --help     # this, and the benchmarks there are
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -34,10 +36,27 @@ def settle(timeout_s: float = 60.0) -> None:
         before = now
 
 
-def main() -> int:
-    here = Path(__file__).parent
-    wanted = sys.argv[1:]
-    files = sorted(p for p in here.glob("bench_*.py") if not wanted or any(w in p.stem for w in wanted))
+HERE = Path(__file__).parent
+
+
+def parser() -> argparse.ArgumentParser:
+    """``./chieu bench``'s arguments; ``--help`` lists the benchmarks and runs none."""
+    every = ", ".join(p.stem.removeprefix("bench_") for p in sorted(HERE.glob("bench_*.py")))
+    out = argparse.ArgumentParser(
+        prog="chieu bench", description="Run the benchmarks (tests/benchmarks/bench_*.py), each beside a baseline "
+        "measured in the same run, waiting for the disks to settle between two.", epilog=f"benchmarks: {every}")
+    out.add_argument("names", nargs="*", metavar="NAME",
+                     help="run only the benchmarks whose name contains one of these (default: all)")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    wanted = parser().parse_args(sys.argv[1:] if argv is None else argv).names
+    files = sorted(p for p in HERE.glob("bench_*.py") if not wanted or any(w in p.stem for w in wanted))
+    if not files:
+        print(f"chieu bench: no benchmark is named like {' or '.join(wanted)} (./chieu bench --help lists them)",
+              file=sys.stderr)
+        return 2
     failed = 0
     for f in files:
         print(f"\n##### {f.stem}", flush=True)
