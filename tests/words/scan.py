@@ -31,6 +31,13 @@ class Found:
     templates: set[str] = field(default_factory=set)
     unresolved: set[str] = field(default_factory=set)
     """``path:function: expression`` of codes that could not be followed to a constant."""
+    places: dict[str, set[str]] = field(default_factory=dict)
+    """Each code's files, relative to the scanned folder (``games/phom/game.py``)."""
+
+    def add(self, codes: set[str], place: str) -> None:
+        self.codes |= codes
+        for code in codes:
+            self.places.setdefault(code, set()).add(place)
 
 
 def _files(under: Path) -> Iterator[Path]:
@@ -117,16 +124,17 @@ def refusal_codes(under: Path = ROOT) -> Found:
                     continue
                 code = args[0]
                 where = f"{p.relative_to(under.parent)}:{getattr(func, 'name', '<module>')}: {ast.unparse(code)}"
+                place = p.relative_to(under).as_posix()
                 if isinstance(code, ast.JoinedStr):
                     found.templates.add(_template(code))
                 elif strings := _strings(code):
-                    found.codes |= strings
+                    found.add(strings, place)
                 elif isinstance(code, ast.Name) and (local := _local_strings(func, code.id)):
-                    found.codes |= local
+                    found.add(local, place)
                 elif isinstance(code, ast.Name | ast.Attribute):
                     name = code.id if isinstance(code, ast.Name) else code.attr
                     if name in every_const and every_const[name] and name.isupper():
-                        found.codes |= every_const[name]
+                        found.add(every_const[name], place)
                     else:
                         found.unresolved.add(where)
                 else:
@@ -157,6 +165,16 @@ def game_reasons(under: Path = ROOT / "games") -> tuple[set[str], set[str], set[
     outcomes: set[str] = set()
     transfers: set[str] = set()
     templates: set[str] = set()
+    for o, t, tt in reasons_by_game(under).values():
+        outcomes |= o
+        transfers |= t
+        templates |= tt
+    return outcomes, transfers, templates
+
+
+def reasons_by_game(under: Path = ROOT / "games") -> dict[str, tuple[set[str], set[str], set[str]]]:
+    """:func:`game_reasons` of each game package, by its folder's name."""
+    out: dict[str, tuple[set[str], set[str], set[str]]] = {}
     for package in sorted(d for d in under.iterdir() if d.is_dir() and (d / "__init__.py").exists()):
         trees = [ast.parse(p.read_text(), str(p)) for p in _files(package) if p.name != "scenario.py"]
         classes: dict[str, int] = {}
@@ -165,12 +183,16 @@ def game_reasons(under: Path = ROOT / "games") -> tuple[set[str], set[str], set[
             classes.update(_dataclass_reason_index(tree))
             consts.update(_Module(tree).consts)
         classes.pop("Transfer", None)
+        outcomes: set[str] = set()
+        transfers: set[str] = set()
+        templates: set[str] = set()
         for tree in trees:
             o, t, tt = _game_reasons(tree, classes, consts)
             outcomes |= o
             transfers |= t
             templates |= tt
-    return outcomes, transfers, templates
+        out[package.name] = (outcomes, transfers, templates)
+    return out
 
 
 def _game_reasons(tree: ast.Module, classes: dict[str, int],

@@ -5,11 +5,11 @@ is generated from the same file."""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
+import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -21,24 +21,11 @@ from chieu.games.core import IllegalMove
 from chieu.kit import words
 from chieu.kit.errors import MAX_MESSAGE, GuardedServer, invalid
 from chieu_tools.localnats import free_port
+from tests.words.homes import GATES, OUTAGES, PAYMENT_TEMPLATES, TEMPLATES, expand, misplaced
 from tests.words.scan import ROOT, game_reasons, ledger_reasons, refusal_codes
 
 REPO = Path(__file__).resolve().parents[2]
 
-TEMPLATES = {
-    "bad_{what}": {f"bad_{w}" for w in (
-        "adjustment_id", "correction_id", "game", "payment_id", "player_id", "request_id", "reward_id", "song",
-        "table_id", "target")},
-    "{service}_unavailable": {f"{s}_unavailable" for s in ("ledger", "ladder", "table", "lobby")},
-    "{service}_refused": {f"{s}_refused" for s in ("ledger", "ladder", "table", "lobby")},
-    "insufficient_{currency}": {"insufficient_coins", "insufficient_hearts"},
-}
-"""The codes an f-string code can be: ``fields.ident``/``fields.text``'s field names, the peers a
-service relays, the wallets that can never go below 0."""
-PAYMENT_TEMPLATES = {
-    "eat_{eats}": {"eat_1", "eat_2"},
-    "gang_{t.value}": {"gang_ming_gang", "gang_bu_gang", "gang_an_gang"},
-}
 PASSED_ON = {
     # a wrapper of the builder: the code is its own parameter, checked at its callers
     "services/kit/errors.py:invalid: reason", "services/kit/errors.py:not_found: reason",
@@ -63,24 +50,14 @@ PASSED_ON = {
     "services/table/servicer.py:_admit: reason", "services/table/servicer.py:<module>: reason",
     "services/lobby/service.py:QuickSeat: gate.reason", "services/lobby/service.py:<module>: gate.reason",
 }
-OUTAGES = set(getattr(importlib.import_module("chieu.kit.outages"), "MESSAGES", {})
-              if importlib.util.find_spec("chieu.kit.outages") else ())
-"""The codes of a dependency's outage (:mod:`chieu.kit.outages`, where it exists)."""
-GATES = {"not_enough_coins", "ladder_level_too_low", "reputation_too_low"}
-"""The gates' codes (the lobby's Gate.reason, the table's admission): assigned, not raised."""
 
 
-def _expand(templates: set[str], known: dict[str, set[str]]) -> set[str]:
-    unknown = templates - set(known)
-    assert not unknown, f"a code built from an f-string the test does not know: {sorted(unknown)}"
-    return set().union(*(known[t] for t in templates)) if templates else set()
-
-
+@cache
 def every_refusal_code() -> set[str]:
     found = refusal_codes(ROOT)
     unread = sorted(found.unresolved - PASSED_ON)
     assert not unread, f"refusal codes the scan cannot follow to a constant (read them, then list them): {unread}"
-    return found.codes | _expand(found.templates, {**TEMPLATES}) | OUTAGES | GATES
+    return found.codes | expand(found.templates, TEMPLATES) | OUTAGES | GATES
 
 
 def test_the_scan_finds_codes_of_every_service_and_game() -> None:
@@ -110,6 +87,8 @@ def gaps(catalog: Any) -> list[str]:
 
 def test_every_entry_has_three_bounded_printable_languages() -> None:
     assert gaps(words.catalog()) == []
+    for home in words.homes():
+        assert gaps(home.words) == [], home.path
 
 
 def test_a_code_missing_a_language_fails_the_check() -> None:
@@ -122,12 +101,12 @@ def test_a_code_missing_a_language_fails_the_check() -> None:
 
 def test_every_refusal_code_anywhere_has_words() -> None:
     missing = sorted(every_refusal_code() - set(words.catalog()["refusal"]))
-    assert not missing, f"refusal codes without words in catalog.toml: {missing}"
+    assert not missing, f"refusal codes without words in any home: {missing}"
 
 
 def test_every_outcome_and_payment_reason_has_words() -> None:
     outcomes, payments, templates = game_reasons()
-    payments |= _expand(templates, PAYMENT_TEMPLATES)
+    payments |= expand(templates, PAYMENT_TEMPLATES)
     assert not sorted(outcomes - set(words.catalog()["outcome"])), "outcome reasons without words"
     assert not sorted(payments - set(words.catalog()["payment"])), "payment reasons without words"
 
@@ -137,6 +116,111 @@ def test_every_reason_of_the_ledgers_own_entries_has_words() -> None:
     own = ledger_reasons() - {"x"}  # "x": the probe leg of a negative-score reset, never posted
     assert {"welcome", "convert", "song", "membership"} <= own
     assert not sorted(own - set(words.catalog()["payment"])), "ledger reasons without words"
+
+
+# -- homes: each package owns its words (issue 31) ----------------------------------------------
+
+def test_every_code_has_its_words_in_its_home() -> None:
+    """A game's own codes are in its package's words.toml, the ones several games share in
+    games/words.toml, the services' in the kit's catalog — and nowhere else."""
+    names = {h.name for h in words.homes()}
+    assert {"chieu.kit.words", "chieu.games", "chieu.games.phom", "chieu.games.mahjong"} <= names
+    assert misplaced(words.homes()) == []
+
+
+def _moved(code: str, kind: str, to: str) -> tuple[words.Home, ...]:
+    """Every home, with ``code``'s words moved to the home named ``to``."""
+    homes = [words.Home(h.name, h.path, {k: dict(v) for k, v in h.words.items()}) for h in words.homes()]
+    entry = next(h.words[kind].pop(code) for h in homes if code in h.words[kind])  # type: ignore[attr-defined]
+    next(h for h in homes if h.name == to).words[kind][code] = entry  # type: ignore[index]
+    return tuple(homes)
+
+
+def test_a_code_out_of_its_home_fails_the_check() -> None:
+    """The check can fail: a game's code back in the kit's catalog, a code of one game in the
+    shared games' home, a service's code in a game's, a game's outcome in another game's."""
+    assert misplaced(_moved("dealer_first_turn", "refusal", "chieu.kit.words")) == [
+        "refusal dealer_first_turn: in the kit's words, but its home is games/phom",
+        "refusal dealer_first_turn: no words for games/phom/game.py (its home: games/phom)"]
+    assert "refusal quan_square: in games's words, but its home is games/o_an_quan" in misplaced(
+        _moved("quan_square", "refusal", "chieu.games"))
+    assert "refusal table_full: in games/gouji's words, but its home is " in misplaced(
+        _moved("table_full", "refusal", "chieu.games.gouji"))
+    assert "outcome checkmate: in games/phom's words, but its home is games/xiangqi" in misplaced(
+        _moved("checkmate", "outcome", "chieu.games.phom"))
+
+
+def _product_copy(tmp: Path) -> Path:
+    """A copy of the product's source and words (no generated code), to plant a game in."""
+    root = tmp / "chieu"
+    shutil.copytree(ROOT, root, ignore=shutil.ignore_patterns("__pycache__", "v1", "*.pyi"))
+    return root
+
+
+PLANTED = '''"""Cờ gánh: a planted game, its rules reduced to what refuses."""
+from chieu.games.core import IllegalMove
+
+
+def decide(state, command):
+    if command is None:
+        raise IllegalMove("not_your_turn", "shared by every game: games/words.toml")
+    if command == "x":
+        raise IllegalMove("bad_card", "Phỏm's own code, reused: the same words in this home too")
+    raise IllegalMove("no_own_stone", "this game's own")
+'''
+PLANTED_WORDS = '''[refusal]
+no_own_stone = { en = "You have no stone there.", vi = "Bạn không có quân ở đó.", zh = "那里没有你的棋子。" }
+bad_card = { en = "There is no such card.", vi = "Không có lá bài này.", zh = "没有这张牌。" }
+'''
+
+
+def test_a_new_games_words_live_in_its_own_package(tmp_path: Path) -> None:
+    """An eighth game brings its words in its own words.toml: the kit reads it by path, its codes
+    are in its home (a code another game owns repeated there with the same words, one the games
+    share left in theirs), and no other file changes."""
+    root = _product_copy(tmp_path)
+    before = {p: p.read_bytes() for p in root.rglob("*.toml")}
+    game = root / "games" / "co_ganh"
+    game.mkdir()
+    (game / "__init__.py").write_text('"""Cờ gánh."""\n')
+    (game / "game.py").write_text(PLANTED)
+    assert "refusal no_own_stone: no words for games/co_ganh/game.py (its home: games/co_ganh)" in misplaced(
+        words.find_homes(root), root)
+    (game / "words.toml").write_text(PLANTED_WORDS)
+    homes = words.find_homes(root)
+    assert "chieu.games.co_ganh" in {h.name for h in homes}
+    assert misplaced(homes, root) == []
+    merged = words.merge(homes)
+    assert merged["refusal"]["no_own_stone"]["vi"] == "Bạn không có quân ở đó."
+    assert merged["refusal"]["bad_card"] == words.catalog()["refusal"]["bad_card"]
+    assert {p: p.read_bytes() for p in before} == before  # nothing outside its home changed
+
+
+def test_two_homes_giving_one_code_different_words_collide(tmp_path: Path) -> None:
+    """A code on the wire means one thing: a game giving another game's code other words is
+    refused when the words are read, naming both homes."""
+    root = _product_copy(tmp_path)
+    (root / "games" / "co_ganh").mkdir()
+    (root / "games" / "co_ganh" / "words.toml").write_text(
+        PLANTED_WORDS.replace("There is no such card.", "No such card here."))
+    with pytest.raises(words.Collision, match=r"'bad_card' has other words in chieu.games.phom .* than in "
+                                              r"chieu.games.co_ganh|'bad_card' has other words in "
+                                              r"chieu.games.co_ganh .* than in chieu.games.phom"):
+        words.merge(words.find_homes(root))
+    (root / "games" / "co_ganh" / "words.toml").write_text("[refusals]\n")
+    with pytest.raises(ValueError, match="not kinds of words"):
+        words.find_homes(root)
+
+
+def test_the_kit_reads_the_homes_by_path_and_imports_no_game() -> None:
+    """The kit depends on no package whose words it reads (its import contract): a process that
+    words a game's refusal has imported no game for it."""
+    probe = ("import sys; from chieu.kit import words, errors; "
+             "assert words.text('dealer_first_turn', 'vi') == 'Lượt đầu của nhà cái chỉ được đánh bài.'; "
+             "assert words.text('quans_gone', 'zh', 'outcome') and words.text('win', 'en', 'payment'); "
+             "print(sorted(m for m in sys.modules if m.startswith('chieu.games')))")
+    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_native_terms_stay_native() -> None:
