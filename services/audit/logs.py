@@ -1,6 +1,7 @@
 """Every table log of a period, replayed and verified: each hand's commitment, deal and every
 move decided again by the rules core (``chieu.table.audit``, the check behind ``chieu verify``),
-and each table's records following on (version 1, 2, …, the subject's table id).
+each hand's outcome and settlements derived again from the rules (``chieu.audit.proof``), and
+each table's records following on (version 1, 2, …, the subject's table id).
 
 Tables are independent, so a long period is verified in worker processes (``forkserver``: one
 fresh interpreter imports the rules, the workers fork from it), each given whole tables as the
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 from google.protobuf.message import DecodeError
 
 from chieu.audit.archive import Message
+from chieu.audit.proof import AREA as PROOF
+from chieu.audit.proof import Proof
 from chieu.audit.report import Report
 from chieu.table import audit, sealing
 from chieu.table.state import Table
@@ -89,8 +92,8 @@ PARALLEL_FROM = 50_000
 CHUNK = 4_000
 """Records per piece of work given to a worker (whole tables; the progress moves per piece)."""
 
-Outcome = list[audit.Verdict] | str
-"""A table's verdicts, or why its log cannot be folded."""
+Outcome = tuple[list[audit.Verdict], Proof] | str
+"""A table's verdicts and the proof of its money, or why its log cannot be folded."""
 
 
 def processes(records: int, workers: int = 0) -> int:
@@ -111,10 +114,11 @@ def verify_all(logs: Logs, report: Report, progress: Callable[[int], None] | Non
     outcomes = _parallel(logs, n, progress) if n > 1 else _serial(logs, progress)
     for table_id, records in sorted(logs.tables.items()):
         _follows_on(table_id, records, report)
-        verdicts = outcomes[table_id]
-        if isinstance(verdicts, str):  # a log the fold cannot take is itself a finding
-            report.add(AREA, "replay_failed", table_id, verdicts)
+        outcome = outcomes[table_id]
+        if isinstance(outcome, str):  # a log the fold cannot take is itself a finding
+            report.add(AREA, "replay_failed", table_id, outcome)
             continue
+        verdicts, proof = outcome
         report.count("tables")
         report.count("records", len(records))
         report.count("events", sum(len(r.events) for _, r in records))
@@ -137,11 +141,16 @@ def verify_all(logs: Logs, report: Report, progress: Callable[[int], None] | Non
                 report.add(AREA, "deal_mismatch", subject, v.detail)
             if not v.moves_ok:
                 report.add(AREA, "move_mismatch", subject, v.detail)
+        for name, n in proof.counts.items():
+            report.count(name, n)
+        for code, subject, detail in proof.findings:
+            report.add(PROOF, code, subject, detail)
 
 
 def _verify(table_id: str, records: list[tuple[int, log_pb2.Record]], *, opened: bool = False) -> Outcome:
+    proof = Proof(table_id)
     try:
-        return audit.verify(table_id, records, opened=opened)
+        return audit.verify(table_id, records, opened=opened, observe=proof), proof
     except Exception as e:
         return f"{type(e).__name__}: {e}"
 

@@ -17,6 +17,11 @@ CODES: dict[str, str] = {
     "commitment_late": "a hand's commitment was not published before the client seeds it mixes in",
     "deal_mismatch": "the deal logged is not the deal the seeds give",
     "move_mismatch": "a logged move is not what the rules decide for its command or timeout",
+    # the money of the logs, proven from the rules
+    "outcome_mismatch": "a hand's logged end (winner, ranking, scores, transfers, reason, pot, players) is not what "
+                        "the rules give on the folded state, or a hand ends where the rules do not end it",
+    "settlement_mismatch": "a logged settlement leg (amount, seats, reason) or settlement (stake, currency, game, "
+                           "players, first leg) is not what the rules pay for the move",
     # the ledger
     "settlement_missing": "a settlement leg of the log has no posting",
     "settlement_refused": "the ledger refused a settlement of the log",

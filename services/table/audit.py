@@ -23,7 +23,7 @@ and the code.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,7 +97,14 @@ def _redecide(table: Table, record: log_pb2.Record) -> list[Any] | str:
     return list(events)
 
 
-def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]], *, opened: bool = False) -> list[Verdict]:
+Observer = Callable[[Table, log_pb2.Record, int, list[Any] | None], None]
+"""Shown each record once it is folded: the table, the record, how many legs of the hand in play
+were settled before it (-1: no hand was in play before it) and the game events derived for it
+(None: folded from the log's). The auditor's proof of the money (``chieu.audit.proof``) is one."""
+
+
+def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]], *, opened: bool = False,
+           observe: Observer | None = None) -> list[Verdict]:
     """Verdicts for every hand of the log ``records`` (stream sequence, record; the finished hands'
     sealed parts are opened in place, unless ``opened`` says :func:`sealing.reveal` did already).
 
@@ -149,7 +156,10 @@ def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]], *, open
                 hand.bad_moves.append(f"version {record.version}: other events")
             else:
                 derived = got
+        settled = table.settled_legs if table.playing else -1
         table.apply(record, seq, derived)
+        if observe is not None:
+            observe(table, record, settled, derived)
     out: list[Verdict] = []
     for hand_no, hand in sorted(hands.items()):
         seed = ended.get(hand_no)

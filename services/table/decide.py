@@ -263,10 +263,28 @@ def _game_events(t: Table, game: Game[Any, Any], state: Any, game_events: list[A
     for e in game_events:
         state = game.evolve(state, e)
     settled = 0 if fresh else t.settled_legs
-    paid: list[Transfer] = [x for e in game_events for x in getattr(e, "transfers", ())]
-    outcome = game.outcome(state)
+    paid, outcome = rule_money(game, state, game_events, settled)
+    return out + money_events(t, paid, outcome, seed, players, hand_no, settled)
+
+
+def rule_money(game: Game[Any, Any], after: Any, game_events: list[Any],
+               settled: int) -> tuple[list[Transfer], Outcome | None]:
+    """What a record pays by the rules (uncapped, in stake units) and the hand's outcome if the
+    record ends it: ``after`` is the game state with the record's ``game_events`` folded,
+    ``settled`` how many legs of the hand earlier records paid. The hand's end pays the rest of
+    its outcome's transfers; a move before it pays the transfers its events carry. The table
+    decides its records with it, and the auditor proves the logged ones with it."""
+    outcome = game.outcome(after)
     if outcome is not None:
-        paid = list(outcome.transfers[settled:])
+        return list(outcome.transfers[settled:]), outcome
+    return [x for e in game_events for x in getattr(e, "transfers", ())], None
+
+
+def money_events(t: Table, paid: list[Transfer], outcome: Outcome | None, seed: bytes, players: list[str],
+                 hand_no: int, settled: int) -> Events:
+    """The ``Settlement`` of ``paid`` (none if nothing is paid) and the ``HandEnded`` of
+    ``outcome`` (none while the hand goes on), at the table's stake, currency and ladder level."""
+    out: Events = []
     if paid:
         out.append(_ev(settlement=log_pb2.Settlement(
             hand_no=hand_no, first_leg=settled, players=players, stake=t.stake,
@@ -315,12 +333,21 @@ def abort_hand(t: Table, reason: str) -> Decision:
     reason = reason.strip()
     if not reason or len(reason) > 200:
         return invalid("bad_reason", "an abort needs a reason of 1-200 characters")
-    # the gà pot keeps what the settlements put in it: the next hand starts with it
-    outcome = Outcome(winner=None, ranking=(), scores=(0,) * len(t.hand_players), transfers=(),
-                      reason=f"aborted: {reason}", pot_balance=t.pot)
+    outcome = aborted(len(t.hand_players), reason, t.pot)
     return [_ev(hand_ended=log_pb2.HandEnded(hand_no=t.hand_no, outcome=codec.outcome_message(outcome),
                                               server_seed=t.server_seed, players=t.hand_players,
                                               ladder_level=t.ladder_level))]
+
+
+ABORTED = "aborted: "
+"""How an aborted hand's outcome reason begins (the operator's reason follows)."""
+
+
+def aborted(players: int, reason: str, pot: int) -> Outcome:
+    """The outcome of a hand an operator aborted with ``reason``: no winner, no payment; the gà
+    pot keeps what the settlements put in it (``pot``, stake units): the next hand starts with it."""
+    return Outcome(winner=None, ranking=(), scores=(0,) * players, transfers=(), reason=ABORTED + reason,
+                   pot_balance=pot)
 
 
 def connection_lost(t: Table, player: str, now_ms: int) -> Events:
