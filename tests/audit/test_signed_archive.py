@@ -21,6 +21,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -271,3 +272,98 @@ async def test_after_a_key_rotation_an_archive_signed_by_the_older_key_still_ver
         assert proc.returncode == 4, proc.stdout + proc.stderr  # verified; the books not checked (--no-db)
     with pytest.raises(archive.UnknownKey):  # the old key taken out of the set: its archives are revoked
         archive.read(exported.path, keys.without(old_kid))
+
+
+# -- the operator's own edits: log (and books) changed, the archive signed again with their key ----
+
+
+def signed_again(exported: Exported, frames: Sequence[pb.Frame]) -> bytes:
+    """``frames`` chained, sealed and signed again with the operator's own archive key: an archive
+    whose signature verifies against the published keyset (what an insider can make)."""
+    body, manifest_frame, head = rechain_and_reseal(frames)
+    signer = signing.ArchiveSigner.load(exported.old)
+    return body + _put(pb.Frame(signature=pb.Signature(kid=signer.kid, alg="EdDSA",
+                                                      signature=signer.sign(manifest_frame, head))))
+
+
+def operator_edit(exported: Exported, kind: str, change: Any) -> tuple[list[pb.Frame], log_pb2.Record]:
+    """The archive's frames with the first ``kind`` event of the played tables (one with a
+    transfer, for a settlement) given to ``change``; the edited record."""
+    frames = _frames(exported.path.read_bytes())
+    for f in frames:
+        if f.WhichOneof("kind") != "entry":
+            continue
+        record = log_pb2.Record.FromString(f.entry.record)
+        if record.table_id not in exported.played.tables:
+            continue
+        for ev in record.events:
+            if ev.WhichOneof("kind") == kind and (kind != "settlement" or ev.settlement.transfers):
+                change(getattr(ev, kind))
+                f.entry.record = record.SerializeToString()
+                return frames, record
+    raise AssertionError(f"no {kind} in the archive")
+
+
+def findings_of(proc: subprocess.CompletedProcess[str]) -> list[tuple[str, str]]:
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # verified, audited, discrepancies
+    return [(f["code"], f["subject"]) for f in json.loads(proc.stdout)["findings"]]
+
+
+async def test_a_raised_leg_and_its_posting_signed_again_by_the_operator_is_a_settlement_mismatch(
+        exported: Exported, tmp_path: Path) -> None:
+    """Issue 32, point 6: a settlement leg raised by 5 in the log and the ledger's transfer raised
+    to match, the archive signed again with the operator's own key. The signature verifies and
+    the books agree with the log; the rules do not: ``chieu audit --archive`` alone refuses it."""
+    raised: list[Any] = []
+
+    def raise_leg(s: log_pb2.Settlement) -> None:
+        s.transfers[0].amount += 5
+        raised.extend([int(s.hand_no), int(s.first_leg), int(s.stake)])
+
+    frames, record = operator_edit(exported, "settlement", raise_leg)
+    hand, leg, stake = raised
+    table = record.table_id
+    forged = _write(tmp_path, "raised.chieu", signed_again(exported, frames))
+    keys = signing.ArchiveKeys.load(exported.keyset)
+    assert archive.read(forged, keys).kid == signing.ArchiveSigner.load(exported.old).kid  # it verifies
+    tables = [arg for t in sorted(exported.played.tables) for arg in ("--table", t)]
+    proc = await achieu("audit", "--archive", str(forged), "--keys", str(exported.keyset), "--no-db", "--quiet",
+                        "--json", "-", *tables)
+    assert findings_of(proc) == [("settlement_mismatch", f"{table} hand {hand} leg {leg}")]
+    detail = json.loads(proc.stdout)["findings"][0]["detail"]
+    assert "expected" in detail and "logged" in detail, detail
+    # the books edited with it: the posted transfer raised by 5 × the stake, the balances made to agree
+    db = await test_audit.Db.open(exported.played.database_url)
+    transfer_id, by = f"{table}/{hand}/{leg}", 5 * stake
+    row = await db.conn.fetchrow("SELECT * FROM ledger_transfers WHERE id = $1", transfer_id)
+    assert row is not None
+    try:
+        async with db.conn.transaction():
+            await db.conn.execute("UPDATE ledger_transfers SET amount = amount + $2 WHERE id = $1", transfer_id, by)
+            await db.move(row["debit"], -by)
+            await db.move(row["credit"], by)
+        report = await audit(Options(archive=str(forged), archive_keys=str(exported.keyset),
+                                     tables=exported.played.tables, database_url=exported.played.database_url))
+        assert [(f.code, f.subject) for f in report.findings] == [
+            ("settlement_mismatch", f"{table} hand {hand} leg {leg}")], report.findings  # the books agree with it
+    finally:
+        async with db.conn.transaction():
+            await db.conn.execute("UPDATE ledger_transfers SET amount = amount - $2 WHERE id = $1", transfer_id, by)
+            await db.move(row["debit"], by)
+            await db.move(row["credit"], -by)
+        await db.conn.close()
+
+
+async def test_a_changed_outcome_signed_again_by_the_operator_is_an_outcome_mismatch(
+        exported: Exported, tmp_path: Path) -> None:
+    def reason(e: log_pb2.HandEnded) -> None:
+        e.outcome.reason = "resign" if e.outcome.reason != "resign" else "stalemate"
+
+    frames, record = operator_edit(exported, "hand_ended", reason)
+    hand = next(int(ev.hand_ended.hand_no) for ev in record.events if ev.WhichOneof("kind") == "hand_ended")
+    forged = _write(tmp_path, "reason.chieu", signed_again(exported, frames))
+    tables = [arg for t in sorted(exported.played.tables) for arg in ("--table", t)]
+    proc = await achieu("audit", "--archive", str(forged), "--keys", str(exported.keyset), "--no-db", "--quiet",
+                        "--json", "-", *tables)
+    assert findings_of(proc) == [("outcome_mismatch", f"{record.table_id} hand {hand}")]
+    assert "outcome reason: expected" in json.loads(proc.stdout)["findings"][0]["detail"]
