@@ -179,7 +179,10 @@ def _verify(args: argparse.Namespace) -> int:
     if not records:
         print(f"chieu verify: no table {table_id!r} in the log", file=sys.stderr)
         return 2
-    verdicts = audit.verify(table_id, records)
+    from chieu.audit.proof import Proof
+
+    proof = Proof(table_id)  # each hand's outcome and settlements derived again from the rules
+    verdicts = audit.verify(table_id, records, observe=proof)
     for v in verdicts:
         if not v.revealed:
             print(f"hand {v.hand_no}: IN PLAY  the seed is not revealed yet, so the deal cannot be checked; "
@@ -191,7 +194,14 @@ def _verify(args: argparse.Namespace) -> int:
               f"{'  ' + v.detail if v.detail else ''}")
     if not verdicts:
         print(f"table {table_id}: no hand has started yet")
-    return 0 if all(v.ok or (not v.revealed and v.moves_ok) for v in verdicts) else 1
+    c = proof.counts
+    for code, subject, detail in proof.findings:
+        print(f"money: BAD {code} {subject}: {detail}")
+    if verdicts:
+        print(f"money: {'FAILED' if proof.findings else 'proven from the rules'}  "
+              f"outcomes={c.get('outcomes_proven', 0)} "
+              f"settlements={c.get('settlements_proven', 0)} legs={c.get('settlement_legs_proven', 0)}")
+    return 0 if all(v.ok or (not v.revealed and v.moves_ok) for v in verdicts) and not proof.findings else 1
 
 
 def _seal_keys(args: argparse.Namespace) -> int:
@@ -436,7 +446,8 @@ def build_parser() -> argparse.ArgumentParser:
     rw.add_argument("--force", action="store_true", help="even if the durable still has pull requests waiting")
     rw.set_defaults(func=_rewind)
 
-    ver = sub.add_parser("verify", help="auditor: re-derive every deal and move of a table from its log (NATS_URL)")
+    ver = sub.add_parser("verify", help="auditor: re-derive every deal, move, outcome and settlement of a table "
+                         "from its log (NATS_URL)")
     ver.add_argument("table", help="the table id")
     ver.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
     ver.set_defaults(func=_verify)

@@ -80,5 +80,6 @@ async def test_the_verify_command_re_derives_every_deal_from_the_log(
         env={**os.environ, **nats_env("audit"), "NATS_URL": nats_url}, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.count(": OK") == 2, out.stdout
+    assert "money: proven from the rules  outcomes=2 " in out.stdout, out.stdout  # the hands' ends derived again
     for c in clients.values():
         await c.close()
