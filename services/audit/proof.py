@@ -35,8 +35,6 @@ from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 
 AREA = "proof"
-MONEY = ("settlement", "hand_ended")
-"""The kinds of the table's own money events, proven here."""
 _OUTCOME_FIELDS = ("winner", "ranking", "scores", "transfers", "reason", "pot_balance", "first", "carry")
 
 
@@ -52,31 +50,46 @@ class Proof:
     """A hand whose game events the fold could not take (sealed: in play): not proven."""
 
     def __call__(self, table: Table, record: log_pb2.Record, settled: int, derived: list[Any] | None) -> None:
-        kinds = [ev.WhichOneof("kind") for ev in record.events]
-        started = "hand_started" in kinds
+        settlements: list[log_pb2.Settlement] = []
+        ended: list[log_pb2.HandEnded] = []
+        game_events: list[Any] = []
+        started = sealed = False
+        for ev in record.events:  # one pass: this runs for every record of the period
+            kind = ev.WhichOneof("kind")
+            if kind == "game_event":
+                game_events.append(ev.game_event)
+            elif kind == "settlement":
+                settlements.append(ev.settlement)
+            elif kind == "hand_ended":
+                ended.append(ev.hand_ended)
+            elif kind == "hand_started":
+                started = True
+            elif kind == "sealed":
+                sealed = True
         if settled < 0 and not started:  # no hand in play, and none starts
-            for ev in record.events:
-                if ev.WhichOneof("kind") in MONEY:
-                    self._add("settlement_mismatch" if ev.HasField("settlement") else "outcome_mismatch",
-                              f"{self.table_id} hand {_hand_of(ev)}",
-                              f"version {record.version}: {_kind_words(ev)} while no hand is in play")
+            for s in settlements:
+                self._add("settlement_mismatch", f"{self.table_id} hand {s.hand_no} leg {s.first_leg}",
+                          f"version {record.version}: a settlement ({_legs(s)}) while no hand is in play")
+            for e in ended:
+                self._add("outcome_mismatch", f"{self.table_id} hand {e.hand_no}",
+                          f"version {record.version}: a hand's end ({e.outcome.reason!r}) while no hand is in play")
             return
         if started:
             settled = 0
         hand = table.hand_no
-        if "sealed" in kinds or record.WhichOneof("cause") == "sealed_command":
+        cause = record.WhichOneof("cause")
+        if sealed or cause == "sealed_command":
             self._blind = hand
         if self._blind == hand:
-            self._count("money_records_in_play", sum(k in MONEY for k in kinds))
+            self._count("money_records_in_play", len(settlements) + len(ended))
             return
-        settlements = [ev.settlement for ev in record.events if ev.WhichOneof("kind") == "settlement"]
-        ended = [ev.hand_ended for ev in record.events if ev.WhichOneof("kind") == "hand_ended"]
-        if not started and "game_event" not in kinds and record.WhichOneof("cause") is None:
+        if not started and not game_events and cause is None:
             self._no_move(table, record, settlements, ended)
             return
-        events = derived if derived is not None else [codec.unpack(ev.game_event, table.game_key)
-                                                      for ev in record.events if ev.WhichOneof("kind") == "game_event"]
+        events = derived if derived is not None else [codec.unpack(e, table.game_key) for e in game_events]
         paid, outcome = decide.rule_money(table.game, table.game_state, events, settled)
+        if not paid and outcome is None and not settlements and not ended:
+            return  # a move that pays nothing and does not end the hand, logged so
         paid = self.within_reservations(table, paid)
         seed = ended[0].server_seed if ended else b""
         expected = decide.money_events(table, paid, outcome, seed, table.hand_players, hand, settled)
@@ -185,15 +198,6 @@ class Proof:
     def _count(self, name: str, n: int = 1) -> None:
         if n:
             self.counts[name] = self.counts.get(name, 0) + n
-
-
-def _hand_of(ev: log_pb2.TableEvent) -> int:
-    return int(ev.settlement.hand_no if ev.HasField("settlement") else ev.hand_ended.hand_no)
-
-
-def _kind_words(ev: log_pb2.TableEvent) -> str:
-    return f"a settlement ({_legs(ev.settlement)})" if ev.HasField("settlement") else \
-        f"a hand's end ({ev.hand_ended.outcome.reason!r})"
 
 
 def _seat(msg: Any, name: str) -> str:
