@@ -74,9 +74,13 @@ class Proof:
                 self._add("outcome_mismatch", f"{self.table_id} hand {e.hand_no}",
                           f"version {record.version}: a hand's end ({e.outcome.reason!r}) while no hand is in play")
             return
-        if started:
-            settled = 0
         hand = table.hand_no
+        if started:
+            if settled >= 0:  # a hand is in play: its end (and the seed that opens it) is missing
+                self._add("outcome_mismatch", f"{self.table_id} hand {hand - 1}",
+                          f"version {record.version}: hand {hand} starts before this hand has ended (its money "
+                          "cannot be proven without its end)")
+            settled = 0
         cause = record.WhichOneof("cause")
         if sealed or cause == "sealed_command":
             self._blind = hand

@@ -174,6 +174,21 @@ def test_a_removed_moved_or_added_settlement_and_end_are_found() -> None:
     found = proof_findings(audited(messages))
     assert found[0][:2] == ("outcome_mismatch", f"{table} hand 1") and "do not end the hand here" in found[0][2], found
 
+    two = table_log("dominoes", 4, 2, {}, random.Random(5), 0)
+
+    def end_removed(record: log_pb2.Record) -> bool:  # hand 1 left "in play", its legs unprovable
+        keep = [ev for ev in record.events if ev.WhichOneof("kind") != "hand_ended"]
+        if len(keep) == len(record.events) or record.events[-1].hand_ended.hand_no != 1:
+            return False
+        del record.events[:]
+        record.events.extend(keep)
+        return True
+
+    messages, table = edit(two, end_removed)
+    found = proof_findings(audited(messages))
+    assert [(c, s) for c, s, _ in found] == [("outcome_mismatch", f"{table} hand 1")], found
+    assert "hand 2 starts before this hand has ended" in found[0][2]
+
     def pay_on_a_seat(record: log_pb2.Record) -> bool:  # a settlement where no move pays
         if not kind_of(record, "player_seated"):
             return False
