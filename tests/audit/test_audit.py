@@ -125,6 +125,8 @@ async def test_an_honest_run_audits_clean(played: Played) -> None:
     # 2 Ô ăn quan ladder hands × 2 players; the 中国象棋 hand: a's penalty, then its end (b's loss; a's result
     # is the penalty)
     assert c["settlements"] >= 3 and c["ladder_results"] == 4 + 1 + 2
+    # every hand's end and payment derived again from the rules (issue 32): the quit's auto-play included
+    assert c["outcomes_proven"] == 4 and c["settlements_proven"] == c["settlements"], c
     # a's quit, and the reset a paid for
     assert c["reputation_changes"] >= 2 and c["reputation_quits_and_disconnects"] == 1
     assert c["reputation_resets_paid"] == 1 and c["reputations"] == 1  # (b has none: never lowered)
