@@ -8,6 +8,7 @@ archive can do — is found from the log alone, with its table, hand, leg, expec
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import secrets
 from collections.abc import Callable
@@ -95,6 +96,42 @@ def test_won_mahjong_hands_prove_clean() -> None:
         assert report.ok, report.findings
         legs += report.counts.get("settlement_legs_proven", 0)
     assert legs > 0  # some hand was won, and paid as the rules say
+
+
+def test_a_coin_table_with_the_ga_pot_proves_clean_and_its_stake_and_pot_legs_are_held(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Phỏm at a 金币 table of stake 10 with nuôi gà: the deal's and the eats' payments into the
+    pot, the Ù's out of it, every leg at the stake. The stake or the currency of a settlement
+    changed, or a pot leg sent to a player, is a ``settlement_mismatch``."""
+    monkeypatch.setattr(decide, "create", functools.partial(decide.create, stake=10,
+                                                            currency=log_pb2.CURRENCY_COINS))
+    rng = random.Random(12)
+    honest = [m for n in range(3) for m in table_log("phom", 3, 3, {"ga": True}, rng, n)]
+    report = audited(honest)
+    assert report.ok, report.findings
+    legs = [(s, t) for m in honest for s in kind_of(log_pb2.Record.FromString(m.data), "settlement")
+            for t in s.transfers]
+    assert legs and all(s.stake == 10 and s.currency == log_pb2.CURRENCY_COINS for s, _ in legs)
+    assert any(not t.HasField("to_seat") for _, t in legs)  # paid into the gà pot
+
+    def stake(record: log_pb2.Record) -> bool:
+        for s in kind_of(record, "settlement"):
+            s.stake = 11
+            return True
+        return False
+
+    def to_a_player(record: log_pb2.Record) -> bool:
+        for s in kind_of(record, "settlement"):
+            for t in s.transfers:
+                if not t.HasField("to_seat"):
+                    t.to_seat = 0 if t.from_seat != 0 else 1
+                    return True
+        return False
+
+    for change, words in ((stake, "stake: expected 10, logged 11"), (to_a_player, "→ the gà pot")):
+        messages, _ = edit(honest, change)
+        found = proof_findings(audited(messages))
+        assert [c for c, _, _ in found] == ["settlement_mismatch"] and words in found[0][2], found
 
 
 def test_a_raised_leg_is_a_settlement_mismatch_with_its_table_hand_leg_expected_and_logged() -> None:
