@@ -100,6 +100,11 @@ class Proof:
         self._settlements(record, hand, [e.settlement for e in expected if e.HasField("settlement")], settlements)
         self._ended(record, hand, [e.hand_ended for e in expected if e.HasField("hand_ended")], ended)
 
+    def of_hand(self, hand: int) -> list[tuple[str, str, str]]:
+        """The findings about hand ``hand``."""
+        name = f"{self.table_id} hand {hand}"
+        return [f for f in self.findings if f[1] == name or f[1].startswith(name + " ")]
+
     def within_reservations(self, table: Table, legs: list[Transfer]) -> list[Transfer]:
         """The rules' legs within what each loser reserved for the hand. THE HOOK for two-phase
         coins (issue 32, "a loser pays at most what is reserved for the hand, and the log says

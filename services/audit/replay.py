@@ -14,6 +14,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from chieu.audit.proof import Proof
 from chieu.games import registry
 from chieu.table import audit, codec
 from chieu.table.state import Table
@@ -144,7 +145,8 @@ def _cause(rec: log_pb2.Record, table: Table) -> str:
 
 def render(table_id: str, records: list[tuple[int, log_pb2.Record]]) -> str:
     """The page of one table's log (stream sequence, record), every hand move by move."""
-    verdicts = {v.hand_no: v for v in audit.verify(table_id, records)}
+    proof = Proof(table_id)  # the money of every hand, derived again from the rules
+    verdicts = {v.hand_no: v for v in audit.verify(table_id, records, observe=proof)}
     table = Table(table_id)
     sections: list[str] = []
     rows: list[str] = []
@@ -162,10 +164,15 @@ def render(table_id: str, records: list[tuple[int, log_pb2.Record]]) -> str:
             close()
             n = int(started[0].hand_no)
             v = verdicts.get(n)
-            status = ("" if v is None else '<span class="ok">verified: commitment, deal and '
-                      f'{v.moves_checked} moves</span>' if v.ok else
-                      '<span class="kv">in play: the seed is not revealed yet</span>' if not v.revealed else
-                      f'<span class="bad">FAILED: {_e(v.detail)}</span>')
+            money = "; ".join(f"{code} {subject}: {detail}" for code, subject, detail in proof.of_hand(n))
+            if v is None:
+                status = ""
+            elif not v.revealed:
+                status = '<span class="kv">in play: the seed is not revealed yet</span>'
+            elif v.ok and not money:
+                status = f'<span class="ok">verified: commitment, deal, {v.moves_checked} moves and the money</span>'
+            else:
+                status = f'<span class="bad">FAILED: {_e("; ".join(d for d in (v.detail, money) if d))}</span>'
             title = f"Hand {n} — {_e(', '.join(started[0].players))} — {status}"
         cause = _cause(rec, table)
         table.apply(rec, seq)

@@ -393,3 +393,25 @@ def test_the_derived_settlement_is_the_logged_one_and_any_raised_leg_is_found(
     found = proof_findings(audited(messages))
     assert [(c, sub) for c, sub, _ in found] == [("settlement_mismatch",
                                                   f"{game}-0 hand {s.hand_no} leg {s.first_leg + j}")], found
+
+
+def test_the_replay_page_says_whether_each_hands_money_is_proven() -> None:
+    from chieu.audit import replay
+
+    honest = table_log("o_an_quan", 2, 2, {"maxMoves": 200}, random.Random(13), 0)
+
+    def raise_leg(record: log_pb2.Record) -> bool:
+        for s in kind_of(record, "settlement"):
+            if s.hand_no == 2:
+                s.transfers[0].amount += 5
+                return True
+        return False
+
+    def page(messages: list[Message]) -> str:
+        return replay.render("o_an_quan-0", [(m.seq, log_pb2.Record.FromString(m.data)) for m in messages])
+
+    assert page(honest).count("moves and the money</span>") == 2
+    edited, _ = edit(honest, raise_leg)
+    html = page(edited)
+    assert html.count("moves and the money</span>") == 1
+    assert "FAILED: settlement_mismatch o_an_quan-0 hand 2 leg" in html
