@@ -410,10 +410,18 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def _perft(args: argparse.Namespace) -> int:
-    from chieu.games.xiangqi import perft
+def _game_tools(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Every game's own commands (its descriptor's ``tools``: 中国象棋's ``perft``), found through
+    the registry; a tool named like a command of the CLI or another game's is a bug, refused."""
+    from chieu.games import registry
 
-    return perft.main([args.fen, str(args.depth), *(["--divide"] if args.divide else [])])
+    for d in registry.descriptors():
+        for tool in d.tools:
+            if tool.name in sub.choices:
+                raise ValueError(f"chieu.games.{d.key}'s tool {tool.name!r} is already a command of chieu")
+            parser = sub.add_parser(tool.name, help=tool.help, description=tool.help)
+            tool.arguments(parser)
+            parser.set_defaults(func=tool.run)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -494,12 +502,6 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--nats", help="the NATS URL (default $NATS_URL)")
     rp.set_defaults(func=_replay)
 
-    pf = sub.add_parser("perft", help="中国象棋: count the leaf nodes of the move tree from a FEN")
-    pf.add_argument("fen", nargs="?", default="rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1")
-    pf.add_argument("depth", type=int, nargs="?", default=3)
-    pf.add_argument("--divide", action="store_true", help="a count per first move")
-    pf.set_defaults(func=_perft)
-
     sk = sub.add_parser("service-key", help="a service's own key: it signs its own short-lived credential")
     sk.add_argument("name", help="the service (table, ledger, ladder, lobby)")
     sk.add_argument("--out", required=True, help="the private key file to write (the service's CHIEU_SERVICE_KEY)")
@@ -521,6 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
     tok.add_argument("--key", help="the Ed25519 private key PEM (default $CHIEU_TOKEN_PRIVATE_KEY, else "
                                    ".var/keys/private.pem)")
     tok.set_defaults(func=_token)
+    _game_tools(sub)
     return parser
 
 

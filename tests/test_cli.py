@@ -90,6 +90,36 @@ async def test_every_command_answers_help_with_its_usage_and_runs_nothing() -> N
         assert took < 30, f"./chieu {said} --help took {took:.1f} s"
 
 
+def test_a_games_tools_are_found_through_its_descriptor(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """``chieu perft`` is 中国象棋's descriptor's tool, not a command the CLI knows: a planted
+    game's tool becomes a command with its arguments, and one named like a command is refused."""
+    from chieu.games import registry
+    from chieu.games.descriptor import Tool
+
+    assert "perft" in {t.name for d in registry.descriptors() for t in d.tools}
+    ran: list[argparse.Namespace] = []
+
+    def arguments(p: argparse.ArgumentParser) -> None:
+        p.add_argument("stones", type=int)
+
+    def run(args: argparse.Namespace) -> int:
+        ran.append(args)
+        return 7
+
+    games = registry.descriptors()
+    planted = replace(games[0], tools=(Tool("ganh", "Cờ gánh: count the stones", arguments, run),))
+    monkeypatch.setattr(registry, "descriptors", lambda: (*games, planted))
+    assert cli.main(["ganh", "5"]) == 7 and ran[0].stones == 5
+    with pytest.raises(SystemExit):
+        cli.main(["ganh", "--help"])
+    assert capsys.readouterr().out.startswith("usage: chieu ganh [-h] stones")
+    clash = replace(planted, tools=(Tool("verify", "", arguments, run),))
+    monkeypatch.setattr(registry, "descriptors", lambda: (*games, clash))
+    with pytest.raises(ValueError, match="'verify' is already a command of chieu"):
+        cli.build_parser()
+
+
 async def test_verify_on_a_server_no_table_service_has_used_says_no_table(tmp_path: Path) -> None:
     """The audit user may create nothing: ``verify`` asks whether the table log exists rather than
     creating it (which timed out after seconds and said "cannot reach NATS")."""

@@ -4,12 +4,14 @@ and how a tool may exercise or draw it.
 
 Every game package exports one :class:`Descriptor` as ``DESCRIPTOR``; the registry
 (:mod:`chieu.games.registry`) finds them, and the ladder, the lobby's default rooms, the chaos
-run, the audit's replay page and the web client (``web/gen/chieu/games/registry.ts``, generated
-by ``scripts/gamests``) read them. Nothing outside ``chieu.games`` names a game key.
+run, the audit's replay page, the web client (``web/gen/chieu/games/registry.ts``, generated
+by ``scripts/gamests``) and the ``chieu`` command line (a game's :class:`Tool`) read them.
+Nothing outside ``chieu.games`` names a game key.
 """
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +62,22 @@ Pure: text in, text out; the page escapes nothing the function did not."""
 
 
 @dataclass(frozen=True, slots=True)
+class Tool:
+    """A command a game adds to the ``chieu`` command line (``chieu perft``): the CLI finds it
+    through the registry and names no game. Its name must not be one of the CLI's own commands
+    nor another game's tool (the CLI refuses to start otherwise)."""
+
+    name: str
+    """The subcommand (``chieu <name>``)."""
+    help: str
+    """One line for ``chieu --help``."""
+    arguments: Callable[[argparse.ArgumentParser], None]
+    """Adds the command's arguments to its subparser (so ``chieu <name> --help`` shows them)."""
+    run: Callable[[argparse.Namespace], int]
+    """Runs the command on the parsed arguments; the exit code."""
+
+
+@dataclass(frozen=True, slots=True)
 class Descriptor:
     """One game as the rest of the system sees it (see the module's docstring)."""
 
@@ -83,6 +101,8 @@ class Descriptor:
     rules_file: str = ""
     """The rules file, relative to the shared rules folder (``phom.md``); empty if it has none."""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    tools: tuple[Tool, ...] = ()
+    """The game's commands on the ``chieu`` command line (中国象棋's ``perft``)."""
 
     def __post_init__(self) -> None:
         if not (self.key.isascii() and self.key.isidentifier() and self.key.islower()):

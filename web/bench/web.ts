@@ -9,9 +9,9 @@
 import { create } from "@bufbuild/protobuf";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { chromium } from "playwright-core";
-import { SowSchema, type Sow } from "../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
+import { SowSchema, type Sow, type View as OAnQuanView } from "../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
 import { TableStatus, type TableView } from "../gen/chieu/table/v1/table_service_pb.js";
-import { gameView, Portal, type OAnQuanView } from "../src/client/index.js";
+import { gameView, Portal } from "../src/client/index.js";
 
 const WEB = process.env.CHIEU_WEB_URL ?? "http://127.0.0.1:8080";
 const NATIVE = process.env.CHIEU_TABLE_URL ?? "http://127.0.0.1:50051";

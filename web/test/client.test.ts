@@ -4,9 +4,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
-import { Direction, SowSchema, type Sow } from "../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
+import { Direction, SowSchema, type Sow, type View as OAnQuanView } from "../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
 import { TableStatus, type TableView } from "../gen/chieu/table/v1/table_service_pb.js";
-import { commandId, gameView, Portal, reason, type OAnQuanView } from "../src/client/index.js";
+import { commandId, gameView, Portal, reason } from "../src/client/index.js";
 
 const URL = process.env.CHIEU_WEB_URL ?? "http://127.0.0.1:8080";
 const ROOM = "o_an_quan.points";

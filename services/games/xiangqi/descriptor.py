@@ -1,6 +1,7 @@
 """Cờ tướng (中国象棋) as the rest of the system sees it: see :mod:`chieu.games.descriptor`."""
 
-from chieu.games.descriptor import Descriptor, Exercise, Titles
+from chieu.games.descriptor import Descriptor, Exercise, Titles, Tool
+from chieu.games.xiangqi import perft
 from chieu.games.xiangqi.drawing import draw
 
 DESCRIPTOR = Descriptor(
@@ -14,4 +15,5 @@ DESCRIPTOR = Descriptor(
     exercise=Exercise(players=2, full_players=2, short_room="ladder", full_rooms=("points", "coins", "ladder")),
     draw=draw,
     rules_file="xiangqi.md",
+    tools=(Tool("perft", perft.HELP, perft.arguments, perft.run),),
 )

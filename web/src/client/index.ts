@@ -16,8 +16,6 @@ import { createRegistry, type DescMessage, type Message, type MessageInitShape, 
 import { anyPack, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
-import type { View as OAnQuanView } from "../../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
-import type { View as PhomView } from "../../gen/chieu/games/phom/v1/phom_pb.js";
 import { GAMES, gameOf, type GameDescriptor } from "../../gen/chieu/games/registry.js";
 import {
   LobbyService,
@@ -33,7 +31,7 @@ import { LadderService, type RankedPlayer } from "../../gen/chieu/ladder/v1/ladd
 import { LedgerService, type ListPricesResponse, type PostingResult } from "../../gen/chieu/ledger/v1/ledger_service_pb.js";
 import type { Profile } from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
 
-export type { OAnQuanView, PhomView, PostingResult, Profile, RankedPlayer, RoomEntry, Session, TableView, WatchRoomResponse };
+export type { PostingResult, Profile, RankedPlayer, RoomEntry, Session, TableView, WatchRoomResponse };
 
 export { GAMES, gameOf, type GameDescriptor };
 
