@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chieu.games.fairness import Fairness
+
 ROOM_KINDS = ("points", "coins", "ladder")
 """The kinds of room a game can be played in: for points, for 金币 at a stake, or on the
 过关斩将 ladder."""
@@ -103,6 +105,9 @@ class Descriptor:
     extra: Mapping[str, Any] = field(default_factory=dict)
     tools: tuple[Tool, ...] = ()
     """The game's commands on the ``chieu`` command line (中国象棋's ``perft``)."""
+    fairness: Fairness = field(default_factory=Fairness)
+    """The labels its rules draw at random from and what each decides, and its test vectors
+    (docs/fairness.md, written from it by ``scripts/fairvectors``); the default: nothing is random."""
 
     def __post_init__(self) -> None:
         if not (self.key.isascii() and self.key.isidentifier() and self.key.islower()):

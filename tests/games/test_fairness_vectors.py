@@ -1,11 +1,13 @@
 """docs/fairness.md against the code, and against a verifier written from the page alone.
 
 The page's ```vector name=...``` blocks are parsed and each is derived twice: by the code
-(``chieu.games.fair`` and each game's own ``start`` and dealing functions), and by
-:class:`FromTheDoc`, an implementation of chieu-fair-v1 and of every game's deal written only
-from the page, with plain ``hashlib`` and ``hmac`` (it imports nothing of ``chieu``). A change of
-the code or of the page that disagrees with the other fails here. ``scripts/fairvectors
---write docs/fairness.md`` rewrites the blocks from the code.
+(``scripts/fairvectors``: ``chieu.games.fair`` and each game's descriptor's vectors, its own
+``start`` and dealing functions), and by :class:`FromTheDoc`, an implementation of
+chieu-fair-v1 and of every game's deal written only from the page, with plain ``hashlib`` and
+``hmac`` (it imports nothing of ``chieu``). A change of the code or of the page that disagrees
+with the other fails here. The games' table of labels is the one the script writes from the
+descriptors, and a game draws from no label its descriptor does not name.
+``scripts/fairvectors --write docs/fairness.md`` rewrites the table and the blocks from the code.
 """
 
 from __future__ import annotations
@@ -13,21 +15,23 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import importlib.machinery
+import importlib.util
 import inspect
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
-from chieu.games import fair, registry
-from chieu.games.core import Outcome, Setup
-from chieu.games.gouji import cards as gouji_cards
-from chieu.games.lianliankan import board as llk
+from chieu.games import fair, fairness, registry
+from chieu.games.fairness import Fairness, Label
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "fairness.md"
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "fairness.md"
 BLOCK = re.compile(r"^```vector name=(\S+)\n(.*?)^```$", re.M | re.S)
 
 Vector = dict[str, Any]
@@ -56,148 +60,94 @@ def _rows(v: Vector, key: str) -> list[int]:
 # =============================================================================== the code
 
 
-def material(n: int) -> bytes:
-    return fair.seed_material(server_seed(), client_seeds(n))
-
-
-def setup(key: str, v: Vector, options: dict[str, Any] | None = None) -> Setup:
-    game = registry.get(key)
-    previous = v.get("previous")
-    prev = None if previous is None else Outcome(
-        winner=previous.get("winner"), ranking=(), scores=tuple(previous.get("scores", ())), transfers=(),
-        reason=previous.get("reason", ""), first=previous.get("first"))
-    n = v["players"]
-    return Setup(options=game.parse_options(options if options is not None else v.get("options", {})),
-                 players=n, seed=material(n), now_ms=0, hand_no=1, previous=prev, owner=v.get("owner", 0))
-
-
-def code_seeds(v: Vector) -> None:
-    assert fair.commitment(server_seed()) == v["commitment"]
-    assert len(server_seed()) == 32
-
-
-def code_materials(v: Vector) -> None:
-    for key, m in v.items():
-        n = int(key.removeprefix("players_"))
-        assert fair.seed_material(server_seed(), client_seeds(n)).hex() == m["material"]
-        assert hashlib.sha256(bytes.fromhex(m["preimage"])).hexdigest() == m["material"]
-
-
-def code_stream(v: Vector) -> None:
-    s = fair.Stream(material(v["players"]), v["label"])
-    assert [s.below(v["n"]) for _ in v["draws"]] == v["draws"]
-
-
-def code_rejection(v: Vector) -> None:
-    s = fair.Stream(material(v["players"]), v["label"])
-    assert [str(s.below(int(v["n"]))) for _ in v["draws"]] == v["draws"]
-
-
-def code_shuffle(v: Vector) -> None:
-    n = int(v["items"].removeprefix("range(").removesuffix(")"))
-    assert fair.shuffled(material(v["players"]), range(n), v["label"]) == v["result"]
-
-
-def code_phom(v: Vector) -> None:
-    game = registry.get("phom")
-    su = setup("phom", v)
-    events = list(game.start(su))
-    dealt = events[0]
-    hands = {h.seat: list(h.cards) for h in dealt.hands}
-    assert dealt.dealer == v["dealer"] and dealt.owner == v["owner"]
-    assert [hands[i] for i in range(v["players"])] == v["hands"]
-    assert (list(dealt.stock), list(dealt.unused)) == (v["stock"], v["unused"])
-    state = game.initial(su.options, su.players)
-    for e in events:
-        state = game.evolve(state, e)
-    for _ in range(2):  # the Ù window's clock, then the dealer's first turn
-        timed = list(game.on_timeout(state, dealt.dealer, 0))
-        for e in timed:
-            state = game.evolve(state, e)
-    discard = next(e for e in timed if type(e).__name__ == "Discarded")
-    assert {"seat": discard.seat, "discard": discard.card} == v["timeout_0"]
-
-
-def code_dominoes(v: Vector) -> None:
-    dealt = registry.get("dominoes").start(setup("dominoes", v))[0]
-    assert dealt.leader == v["leader"]
-    assert [[str(t) for t in h.tiles] for h in dealt.hands] == v["hands"]
-    assert [str(t) for t in dealt.boneyard] == v["boneyard"]
-
-
-def code_mahjong(v: Vector) -> None:
-    d = registry.get("mahjong").start(setup("mahjong", v))[0]
-    assert (d.dealer, d.indicator, list(d.laizi)) == (v["dealer"], v["indicator"], v["laizi"])
-    if "hands" in v:
-        assert [list(h.tiles) for h in d.hands] == v["hands"]
-        assert (list(d.wall), list(d.set_aside)) == (v["wall"], v["set_aside"])
-
-
-def _counts(cards: Sequence[str]) -> list[int]:
-    return list(gouji_cards.to_counts(gouji_cards.parse_cards(cards)))
-
-
-def code_gouji(v: Vector) -> None:
-    game = registry.get("gouji")
-    dealt = game.start(setup("gouji", v))[0]
-    assert [_counts(h.cards) for h in dealt.hands] == v["counts"]
-    assert dealt.first == v["first"]
-    assert game.start(setup("gouji", v, {"firstLeader": "shangban"}))[0].first == v["first_with_shangban"]
-    assert gouji_cards.deal(material(6), "deal", 6)[1] == v["shangban"]
-    assert [list(c) for c in gouji_cards.deal(material(6), "redeal:1", 6)[0]] == v["redeal_1"]
-
-
-def code_lianliankan(v: Vector) -> None:
-    started = registry.get("lianliankan").start(setup("lianliankan", v))[0]
-    assert (started.rows, started.cols) == (v["rows"], v["cols"])
-    assert all(list(lay.cells) == _rows(v, "layout") for lay in started.layouts)
-    assert len(started.layouts) == v["players"]
-    s = fair.Stream(material(v["players"]), "layout")
-    work = s.shuffle(llk.tile_set(v["rows"], v["cols"]))
-    assert work == _rows(v, "first_shuffle")
-    repairs = 0
-    while stuck := llk.greedy_remaining(v["rows"], v["cols"], work):
-        repairs += 1
-        for i, p in zip(stuck, s.shuffle([work[i] for i in stuck]), strict=True):
-            work[i] = p
-    assert repairs == v["repairs"]
-
-
-def code_lianliankan_reshuffle(v: Vector) -> None:
-    board = llk.Board.of(v["rows"], v["cols"], v["cells"])
-    assert llk.find_pair(board) is None, "the vector's board is dead"
-    after = llk.reshuffle(board, fair.Stream(material(v["players"]), v["label"]))
-    assert list(after.cells) == v["result"]
-
-
-def code_o_an_quan(v: Vector) -> None:
-    assert registry.get("o_an_quan").start(setup("o_an_quan", v))[0].first == v["first"]
-
-
-def _by_code(name: str) -> Callable[[Vector], None]:
-    fixed = {"seeds": code_seeds, "materials": code_materials, "stream": code_stream,
-             "rejection": code_rejection, "lianliankan-reshuffle": code_lianliankan_reshuffle}
-    if name in fixed:
-        return fixed[name]
-    prefix = name.split("-")[0]
-    return {"shuffle": code_shuffle, "phom": code_phom, "dominoes": code_dominoes, "mahjong": code_mahjong,
-            "gouji": code_gouji, "lianliankan": code_lianliankan, "o_an_quan": code_o_an_quan}[prefix]
+@functools.cache
+def script() -> ModuleType:
+    """scripts/fairvectors, the one writer of the page's table and blocks, as a module."""
+    path = ROOT / "scripts" / "fairvectors"
+    loader = importlib.machinery.SourceFileLoader("fairvectors", str(path))
+    spec = importlib.util.spec_from_loader("fairvectors", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
 def test_the_page_has_every_vector_and_its_two_placeholders() -> None:
-    assert set(vectors()) >= {
-        "seeds", "materials", "stream", "rejection", "shuffle-52", "shuffle-136", "shuffle-28", "phom-4",
-        "dominoes-4", "mahjong-putong", "gouji-6", "lianliankan-18x8", "lianliankan-reshuffle", "o_an_quan-2"}
+    assert set(vectors()) == set(script().vectors()), "run scripts/fairvectors --write docs/fairness.md"
+    assert {"seeds", "materials", "stream", "rejection", "shuffle-52"} <= set(vectors())
     text = DOC.read_text(encoding="utf-8")
     for heading in ("## Commitment before the players choose", "## Sealed secrets"):
         assert heading in text
-    for key in registry.KEYS:
-        assert f"(`{key}`)" in text, f"the games' table of {DOC.name} lists no {key}"
+    for d in registry.descriptors():
+        assert f"| `{d.key}` |" in text, f"the games' table of {DOC.name} lists no {d.key}"
+        assert all(f"{d.key}-{name}" in vectors() for name in d.fairness.vectors)
+
+
+def test_the_games_table_is_the_descriptors() -> None:
+    """The table of labels is written from the descriptors, between its markers, and nowhere else."""
+    text = DOC.read_text(encoding="utf-8")
+    s = script()
+    written = f"{s.TABLE_START}\n{s.games_table()}\n{s.TABLE_END}"
+    assert text.count(s.TABLE_START) == 1 and written in text, "run scripts/fairvectors --write docs/fairness.md"
+    for d in registry.descriptors():
+        assert fairness.row(d.key, d.titles.en, d.fairness) in s.games_table()
+    assert s.rewrite(text) == (text, [])  # what --check says
 
 
 @pytest.mark.parametrize("name", list(vectors()))
 def test_the_code_gives_the_vector(name: str) -> None:
-    _by_code(name)(vectors()[name])
+    made = script().vectors()[name]()
+    assert json.loads(json.dumps(made, ensure_ascii=False)) == vectors()[name]
+
+
+# =============================================================================== the labels
+
+
+@pytest.fixture
+def drawn(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every label a stream is made for while the test runs (every draw of chieu-fair-v1 makes one)."""
+    labels: list[str] = []
+    made = fair.Stream.__init__
+
+    def record(self: fair.Stream, material: bytes, label: str) -> None:
+        labels.append(label)
+        made(self, material, label)
+
+    monkeypatch.setattr(fair.Stream, "__init__", record)
+    yield labels
+
+
+def undeclared(declared: Fairness, labels: Sequence[str]) -> list[str]:
+    """The labels drawn that the game's descriptor does not name."""
+    return sorted({label for label in labels if not declared.allows(label)})
+
+
+@pytest.mark.parametrize("key", registry.KEYS)
+def test_a_game_draws_only_the_labels_its_descriptor_names(key: str, drawn: list[str]) -> None:
+    """The game's vectors and a first hand at every table size (default options) draw from its
+    descriptor's labels only; a game with labels has vectors on the page."""
+    d = registry.descriptor(key)
+    game = registry.get(key)
+    for vector in d.fairness.vectors.values():
+        vector()
+    for players in range(d.min_seats, d.max_seats + 1):
+        game.start(fairness.setup(game, players))
+    assert undeclared(d.fairness, drawn) == [], f"name them in {key}'s descriptor (fairness.labels)"
+    if d.fairness.labels:
+        assert d.fairness.vectors, f"{key} draws at random: its descriptor gives vectors for the page"
+    else:
+        assert drawn == [], f"{key} says nothing is random"
+
+
+def test_an_undeclared_label_is_found() -> None:
+    declared = Fairness(labels=(Label("deal", "the deck"), Label("timeout:<k>", "a discard"),
+                                Label("djw:<seat>:<d>", "a dragon")))
+    assert undeclared(declared, ["deal", "timeout:3", "djw:1:0", "timeout", "timeout:3:1", "deal:2", "leader"]) == [
+        "deal:2", "leader", "timeout", "timeout:3:1"]
+    with pytest.raises(ValueError, match="draws nothing has no vectors"):
+        Fairness(vectors={"2": dict})
+    with pytest.raises(ValueError, match="named once"):
+        Fairness(labels=(Label("deal", "a"), Label("deal", "b")))
 
 
 # =============================================================================== from the page alone
@@ -503,8 +453,10 @@ def _by_doc(name: str) -> Callable[[Vector], None]:
     if name in fixed:
         return fixed[name]
     prefix = name.split("-")[0]
-    return {"shuffle": doc_shuffle, "phom": doc_phom, "dominoes": doc_dominoes, "mahjong": doc_mahjong,
-            "gouji": doc_gouji, "lianliankan": doc_lianliankan, "o_an_quan": doc_o_an_quan}[prefix]
+    by_prefix = {"shuffle": doc_shuffle, "phom": doc_phom, "dominoes": doc_dominoes, "mahjong": doc_mahjong,
+                 "gouji": doc_gouji, "lianliankan": doc_lianliankan, "o_an_quan": doc_o_an_quan}
+    assert prefix in by_prefix, f"{name}: implement the game's deal from the page in FromTheDoc, and doc_{prefix}"
+    return by_prefix[prefix]
 
 
 @pytest.mark.parametrize("name", list(vectors()))

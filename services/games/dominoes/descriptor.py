@@ -1,6 +1,8 @@
 """Đô Mi Nô (多米诺骨牌) as the rest of the system sees it: see :mod:`chieu.games.descriptor`."""
 
 from chieu.games.descriptor import Descriptor, Exercise, Titles
+from chieu.games.dominoes.vectors import VECTORS
+from chieu.games.fairness import Fairness, Label
 
 DESCRIPTOR = Descriptor(
     key="dominoes",
@@ -12,4 +14,11 @@ DESCRIPTOR = Descriptor(
     short_clock={"turnSeconds": 3},
     exercise=Exercise(players=3, full_players=3, short_room="points", full_rooms=("points", "coins", "ladder")),
     rules_file="dominoes.md",
+    fairness=Fairness(
+        labels=(
+            Label("deal", "the tiles"),
+            Label("leader", "a random leader"),
+        ),
+        vectors=VECTORS,
+    ),
 )

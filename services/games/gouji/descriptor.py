@@ -1,6 +1,8 @@
 """Gouji (够级) as the rest of the system sees it: see :mod:`chieu.games.descriptor`."""
 
 from chieu.games.descriptor import Descriptor, Exercise, Titles
+from chieu.games.fairness import Fairness, Label
+from chieu.games.gouji.vectors import VECTORS
 
 DESCRIPTOR = Descriptor(
     key="gouji",
@@ -12,4 +14,11 @@ DESCRIPTOR = Descriptor(
     short_clock={"turnSeconds": 3, "tributeReturnSeconds": 3},
     exercise=Exercise(players=6, full_players=6, short_room="points", full_rooms=("points",)),
     rules_file="gouji.md",
+    fairness=Fairness(
+        labels=(
+            Label("deal", "the four decks"),
+            Label("redeal:<n>", "a 革命 redeal"),
+        ),
+        vectors=VECTORS,
+    ),
 )

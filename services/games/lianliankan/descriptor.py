@@ -1,6 +1,8 @@
 """Nối thú (连连看) as the rest of the system sees it: see :mod:`chieu.games.descriptor`."""
 
 from chieu.games.descriptor import Descriptor, Exercise, Titles
+from chieu.games.fairness import Fairness, Label
+from chieu.games.lianliankan.vectors import VECTORS
 
 DESCRIPTOR = Descriptor(
     key="lianliankan",
@@ -12,4 +14,11 @@ DESCRIPTOR = Descriptor(
     short_clock={"board": "14x6", "timeLimitSeconds": 90},
     exercise=Exercise(players=2, full_players=3, short_room="points", full_rooms=("points", "ladder")),
     rules_file="lianliankan.md",
+    fairness=Fairness(
+        labels=(
+            Label("layout", "the layout"),
+            Label("reshuffle:<seat>:<k>", "a dead board's reshuffle"),
+        ),
+        vectors=VECTORS,
+    ),
 )

@@ -1,6 +1,8 @@
 """Mạt chược Hồng Động (洪洞王牌麻将) as the rest of the system sees it: see :mod:`chieu.games.descriptor`."""
 
 from chieu.games.descriptor import Descriptor, Exercise, Titles
+from chieu.games.fairness import Fairness, Label
+from chieu.games.mahjong.vectors import VECTORS
 
 DESCRIPTOR = Descriptor(
     key="mahjong",
@@ -12,4 +14,13 @@ DESCRIPTOR = Descriptor(
     short_clock={"turnSeconds": 3, "claimSeconds": 2, "pairSeconds": 3},
     exercise=Exercise(players=3, full_players=4, short_room="points", full_rooms=("points", "coins")),
     rules_file="mahjong.md",
+    fairness=Fairness(
+        labels=(
+            Label("deal", "the wall"),
+            Label("dealer", "a random dealer (庄)"),
+            Label("xiaoshouwang:<seat>", "小手王's exposed tile"),
+            Label("djw:<seat>:<d>", "大将王黑风报's dragon on a tie"),
+        ),
+        vectors=VECTORS,
+    ),
 )

@@ -1,7 +1,9 @@
 """Ô ăn quan (吃官棋) as the rest of the system sees it: see :mod:`chieu.games.descriptor`."""
 
 from chieu.games.descriptor import Descriptor, Exercise, Titles
+from chieu.games.fairness import Fairness, Label
 from chieu.games.o_an_quan.drawing import draw
+from chieu.games.o_an_quan.vectors import VECTORS
 
 DESCRIPTOR = Descriptor(
     key="o_an_quan",
@@ -14,4 +16,10 @@ DESCRIPTOR = Descriptor(
     exercise=Exercise(players=2, full_players=2, short_room="points", full_rooms=("points", "coins", "ladder")),
     draw=draw,
     rules_file="o_an_quan.md",
+    fairness=Fairness(
+        labels=(
+            Label("first_player", "who sows first"),
+        ),
+        vectors=VECTORS,
+    ),
 )

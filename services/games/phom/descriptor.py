@@ -1,6 +1,8 @@
 """Phỏm (Tá lả) as the rest of the system sees it: see :mod:`chieu.games.descriptor`."""
 
 from chieu.games.descriptor import Descriptor, Exercise, Titles
+from chieu.games.fairness import Fairness, Label
+from chieu.games.phom.vectors import VECTORS
 
 DESCRIPTOR = Descriptor(
     key="phom",
@@ -12,4 +14,11 @@ DESCRIPTOR = Descriptor(
     short_clock={"turnSeconds": 3, "uWindowSeconds": 1},
     exercise=Exercise(players=3, full_players=4, short_room="coins", full_rooms=("points", "coins", "ladder")),
     rules_file="phom.md",
+    fairness=Fairness(
+        labels=(
+            Label("deal", "the deck"),
+            Label("timeout:<k>", "an auto-played discard"),
+        ),
+        vectors=VECTORS,
+    ),
 )
