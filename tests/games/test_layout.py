@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import ast
+import importlib.machinery
+import importlib.util
 import re
+import shutil
 import sys
 import types
 from pathlib import Path
@@ -106,9 +109,15 @@ def test_descriptors_refuse_what_cannot_be_true() -> None:
 
 PRODUCT = [ROOT / "services", ROOT / "tools"]
 """Python outside chieu.games that must read the descriptors rather than name a game."""
+SCRIPTS = [ROOT / "scripts", ROOT / "web" / "scripts"]
+"""The generators and the check (Python or shell, no suffix): they read the registry too."""
 WEB = ROOT / "web" / "src"
 WEB_GAME_PAGES = WEB / "app" / "games"
-"""A game's own page in the browser (src/app/games/<key>.ts) may name its key."""
+"""A game's own page in the browser (src/app/games/<key>.ts) may name its key and import its
+generated types; nothing else under web/src/ may."""
+ALLOWED: dict[str, str] = {}
+"""Files outside a game's home that may name a game, each with its reason (none today: the
+generated files, web/gen/ and the ``_pb2`` modules, are outside the scanned folders or skipped)."""
 
 
 def _python_literals(path: Path, keys: set[str]) -> list[str]:
@@ -128,10 +137,36 @@ def key_literals() -> list[str]:
             if GAMES_DIR in path.parents or "_pb2" in path.name:
                 continue
             found += _python_literals(path, keys)
+    for top in SCRIPTS:
+        for path in sorted(p for p in top.iterdir() if p.is_file()):
+            text = path.read_text(encoding="utf-8")
+            if text.startswith("#!/usr/bin/env python"):
+                found += _python_literals(path, keys)
+            else:
+                found += _shell_words(path, keys)
     for path in sorted(WEB.rglob("*.ts")):
         if WEB_GAME_PAGES not in path.parents:
-            found += _typescript_literals(path, keys)
-    return found
+            found += _typescript_literals(path, keys) + _typescript_game_imports(path, keys)
+    return [hit for hit in found if hit.split(":", 1)[0] not in ALLOWED]
+
+
+def _shell_words(path: Path, keys: set[str]) -> list[str]:
+    """A game key as a word of a shell script (a case, a list, a path part)."""
+    alternatives = "|".join(map(re.escape, sorted(keys)))
+    word = re.compile(rf"(?<![\w.-])({alternatives})(?![\w-])")
+    name = path.relative_to(ROOT) if ROOT in path.parents else path.name
+    return [f"{name}:{n}: {m.group(0)}" for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if (m := word.search(line))]
+
+
+def _typescript_game_imports(path: Path, keys: set[str]) -> list[str]:
+    """An import of a game's generated module (its View, its commands) outside the game's board."""
+    alternatives = "|".join(map(re.escape, sorted(keys)))
+    imported = re.compile(rf"""from\s+["'][^"']*gen/chieu/games/({alternatives})/""")
+    name = path.relative_to(ROOT) if ROOT in path.parents else path.name
+    text = path.read_text(encoding="utf-8")
+    return [f"{name}:{text.count(chr(10), 0, m.start()) + 1}: imports {m.group(1)}'s types"
+            for m in imported.finditer(text)]
 
 
 def _typescript_literals(path: Path, keys: set[str]) -> list[str]:
@@ -153,6 +188,18 @@ def test_the_literal_check_finds_a_planted_key(tmp_path: Path) -> None:
     page = tmp_path / "page.ts"
     page.write_text('const a = g.game === "phom";\nconst b = "phom_like";\n')
     assert [hit.split(": ", 1)[1] for hit in _typescript_literals(page, set(registry.KEYS))] == ['"phom"']
+    client = tmp_path / "client.ts"  # what web/src/client/index.ts did
+    client.write_text('import type { View as OAnQuanView } from\n'
+                      '  "../../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";\n'
+                      'import { GAMES } from "../../gen/chieu/games/registry.js";\n')
+    assert [hit.split(": ", 1)[1] for hit in _typescript_game_imports(client, set(registry.KEYS))] == [
+        "imports o_an_quan's types"]
+    script = tmp_path / "gen"
+    script.write_text('for g in phom dominoes_x; do echo "$g"; done\ncase "$1" in xiangqi) ;; esac\n')
+    assert [hit.split(": ", 1)[1] for hit in _shell_words(script, set(registry.KEYS))] == ["phom", "xiangqi"]
+    old_script = tmp_path / "fairvectors"  # what scripts/fairvectors did
+    old_script.write_text('#!/usr/bin/env python3\ngame = registry.get("phom")\n')
+    assert [hit.split(": ", 1)[1] for hit in _python_literals(old_script, set(registry.KEYS))] == ["'phom'"]
 
 
 # --------------------------------------------------------------------------- the games stand apart
@@ -168,6 +215,18 @@ def test_no_game_imports_another(graph: grimp.ImportGraph) -> None:
             if a != b:
                 chain = graph.find_shortest_chain(f"chieu.games.{a}", f"chieu.games.{b}")
                 assert chain is None, f"{a} imports {b}: {chain}"
+
+
+def test_nothing_outside_a_game_imports_it() -> None:
+    """The services, the CLI and the tools reach a game through the registry only (``chieu perft``
+    was ``from chieu.games.xiangqi import perft`` inside the CLI): imports inside functions count."""
+    graph = grimp.build_graph("chieu", "chieu_tools")
+    for key in registry.KEYS:
+        package = f"chieu.games.{key}"
+        for module in {package, *graph.find_descendants(package)}:
+            outside = {m for m in graph.find_modules_that_directly_import(module)
+                       if m != package and not m.startswith(f"{package}.")}
+            assert not outside, f"{module} imported by {sorted(outside)}"
 
 
 def test_a_games_rules_do_not_read_its_generated_contract(graph: grimp.ImportGraph) -> None:
@@ -197,3 +256,98 @@ def test_every_short_clock_is_valid_under_the_games_own_option_names() -> None:
         game = registry.get(d.key)
         values = game.option_values(game.parse_options(dict(d.short_clock)))
         assert {k: values[k] for k in d.short_clock} == dict(d.short_clock), d.key
+
+
+# --------------------------------------------------------------------------- an eighth game, whole
+
+EIGHTH = '''"""Cờ gánh: a planted eighth game, its rules reduced to a deal, a refusal and its fairness."""
+from chieu.games import fair
+from chieu.games.core import IllegalMove
+from chieu.games.descriptor import Descriptor, Exercise, Titles
+from chieu.games.fairness import Fairness, Label
+
+
+class _Game:
+    key = "co_ganh"
+    title = "Cờ gánh"
+    min_players = 2
+    max_players = 2
+
+    def parse_options(self, raw):
+        return dict(raw)
+
+    def start(self, setup):
+        return [fair.choice(setup.seed, (0, 1), "first_player")]
+
+    def decide(self, state, command):
+        raise IllegalMove("no_own_stone", "this game's own")
+
+
+GAME = _Game()
+DESCRIPTOR = Descriptor(key="co_ganh", titles=Titles("Cờ gánh", "越南挑棋", "Co Ganh"), min_seats=2, max_seats=2,
+                        sort=99, team_results=False, short_clock={},
+                        exercise=Exercise(players=2, full_players=2, short_room="points", full_rooms=("points",)),
+                        fairness=Fairness(labels=(Label("first_player", "who moves first"),)))
+'''
+EIGHTH_WORDS = '''[refusal]
+no_own_stone = { en = "You have no stone there.", vi = "Bạn không có quân ở đó.", zh = "那里没有你的棋子。" }
+'''
+
+
+def _script(name: str) -> types.ModuleType:
+    loader = importlib.machinery.SourceFileLoader(name, str(ROOT / "scripts" / name))
+    spec = importlib.util.spec_from_loader(name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_an_eighth_game_with_words_and_fairness_changes_nothing_outside_its_home_but_generated_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cờ gánh dropped into a copy of the product, with its words and its fairness labels: every
+    check that once forced an edit elsewhere (the words' homes, the page's games table, the key
+    literals) holds, and what changes outside its package is generated: the games table of
+    docs/fairness.md (between its markers only), web/gen/chieu/games/registry.ts, the words."""
+    from chieu.kit import words
+    from tests.words.homes import misplaced
+
+    product = tmp_path / "chieu"
+    shutil.copytree(ROOT / "services", product, ignore=shutil.ignore_patterns("__pycache__", "v1", "*.pyi"))
+    before = {p: p.read_bytes() for p in product.rglob("*") if p.is_file()}
+    home = product / "games" / "co_ganh"
+    home.mkdir()
+    (home / "__init__.py").write_text(EIGHTH)
+    (home / "words.toml").write_text(EIGHTH_WORDS)
+    doc = (ROOT / "docs" / "fairness.md").read_text(encoding="utf-8")
+    fairvectors, gamests = _script("fairvectors"), _script("gamests")
+    old_registry_ts = gamests.render()
+
+    monkeypatch.setattr(chieu.games, "__path__", [*chieu.games.__path__, str(product / "games")])
+    try:
+        keys, descriptors, games = registry._discover()
+    finally:
+        monkeypatch.setattr(chieu.games, "__path__", [p for p in chieu.games.__path__ if p != str(product / "games")])
+    assert "co_ganh" in keys and games["co_ganh"].key == "co_ganh"
+    monkeypatch.setattr(registry, "KEYS", keys)
+    monkeypatch.setattr(registry, "_DESCRIPTORS", descriptors)
+    monkeypatch.setattr(registry, "_GAMES", games)
+    monkeypatch.setattr(registry, "descriptors", lambda: tuple(descriptors.values()))
+    try:
+        # its words: in its home, merged, no other home touched
+        homes = words.find_homes(product)
+        assert misplaced(homes, product) == []
+        assert words.merge(homes)["refusal"]["no_own_stone"]["vi"] == "Bạn không có quân ở đó."
+        # its fairness: the page's table gains its row, and nothing else on the page changes
+        new, lacking = fairvectors.rewrite(doc)
+        assert lacking == []
+        row = "| Co Ganh | `co_ganh` | `first_player` | who moves first |"
+        assert new.replace(row + "\n", "", 1) == doc and row in new.split(fairvectors.TABLE_END)[0]
+        # the web's registry gains it (generated by scripts/gamests)
+        assert '{ key: "co_ganh"' in gamests.render() and '{ key: "co_ganh"' not in old_registry_ts
+        # no file outside a game names it or any game
+        assert key_literals() == []
+    finally:
+        sys.modules.pop("chieu.games.co_ganh", None)
+    after = {p: p.read_bytes() for p in product.rglob("*") if p.is_file() and home not in p.parents}
+    assert after == before  # nothing outside its package changed
