@@ -19,6 +19,7 @@ import importlib.machinery
 import importlib.util
 import inspect
 import json
+import random
 import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -28,7 +29,9 @@ from typing import Any
 import pytest
 
 from chieu.games import fair, fairness, registry
+from chieu.games.core import Setup
 from chieu.games.fairness import Fairness, Label
+from tests.rules.test_legal_views import VARIANTS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "fairness.md"
@@ -122,17 +125,52 @@ def undeclared(declared: Fairness, labels: Sequence[str]) -> list[str]:
     return sorted({label for label in labels if not declared.allows(label)})
 
 
+def walk(key: str, seed: int, steps: int = 200) -> None:
+    """A random hand of ``key`` (its other options on odd seeds): random legal commands, and its
+    earliest deadline run out now and then (the timeouts' own draws)."""
+    game = registry.get(key)
+    rng = random.Random(seed)
+    variants = [{}, *VARIANTS.get(key, [])]
+    options = game.parse_options(variants[seed % len(variants)])
+    players = rng.randint(game.min_players, game.max_players)
+    now = 1_000_000
+    state = game.initial(options, players)
+    for e in game.start(Setup(options, players, rng.randbytes(32), now)):
+        state = game.evolve(state, e)
+    for _ in range(steps):
+        if game.outcome(state) is not None:
+            return
+        now += 10
+        deadlines = game.deadlines(state)
+        moves = [(s, c) for s in range(players) for c in game.legal(state, s)]
+        if deadlines and (not moves or rng.random() < 0.3):
+            due = min(deadlines, key=lambda d: d.at_ms)
+            now = max(now, due.at_ms)
+            events = game.on_timeout(state, due.seat, now)
+        elif moves:
+            seat, command = rng.choice(moves)
+            events = game.decide(state, seat, command, now)
+        else:
+            return
+        for e in events:
+            state = game.evolve(state, e)
+
+
 @pytest.mark.parametrize("key", registry.KEYS)
-def test_a_game_draws_only_the_labels_its_descriptor_names(key: str, drawn: list[str]) -> None:
-    """The game's vectors and a first hand at every table size (default options) draw from its
-    descriptor's labels only; a game with labels has vectors on the page."""
+def test_a_game_draws_exactly_the_labels_its_descriptor_names(key: str, drawn: list[str]) -> None:
+    """The game's vectors, a first hand at every table size and a few random hands draw from its
+    descriptor's labels only, and from each of them; a game with labels has vectors on the page."""
     d = registry.descriptor(key)
     game = registry.get(key)
     for vector in d.fairness.vectors.values():
         vector()
     for players in range(d.min_seats, d.max_seats + 1):
         game.start(fairness.setup(game, players))
+    for seed in range(6):
+        walk(key, seed)
     assert undeclared(d.fairness, drawn) == [], f"name them in {key}'s descriptor (fairness.labels)"
+    assert [mine.name for mine in d.fairness.labels if not any(mine.matches(x) for x in drawn)] == [], \
+        f"{key}'s descriptor names a label its rules never drew"
     if d.fairness.labels:
         assert d.fairness.vectors, f"{key} draws at random: its descriptor gives vectors for the page"
     else:

@@ -249,6 +249,14 @@ def test_every_game_package_has_the_same_shape() -> None:
         assert isinstance(module, types.ModuleType) and set(module.__all__) == {"DESCRIPTOR", "GAME"}
 
 
+def test_every_game_has_its_page_and_its_row_in_the_games_table() -> None:
+    """docs/adding-a-game.md, section 5: docs/games/<key>.md and a row of docs/games.md."""
+    table = (ROOT / "docs" / "games.md").read_text(encoding="utf-8")
+    for key in registry.KEYS:
+        assert (ROOT / "docs" / "games" / f"{key}.md").is_file(), key
+        assert f"| `{key}` |" in table and f"(games/{key}.md)" in table, key
+
+
 def test_every_short_clock_is_valid_under_the_games_own_option_names() -> None:
     """The short-clock options (the chaos run's rooms) parse, and use each game's canonical names
     (the ones ``option_values`` reports), not the aliases kept for old rooms and logs."""
