@@ -141,13 +141,25 @@ def key_literals() -> list[str]:
         for path in sorted(p for p in top.iterdir() if p.is_file()):
             text = path.read_text(encoding="utf-8")
             if text.startswith("#!/usr/bin/env python"):
-                found += _python_literals(path, keys)
+                found += _python_literals(path, keys) + _python_game_imports(path, keys)
             else:
                 found += _shell_words(path, keys)
     for path in sorted(WEB.rglob("*.ts")):
         if WEB_GAME_PAGES not in path.parents:
             found += _typescript_literals(path, keys) + _typescript_game_imports(path, keys)
     return [hit for hit in found if hit.split(":", 1)[0] not in ALLOWED]
+
+
+def _python_game_imports(path: Path, keys: set[str]) -> list[str]:
+    """An import of a game's package (``from chieu.games.gouji import cards``), at any depth."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    name = path.relative_to(ROOT) if ROOT in path.parents else path.name
+    modules = [(n.lineno, a.name) for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    modules += [(n.lineno, f"{n.module}.{a.name}") for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                for a in n.names]
+    return [f"{name}:{line}: imports {module}" for line, module in modules
+            if module.split(".")[:2] == ["chieu", "games"] and len(module.split(".")) > 2
+            and module.split(".")[2] in keys]
 
 
 def _shell_words(path: Path, keys: set[str]) -> list[str]:
@@ -198,8 +210,11 @@ def test_the_literal_check_finds_a_planted_key(tmp_path: Path) -> None:
     script.write_text('for g in phom dominoes_x; do echo "$g"; done\ncase "$1" in xiangqi) ;; esac\n')
     assert [hit.split(": ", 1)[1] for hit in _shell_words(script, set(registry.KEYS))] == ["phom", "xiangqi"]
     old_script = tmp_path / "fairvectors"  # what scripts/fairvectors did
-    old_script.write_text('#!/usr/bin/env python3\ngame = registry.get("phom")\n')
+    old_script.write_text('#!/usr/bin/env python3\nfrom chieu.games import fair, registry\n'
+                          'from chieu.games.gouji import cards as gouji_cards\ngame = registry.get("phom")\n')
     assert [hit.split(": ", 1)[1] for hit in _python_literals(old_script, set(registry.KEYS))] == ["'phom'"]
+    assert [hit.split(": ", 1)[1] for hit in _python_game_imports(old_script, set(registry.KEYS))] == [
+        "imports chieu.games.gouji.cards"]
 
 
 # --------------------------------------------------------------------------- the games stand apart
