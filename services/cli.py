@@ -8,7 +8,8 @@ import sys
 
 
 def _scenario(args: argparse.Namespace) -> int:
-    from chieu.table.scenario import report, run_files
+    from chieu.games.scenarios import report
+    from chieu.scenario_files import run_files
 
     results = run_files(args.files)
     print(report(results, as_json=args.json))
@@ -144,9 +145,9 @@ def _verify(args: argparse.Namespace) -> int:
     from chieu.kit.eventstore import EventStore
     from chieu.kit.names import TABLES
     from chieu.kit.settings import from_env
-    from chieu.table import audit
     from chieu.table.tables import check_table_id
     from chieu.table.v1 import log_pb2
+    from chieu.tablelog.verify import verify
 
     try:
         table_id = check_table_id(args.table)
@@ -182,7 +183,7 @@ def _verify(args: argparse.Namespace) -> int:
     from chieu.audit.proof import Proof
 
     proof = Proof(table_id)  # each hand's outcome and settlements derived again from the rules
-    verdicts = audit.verify(table_id, records, observe=proof)
+    verdicts = verify(table_id, records, observe=proof)
     for v in verdicts:
         if not v.revealed:
             print(f"hand {v.hand_no}: IN PLAY  the seed is not revealed yet, so the deal cannot be checked; "
@@ -206,7 +207,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _seal_keys(args: argparse.Namespace) -> int:
     """Print a seal keyset: a new one, or ``--rotate FILE``'s with a fresh sealing key first."""
-    from chieu.table.sealing import SealKeys
+    from chieu.tablelog.sealing import SealKeys
 
     keys: list[tuple[str, bytes]] = []
     if args.rotate:

@@ -34,7 +34,7 @@ from nats.aio.client import Client
 
 from chieu.kit import auth, natsauth
 from chieu.kit.settings import Settings
-from chieu.table.sealing import SealKeys
+from chieu.tablelog.sealing import SealKeys
 from chieu_tools import localnats
 
 SIGNER = auth.Signer.generate()
@@ -48,7 +48,7 @@ PRIVATE_KEY.touch(mode=0o600)
 PRIVATE_KEY.write_bytes(SIGNER.private_pem())
 os.environ["CHIEU_TOKEN_PUBLIC_KEYS"] = str(PUBLIC_KEYS)  # for services started as subprocesses
 SEAL_KEYS = KEYS_DIR / "seal.jwks.json"
-"""The test session's seal keyset (the table processes'; :mod:`chieu.table.sealing`)."""
+"""The test session's seal keyset (the table processes'; :mod:`chieu.tablelog.sealing`)."""
 SEAL_KEYS.touch(mode=0o600)
 SEAL_KEYS.write_text(SealKeys.document([SealKeys.new_key()]))
 os.environ["CHIEU_SEAL_KEYS"] = str(SEAL_KEYS)  # for table services started as subprocesses

@@ -1,5 +1,5 @@
 """Every table log of a period, replayed and verified: each hand's commitment, deal and every
-move decided again by the rules core (``chieu.table.audit``, the check behind ``chieu verify``),
+move decided again by the rules core (``chieu.tablelog.verify``, the check behind ``chieu verify``),
 each hand's outcome and settlements derived again from the rules (``chieu.audit.proof``), and
 each table's records following on (version 1, 2, …, the subject's table id).
 
@@ -22,9 +22,10 @@ from chieu.audit.archive import Message
 from chieu.audit.proof import AREA as PROOF
 from chieu.audit.proof import Proof
 from chieu.audit.report import Report
-from chieu.table import audit, sealing
-from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import sealing
+from chieu.tablelog.fold import Table
+from chieu.tablelog.verify import Verdict, verify
 
 AREA = "logs"
 
@@ -92,7 +93,7 @@ PARALLEL_FROM = 50_000
 CHUNK = 4_000
 """Records per piece of work given to a worker (whole tables; the progress moves per piece)."""
 
-Outcome = tuple[list[audit.Verdict], Proof] | str
+Outcome = tuple[list[Verdict], Proof] | str
 """A table's verdicts and the proof of its money, or why its log cannot be folded."""
 
 
@@ -150,7 +151,7 @@ def verify_all(logs: Logs, report: Report, progress: Callable[[int], None] | Non
 def _verify(table_id: str, records: list[tuple[int, log_pb2.Record]], *, opened: bool = False) -> Outcome:
     proof = Proof(table_id)
     try:
-        return audit.verify(table_id, records, opened=opened, observe=proof), proof
+        return verify(table_id, records, opened=opened, observe=proof), proof
     except Exception as e:
         return f"{type(e).__name__}: {e}"
 

@@ -1,11 +1,11 @@
 """The log's money proven from the rules (issue 32): every hand's outcome and every settlement
 leg derived again from the folded state and the table's options, from the log alone.
 
-The verifier (``chieu.table.audit.verify``) proves each record's game events; the ``Settlement``
+The verifier (``chieu.tablelog.verify.verify``) proves each record's game events; the ``Settlement``
 and ``HandEnded`` beside them are the table's, not the game's, and nothing checked them: an
 archive whose leg was raised, or whose outcome reason was changed, passed once signed again.
 :class:`Proof` watches the verifier's fold (its ``observe``) and, after each record of a hand,
-asks the same pure functions the table decided it with (``chieu.table.decide.rule_money`` and
+asks the same pure functions the table decided it with (``chieu.tablelog.money.rule_money`` and
 ``money_events``) what the record pays and whether it ends the hand:
 
 * a move, a timeout or the deal: the legs the rules pay (the transfers its game events carry,
@@ -14,7 +14,7 @@ asks the same pure functions the table decided it with (``chieu.table.decide.rul
   with the rules' outcome (winner, ranking, scores, every transfer, reason, gà pot, first
   seat, carry), the hand's players and the table's ladder level;
 * a record without a move (a seat, a quit, an operator's abort): no settlement, and a hand's
-  end only as an abort (``decide.aborted``: no winner, nothing paid, the pot kept);
+  end only as an abort (``money.aborted``: no winner, nothing paid, the pot kept);
 
 and compares them with what the record logs: ``settlement_mismatch`` per leg (its table, hand,
 leg, expected vs logged) or per settlement field, ``outcome_mismatch`` per hand. The ledger is
@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chieu.games.core import Transfer
-from chieu.table import codec, decide
-from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import codec, money
+from chieu.tablelog.fold import Table
 
 AREA = "proof"
 _OUTCOME_FIELDS = ("winner", "ranking", "scores", "transfers", "reason", "pot_balance", "first", "carry")
@@ -91,12 +91,12 @@ class Proof:
             self._no_move(table, record, settlements, ended)
             return
         events = derived if derived is not None else [codec.unpack(e, table.game_key) for e in game_events]
-        paid, outcome = decide.rule_money(table.game, table.game_state, events, settled)
+        paid, outcome = money.rule_money(table.game, table.game_state, events, settled)
         if not paid and outcome is None and not settlements and not ended:
             return  # a move that pays nothing and does not end the hand, logged so
         paid = self.within_reservations(table, paid)
         seed = ended[0].server_seed if ended else b""
-        expected = decide.money_events(table, paid, outcome, seed, table.hand_players, hand, settled)
+        expected = money.money_events(table, paid, outcome, seed, table.hand_players, hand, settled)
         self._settlements(record, hand, [e.settlement for e in expected if e.HasField("settlement")], settlements)
         self._ended(record, hand, [e.hand_ended for e in expected if e.HasField("hand_ended")], ended)
 
@@ -191,13 +191,13 @@ class Proof:
         for e in ended:
             self._count("aborts_proven")
             reason = e.outcome.reason
-            why = reason[len(decide.ABORTED):]
-            if not reason.startswith(decide.ABORTED) or not why.strip() or why != why.strip() or len(why) > 200:
+            why = reason[len(money.ABORTED):]
+            if not reason.startswith(money.ABORTED) or not why.strip() or why != why.strip() or len(why) > 200:
                 self._add("outcome_mismatch", f"{self.table_id} hand {hand}",
                           f"version {record.version}: a hand ended without a move, so by an operator's abort "
-                          f"(reason {decide.ABORTED!r} and theirs); logged reason {reason!r}")
+                          f"(reason {money.ABORTED!r} and theirs); logged reason {reason!r}")
                 continue
-            want = decide.money_events(table, [], decide.aborted(len(table.hand_players), why, table.pot),
+            want = money.money_events(table, [], money.aborted(len(table.hand_players), why, table.pot),
                                        e.server_seed, table.hand_players, hand, 0)
             self._ended(record, hand, [want[0].hand_ended], [e])
 

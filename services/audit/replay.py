@@ -16,9 +16,10 @@ from typing import Any
 
 from chieu.audit.proof import Proof
 from chieu.games import registry
-from chieu.table import audit, codec
-from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import codec
+from chieu.tablelog.fold import Table
+from chieu.tablelog.verify import verify
 
 TEMPLATE = Path(__file__).with_name("replay.html")
 RED_SUITS = ("♦", "♥")
@@ -146,7 +147,7 @@ def _cause(rec: log_pb2.Record, table: Table) -> str:
 def render(table_id: str, records: list[tuple[int, log_pb2.Record]]) -> str:
     """The page of one table's log (stream sequence, record), every hand move by move."""
     proof = Proof(table_id)  # the money of every hand, derived again from the rules
-    verdicts = {v.hand_no: v for v in audit.verify(table_id, records, observe=proof)}
+    verdicts = {v.hand_no: v for v in verify(table_id, records, observe=proof)}
     table = Table(table_id)
     sections: list[str] = []
     rows: list[str] = []

@@ -6,7 +6,7 @@ randomness come in as data (``now_ms`` and the hand's seed material).
 
 Commands, events and views are frozen, slotted dataclasses. Each has a protobuf
 message of the same name in the game's ``chieu.games.<key>.v1`` package; the
-table service converts between them by field name (see ``chieu.table.codec``).
+table service converts between them by field name (see ``chieu.tablelog.codec``).
 
 Seats are numbered 0..n-1 in **turn order** (P1 is seat 0, P2 acts right after
 P1, ...). Money is counted in stake units (cược): the ledger multiplies by the

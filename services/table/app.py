@@ -7,11 +7,11 @@ from chieu.kit import logs, names, natsauth
 from chieu.kit.eventstore import EventStore
 from chieu.kit.server import Server, run
 from chieu.kit.settings import Settings, SettingsError, from_env
-from chieu.table import codec, sealing
 from chieu.table.peers import Peers
 from chieu.table.servicer import TableService, register
 from chieu.table.tables import Tables
 from chieu.table.v1 import table_service_pb2
+from chieu.tablelog import codec, sealing
 
 
 async def build(settings: Settings) -> Server:

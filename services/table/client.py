@@ -10,9 +10,9 @@ import grpc
 from google.protobuf import struct_pb2
 
 from chieu.kit import channels
-from chieu.table import codec
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu.table.v1 import table_service_pb2_grpc as pb_grpc
+from chieu.tablelog import codec
 
 
 class TableClient:

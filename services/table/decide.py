@@ -5,7 +5,7 @@ Each is a pure function of the table (and the command's arguments and server tim
 the events of one record, or a :class:`~chieu.table.refusals.Refused` saying why not; none
 changes the table, raises a refusal or knows gRPC (the edge, :mod:`chieu.table.tables`, turns a
 refusal into a status). The service appends the record and folds it
-(:meth:`chieu.table.state.Table.apply`). The game itself is decided by the rules core through
+(:meth:`chieu.tablelog.fold.Table.apply`). The game itself is decided by the rules core through
 the registry (a ``RuleViolation`` it raises is returned as a refusal too); what a game command
 pays goes in a ``Settlement`` and the hand's end in ``HandEnded``, both in the same record.
 """
@@ -16,11 +16,13 @@ import re
 from typing import Any
 
 from chieu.games import fair, registry
-from chieu.games.core import Game, Outcome, RuleViolation, Seat, Setup, Transfer
-from chieu.table import codec, refusals
+from chieu.games.core import Game, RuleViolation, Seat
+from chieu.table import refusals
 from chieu.table.refusals import Kind, Refused, denied, invalid, precondition
-from chieu.table.state import DEFAULT_GRACE_S, Table, options_struct, remap
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import codec
+from chieu.tablelog.fold import DEFAULT_GRACE_S, Table, hand_setup, options_struct
+from chieu.tablelog.money import aborted, money_events, rule_money
 
 Events = list[log_pb2.TableEvent]
 Decision = Events | Refused
@@ -218,13 +220,6 @@ def change_settings(t: Table, player: str, patch: dict[str, Any], stake: int | N
         reconnect_grace_s=new_grace))]
 
 
-def setup(t: Table, players: list[str], material: bytes, now_ms: int, hand_no: int, owner_seat: int) -> Setup:
-    """The rules core's set-up of a hand at this table (used by the auditor too)."""
-    return Setup(options=t.options, players=len(players), seed=material, now_ms=now_ms,
-                 hand_no=hand_no, previous=remap(t.last_outcome, t.last_hand_players, players),
-                 owner=max(owner_seat, 0))
-
-
 def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes,
                next_seed: log_pb2.NextSeed | None = None) -> Decision:
     """Deal a hand with ``server_seed``: the seed committed before (``t.next_seed``, opened by the
@@ -245,7 +240,7 @@ def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes,
     client_seeds = [t.client_seeds.get(p, b"") for p in players]
     owner_seat = players.index(t.host) if t.host in players else -1
     hand_no = t.hand_no + 1
-    hand = setup(t, players, fair.seed_material(seed, client_seeds), now_ms, hand_no, owner_seat)
+    hand = hand_setup(t, players, fair.seed_material(seed, client_seeds), now_ms, hand_no, owner_seat)
     events = [_ev(hand_started=log_pb2.HandStarted(
         hand_no=hand_no, algorithm=fair.ALGORITHM, seed_commitment=fair.commitment(seed),
         server_seed=seed, players=players, client_seeds=client_seeds, owner_seat=owner_seat,
@@ -265,36 +260,6 @@ def _game_events(t: Table, game: Game[Any, Any], state: Any, game_events: list[A
     settled = 0 if fresh else t.settled_legs
     paid, outcome = rule_money(game, state, game_events, settled)
     return out + money_events(t, paid, outcome, seed, players, hand_no, settled)
-
-
-def rule_money(game: Game[Any, Any], after: Any, game_events: list[Any],
-               settled: int) -> tuple[list[Transfer], Outcome | None]:
-    """What a record pays by the rules (uncapped, in stake units) and the hand's outcome if the
-    record ends it: ``after`` is the game state with the record's ``game_events`` folded,
-    ``settled`` how many legs of the hand earlier records paid. The hand's end pays the rest of
-    its outcome's transfers; a move before it pays the transfers its events carry. The table
-    decides its records with it, and the auditor proves the logged ones with it."""
-    outcome = game.outcome(after)
-    if outcome is not None:
-        return list(outcome.transfers[settled:]), outcome
-    return [x for e in game_events for x in getattr(e, "transfers", ())], None
-
-
-def money_events(t: Table, paid: list[Transfer], outcome: Outcome | None, seed: bytes, players: list[str],
-                 hand_no: int, settled: int) -> Events:
-    """The ``Settlement`` of ``paid`` (none if nothing is paid) and the ``HandEnded`` of
-    ``outcome`` (none while the hand goes on), at the table's stake, currency and ladder level."""
-    out: Events = []
-    if paid:
-        out.append(_ev(settlement=log_pb2.Settlement(
-            hand_no=hand_no, first_leg=settled, players=players, stake=t.stake,
-            currency=t.currency, game=t.game_key,
-            transfers=[codec.transfer_message(x) for x in paid])))
-    if outcome is not None:
-        out.append(_ev(hand_ended=log_pb2.HandEnded(
-            hand_no=hand_no, outcome=codec.outcome_message(outcome), server_seed=seed, players=players,
-            ladder_level=t.ladder_level)))
-    return out
 
 
 def act(t: Table, player: str, command: Any, now_ms: int) -> Decision:
@@ -337,17 +302,6 @@ def abort_hand(t: Table, reason: str) -> Decision:
     return [_ev(hand_ended=log_pb2.HandEnded(hand_no=t.hand_no, outcome=codec.outcome_message(outcome),
                                               server_seed=t.server_seed, players=t.hand_players,
                                               ladder_level=t.ladder_level))]
-
-
-ABORTED = "aborted: "
-"""How an aborted hand's outcome reason begins (the operator's reason follows)."""
-
-
-def aborted(players: int, reason: str, pot: int) -> Outcome:
-    """The outcome of a hand an operator aborted with ``reason``: no winner, no payment; the gà
-    pot keeps what the settlements put in it (``pot``, stake units): the next hand starts with it."""
-    return Outcome(winner=None, ranking=(), scores=(0,) * players, transfers=(), reason=ABORTED + reason,
-                   pot_balance=pot)
 
 
 def connection_lost(t: Table, player: str, now_ms: int) -> Events:

@@ -21,14 +21,16 @@ from chieu.kit import auth
 from chieu.kit.errors import GuardedServer, invalid, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
-from chieu.table import audit, codec, decide
+from chieu.table import decide
 from chieu.table.decide import Decision, Events
 from chieu.table.peers import Peers
 from chieu.table.quotas import Quotas
 from chieu.table.refusals import Kind, Refused
-from chieu.table.state import Table, options_dict
 from chieu.table.tables import Tables, check_command_id, check_table_id, now_ms, refuse
 from chieu.table.v1 import log_pb2, table_service_pb2, table_service_pb2_grpc
+from chieu.tablelog import codec
+from chieu.tablelog.fold import Table, options_dict
+from chieu.tablelog.verify import verify
 
 
 def _options(options: struct_pb2.Struct) -> dict[str, Any]:
@@ -307,7 +309,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
             table_service_pb2.HandVerdict(hand_no=v.hand_no, commitment_ok=v.commitment_ok, deal_ok=v.deal_ok,
                                           revealed=v.revealed, detail=v.detail, moves_checked=v.moves_checked,
                                           moves_ok=v.moves_ok, committed_first=v.committed_first)
-            for v in audit.verify(table_id, records)
+            for v in verify(table_id, records)
         ])
 
 

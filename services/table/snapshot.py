@@ -1,5 +1,5 @@
 """Table snapshots as protobuf (``chieu.table.v1.TableSnapshot``): every field of a folded
-:class:`~chieu.table.state.Table`, the game's state in the rules core's plain encoding.
+:class:`~chieu.tablelog.fold.Table`, the game's state in the rules core's plain encoding.
 
 A snapshot is data, never code: it is read by field and by the game state's declared type, so
 a process or an auditor of any version can read it, and whoever can write the bucket can at
@@ -14,9 +14,9 @@ from typing import Any
 from google.protobuf.message import DecodeError
 
 from chieu.games import plain
-from chieu.table import codec
-from chieu.table.state import Table
 from chieu.table.v1 import snapshot_pb2
+from chieu.tablelog import codec
+from chieu.tablelog.fold import Table
 
 FORMAT = 2
 """2: with the next hand's committed seed (``next_seed``)."""

@@ -30,12 +30,13 @@ from chieu.kit import logs, metrics
 from chieu.kit.errors import ServiceError, not_found, precondition
 from chieu.kit.eventstore import Conflict, EventStore, Snapshot, Stored
 from chieu.kit.settings import Settings
-from chieu.table import decide, presence, sealing, snapshot
+from chieu.table import decide, presence, snapshot
 from chieu.table.decide import Decision
 from chieu.table.refusals import Refused
-from chieu.table.state import Table
 from chieu.table.v1 import log_pb2, table_service_pb2
 from chieu.table.views import Views
+from chieu.tablelog import sealing
+from chieu.tablelog.fold import Table
 
 log = logs.get("chieu.table")
 
@@ -107,7 +108,7 @@ class Tables:
         self.store = store
         self.settings = settings
         self.keys = keys
-        """The seal keyset: what a hand in play hides is sealed in the log (:mod:`~chieu.table.sealing`)."""
+        """The seal keyset: what a hand in play hides is sealed in the log (:mod:`~chieu.tablelog.sealing`)."""
         self._opener = sealing.Opener(keys)
         self._live: OrderedDict[str, _Live] = OrderedDict()
         self._loading: dict[str, asyncio.Lock] = {}

@@ -1,6 +1,6 @@
 """What each viewer of a table may see, and its encoding on the wire.
 
-:class:`Views` builds a viewer's ``TableView`` from the folded :class:`~chieu.table.state.Table`
+:class:`Views` builds a viewer's ``TableView`` from the folded :class:`~chieu.tablelog.fold.Table`
 and keeps the encodings of the table's current version (one per viewer; spectators share one),
 so however many watch streams carry a view it is encoded once. A new version clears them.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from chieu.table import codec
-from chieu.table.state import Table
 from chieu.table.v1 import table_service_pb2
+from chieu.tablelog import codec
+from chieu.tablelog.fold import Table
 
 _TABLE_FIELD = b"\x0a"
 """The key of field 1 (``table``), length-delimited: the start of a ``WatchResponse`` / ``ActResponse``."""

@@ -41,9 +41,9 @@ from chieu.kit.settings import Settings
 from chieu.ladder.schema import MIGRATIONS as LADDER_MIGRATIONS
 from chieu.ledger.v1 import ledger_service_pb2 as gpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
-from chieu.table import codec, sealing
 from chieu.table.client import TableClient
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import codec, sealing
 from tests.conftest import credential, database_url_of, nats_creds, token
 from tests.ladder.helpers import act, play
 from tests.table.helpers import play_to_end

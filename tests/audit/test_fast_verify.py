@@ -25,10 +25,10 @@ from chieu.games import registry
 from chieu.games.common import replacer
 from chieu.games.phom.model import State, replace
 from chieu.games.phom.options import parse_options
-from chieu.table import codec, sealing
-from chieu.table.audit import verify
-from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import codec, sealing
+from chieu.tablelog.fold import Table
+from chieu.tablelog.verify import verify
 from tests.benchmarks.bench_audit import table_log
 
 GAMES = {"phom": (4, {}), "o_an_quan": (2, {"maxMoves": 200}), "xiangqi": (2, {}), "dominoes": (4, {})}

@@ -23,9 +23,11 @@ from chieu.audit.archive import Message
 from chieu.audit.proof import Proof
 from chieu.audit.report import Report
 from chieu.games.core import Transfer
-from chieu.table import codec, decide, sealing
-from chieu.table.state import Table
+from chieu.table import decide
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import codec, sealing
+from chieu.tablelog.fold import Table
+from chieu.tablelog.verify import verify
 from tests.benchmarks.bench_audit import KEYS, table_log
 
 GAMES: dict[str, tuple[int, dict[str, Any]]] = {
@@ -338,7 +340,6 @@ def test_the_reservations_hook_caps_the_rules_legs_before_they_are_compared() ->
 
     rng = random.Random(8)
     messages = table_log("dominoes", 4, 1, {}, rng, 0)
-    from chieu.table.audit import verify
     records = sealing.reveal((m.seq, log_pb2.Record.FromString(m.data)) for m in messages)
     plain, capped = Proof("dominoes-0"), AtMostOne("dominoes-0")
     verify("dominoes-0", [(s, log_pb2.Record.FromString(r.SerializeToString())) for s, r in records],

@@ -27,10 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from chieu.audit import logs
 from chieu.audit.archive import Message
 from chieu.audit.report import Report
-from chieu.table import codec, decide, sealing
-from chieu.table.sealing import SealKeys
-from chieu.table.state import Table
+from chieu.table import decide
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import codec, sealing
+from chieu.tablelog.fold import Table
+from chieu.tablelog.sealing import SealKeys
 from tests.benchmarks.common import line
 
 TARGET = 50_000

@@ -43,11 +43,11 @@ from chieu.games.core import RuleViolation, Setup
 from chieu.games.lianliankan.game import removable
 from chieu.games.mahjong.scoring import waits_of
 from chieu.kit.settings import Settings
-from chieu.table import codec
 from chieu.table.app import build
 from chieu.table.client import TableClient
-from chieu.table.state import Table
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu.tablelog import codec
+from chieu.tablelog.fold import Table
 from chieu_tools import localnats
 from tests.benchmarks.common import PUBLIC_KEYS, credential, line, pct, token
 from tests.rules.test_legal_views import offered

@@ -38,10 +38,11 @@ from chieu.games import registry
 from chieu.kit.eventstore import EventStore
 from chieu.kit.names import TABLES
 from chieu.kit.settings import Settings
-from chieu.table import decide, sealing
-from chieu.table.sealing import SealKeys
+from chieu.table import decide
 from chieu.table.tables import Tables
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import sealing
+from chieu.tablelog.sealing import SealKeys
 from chieu_tools import localnats
 from tests.benchmarks.bench_audit import table_log
 from tests.benchmarks.common import line

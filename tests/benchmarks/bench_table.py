@@ -42,13 +42,14 @@ from chieu.kit import names
 from chieu.kit.eventstore import EventStore
 from chieu.kit.server import tune_gc
 from chieu.kit.settings import Settings
-from chieu.table import codec, decide, sealing
+from chieu.table import decide
 from chieu.table.client import TableClient, game_view
-from chieu.table.sealing import SealKeys
-from chieu.table.state import Table
 from chieu.table.tables import Tables
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu.tablelog import codec, sealing
+from chieu.tablelog.fold import Table
+from chieu.tablelog.sealing import SealKeys
 from chieu_tools import localnats
 from tests.benchmarks.common import another_table_service, line, median, pct, running_table_service, token
 from tests.table.helpers import sowings

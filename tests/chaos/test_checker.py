@@ -13,9 +13,9 @@ from chieu.audit.logs import Logs
 from chieu.games import registry
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
 from chieu.table import decide, views
-from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu.tablelog.fold import Table
 from chieu_tools.chaos.checker import _Checker
 from chieu_tools.chaos.client import ACKED, REFUSED, UNKNOWN
 from chieu_tools.chaos.records import AppliedFault, Command, Journal, read_commands, read_views

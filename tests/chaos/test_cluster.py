@@ -19,10 +19,10 @@ from nats.js.errors import ServiceUnavailableError
 
 from chieu.kit import names, natsauth
 from chieu.kit.eventstore import EventStore
-from chieu.table import codec
 from chieu.table.client import TableClient, game_view
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu.tablelog import codec
 from chieu_tools.chaos import client as calls
 from chieu_tools.cluster import REPLICAS, Cluster
 from tests.table.helpers import sowings

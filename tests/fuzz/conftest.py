@@ -23,9 +23,9 @@ from chieu.ledger.v1 import ledger_service_pb2 as lpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as lpb_grpc
 from chieu.lobby.v1 import lobby_service_pb2 as opb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as opb_grpc
-from chieu.table import codec
 from chieu.table.client import TableClient, game_view
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import codec
 from tests.conftest import credential, nats_connect, token
 from tests.table.helpers import sowings
 

@@ -29,7 +29,7 @@ from google.protobuf.message import Message
 from hypothesis import strategies as st
 
 from chieu.games import registry
-from chieu.table import codec
+from chieu.tablelog import codec
 
 Pools = Mapping[str, Sequence[Any]]
 """Real values by field name (``table_id`` → the ids of tables that exist)."""

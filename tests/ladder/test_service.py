@@ -161,7 +161,7 @@ async def test_lv_12_a_gouji_ladder_game_played_to_its_end(settings: Settings, t
     import random
 
     from chieu.games import registry
-    from chieu.table.state import Table
+    from chieu.tablelog.fold import Table
 
     game = registry.get("gouji")
     names = [uid(f"lv12-{i}-") for i in range(6)]

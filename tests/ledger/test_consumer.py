@@ -17,10 +17,11 @@ from typing import Any
 import asyncpg
 import pytest
 
+from chieu.games.scenarios import Result, _Run
 from chieu.ledger import books as b
 from chieu.ledger.books import Books, Leg, Posting
 from chieu.ledger.consumer import SettlementConsumer
-from chieu.table.scenario import Result, _Run, load
+from chieu.scenario_files import load
 from tests.conftest import nats_connect
 
 from .conftest import CrashAfterCommit, Log, settlement, uid, until

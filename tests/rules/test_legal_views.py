@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from chieu.games import registry
 from chieu.games.core import RuleViolation, Setup
-from chieu.table import codec
+from chieu.tablelog import codec
 
 
 def offered(key: str, view: Any) -> list[Any]:

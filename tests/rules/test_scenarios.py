@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from chieu.games import registry
-from chieu.table.scenario import expand, load, run_scenario
+from chieu.games.scenarios import run_scenario
+from chieu.scenario_files import expand, load
 
 FOLDER = Path(__file__).resolve().parents[1] / "scenarios"
 

@@ -13,9 +13,9 @@ from chieu.games.o_an_quan.board import SIDES, Direction
 from chieu.games.o_an_quan.model import Sow
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient, game_view
-from chieu.table.sealing import Opener, SealKeys
-from chieu.table.state import Table
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu.tablelog.fold import Table
+from chieu.tablelog.sealing import Opener, SealKeys
 from tests.conftest import SEAL_KEYS, token
 
 

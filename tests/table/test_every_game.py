@@ -13,8 +13,8 @@ from google.protobuf import struct_pb2
 from chieu.games import registry
 from chieu.kit.settings import Settings
 from chieu.table.client import TableClient
-from chieu.table.state import Table
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu.tablelog.fold import Table
 from tests.table.helpers import client, mirror
 
 pytestmark = pytest.mark.integration

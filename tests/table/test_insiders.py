@@ -25,12 +25,14 @@ from chieu.games import fair, registry
 from chieu.games.phom import cards
 from chieu.kit import names
 from chieu.kit.settings import Settings
-from chieu.table import audit, sealing
+from chieu.table import decide
 from chieu.table.client import game_view
-from chieu.table.sealing import SealKeys
-from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu.tablelog import sealing
+from chieu.tablelog.fold import Table, hand_setup
+from chieu.tablelog.sealing import SealKeys
+from chieu.tablelog.verify import verify
 from tests.conftest import nats_connect
 from tests.table.helpers import client
 
@@ -79,10 +81,8 @@ def _rebuilt(raw: bytes, table: Table, players: int) -> list[tuple[str, ...]]:
         kind = ev.WhichOneof("kind")
         if kind == "hand_started" and ev.hand_started.server_seed:
             h = ev.hand_started
-            from chieu.table import decide
-
             material = fair.seed_material(h.server_seed, list(h.client_seeds))
-            setup = decide.setup(table, list(h.players), material, 0, int(h.hand_no), int(h.owner_seat))
+            setup = hand_setup(table, list(h.players), material, 0, int(h.hand_no), int(h.owner_seat))
             state = registry.get("phom").initial(table.options, players)
             for e in registry.get("phom").start(setup):
                 state = registry.get("phom").evolve(state, e)
@@ -158,7 +158,7 @@ async def test_no_insider_reads_a_live_hand(settings: Settings, table_server: st
         logged = [(s.seq, log_pb2.Record.FromString(s.data)) for s in await _read(audit_nc, table_id)]
     finally:
         await audit_nc.close()
-    assert [v.ok for v in audit.verify(table_id, logged)] == [True]
+    assert [v.ok for v in verify(table_id, logged)] == [True]
     for c in (host, victim, auditor, operator):
         await c.close()
 
@@ -172,7 +172,6 @@ async def _read(nc: Client, table_id: str) -> list[Any]:
 def test_a_hand_rebuilt_from_a_clear_seed_would_be_found() -> None:
     """The attack's check can fail: given the seed in clear (a log written as before issue 26),
     it rebuilds the victim's cards."""
-    from chieu.table import decide
 
     table = Table("ins-probe")
     keys = SealKeys.generate()

@@ -9,8 +9,8 @@ import tracemalloc
 import uuid
 
 from chieu.table import snapshot
-from chieu.table.state import REMEMBERED_COMMANDS, Table
 from chieu.table.v1 import log_pb2
+from chieu.tablelog.fold import REMEMBERED_COMMANDS, Table
 
 
 def _played(commands: int) -> Table:

@@ -33,10 +33,11 @@ from chieu.games.xiangqi import board as xiangqi_board
 from chieu.kit.eventstore import EventStore
 from chieu.kit.names import TABLES
 from chieu.kit.settings import Settings
-from chieu.table import decide, sealing
-from chieu.table.sealing import SealKeys
-from chieu.table.state import REMEMBERED_COMMANDS
+from chieu.table import decide
 from chieu.table.tables import Tables
+from chieu.tablelog import sealing
+from chieu.tablelog.fold import REMEMBERED_COMMANDS
+from chieu.tablelog.sealing import SealKeys
 
 MIB = 1 << 20
 MEMO_BUDGET = 16 * MIB

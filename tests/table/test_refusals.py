@@ -10,9 +10,9 @@ from chieu.games.core import InvalidCommand, RuleViolation
 from chieu.kit.errors import ServiceError
 from chieu.table import decide, refusals
 from chieu.table.refusals import Kind, Refused
-from chieu.table.state import Table
 from chieu.table.tables import check_command_id, check_table_id, error
 from chieu.table.v1 import log_pb2
+from chieu.tablelog.fold import Table
 
 
 def _fold(t: Table, decision: decide.Decision, actor: str) -> None:

@@ -25,12 +25,13 @@ from chieu.kit.errors import ServiceError
 from chieu.kit.eventstore import EventStore
 from chieu.kit.names import TABLES
 from chieu.kit.settings import Settings
-from chieu.table import audit, decide
+from chieu.table import decide
 from chieu.table.client import game_view
-from chieu.table.sealing import SealKeys
-from chieu.table.state import Table
 from chieu.table.tables import Tables
 from chieu.table.v1 import log_pb2
+from chieu.tablelog.fold import Table
+from chieu.tablelog.sealing import SealKeys
+from chieu.tablelog.verify import verify
 from chieu_tools import localnats
 from tests.conftest import nats_env
 from tests.table.helpers import client, play_to_end, sowings
@@ -106,7 +107,7 @@ async def test_a_rotated_seal_key_keeps_the_hands_in_play_and_can_be_retired(set
 
         records = [log_pb2.Record.FromString(s.data) for s in await store.read(tid)]
         assert [h.server_seed for h in _started(records)] == [b"", b"", b""]  # sealed, all three
-        verdicts = audit.verify(tid, list(enumerate(records, 1)))
+        verdicts = verify(tid, list(enumerate(records, 1)))
         assert [(v.hand_no, v.ok, v.revealed) for v in verdicts] == [(1, True, True), (2, True, True),
                                                                       (3, False, False)]
     finally:

@@ -5,9 +5,9 @@ snapshot and a replay; a seat without a name (the lobby did not say) is taken al
 from __future__ import annotations
 
 from chieu.table import decide, snapshot
-from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 from chieu.table.views import view
+from chieu.tablelog.fold import Table
 
 
 def _fold(t: Table, events: object, actor: str, cid: str) -> None:

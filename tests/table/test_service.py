@@ -15,9 +15,9 @@ from chieu.games.o_an_quan.model import Sow
 from chieu.kit.settings import Settings
 from chieu.table import decide, views
 from chieu.table.client import TableClient, game_view
-from chieu.table.state import Table
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu.table.v1 import table_service_pb2_grpc as pb_grpc
+from chieu.tablelog.fold import Table
 from tests.table.helpers import client, play_to_end, reason_of, refused, sowings
 
 pytestmark = pytest.mark.integration
@@ -224,8 +224,8 @@ async def test_the_log_holds_one_record_per_command_and_the_settlement(
 ) -> None:
     from chieu.kit.eventstore import EventStore
     from chieu.kit.names import TABLES
-    from chieu.table import sealing
     from chieu.table.v1 import log_pb2
+    from chieu.tablelog import sealing
 
     a, b = pair
     t = await a.create("o_an_quan", {"payout": "perPoint", "maxMoves": 60}, command_id="mk-log-test")
@@ -263,8 +263,8 @@ async def test_idle_tables_leave_the_cache_and_come_back_from_the_log(settings: 
 
     from chieu.kit.eventstore import EventStore
     from chieu.kit.names import TABLES
-    from chieu.table.sealing import SealKeys
     from chieu.table.tables import Tables
+    from chieu.tablelog.sealing import SealKeys
 
     store = await EventStore.connect(settings.nats_url, stream=TABLES, creds=settings.nats_creds)
     tables = Tables(store, replace(settings, table_cache=3), SealKeys.load(settings.seal_keys))

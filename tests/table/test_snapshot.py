@@ -17,11 +17,12 @@ from chieu.games import plain, registry
 from chieu.kit.eventstore import EventStore, Snapshot
 from chieu.kit.names import TABLES
 from chieu.kit.settings import Settings
-from chieu.table import decide, sealing, snapshot
-from chieu.table.sealing import SealKeys
-from chieu.table.state import Table
+from chieu.table import decide, snapshot
 from chieu.table.tables import Tables
 from chieu.table.v1 import log_pb2, snapshot_pb2
+from chieu.tablelog import sealing
+from chieu.tablelog.fold import Table
+from chieu.tablelog.sealing import SealKeys
 
 
 def _fold(t: Table, events: list[log_pb2.TableEvent], actor: str, cid: str) -> None:

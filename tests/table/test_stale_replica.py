@@ -14,10 +14,10 @@ from dataclasses import replace
 import pytest
 
 from chieu.kit.settings import Settings
-from chieu.table import codec
 from chieu.table.client import game_view
 from chieu.table.tables import Tables
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu.tablelog import codec
 from chieu_tools import localnats
 from tests.table.helpers import client, sowings
 

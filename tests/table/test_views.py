@@ -9,10 +9,10 @@ import pytest
 
 from chieu.games import registry
 from chieu.table import decide
-from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu.table.views import _TABLE_FIELD, Views, _varint, base_view, viewer
+from chieu.tablelog.fold import Table
 
 
 def _record(t: Table, events: list[log_pb2.TableEvent], actor: str, cid: str) -> log_pb2.Record:

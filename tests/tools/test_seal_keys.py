@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from chieu.kit import auth
-from chieu.table.sealing import SealKeys
+from chieu.tablelog.sealing import SealKeys
 from chieu_tools import up
 
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 import pytest
 
 from chieu.games import fair
-from chieu.table import sealing
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import sealing
 
 
 def candidate(label: str, i: int) -> bytes:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chieu.table.sealing import SealKeys
+from chieu.tablelog.sealing import SealKeys
 from chieu_tools.chaos import client as calls
 from chieu_tools.chaos.bots import Behaviour, Group, Player, Probe, Shared, Spectator
 from chieu_tools.chaos.oracle import Oracle

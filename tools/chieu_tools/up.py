@@ -40,7 +40,7 @@ from chieu.audit import signing
 from chieu.gateway.envoy import DEFAULT_PORT as DEFAULT_WEB_PORT
 from chieu.kit import auth, natsauth
 from chieu.kit.settings import from_env
-from chieu.table.sealing import SealKeys
+from chieu.tablelog.sealing import SealKeys
 from chieu_tools import localnats, localpg, supervise, tlsgen
 from chieu_tools.gateway import envoyproc
 from chieu_tools.gateway import local as local_gateway

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chieu.games.phom.game import GAME
-from chieu.table import codec
+from chieu.tablelog import codec
 from tests.rules.phom.randgame import random_game
 
 

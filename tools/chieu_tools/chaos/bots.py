@@ -33,9 +33,9 @@ from chieu.games import registry
 from chieu.kit import tasks
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
-from chieu.table import codec
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu.tablelog import codec
 from chieu_tools.chaos import client as calls
 from chieu_tools.chaos.oracle import Oracle
 from chieu_tools.chaos.records import Command, Journal

@@ -37,10 +37,11 @@ from chieu.games import fair, registry
 from chieu.ladder.rules import Params
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
-from chieu.table import codec, views
-from chieu.table.state import Table
+from chieu.table import views
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu.tablelog import codec
+from chieu.tablelog.fold import Table
 from chieu_tools.chaos.client import ACKED, REFUSED, UNKNOWN
 from chieu_tools.chaos.records import AppliedFault, Command, View, read_commands, read_faults, read_views
 

@@ -14,9 +14,9 @@ import nats
 from nats.js import api
 
 from chieu.kit import logs, names, natsauth, tasks
-from chieu.table.sealing import Opener, SealKeys
-from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
+from chieu.tablelog.fold import Table
+from chieu.tablelog.sealing import Opener, SealKeys
 
 log = logs.get("chieu_tools.chaos.oracle")
 

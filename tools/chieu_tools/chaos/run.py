@@ -36,7 +36,7 @@ from chieu.kit.settings import from_env
 from chieu.ladder.rules import Params
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
-from chieu.table.sealing import SealKeys
+from chieu.tablelog.sealing import SealKeys
 from chieu_tools import localnats
 from chieu_tools.chaos import checker, schedule
 from chieu_tools.chaos import client as calls

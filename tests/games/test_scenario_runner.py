@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chieu.table.scenario import run_scenario
+from chieu.games.scenarios import run_scenario
 
 SOWED = {"type": "Sowed", "seat": 0, "square": 1}
 CAPTURED = {"type": "Captured", "quan": True}

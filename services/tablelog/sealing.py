@@ -36,8 +36,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from chieu.games import fair
-from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
+from chieu.tablelog.fold import Table
 
 VERSION = b"chieu-seal-v1"
 NONCE = 12

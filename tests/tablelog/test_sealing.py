@@ -24,10 +24,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chieu.games import fair, registry
-from chieu.table import codec, decide, sealing
-from chieu.table.sealing import SealError, SealKeys
-from chieu.table.state import Table
+from chieu.table import decide
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import codec, sealing
+from chieu.tablelog.fold import Table
+from chieu.tablelog.sealing import SealError, SealKeys
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "fairness.md"
 BLOCK = re.compile(r"^```seal-vector name=(\S+)\n(.*?)^```$", re.M | re.S)

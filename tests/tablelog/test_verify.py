@@ -8,10 +8,12 @@ import pytest
 
 from chieu.games.o_an_quan import GAME
 from chieu.games.o_an_quan.model import Started
-from chieu.table import audit, codec, decide, sealing
-from chieu.table.sealing import SealKeys
-from chieu.table.state import Table
+from chieu.table import decide
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import codec, sealing
+from chieu.tablelog.fold import Table
+from chieu.tablelog.sealing import SealKeys
+from chieu.tablelog.verify import verify
 
 KEYS = SealKeys.generate()
 
@@ -56,7 +58,7 @@ def build_log(hands: int, *, sealed: bool = False, commit: bool = True) -> list[
 
 @pytest.mark.parametrize("sealed", [False, True], ids=["as-folded", "as-logged"])
 def test_every_finished_hand_verifies_move_by_move(sealed: bool) -> None:
-    verdicts = audit.verify("t-audit", build_log(3, sealed=sealed))
+    verdicts = verify("t-audit", build_log(3, sealed=sealed))
     assert [(v.hand_no, v.ok) for v in verdicts] == [(1, True), (2, True), (3, True)]
     assert all(v.moves_checked > 10 for v in verdicts)
 
@@ -69,7 +71,7 @@ def test_a_move_whose_logged_events_differ_from_the_rules_is_caught() -> None:
             other = type(sow)(sow.square, type(sow.direction)("CW" if sow.direction.value == "CCW" else "CCW"))
             rec.game_command.CopyFrom(codec.pack(other, "o_an_quan"))  # the logged events no longer follow
             break
-    (verdict,) = audit.verify("t-audit", records)
+    (verdict,) = verify("t-audit", records)
     assert verdict.deal_ok and verdict.commitment_ok and not verdict.moves_ok and not verdict.ok
     assert "version" in verdict.detail
 
@@ -89,7 +91,7 @@ def test_a_tampered_deal_is_caught() -> None:
         else:
             continue
         break
-    verdicts = audit.verify("t-audit", records)
+    verdicts = verify("t-audit", records)
     assert [v.deal_ok for v in verdicts] == [False, True]
 
 
@@ -99,7 +101,7 @@ def test_a_swapped_seed_fails_the_commitment() -> None:
         for ev in rec.events:
             if ev.WhichOneof("kind") == "hand_ended":
                 ev.hand_ended.server_seed = b"\x00" * 32
-    (verdict,) = audit.verify("t-audit", records)
+    (verdict,) = verify("t-audit", records)
     assert not verdict.commitment_ok and not verdict.ok
 
 
@@ -108,7 +110,7 @@ def test_a_hand_in_play_stays_sealed_and_is_reported_in_play() -> None:
     last_end = max(i for i, (_, r) in enumerate(records) if any(e.WhichOneof("kind") == "hand_ended" for e in r.events))
     live = records[:last_end]  # hand 2 not over: its seed is not revealed
     assert all(e.WhichOneof("kind") != "game_event" for _, r in live[3:] for e in r.events if _in_hand(r, 2))
-    verdicts = audit.verify("t-audit", live)
+    verdicts = verify("t-audit", live)
     assert [(v.hand_no, v.ok, v.revealed) for v in verdicts] == [(1, True, True), (2, False, False)]
     started = [e.hand_started for _, r in live for e in r.events if e.WhichOneof("kind") == "hand_started"]
     assert started[1].server_seed == b""  # nothing but the commitment while it is played
@@ -127,14 +129,14 @@ def test_a_changed_sealed_part_is_caught() -> None:
             data[-1] ^= 1
             sealed[0].sealed.data = bytes(data)
             break
-    (verdict,) = audit.verify("t-audit", records)
+    (verdict,) = verify("t-audit", records)
     assert not verdict.ok and "does not open" in verdict.detail
 
 
 def test_a_commitment_published_with_the_deal_is_not_first() -> None:
     """A hand whose seed was not committed before the players' client seeds (as before issue 26:
     the commitment first appeared in HandStarted) fails: the server could have chosen its seed."""
-    (verdict,) = audit.verify("t-audit", build_log(1, commit=False))
+    (verdict,) = verify("t-audit", build_log(1, commit=False))
     assert verdict.commitment_ok and verdict.deal_ok and verdict.moves_ok
     assert not verdict.committed_first and not verdict.ok
     assert "not published before" in verdict.detail
@@ -146,7 +148,7 @@ def test_a_commitment_other_than_the_one_published_is_not_first() -> None:
         for ev in rec.events:
             if ev.WhichOneof("kind") == "table_created":
                 ev.table_created.next_seed.commitment = "0" * 64
-    (verdict,) = audit.verify("t-audit", records)
+    (verdict,) = verify("t-audit", records)
     assert not verdict.committed_first and not verdict.ok
 
 

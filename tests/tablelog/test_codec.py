@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chieu.games import registry
-from chieu.table import codec
+from chieu.tablelog import codec
 
 
 def _types(key: str) -> list[type]:

@@ -14,9 +14,9 @@ from typing import Any
 from google.protobuf import json_format, struct_pb2
 
 from chieu.games import registry
-from chieu.games.core import Game, Outcome, Seat
-from chieu.table import codec
+from chieu.games.core import Game, Outcome, Seat, Setup
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import codec
 
 DEFAULT_GRACE_S = 30
 LADDER_EVENTS = frozenset({"hand_ended", "forced_quit", "disconnected"})
@@ -282,3 +282,11 @@ class Table:
     def _on_forced_quit(self, e: log_pb2.ForcedQuit, version: int) -> None:
         self.lost.pop(e.player_id, None)
         self.auto.add(e.player_id)
+
+
+def hand_setup(t: Table, players: list[str], material: bytes, now_ms: int, hand_no: int, owner_seat: int) -> Setup:
+    """The rules core's set-up of a hand at this table: how the table deals it, and how the auditor
+    checks that deal."""
+    return Setup(options=t.options, players=len(players), seed=material, now_ms=now_ms,
+                 hand_no=hand_no, previous=remap(t.last_outcome, t.last_hand_players, players),
+                 owner=max(owner_seat, 0))

@@ -1,6 +1,8 @@
-"""The scenario runner: golden game scenarios in YAML, run through the pure rules core.
+"""The scenario runner: golden game scenarios, run through the pure rules core.
 
-A scenario file (YAML or JSON) holds one scenario, or a list of them under ``scenarios:``::
+The runner takes a scenario as plain data and reads no file: :mod:`chieu.scenario_files` reads
+the YAML and JSON files (the games stay free of I/O). A scenario file (YAML or JSON) holds one
+scenario, or a list of them under ``scenarios:``::
 
     id: OQ-01                      # the rules file's scenario id
     title: Opening that captures a quan
@@ -36,12 +38,9 @@ initial state gives the live state, and that a rejected command changed nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from chieu.games import registry
 from chieu.games.core import Game, Outcome, RuleViolation, Setup
@@ -261,41 +260,6 @@ def run_scenario(spec: Mapping[str, Any], file: str = "<memory>") -> Result:
     except (RuleViolation, ValueError, KeyError, TypeError, AssertionError) as e:
         result.failures.append(f"error: {type(e).__name__}: {e}")
     return result
-
-
-def load(path: Path) -> list[Mapping[str, Any]]:
-    """The scenarios of one file."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    if isinstance(data, Mapping) and "scenarios" in data:
-        common = {k: v for k, v in data.items() if k != "scenarios"}
-        return [{**common, **s} for s in data["scenarios"]]
-    if isinstance(data, Mapping):
-        return [data]
-    raise ValueError(f"{path}: a scenario file holds a mapping")
-
-
-def expand(paths: Iterable[str]) -> list[Path]:
-    """Files named, and every ``*.yaml`` / ``*.json`` below named folders."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            out.extend(sorted(q for q in p.rglob("*") if q.suffix in (".yaml", ".yml", ".json")))
-        else:
-            out.append(p)
-    return out
-
-
-def run_files(paths: Iterable[str]) -> list[Result]:
-    """Run every scenario of every file."""
-    results: list[Result] = []
-    for path in expand(paths):
-        try:
-            specs = load(path)
-        except (OSError, ValueError, yaml.YAMLError) as e:
-            results.append(Result(str(path), "?", "", [f"cannot read: {e}"]))
-            continue
-        results.extend(run_scenario(s, str(path)) for s in specs)
-    return results
 
 
 def report(results: Sequence[Result], as_json: bool = False) -> str:

@@ -1,6 +1,6 @@
 """The codec between rules-core dataclasses and the games' protobuf messages.
 
-Convention (checked for every registered game by ``tests/table/test_codec.py``): a game's
+Convention (checked for every registered game by ``tests/tablelog/test_codec.py``): a game's
 commands, events and view are messages of ``chieu.games.<key>.v1`` named as their
 dataclasses, with the same field names; tuples are repeated fields, ``X | None`` are proto3
 ``optional`` fields, nested dataclasses are messages, and a str ``Enum`` class ``Foo`` is a

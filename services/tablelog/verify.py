@@ -29,9 +29,9 @@ from typing import Any
 
 from chieu.games import fair
 from chieu.games.core import RuleViolation
-from chieu.table import codec, decide, sealing
-from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import codec, sealing
+from chieu.tablelog.fold import Table, hand_setup
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +171,7 @@ def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]], *, open
         commitment_ok = fair.commitment(seed) == h.seed_commitment and h.algorithm == fair.ALGORITHM
         players = list(h.players)
         material = fair.seed_material(seed, list(h.client_seeds))
-        setup = decide.setup(hand.before, players, material, hand.at_ms, hand_no, int(h.owner_seat))
+        setup = hand_setup(hand.before, players, material, hand.at_ms, hand_no, int(h.owner_seat))
         dealt = _encoded(hand.before.game.start(setup), hand.before.game_key)
         deal_ok = dealt == hand.dealt
         details = [] if deal_ok else [f"derived {len(dealt)} start events, logged {len(hand.dealt)}; they differ"]

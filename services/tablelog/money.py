@@ -1,0 +1,54 @@
+"""The money of a table's records: what a record pays by the rules and how a hand ends, as the
+``Settlement`` and ``HandEnded`` events the log holds. The table decides its records with these
+functions (:mod:`chieu.table.decide`) and the auditor proves the logged ones with the same
+(:mod:`chieu.audit.proof`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chieu.games.core import Game, Outcome, Transfer
+from chieu.table.v1 import log_pb2
+from chieu.tablelog import codec
+from chieu.tablelog.fold import Table
+
+
+def rule_money(game: Game[Any, Any], after: Any, game_events: list[Any],
+               settled: int) -> tuple[list[Transfer], Outcome | None]:
+    """What a record pays by the rules (uncapped, in stake units) and the hand's outcome if the
+    record ends it: ``after`` is the game state with the record's ``game_events`` folded,
+    ``settled`` how many legs of the hand earlier records paid. The hand's end pays the rest of
+    its outcome's transfers; a move before it pays the transfers its events carry. The table
+    decides its records with it, and the auditor proves the logged ones with it."""
+    outcome = game.outcome(after)
+    if outcome is not None:
+        return list(outcome.transfers[settled:]), outcome
+    return [x for e in game_events for x in getattr(e, "transfers", ())], None
+
+
+def money_events(t: Table, paid: list[Transfer], outcome: Outcome | None, seed: bytes, players: list[str],
+                 hand_no: int, settled: int) -> list[log_pb2.TableEvent]:
+    """The ``Settlement`` of ``paid`` (none if nothing is paid) and the ``HandEnded`` of
+    ``outcome`` (none while the hand goes on), at the table's stake, currency and ladder level."""
+    out: list[log_pb2.TableEvent] = []
+    if paid:
+        out.append(log_pb2.TableEvent(settlement=log_pb2.Settlement(
+            hand_no=hand_no, first_leg=settled, players=players, stake=t.stake,
+            currency=t.currency, game=t.game_key,
+            transfers=[codec.transfer_message(x) for x in paid])))
+    if outcome is not None:
+        out.append(log_pb2.TableEvent(hand_ended=log_pb2.HandEnded(
+            hand_no=hand_no, outcome=codec.outcome_message(outcome), server_seed=seed, players=players,
+            ladder_level=t.ladder_level)))
+    return out
+
+
+ABORTED = "aborted: "
+"""How an aborted hand's outcome reason begins (the operator's reason follows)."""
+
+
+def aborted(players: int, reason: str, pot: int) -> Outcome:
+    """The outcome of a hand an operator aborted with ``reason``: no winner, no payment; the gà
+    pot keeps what the settlements put in it (``pot``, stake units): the next hand starts with it."""
+    return Outcome(winner=None, ranking=(), scores=(0,) * players, transfers=(), reason=ABORTED + reason,
+                   pot_balance=pot)
