@@ -145,7 +145,7 @@ def _verify(args: argparse.Namespace) -> int:
     from chieu.kit.eventstore import EventStore
     from chieu.kit.names import TABLES
     from chieu.kit.settings import from_env
-    from chieu.table.tables import check_table_id
+    from chieu.table.statuses import check_table_id
     from chieu.table.v1 import log_pb2
     from chieu.tablelog.verify import verify
 

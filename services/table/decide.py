@@ -3,7 +3,7 @@ hand, act, time out, abort, presence.
 
 Each is a pure function of the table (and the command's arguments and server time) that returns
 the events of one record, or a :class:`~chieu.table.refusals.Refused` saying why not; none
-changes the table, raises a refusal or knows gRPC (the edge, :mod:`chieu.table.tables`, turns a
+changes the table, raises a refusal or knows gRPC (the edge, :mod:`chieu.table.statuses`, turns a
 refusal into a status). The service appends the record and folds it
 (:meth:`chieu.tablelog.fold.Table.apply`). The game itself is decided by the rules core through
 the registry (a ``RuleViolation`` it raises is returned as a refusal too); what a game command

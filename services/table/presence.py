@@ -7,6 +7,10 @@ the tables whose count changed (soon after the change, several changes in one me
 every :data:`INTERVAL_S` all of its counts (``full``), which also says it is alive. A reader
 forgets a process it has not heard from for :data:`TTL_S` (killed or cut off: its viewers are
 gone with it). A player watching the same table through two processes counts twice.
+
+A seated player's own presence is in the log: the last of their watch streams on a process
+closing is a ``ConnectionLost`` (their reconnect grace starts), a stream opening again a
+``Reconnected`` (:class:`Connections`).
 """
 
 from __future__ import annotations
@@ -14,9 +18,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 
 from chieu.kit import logs, names, tasks
+from chieu.table import decide
+from chieu.table.background import Background
+from chieu.table.cache import Cache, Live
+from chieu.table.commands import Execute
 from chieu.table.v1 import presence_pb2
 
 log = logs.get("chieu.table.presence")
@@ -125,3 +134,43 @@ class Beacon:
                 if n and (ids := self.who(table_id)[:MAX_WATCHERS]):
                     msg.watchers[table_id].player_ids.extend(ids)
         await self.publish(self.subject, msg.SerializeToString())
+
+
+class Connections:
+    """Seated players' connections, as the log records them: ``Reconnected`` when one of their
+    watch streams is open here again, ``ConnectionLost`` when the last one here closed — not when
+    the server itself stops (:attr:`closing`)."""
+
+    def __init__(self, cache: Cache, execute: Execute, background: Background) -> None:
+        self.cache = cache
+        self.execute = execute
+        self.background = background
+        self.closing = False
+        """Set once the server begins to stop: a watch stream closed from then on is the server's
+        doing, not the player's lost connection."""
+        self.closed = False
+
+    def changed(self, table_id: str, who: str, *, back: bool) -> None:
+        """In the background: ``who`` is back at the table (``back``), or their last stream here closed."""
+        self.background.spawn(self._record(table_id, who, back=back))
+
+    def still_here(self, live: Live) -> None:
+        """After a record: players it says are lost (on another replica) whose stream is open here
+        are still present."""
+        for who in [p for p in live.table.lost if live.present.get(p)]:
+            self.changed(live.table.table_id, who, back=True)
+
+    async def _record(self, table_id: str, who: str, *, back: bool) -> None:
+        if self.closed or self.closing:
+            return
+        try:
+            if back:
+                await self.execute(table_id, who, f"back:{uuid.uuid4().hex}", lambda t, now: decide.reconnected(t, who))
+            else:
+                live = self.cache.live.get(table_id)
+                if live is not None and live.table.seat_of(who) is not None:
+                    await self.execute(
+                        table_id, who, f"lost:{uuid.uuid4().hex}",
+                        lambda t, now: [] if who in live.present else decide.connection_lost(t, who, now))
+        except Exception as exc:
+            log.info("presence not recorded", table_id=table_id, player=who, reason=str(exc))

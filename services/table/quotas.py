@@ -53,7 +53,7 @@ RETRY_WATCH_MS = 5_000
 
 RESERVED_S = 60.0
 """How long a reservation whose table is not in the log counts: a create in flight on some process
-(its gates asked, its append retried: :data:`chieu.table.tables.CONFLICT_DEADLINE_S`), or one whose
+(its gates asked, its append retried: :data:`chieu.table.pipeline.CONFLICT_DEADLINE_S`), or one whose
 process was killed before it appended (then it stops counting after this)."""
 
 KEEP_S = 7 * 86_400.0

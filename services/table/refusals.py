@@ -1,7 +1,7 @@
 """A table command's refusal, as a value: what a decider returns instead of its events.
 
 Pure (no gRPC): :mod:`chieu.table.decide` returns a :class:`Refused`, and only the edge
-(:func:`chieu.table.tables.error`) turns it into the gRPC status a client gets, with the same
+(:func:`chieu.table.statuses.error`) turns it into the gRPC status a client gets, with the same
 stable reason and readable message.
 """
 

@@ -2,8 +2,9 @@
 
 Each method checks its caller and its request, asks the table's entry gates of the ledger and
 the ladder (:mod:`chieu.table.peers`) where a seat or a hand needs them, and has the command
-decided and appended by :meth:`Tables.execute`. A decider's refusal becomes its gRPC status
-here or in :meth:`Tables.execute` (:func:`chieu.table.tables.error`), never in the decider.
+decided and appended by the command pipeline (:meth:`chieu.table.pipeline.Pipeline.execute`). A
+decider's refusal becomes its gRPC status here or in the pipeline (:func:`chieu.table.statuses.error`),
+never in the decider.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from chieu.kit.errors import GuardedServer, invalid, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
 from chieu.table import decide
+from chieu.table.clocks import now_ms
 from chieu.table.decide import Decision, Events
 from chieu.table.peers import Peers
 from chieu.table.quotas import Quotas
 from chieu.table.refusals import Kind, Refused
-from chieu.table.tables import Tables, check_command_id, check_table_id, now_ms, refuse
+from chieu.table.statuses import check_command_id, check_table_id, refuse
+from chieu.table.tables import Tables
 from chieu.table.v1 import log_pb2, table_service_pb2, table_service_pb2_grpc
 from chieu.tablelog import codec
 from chieu.tablelog.fold import Table, options_dict

@@ -285,7 +285,7 @@ async def memory(url: str, n: int = 300) -> None:
     per_table = total / (n - 1)
     import pickle
 
-    state_only = len(pickle.dumps(reader._live[ids[1]].table))
+    state_only = len(pickle.dumps(reader.cache.live[ids[1]].table))
     print(f"memory: {n - 1} idle tables (a hand running, no activity), loaded and followed")
     line("bytes per idle table (tracemalloc)", per_table / 1024, "KB", "<= 50 KB", per_table <= 50 * 1024,
          f"(the table's pickled state alone: {state_only / 1024:.1f} KB; ratio {per_table / state_only:.1f}x)")

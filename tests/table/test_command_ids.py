@@ -8,7 +8,7 @@ import pytest
 
 from chieu.kit.settings import Settings
 from chieu.table.client import game_view
-from chieu.table.tables import request_digest
+from chieu.table.pipeline import request_digest
 from chieu.table.v1 import table_service_pb2 as pb
 from tests.table.helpers import client, refused, sowings
 

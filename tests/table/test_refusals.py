@@ -10,7 +10,7 @@ from chieu.games.core import InvalidCommand, RuleViolation
 from chieu.kit.errors import ServiceError
 from chieu.table import decide, refusals
 from chieu.table.refusals import Kind, Refused
-from chieu.table.tables import check_command_id, check_table_id, error
+from chieu.table.statuses import check_command_id, check_table_id, error
 from chieu.table.v1 import log_pb2
 from chieu.tablelog.fold import Table
 

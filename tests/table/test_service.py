@@ -278,7 +278,7 @@ async def test_idle_tables_leave_the_cache_and_come_back_from_the_log(settings: 
     await tables.execute(busy, "e1", "c2", lambda t, now: decide.start_hand(t, "e1", now, bytes(32)))
     for tid in ids[1:]:
         await tables.get(tid)
-    assert len(tables._live) <= 4 and busy in tables._live
+    assert len(tables.cache.live) <= 4 and busy in tables.cache.live
     again = await tables.get(ids[1])  # evicted: reloaded from the log
     assert again.table.version == 1 and again.table.host == "e1"  # one record: created, host seated
     await tables.close()

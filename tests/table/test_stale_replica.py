@@ -43,8 +43,8 @@ async def test_a_late_replica_decides_on_the_current_log(settings: Settings, tab
         await a["sb"].sit(t.table_id)
         view = await a["sa"].start(t.table_id)
         assert (await b["sa"].get(t.table_id)).version == view.version  # the late process has the table
-        assert tables._follower is not None
-        tables._follower.cancel()  # from here on it sees nothing the other process appends
+        assert tables.follower.task is not None
+        tables.follower.task.cancel()  # from here on it sees nothing the other process appends
 
         first = view.hand_players[game_view(view).to_move]
         second = next(p for p in a if p != first)

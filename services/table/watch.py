@@ -1,0 +1,130 @@
+"""Watching a table: each ``Watch`` stream gets the viewer's view of every version (built once per
+version and viewer, :class:`~chieu.table.views.Views`), until its token expires or its session is
+revoked; the stream is the viewer's presence at the table (:class:`~chieu.table.presence.Connections`)
+and its spectators are announced to the lobby (:class:`~chieu.table.presence.Beacon`)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+
+import grpc
+
+from chieu.kit import metrics
+from chieu.kit.errors import ServiceError
+from chieu.table import presence
+from chieu.table.cache import Cache, Live
+from chieu.table.presence import Connections
+from chieu.table.v1 import table_service_pb2
+from chieu.table.views import Views
+from chieu.tablelog.fold import Table
+
+SESSION_CHECK_S = 1.0
+"""How often an open ``Watch`` looks again whether its session was revoked."""
+
+
+class Watch:
+    def __init__(self, cache: Cache, connections: Connections, publish: presence.Publish, instance: str) -> None:
+        self.cache = cache
+        self.connections = connections
+        self.beacon = presence.Beacon(publish, instance, self.spectators, self.spectated, who=self.spectator_ids)
+        """Announces this process's spectators per table (for the lobby's table list)."""
+
+    def publish(self, live: Live) -> None:
+        """The table changed: every watcher gets its view of the new version."""
+        table = live.table
+        for who, queue in list(live.watchers):
+            queue.put_nowait(live.views.wire(table, who))
+        if live.watchers:  # a spectator who sits down is one no more (and one who stands up is)
+            self.beacon.touch(table.table_id)
+
+    def _views(self, table: Table) -> Views:
+        live = self.cache.live.get(table.table_id)
+        return live.views if live is not None and live.table is table else Views()
+
+    def view(self, table: Table, who: str | None) -> table_service_pb2.TableView:
+        """``who``'s view of a table this process serves (built once per version and viewer)."""
+        return self._views(table).view(table, who)
+
+    def wire(self, table: Table, who: str | None) -> bytes:
+        """``who``'s view of a table this process serves, as a serialized ``WatchResponse``."""
+        return self._views(table).wire(table, who)
+
+    def spectators(self, table_id: str) -> int:
+        """Viewers of the table through this process who hold no seat at it (旁观)."""
+        live = self.cache.live.get(table_id)
+        if live is None:
+            return 0
+        players = {who for who, _ in live.watchers if who is not None and live.table.table_seat_of(who) is None}
+        return len(players) + sum(1 for who, _ in live.watchers if who is None)
+
+    def spectator_ids(self, table_id: str) -> list[str]:
+        """The signed-in spectators of the table through this process, by player id, sorted."""
+        live = self.cache.live.get(table_id)
+        if live is None:
+            return []
+        return sorted({who for who, _ in live.watchers if who is not None and live.table.table_seat_of(who) is None})
+
+    def spectated(self) -> dict[str, int]:
+        """Every cached table's spectators through this process (tables with none left out)."""
+        counts = {table_id: self.spectators(table_id) for table_id, live in self.cache.live.items() if live.watchers}
+        return {t: n for t, n in counts.items() if n}
+
+    async def watch(self, table_id: str, who: str | None, from_version: int = 0, *, until_s: float | None = None,
+                    check: Callable[[], None] | None = None) -> AsyncIterator[bytes]:
+        """The caller's views; the stream is the caller's presence at the table.
+
+        The stream ends with its token: ``until_s`` (the token's expiry, unix seconds) ends it
+        with UNAUTHENTICATED / ``token_expired``, and ``check`` (raising when the session was
+        revoked) is asked at least every :data:`SESSION_CHECK_S` seconds. The client watches
+        again with a fresh token, from the version it has.
+        """
+        live = await self.cache.get(table_id)
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        entry = (who, queue)
+        async with live.lock:
+            live.watchers.add(entry)
+            first, version = live.views.wire(live.table, who), live.table.version
+        metrics.WATCHERS.inc()
+        self.beacon.touch(table_id)
+        if who is not None:
+            live.present[who] = live.present.get(who, 0) + 1
+            if live.present[who] == 1 and who in live.table.lost:
+                self.connections.changed(table_id, who, back=True)
+        try:
+            if version != from_version:
+                yield first
+            while True:
+                wait = None
+                if until_s is not None:
+                    wait = until_s - time.time()
+                    if wait <= 0:
+                        raise ServiceError(grpc.StatusCode.UNAUTHENTICATED, "token_expired",
+                                           "the session token expired: watch again with a fresh one, from your version")
+                if check is not None:
+                    check()
+                    wait = SESSION_CHECK_S if wait is None else min(wait, SESSION_CHECK_S)
+                try:
+                    view = await asyncio.wait_for(queue.get(), wait)
+                except TimeoutError:
+                    continue
+                if view is None:
+                    return
+                yield view
+        finally:
+            metrics.WATCHERS.dec()
+            live.watchers.discard(entry)
+            self.beacon.touch(table_id)
+            if who is not None:
+                live.present[who] -= 1
+                if live.present[who] == 0 and not self.connections.closed:
+                    del live.present[who]
+                    if not self.connections.closing:  # the server's own stop is no lost connection of the player
+                        self.connections.changed(table_id, who, back=False)
+
+    def end(self) -> None:
+        """The server stops: every open stream ends."""
+        for live in self.cache.live.values():
+            for _, queue in live.watchers:
+                queue.put_nowait(None)
