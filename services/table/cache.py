@@ -119,7 +119,7 @@ class Cache:
         live = Live(Table(table_id))
         self.live[table_id] = live  # from here on the follower keeps what it sees in live.pending
         try:
-            live.table = await self._load(table_id)
+            live.table = await self.load(table_id)
         except BaseException:
             self.live.pop(table_id, None)
             raise
@@ -145,7 +145,8 @@ class Cache:
                 del self.live[table_id]
                 excess -= 1
 
-    async def _load(self, table_id: str) -> Table:
+    async def load(self, table_id: str) -> Table:
+        """``table_id`` as its snapshot and the log after it give it (not cached: :meth:`get` caches)."""
         table = Table(table_id)
         snap = await self.store.load_snapshot(table_id)
         if snap is not None and snap.tag == sealing.SNAPSHOT_TAG + snapshot.TAG:

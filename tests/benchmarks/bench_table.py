@@ -245,7 +245,7 @@ async def recovery(url: str) -> None:
     with_snap, without = [], []
     for _ in range(7):
         t = time.perf_counter()
-        loaded = await fresh._load(table_id)
+        loaded = await fresh.cache.load(table_id)
         with_snap.append(time.perf_counter() - t)
         t = time.perf_counter()
         full = Table(table_id)  # the finished hands opened with their revealed seeds, as the audit does
