@@ -46,7 +46,7 @@ PASSED_ON = {
     "services/lobby/service.py:_relay: reason or f'{service}_refused'",
     "services/lobby/service.py:<module>: reason or f'{service}_refused'",
     # a refusal decided earlier and raised at the edge (decide's Refused values; the gates' codes)
-    "services/table/tables.py:error: refused.reason", "services/table/tables.py:<module>: refused.reason",
+    "services/table/statuses.py:error: refused.reason", "services/table/statuses.py:<module>: refused.reason",
     "services/table/servicer.py:_admit: reason", "services/table/servicer.py:<module>: reason",
     "services/lobby/service.py:QuickSeat: gate.reason", "services/lobby/service.py:<module>: gate.reason",
 }
