@@ -28,7 +28,7 @@ DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
 class TableSnapshot(_message.Message):
-    """Every field of a table's folded state (chieu.table.state.Table)."""
+    """Every field of a table's folded state (chieu.tablelog.fold.Table)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
