@@ -14,6 +14,7 @@ held for an operator's review (``ledger_holds``) leave only by a settlement or a
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -447,6 +448,93 @@ class Books:
         for r in mixed:
             problems.append(("", r["currency"], f"transfer {r['id']} joins accounts of other currencies"))
         return len(rows), transfers, problems
+
+
+# -- the consumers' rows: the inbox, the tables' marks, the hands the log started, reward days, memberships
+# (the statements of the table-log and reward consumers and of the paid services, kept here with the books)
+
+Query = db.Conn | asyncpg.Pool
+"""A connection (in its open transaction) or the pool."""
+
+_INBOX_AND_MARK = """
+WITH inbox AS (
+    INSERT INTO ledger_inbox (stream, seq, posting_id, outcome, applied_by) VALUES ($1, $2, $3, $4, $6)
+    ON CONFLICT DO NOTHING RETURNING seq),
+mark AS (
+    INSERT INTO ledger_table_marks (stream, table_id, seq) SELECT $1, $5, seq FROM inbox
+    ON CONFLICT (stream, table_id) DO UPDATE SET seq = greatest(ledger_table_marks.seq, excluded.seq))
+SELECT seq FROM inbox
+"""
+"""The inbox row and the table's mark, raised (its row locked) in one statement; NULL: seen before."""
+
+
+async def inbox_and_mark(q: Query, stream: str, seq: int, posting_id: str, outcome: str, table_id: str,
+                         applied_by: str) -> bool:
+    """Write the inbox row of a table-log message and raise its table's mark; ``False``: seen before."""
+    return await q.fetchval(_INBOX_AND_MARK, stream, seq, posting_id, outcome, table_id, applied_by) is not None
+
+
+async def inbox(q: Query, stream: str, seq: int, posting_id: str | None, outcome: str, applied_by: str) -> bool:
+    """Write the inbox row of a message (no table mark); ``False``: seen before."""
+    return await q.fetchval(
+        "INSERT INTO ledger_inbox (stream, seq, posting_id, outcome, applied_by) VALUES ($1, $2, $3, $4, $5)"
+        " ON CONFLICT DO NOTHING RETURNING seq", stream, seq, posting_id, outcome, applied_by) is not None
+
+
+async def table_mark(q: Query, stream: str, table_id: str) -> int:
+    """The last stream sequence posted (or refused) for a table; 0: none."""
+    mark = await q.fetchval("SELECT seq FROM ledger_table_marks WHERE stream = $1 AND table_id = $2", stream, table_id)
+    return int(mark or 0)
+
+
+Terms = tuple[str, int, int, tuple[str, ...]]
+"""A hand's money terms: game, stake, currency and the players in their seats."""
+
+
+async def hand_terms(q: Query, stream: str, table_id: str, hand_no: int) -> Terms | None:
+    """The terms a hand of the table started with (``ledger_hands``); ``None``: the log started no such hand."""
+    row = await q.fetchrow("SELECT game, stake, currency, players FROM ledger_hands"
+                           " WHERE stream = $1 AND table_id = $2 AND hand_no = $3", stream, table_id, hand_no)
+    if row is None:
+        return None
+    return row["game"], int(row["stake"]), int(row["currency"]), tuple(row["players"])
+
+
+async def record_hand(q: Query, stream: str, table_id: str, hand_no: int, seq: int, terms: Terms) -> None:
+    """Keep a hand's terms as the log started it (a hand already kept stays)."""
+    game, stake, currency, players = terms
+    await q.execute(
+        "INSERT INTO ledger_hands (stream, table_id, hand_no, seq, game, stake, currency, players)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+        stream, table_id, hand_no, seq, game, stake, currency, list(players))
+
+
+async def add_reward_day(q: Query, player_id: str, day: dt.date, coins: int, cap: int) -> int | None:
+    """Add ``coins`` to the player's rewards of ``day`` while the total stays within ``cap``; the new
+    total, or ``None`` (nothing changed) when it would pass it."""
+    total = await q.fetchval(
+        "INSERT INTO ledger_reward_days (player_id, day, coins) SELECT $1::text, $2::date, $3::bigint"
+        " WHERE $3::bigint <= $4::bigint ON CONFLICT (player_id, day) DO UPDATE"
+        " SET coins = ledger_reward_days.coins + $3::bigint"
+        " WHERE ledger_reward_days.coins + $3::bigint <= $4::bigint RETURNING coins", player_id, day, coins, cap)
+    return None if total is None else int(total)
+
+
+async def reward_day(q: Query, player_id: str, day: dt.date) -> int:
+    """The 金币 of rewards credited to the player on ``day``."""
+    return int(await q.fetchval("SELECT coins FROM ledger_reward_days WHERE player_id = $1 AND day = $2",
+                                player_id, day) or 0)
+
+
+async def membership_days(q: Query, player_id: str) -> int:
+    """The days of membership the player bought."""
+    return int(await q.fetchval("SELECT days FROM ledger_memberships WHERE player_id = $1", player_id) or 0)
+
+
+async def add_membership_days(q: Query, player_id: str, days: int) -> None:
+    """Add bought days to the player's membership."""
+    await q.execute("INSERT INTO ledger_memberships (player_id, days) VALUES ($1, $2)"
+                    " ON CONFLICT (player_id) DO UPDATE SET days = ledger_memberships.days + $2", player_id, days)
 
 
 def legs_total(legs: Iterable[Leg]) -> dict[str, int]:

@@ -254,9 +254,8 @@ class SettlementConsumer(Durable):
     async def _earlier(self, subject: str, table_id: str, seq: int) -> bool:
         """Whether a settlement record of the table comes before ``seq`` in the stream and above its mark
         (so it may not be posted yet)."""
-        mark = await self.books.pool.fetchval(
-            "SELECT seq FROM ledger_table_marks WHERE stream = $1 AND table_id = $2", self.stream, table_id)
-        at = max(int(mark or 0), self.floor) + 1
+        mark = await b.table_mark(self.books.pool, self.stream, table_id)
+        at = max(mark, self.floor) + 1
         while at < seq:
             try:
                 found = await self.js.get_msg(self.stream, seq=at, subject=subject, next=True)
@@ -277,13 +276,10 @@ class SettlementConsumer(Durable):
         for s in settlements:
             started = here.get(int(s.hand_no))
             if started is None:
-                row = await self.books.pool.fetchrow(
-                    "SELECT game, stake, currency, players FROM ledger_hands"
-                    " WHERE stream = $1 AND table_id = $2 AND hand_no = $3", self.stream, table_id, int(s.hand_no))
-                if row is None:
+                started = await b.hand_terms(self.books.pool, self.stream, table_id, int(s.hand_no))
+                if started is None:
                     raise precondition("unknown_hand", f"the log started no hand {s.hand_no} of table {table_id} "
                                        "before this settlement")
-                started = (row["game"], int(row["stake"]), int(row["currency"]), tuple(row["players"]))
             if terms(s) != started:
                 raise precondition("hand_mismatch", f"the settlement of hand {s.hand_no} of table {table_id} does "
                                    "not repeat the game, stake, currency and players its hand started with")
@@ -291,16 +287,11 @@ class SettlementConsumer(Durable):
     async def _apply(self, seq: int, table_id: str, postings: list[Posting], hands: list[log_pb2.HandStarted]) -> str:
         key = postings[0].id if postings else f"{table_id}/{hands[0].hand_no}/start"
         async with self.books.pool.acquire() as conn, conn.transaction():
-            fresh = await conn.fetchval(_INBOX, self.stream, seq, key, "posted" if postings else "hand", table_id,
-                                        self.applied_by)
-            if fresh is None:
+            if not await b.inbox_and_mark(conn, self.stream, seq, key, "posted" if postings else "hand", table_id,
+                                          self.applied_by):
                 return "seen"
             for h in hands:
-                game, stake, currency, players = terms(h)
-                await conn.execute(
-                    "INSERT INTO ledger_hands (stream, table_id, hand_no, seq, game, stake, currency, players)"
-                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
-                    self.stream, table_id, int(h.hand_no), seq, game, stake, currency, list(players))
+                await b.record_hand(conn, self.stream, table_id, int(h.hand_no), seq, terms(h))
             replayed = [(await self.books.post(p, conn=conn)).replayed for p in postings]
         if not postings:
             return "hand"
@@ -315,19 +306,8 @@ class SettlementConsumer(Durable):
     async def _refuse(self, msg: Any, table_id: str, seq: int, posting_id: str, e: ServiceError) -> str:
         """A settlement the books refuse (a bug upstream): recorded in the inbox, logged, acknowledged."""
         log.error("settlement refused", table_id=table_id, seq=seq, reason=e.reason, message=e.message)
-        await self.books.pool.fetchval(_INBOX, self.stream, seq, posting_id, f"refused:{e.reason}", table_id,
-                                       self.applied_by)
+        await b.inbox_and_mark(self.books.pool, self.stream, seq, posting_id, f"refused:{e.reason}", table_id,
+                               self.applied_by)
         await msg.ack()
         return "refused"
 
-
-_INBOX = """
-WITH inbox AS (
-    INSERT INTO ledger_inbox (stream, seq, posting_id, outcome, applied_by) VALUES ($1, $2, $3, $4, $6)
-    ON CONFLICT DO NOTHING RETURNING seq),
-mark AS (
-    INSERT INTO ledger_table_marks (stream, table_id, seq) SELECT $1, $5, seq FROM inbox
-    ON CONFLICT (stream, table_id) DO UPDATE SET seq = greatest(ledger_table_marks.seq, excluded.seq))
-SELECT seq FROM inbox
-"""
-"""The inbox row and the table's mark, raised (its row locked) in one statement; NULL: seen before."""

@@ -75,15 +75,8 @@ async def charge_day(conn: db.Conn, player_id: str, coins: int, cap: int, today:
     day = today or dt.datetime.now(dt.UTC).date()
     if cap <= 0:
         return
-    total = await conn.fetchval(
-        "INSERT INTO ledger_reward_days (player_id, day, coins) SELECT $1::text, $2::date, $3::bigint"
-        " WHERE $3::bigint <= $4::bigint ON CONFLICT (player_id, day) DO UPDATE"
-        " SET coins = ledger_reward_days.coins + $3::bigint"
-        " WHERE ledger_reward_days.coins + $3::bigint <= $4::bigint RETURNING coins", player_id, day, coins, cap)
-    if total is None:
-        so_far = await conn.fetchval("SELECT coins FROM ledger_reward_days WHERE player_id = $1 AND day = $2",
-                                     player_id, day)
-        raise OverCap(player_id, coins, cap, int(so_far or 0))
+    if await b.add_reward_day(conn, player_id, day, coins, cap) is None:
+        raise OverCap(player_id, coins, cap, await b.reward_day(conn, player_id, day))
 
 
 def parse_record(data: bytes) -> tuple[str, str, int, str]:
@@ -171,11 +164,7 @@ class RewardConsumer(Durable):
 
     async def _pay(self, seq: int, p: Posting, player: str, coins: int) -> str:
         async with self.books.pool.acquire() as conn, conn.transaction():
-            fresh = await conn.fetchval(
-                "INSERT INTO ledger_inbox (stream, seq, posting_id, outcome, applied_by)"
-                " VALUES ($1, $2, $3, 'posted', $4) ON CONFLICT DO NOTHING RETURNING seq",
-                self.stream, seq, p.id, self.applied_by)
-            if fresh is None:
+            if not await b.inbox(conn, self.stream, seq, p.id, "posted", self.applied_by):
                 return "seen"
             if await self.books.replayed(conn, p) is not None:
                 return "seen"  # the same record published again (after the duplicate window)
@@ -184,6 +173,4 @@ class RewardConsumer(Durable):
         return "paid"
 
     async def _record(self, seq: int, posting_id: str | None, outcome: str) -> None:
-        await self.books.pool.execute(
-            "INSERT INTO ledger_inbox (stream, seq, posting_id, outcome, applied_by) VALUES ($1, $2, $3, $4, $5)"
-            " ON CONFLICT DO NOTHING", self.stream, seq, posting_id, outcome, self.applied_by)
+        await b.inbox(self.books.pool, self.stream, seq, posting_id, outcome, self.applied_by)

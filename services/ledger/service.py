@@ -140,11 +140,10 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         self._mine(context, request)
         self._self_or_staff(context, request.player_id, "operator", "auditor", "service:lobby")
         found = await self.books.balances(request.player_id)
-        days = await self.books.pool.fetchval("SELECT days FROM ledger_memberships WHERE player_id = $1",
-                                              request.player_id)
+        days = await b.membership_days(self.books.pool, request.player_id)
         return pb.GetBalancesResponse(balances=[
             pb.Balance(currency=c, amount=v, account=b.player(c, request.player_id)) for c, v in found.items()],
-            membership_days=int(days or 0))
+            membership_days=days)
 
     async def GetHistory(self, request: pb.GetHistoryRequest, context: Context) -> pb.GetHistoryResponse:
         self._mine(context, request)
@@ -307,9 +306,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         player_id, days = request.player_id, request.days
 
         async def add_days(conn: db.Conn) -> None:
-            await conn.execute("INSERT INTO ledger_memberships (player_id, days) VALUES ($1, $2)"
-                               " ON CONFLICT (player_id) DO UPDATE SET days = ledger_memberships.days + $2",
-                               player_id, days)
+            await b.add_membership_days(conn, player_id, days)
 
         result = await self._pay_service(
             who, kind="membership", request_id=request.request_id, player_id=player_id,
