@@ -167,3 +167,13 @@ async def rehash_if_needed(pool: asyncpg.Pool, username: str, stored: str, passw
     if HASHER.check_needs_rehash(stored):
         fresh = await hash_password(password)
         await pool.execute("UPDATE lobby_accounts SET password = $2 WHERE username = $1", username, fresh)
+
+
+async def limit_welcome(pool: asyncpg.Pool, player_id: str) -> None:
+    """Mark a player whose welcome 金币 were never claimed as over the address or device allowance."""
+    await pool.execute("UPDATE lobby_players SET welcome = 'limited' WHERE player_id = $1 AND welcome = ''", player_id)
+
+
+async def set_welcome(pool: asyncpg.Pool, player_id: str, state: str) -> None:
+    """Record what became of the player's welcome 金币 (``claimed``, ``campaign_over``)."""
+    await pool.execute("UPDATE lobby_players SET welcome = $2 WHERE player_id = $1", player_id, state)

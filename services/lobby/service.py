@@ -22,11 +22,11 @@ from chieu.kit import address, auth, fields, logs, metrics, words
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings, coin_stakes
-from chieu.lobby import accounts, names, projection, rooms
+from chieu.lobby import accounts, listing, names, projection, rooms
 from chieu.lobby.accounts import PlayerRow
 from chieu.lobby.peers import Peers, Standing
 from chieu.lobby.presence import Spectators
-from chieu.lobby.projection import COLUMNS, Feed, Line, line_of, summary
+from chieu.lobby.projection import Feed, Line, summary
 from chieu.lobby.rooms import Room, Rooms
 from chieu.lobby.sessions import Caller, RefreshReused, Sessions, Tokens, unauthenticated
 from chieu.lobby.v1 import lobby_service_pb2 as pb
@@ -168,13 +168,11 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
 
     async def _announce(self, tables: set[str]) -> None:
         try:
-            rows = await self.pool.fetch(f"SELECT {COLUMNS} FROM lobby_tables WHERE table_id = ANY($1) AND taken > 0",
-                                         sorted(tables))
+            lines = await listing.listed(self.pool, sorted(tables))
         except Exception as e:  # the next change or a new watch shows the count
             log.info("spectators not announced", reason=str(e))
             return
-        for r in rows:
-            line = line_of(r)
+        for line in lines:
             line.presence = True
             self.feed.announce(line)
 
@@ -223,8 +221,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         if p.welcome:
             return 0
         if not await self.sessions.welcome_allowed(caller):
-            await self.pool.execute("UPDATE lobby_players SET welcome = 'limited' WHERE player_id = $1"
-                                    " AND welcome = ''", p.player_id)
+            await accounts.limit_welcome(self.pool, p.player_id)
             log.info("welcome coins over the address or device allowance", player_id=p.player_id)
             return 0
         try:
@@ -233,8 +230,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
             log.warning("welcome coins not claimed now; next sign-in tries again", player_id=p.player_id,
                         reason=e.reason)
             return 0
-        await self.pool.execute("UPDATE lobby_players SET welcome = $2 WHERE player_id = $1", p.player_id,
-                                "claimed" if campaign else "campaign_over")
+        await accounts.set_welcome(self.pool, p.player_id, "claimed" if campaign else "campaign_over")
         return paid
 
     @_signin("guest")
@@ -346,9 +342,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
     # -- zones and rooms ----------------------------------------------------------------------
 
     async def _counts(self, game: str = "") -> dict[str, tuple[int, int]]:
-        rows = await self.pool.fetch("SELECT room_id, count(*) AS n, sum(taken) AS p FROM lobby_tables"
-                                     " WHERE taken > 0 AND ($1 = '' OR game = $1) GROUP BY room_id", game)
-        return {r["room_id"]: (int(r["n"]), int(r["p"])) for r in rows}
+        return await listing.room_counts(self.pool, game)
 
     async def ListZones(self, request: pb.ListZonesRequest, context: Context) -> pb.ListZonesResponse:
         self._who(context)
@@ -441,15 +435,9 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
             raise invalid("bad_filter", "ladder_level must not be negative")
         size = fields.page_size(request.page_size)
         after = _table_token(request.page_token)
-        key, value = ("room_id", request.room_id) if request.room_id else ("game", request.game)
-        rows = await self.pool.fetch(
-            f"SELECT {COLUMNS} FROM lobby_tables WHERE {key} = $1 AND taken > 0"
-            " AND ($2 = 0 OR status = $2) AND (NOT $3 OR taken < cardinality(seats)) AND ($4 = 0 OR ladder_level = $4)"
-            " AND ($5::int IS NULL OR taken < $5 OR (taken = $5 AND table_id > $6))"
-            " ORDER BY taken DESC, table_id LIMIT $7",
-            value, int(request.status), request.free_seat, request.ladder_level,
-            None if after is None else after[0], "" if after is None else after[1], size + 1)
-        lines = [line_of(r) for r in rows]
+        lines = await listing.page(self.pool, room_id=request.room_id, game=request.game, status=int(request.status),
+                                   free_seat=request.free_seat, ladder_level=request.ladder_level, after=after,
+                                   size=size + 1)
         token = f"{lines[size - 1].taken}.{lines[size - 1].table_id}" if len(lines) > size else ""
         return pb.ListTablesResponse(tables=await self._summaries(lines[:size]), next_page_token=token)
 
@@ -459,10 +447,8 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         room = await self.rooms.get(request.room_id)
         q = self.feed.subscribe(room.room_id)
         try:
-            rows = await self.pool.fetch(f"SELECT {COLUMNS} FROM lobby_tables WHERE room_id = $1 AND taken > 0"
-                                         " ORDER BY taken DESC, table_id", room.room_id)
+            lines = await listing.room(self.pool, room.room_id)
             seen: dict[str, int] = {}
-            lines = [line_of(r) for r in rows]
             for i in range(0, max(len(lines), 1), SNAPSHOT_CHUNK):
                 part = lines[i:i + SNAPSHOT_CHUNK]
                 for x in part:
@@ -513,19 +499,12 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         if not gate.allowed:
             raise precondition(gate.reason, gate.message)
         level = min(gate.level, room.ladder_max_level) if room.ladder else 0
-        mine = await self.pool.fetchrow(
-            f"SELECT {COLUMNS} FROM lobby_tables WHERE room_id = $1 AND taken > 0 AND $2 = ANY(seats) LIMIT 1",
-            room.room_id, who.player_id)
+        mine = await listing.seat_in_room(self.pool, room.room_id, who.player_id)
         if mine is not None:
-            line = line_of(mine)
-            return pb.QuickSeatResponse(table_id=line.table_id, seat=line.seats.index(who.player_id))
-        candidates = await self.pool.fetch(
-            f"SELECT {COLUMNS} FROM lobby_tables WHERE room_id = $1 AND taken > 0 AND status = $2"
-            " AND taken < cardinality(seats) AND NOT ($3 = ANY(seats)) AND ($4 = 0 OR ladder_level <= $4)"
-            " ORDER BY taken DESC, seated_ms, table_id LIMIT $5",
-            room.room_id, WAITING, who.player_id, level, QUICK_CANDIDATES)
-        for row in candidates:
-            req = table_service_pb2.TakeSeatRequest(table_id=row["table_id"], command_id=uuid.uuid4().hex,
+            return pb.QuickSeatResponse(table_id=mine.table_id, seat=mine.seats.index(who.player_id))
+        candidates = await listing.open_seats(self.pool, room.room_id, WAITING, who.player_id, level, QUICK_CANDIDATES)
+        for line in candidates:
+            req = table_service_pb2.TakeSeatRequest(table_id=line.table_id, command_id=uuid.uuid4().hex,
                                                     client_seed=request.client_seed)
             try:
                 r = await self.peers.take_seat(token, req)
@@ -533,8 +512,8 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                 if e.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND):
                     continue  # lost the race for the seat (or the table changed): the next one
                 raise _relay("table", e) from None
-            await self._listed(room.room_id, row["table_id"], who.player_id)
-            return pb.QuickSeatResponse(table_id=row["table_id"], seat=r.seat, table=r.table)
+            await self._listed(room.room_id, line.table_id, who.player_id)
+            return pb.QuickSeatResponse(table_id=line.table_id, seat=r.seat, table=r.table)
         create = table_service_pb2.CreateTableRequest(
             game=room.game, stake=room.stake, currency=room.currency,  # type: ignore[arg-type]
             command_id=uuid.uuid4().hex, client_seed=request.client_seed, ladder_level=level,
@@ -544,7 +523,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
             view = await self.peers.create_table(token, create)
         except grpc.aio.AioRpcError as e:
             raise _relay("table", e) from None
-        await self._place(view.table_id, room.room_id)
+        await listing.place(self.pool, view.table_id, room.room_id)
         await self._listed(room.room_id, view.table_id, who.player_id)
         return pb.QuickSeatResponse(table_id=view.table_id, seat=view.your_seat, created=True, table=view)
 
@@ -556,8 +535,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         changes = self.feed.subscribe(room_id)
         try:
             deadline = time.monotonic() + SEAT_LISTED_S
-            while not await self.pool.fetchval(
-                    "SELECT true FROM lobby_tables WHERE table_id = $1 AND $2 = ANY(seats)", table_id, player_id):
+            while not await listing.shows_seat(self.pool, table_id, player_id):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     log.warning("the table list does not show a quick seat yet", table_id=table_id)
@@ -566,18 +544,6 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                     await asyncio.wait_for(changes.get(), min(left, 0.05))
         finally:
             self.feed.unsubscribe(room_id, changes)
-
-    async def _place(self, table_id: str, room_id: str) -> None:
-        """Record the room of a table the lobby created (and move its line there if the projection
-        was first and matched it elsewhere)."""
-        async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute("INSERT INTO lobby_table_rooms (table_id, room_id) VALUES ($1, $2)"
-                               " ON CONFLICT (table_id) DO UPDATE SET room_id = $2", table_id, room_id)
-            row = await conn.fetchrow(f"SELECT {COLUMNS} FROM lobby_tables WHERE table_id = $1 FOR UPDATE", table_id)
-            if row is not None and row["room_id"] != room_id:
-                line = line_of(row)
-                line.old_room, line.room_id = line.room_id or "", room_id
-                await projection.write(conn, line)
 
     # -- the home screen ----------------------------------------------------------------------
 
@@ -610,9 +576,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                 out.unavailable.append(name)
 
         await asyncio.gather(part("ledger", money), part("ladder", ladder))
-        rows = await self.pool.fetch(f"SELECT {COLUMNS} FROM lobby_tables WHERE $1 = ANY(seats) AND taken > 0"
-                                     " ORDER BY updated_ms DESC LIMIT 50", player_id)
-        out.seated.extend(await self._summaries([line_of(r) for r in rows]))
+        out.seated.extend(await self._summaries(await listing.seated(self.pool, player_id)))
         out.unavailable.sort()
         return out
 
