@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -27,16 +26,15 @@ from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 import jwt
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from chieu.kit import logs
+from chieu.kit import ed25519, logs
 from chieu.kit.errors import ServiceError
-from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
 
 log = logs.get("chieu.auth")
@@ -45,7 +43,7 @@ ROLES = ("player", "operator", "auditor", "service")
 SERVICE = "service"
 """The role of a service's own credential; its subject is ``service:<name>``."""
 SERVICE_PREFIX = "service:"
-ALGORITHM = "EdDSA"
+ALGORITHM = ed25519.ALGORITHM
 ISSUER = "chieu"
 AUDIENCE = "chieu"
 MAX_TOKEN = 4096
@@ -85,19 +83,8 @@ def _unauthenticated(reason: str, message: str) -> ServiceError:
 
 # -- keys -------------------------------------------------------------------------------------
 
-def _b64(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def _raw(public: Ed25519PublicKey) -> bytes:
-    return public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-
-
-def thumbprint(public: Ed25519PublicKey) -> str:
-    """The key's RFC 7638 JWK thumbprint: its ``kid``."""
-    canonical = json.dumps({"crv": "Ed25519", "kty": "OKP", "x": _b64(_raw(public))},
-                           separators=(",", ":"), sort_keys=True)
-    return _b64(hashlib.sha256(canonical.encode()).digest())
+thumbprint = ed25519.thumbprint
+"""A token key's RFC 7638 JWK thumbprint: its ``kid``."""
 
 
 class KeySet:
@@ -110,7 +97,7 @@ class KeySet:
         self._bound = {k: v for k, v in (bound or {}).items() if k in self._keys}
         """Key id → the one service whose own short-lived credential that key may sign."""
         self.ident = hashlib.sha256(b"".join(
-            kid.encode() + b"\0" + _raw(k) + b"\0" + self._bound.get(kid, "").encode()
+            kid.encode() + b"\0" + ed25519.raw(k) + b"\0" + self._bound.get(kid, "").encode()
             for kid, k in sorted(self._keys.items()))).hexdigest()
         """Names this set's content: verified tokens are remembered per set."""
 
@@ -150,38 +137,24 @@ class KeySet:
 
     def to_jwks(self) -> dict[str, Any]:
         """The set as a JWKS document (RFC 7517); a service's own key carries its ``sub``."""
-        return {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": _b64(_raw(k)), "kid": kid, "alg": ALGORITHM,
-                          "use": "sig", **({"sub": self._bound[kid]} if kid in self._bound else {})}
+        return {"keys": [ed25519.jwk(k, kid, "sig", **({"sub": self._bound[kid]} if kid in self._bound else {}))
                          for kid, k in sorted(self._keys.items())]}
 
     @classmethod
     def from_jwks(cls, doc: Mapping[str, Any]) -> KeySet:
         """A set from a JWKS document of Ed25519 public keys (``ValueError`` on anything else,
         a private key included)."""
-        keys: dict[str, Ed25519PublicKey] = {}
+        found: dict[str, Ed25519PublicKey] = {}
         bound: dict[str, str] = {}
-        entries = doc.get("keys") if isinstance(doc, Mapping) else None
-        if not isinstance(entries, list):
-            raise ValueError("a JWKS is {\"keys\": [...]}")
-        for jwk in entries:
-            if not isinstance(jwk, Mapping) or jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519":
-                raise ValueError("only Ed25519 keys (kty OKP, crv Ed25519) are accepted")
-            if "d" in jwk:
-                raise ValueError("a private key has no place in a public keyset")
-            if jwk.get("alg", ALGORITHM) != ALGORITHM:
-                raise ValueError(f"key {jwk.get('kid')!r} is not for {ALGORITHM}")
+        for jwk in ed25519.entries(doc):
+            public = ed25519.public_of(jwk)
             if jwk.get("use", "sig") != "sig":  # an archive key ("use": "chieu-archive") verifies no token
                 raise ValueError(f"key {jwk.get('kid')!r} is not a token key (use {jwk.get('use')!r})")
-            x = str(jwk.get("x", ""))
-            try:
-                public = Ed25519PublicKey.from_public_bytes(base64.urlsafe_b64decode(x + "=" * (-len(x) % 4)))
-            except ValueError:
-                raise ValueError(f"key {jwk.get('kid')!r} has no valid x") from None
             kid = str(jwk.get("kid") or thumbprint(public))
-            keys[kid] = public
+            found[kid] = public
             if "sub" in jwk:
                 bound[kid] = _service_subject(jwk["sub"], f"key {kid!r}")
-        return cls(keys, bound)
+        return cls(found, bound)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> KeySet:
@@ -220,34 +193,11 @@ def _service_subject(sub: Any, where: str) -> str:
     return sub
 
 
-class Signer:
-    """A private key and its key id: what the lobby and ``chieu token`` sign with."""
+class Signer(ed25519.PrivateKey):
+    """A private key and its key id (its thumbprint): what the lobby and ``chieu token`` sign with."""
 
-    __slots__ = ("_private", "kid", "public")
-
-    def __init__(self, private: Ed25519PrivateKey) -> None:
-        self._private = private
-        self.public = private.public_key()
-        self.kid = thumbprint(self.public)
-
-    @classmethod
-    def generate(cls) -> Signer:
-        return cls(Ed25519PrivateKey.generate())
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Signer:
-        """The signer of a PEM (PKCS #8, unencrypted) Ed25519 private key file."""
-        private = serialization.load_pem_private_key(Path(path).read_bytes(), password=None)
-        if not isinstance(private, Ed25519PrivateKey):
-            raise ValueError(f"{path} is not an Ed25519 private key")
-        return cls(private)
-
-    def private_pem(self) -> bytes:
-        return self._private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption())
-
-    def public_pem(self) -> bytes:
-        return self.public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    __slots__ = ()
+    WHAT = "token key"
 
     def keyset(self) -> KeySet:
         """The set of this signer's public key alone."""
@@ -372,7 +322,7 @@ def bearer(context: grpc.aio.ServicerContext[Any, Any]) -> str:
 
 
 def principal(context: grpc.aio.ServicerContext[Any, Any], keys: KeySet,
-              revocations: RevocationList | None = None) -> Principal:
+              revocations: Revoked | None = None) -> Principal:
     """The caller of an RPC, from ``authorization: Bearer <token>`` metadata; a token whose
     session was revoked is refused (``session_revoked``) once ``revocations`` knows it."""
     token = bearer(context)
@@ -382,7 +332,14 @@ def principal(context: grpc.aio.ServicerContext[Any, Any], keys: KeySet,
     return who
 
 
-def check_revoked(revocations: RevocationList, token: str) -> None:
+class Revoked(Protocol):
+    """What tells a revoked session's token (:class:`chieu.kit.revocations.RevocationList`, which
+    imports this module for the service's own credential)."""
+
+    def is_revoked(self, token: str) -> bool: ...
+
+
+def check_revoked(revocations: Revoked, token: str) -> None:
     """UNAUTHENTICATED / ``session_revoked`` if ``token``'s session was signed out or revoked."""
     if revocations.is_revoked(token):
         raise _unauthenticated("session_revoked", "this session was signed out or revoked: sign in again")

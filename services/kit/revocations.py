@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from chieu.kit import channels, logs, tasks
+from chieu.kit import auth, channels, logs, tasks
 from chieu.kit.settings import Settings
 
 log = logs.get("chieu.revocations")
@@ -82,14 +82,6 @@ class RevocationList:
 LIST_REVOCATIONS = "/chieu.lobby.v1.LobbyService/ListRevocations"
 
 
-def _own_token(settings: Settings) -> str:
-    """This service's credential (:func:`chieu.kit.auth.service_token`; imported here, where it is
-    used: the kit's auth imports this module)."""
-    from chieu.kit import auth
-
-    return auth.service_token(settings)
-
-
 def from_lobby(settings: Settings, request_type: Any, response_type: Any,
                credential: Callable[[], str] | None = None) -> RevocationList:
     """The revoked sessions as the lobby (``CHIEU_LOBBY_ADDR``) lists them, polled every
@@ -101,7 +93,7 @@ def from_lobby(settings: Settings, request_type: Any, response_type: Any,
     channel = channels.channel(settings, settings.lobby_addr, options=[("grpc.use_local_subchannel_pool", 1)])
     call = channel.unary_unary(LIST_REVOCATIONS, request_serializer=request_type.SerializeToString,
                                response_deserializer=response_type.FromString)
-    token = credential or (lambda: _own_token(settings))
+    token = credential or (lambda: auth.service_token(settings))
 
     async def fetch(after: int) -> tuple[list[tuple[bytes, int]], int]:
         bearer = token()

@@ -13,7 +13,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from chieu.kit import auth
+from chieu.kit import auth, ed25519
 from chieu.kit.errors import ServiceError
 
 SIGNER = auth.Signer.generate()
@@ -70,7 +70,7 @@ def test_hs256_with_the_public_key_as_secret_is_refused() -> None:
     """The algorithm-confusion forgery: HMAC keyed with what every service can read."""
     claims = {"iss": "chieu", "aud": "chieu", "sub": "mallory", "roles": ["operator"], "iat": 1000,
               "exp": 9_999_999_999, "jti": "x"}
-    for secret in (SIGNER.public_pem(), json.dumps(KEYS.to_jwks()).encode(), b64(auth._raw(SIGNER.public)).encode()):
+    for secret in (SIGNER.public_pem(), json.dumps(KEYS.to_jwks()).encode(), b64(ed25519.raw(SIGNER.public)).encode()):
         header = b64(json.dumps({"alg": "HS256", "typ": "JWT", "kid": SIGNER.kid}).encode())
         body = b64(json.dumps(claims).encode())
         sig = b64(hmac.new(secret, f"{header}.{body}".encode(), hashlib.sha256).digest())

@@ -59,14 +59,8 @@ def ensure_keys(data_dir: Path) -> tuple[auth.Signer, Path, Path]:
     keys = data_dir / "keys"
     keys.mkdir(mode=0o700, parents=True, exist_ok=True)
     private = keys / "private.pem"
-    if private.exists():
-        signer = auth.Signer.load(private)
-        os.chmod(private, 0o600)
-    else:
-        signer = auth.Signer.generate()
-        fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(signer.private_pem())
+    signer, made = auth.Signer.ensure(private)
+    if made:
         print(f"chieu up: generated the token signing key {signer.kid} in {private}", file=sys.stderr)
     public = keys / "public.jwks.json"
     keyset = signer.keyset()
@@ -82,14 +76,7 @@ def ensure_keys(data_dir: Path) -> tuple[auth.Signer, Path, Path]:
 
 def _own_key(path: Path) -> auth.Signer:
     """A service's own key at ``path`` (generated on first run, mode 0600)."""
-    if path.exists():
-        os.chmod(path, 0o600)
-        return auth.Signer.load(path)
-    own = auth.Signer.generate()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(own.private_pem())
-    return own
+    return auth.Signer.ensure(path)[0]
 
 
 def ensure_archive_keys(data_dir: Path) -> tuple[signing.ArchiveSigner, Path, Path]:
