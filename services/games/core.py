@@ -145,7 +145,8 @@ class Setup:
 
 @dataclass(frozen=True, slots=True)
 class ScenarioHooks:
-    """What the scenario runner needs from a game beyond the contract.
+    """What the scenario runner needs from a game beyond the contract: ``HOOKS`` in the game's
+    ``scenario`` module, found by :func:`chieu.games.registry.scenario` (the rules never import it).
 
     ``position(options, players, spec, now_ms)`` returns the events that put the hand in a
     given starting position (an exact deal, a board); ``describe(state)`` returns a plain
@@ -176,7 +177,6 @@ class Game(Protocol, Generic[S, O]):
     """Every event dataclass type, for decoding."""
     option_type: type
     view_type: type
-    scenario: ScenarioHooks
     pot_options: tuple[str, ...]
     """Option names that change the gà pot's rules: like the stake, the table changes them only
     while its pot is 0 (Phỏm's ``ga``); ``()`` for a game without a pot."""

@@ -2,7 +2,9 @@
 ``DESCRIPTOR`` is a game, found by looking, never listed by hand.
 
 The game with key ``k`` is the package ``chieu.games.<k>``: its rules (``GAME``), its descriptor
-(``DESCRIPTOR``) and its generated contract (``chieu.games.<k>.v1``). A new package is all the
+(``DESCRIPTOR``), its generated contract (``chieu.games.<k>.v1``) and its scenario hooks
+(``HOOKS`` in ``chieu.games.<k>.scenario``, imported only when asked for: the rules never import
+them). A new package is all the
 table service, the lobby, the ladder, the scenario runner, the auditor and the tools need.
 """
 
@@ -14,7 +16,7 @@ from functools import cache
 from typing import Any
 
 import chieu.games as _games
-from chieu.games.core import Game
+from chieu.games.core import Game, ScenarioHooks
 from chieu.games.descriptor import Descriptor
 
 NOT_GAMES = frozenset({"v1"})
@@ -78,3 +80,14 @@ def descriptors() -> tuple[Descriptor, ...]:
 def team_games() -> frozenset[str]:
     """The games whose results are a team's."""
     return frozenset(d.key for d in descriptors() if d.team_results)
+
+
+@cache
+def scenario(key: str) -> ScenarioHooks:
+    """The scenario hooks of the game registered under ``key`` (``HOOKS`` of its ``scenario`` module)."""
+    if key not in _GAMES:
+        raise UnknownGame(key)
+    hooks = getattr(importlib.import_module(f"{_games.__name__}.{key}.scenario"), "HOOKS", None)
+    if not isinstance(hooks, ScenarioHooks):
+        raise ImportError(f"chieu.games.{key}.scenario has no HOOKS = ScenarioHooks(...)")
+    return hooks

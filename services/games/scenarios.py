@@ -67,6 +67,7 @@ class _Run:
         self.spec = spec
         self.result = result
         self.game: Game[Any, Any] = registry.get(str(spec["game"]))
+        self.hooks = registry.scenario(self.game.key)
         self.seat_names: list[str] = [str(s) for s in spec.get("seats", [])]
         self.players = int(spec.get("players", self.game.min_players))
         self.options = self.game.parse_options(spec.get("options") or {})
@@ -93,7 +94,7 @@ class _Run:
             self.log.append(e)
 
     def command(self, raw: Any) -> Any:
-        hooks = self.game.scenario
+        hooks = self.hooks
         if isinstance(raw, Mapping) and "type" not in raw and hooks.command is not None:
             return hooks.command(raw)
         if isinstance(raw, Mapping) and "type" in raw:
@@ -109,7 +110,7 @@ class _Run:
     def set_up(self) -> None:
         spec = self.spec
         if "position" in spec:
-            self.apply(self.game.scenario.position(self.options, self.players, spec["position"], self.now_ms))
+            self.apply(self.hooks.position(self.options, self.players, spec["position"], self.now_ms))
         elif "deal" in spec:
             deal = spec["deal"] or {}
             previous = deal.get("previous")
@@ -132,7 +133,7 @@ class _Run:
         if "legal" in st:
             self.check_legal(where, st["legal"])
             return
-        before = self.game.scenario.describe(self.state)
+        before = self.hooks.describe(self.state)
         try:
             if "timeout" in st:
                 seat = self.seat(st["timeout"])
@@ -148,7 +149,7 @@ class _Run:
                 return
             if st["reject"] not in (True, e.code):
                 self.fail(where, f"rejected with {e.code}, expected {st['reject']}")
-            if self.game.scenario.describe(self.state) != before:
+            if self.hooks.describe(self.state) != before:
                 self.fail(where, "a rejected command changed the state")
             return
         if "reject" in st:
@@ -192,7 +193,7 @@ class _Run:
 
     def check_after(self, where: str, spec: Mapping[str, Any]) -> None:
         if "state" in spec:
-            for m in mismatches(dict(spec["state"]), to_plain(dict(self.game.scenario.describe(self.state))), "state"):
+            for m in mismatches(dict(spec["state"]), to_plain(dict(self.hooks.describe(self.state))), "state"):
                 self.fail(where, m)
         views = spec.get("view")
         for v in [views] if isinstance(views, Mapping) else (views or []):
@@ -235,7 +236,7 @@ class _Run:
 
     def queries(self) -> None:
         for q in self.spec.get("queries", []):
-            fn = self.game.scenario.queries.get(str(q["call"]))
+            fn = self.hooks.queries.get(str(q["call"]))
             if fn is None:
                 self.fail("queries", f"{self.game.key} has no query {q['call']!r}")
                 continue

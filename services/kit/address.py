@@ -21,10 +21,16 @@ import ipaddress
 import socket
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from chieu.kit.settings import Settings
+
+class Proxied(Protocol):
+    """What the address of a caller needs of the settings (:class:`chieu.kit.settings.Settings`, which
+    imports this module to check ``CHIEU_TRUSTED_PROXIES``): the trusted proxies."""
+
+    @property
+    def trusted_proxies(self) -> str: ...
+
 
 Network = tuple[int, int, int]
 """A trusted network as it is checked: (4 or 6, its address, its mask), as integers."""
@@ -150,13 +156,13 @@ def of(context: Any, trusted: tuple[Network, ...]) -> str:
     return resolve(context.peer() or "", _forwarded(context), trusted)
 
 
-def client(context: Any, settings: Settings) -> str:
+def client(context: Any, settings: Proxied) -> str:
     """The client's address of a call, believing the proxies of ``CHIEU_TRUSTED_PROXIES``: what
     every service counts a caller's address by."""
     return of(context, proxies(settings.trusted_proxies))
 
 
-def client_key(context: Any, settings: Settings) -> str:
+def client_key(context: Any, settings: Proxied) -> str:
     """:func:`key` of :func:`client`: what a limit counts the caller of ``context`` under."""
     return resolve_key(context.peer() or "", _forwarded(context), proxies(settings.trusted_proxies))
 

@@ -22,6 +22,7 @@ from chieu.games.xiangqi import board as bd
 from chieu.games.xiangqi.game import GAME
 from chieu.games.xiangqi.model import Move, State
 from chieu.games.xiangqi.options import parse_options
+from chieu.games.xiangqi.scenario import HOOKS
 from tests.benchmarks.common import line, median
 
 try:
@@ -62,7 +63,7 @@ def sample_positions(n: int, rng: random.Random) -> list[tuple[State, list[str],
     options = parse_options({"TIME_CONTROL": "none"})
     while len(out) < n:
         state = GAME.initial(options, 2)
-        for e in GAME.scenario.position(options, 2, {}, 0):
+        for e in HOOKS.position(options, 2, {}, 0):
             state = GAME.evolve(state, e)
         moves: list[str] = []
         for _ in range(rng.randrange(0, 80)):

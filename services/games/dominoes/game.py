@@ -42,7 +42,6 @@ from chieu.games.dominoes.model import (
     View,
 )
 from chieu.games.dominoes.options import Options, option_values, parse_options
-from chieu.games.dominoes.scenario import HOOKS
 from chieu.games.dominoes.scoring import (
     forced_block_winner,
     settle_blocker,
@@ -87,9 +86,6 @@ class Dominoes:
     view_type = View
     pot_options: tuple[str, ...] = ()
     """The options that change the gà pot's rules: Đô Mi Nô has no pot."""
-
-    def __init__(self) -> None:
-        self.scenario = HOOKS
 
     parse_options = staticmethod(parse_options)
     option_values = staticmethod(option_values)

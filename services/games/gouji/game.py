@@ -69,7 +69,6 @@ from chieu.games.gouji.model import (
     team,
 )
 from chieu.games.gouji.options import Options, option_values, parse_options
-from chieu.games.gouji.scenario import HOOKS
 from chieu.games.gouji.scoring import SIT_OUT_PLACE, game_end
 from chieu.games.gouji.tribute import after_deal, dues, encode_carry, pay, return_choices
 from chieu.games.gouji.turns import (
@@ -109,9 +108,6 @@ class Gouji:
 
     pot_options: tuple[str, ...] = ()
     """The options that change the gà pot's rules: 够级 has no pot."""
-
-    def __init__(self) -> None:
-        self.scenario = HOOKS
 
     parse_options = staticmethod(parse_options)
     option_values = staticmethod(option_values)

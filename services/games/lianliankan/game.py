@@ -44,7 +44,6 @@ from chieu.games.lianliankan.model import (
     View,
 )
 from chieu.games.lianliankan.options import BOARDS, Options, option_values, parse_options
-from chieu.games.lianliankan.scenario import HOOKS
 from chieu.games.lianliankan.scoring import settle
 
 
@@ -92,9 +91,6 @@ class Lianliankan:
 
     pot_options: tuple[str, ...] = ()
     """The options that change the gà pot's rules: 连连看 has no pot."""
-
-    def __init__(self) -> None:
-        self.scenario = HOOKS
 
     parse_options = staticmethod(parse_options)
     option_values = staticmethod(option_values)

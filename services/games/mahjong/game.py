@@ -62,7 +62,6 @@ from chieu.games.mahjong.model import (
     reserve,
 )
 from chieu.games.mahjong.options import Mode, Options, option_values, parse_options
-from chieu.games.mahjong.scenario import HOOKS
 from chieu.games.mahjong.scoring import can_win, seat_score, ting_candidates, waits_of, won
 
 _wrap = wrapper(Command)
@@ -118,9 +117,6 @@ class Mahjong:
     view_type = View
     pot_options: tuple[str, ...] = ()
     """The options that change the gà pot's rules: 洪洞王牌麻将 has no pot."""
-
-    def __init__(self) -> None:
-        self.scenario = HOOKS
 
     parse_options = staticmethod(parse_options)
     option_values = staticmethod(option_values)

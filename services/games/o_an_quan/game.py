@@ -37,7 +37,6 @@ from chieu.games.o_an_quan.model import (
 )
 from chieu.games.o_an_quan.notation import format_position
 from chieu.games.o_an_quan.options import Options, option_values, parse_options
-from chieu.games.o_an_quan.scenario import HOOKS
 
 _wrap = wrapper(Command)
 
@@ -59,9 +58,6 @@ class OAnQuan:
     view_type = View
     pot_options: tuple[str, ...] = ()
     """The options that change the gà pot's rules: Ô ăn quan has no pot."""
-
-    def __init__(self) -> None:
-        self.scenario = HOOKS
 
     parse_options = staticmethod(parse_options)
     option_values = staticmethod(option_values)

@@ -60,7 +60,6 @@ from chieu.games.phom.model import (
     replace,
 )
 from chieu.games.phom.options import POT_OPTIONS, Options, option_values, parse_options
-from chieu.games.phom.scenario import HOOKS
 
 _wrap = wrapper(Command)
 
@@ -103,7 +102,6 @@ class Phom:
     pot is 0 (§A4.6)."""
 
     def __init__(self) -> None:
-        self.scenario = HOOKS
         self._last: tuple[State, object, State] | None = None
         """The last evolve: (state, event, next state), for the fold of a decider's look-ahead."""
 

@@ -55,7 +55,6 @@ from chieu.games.xiangqi.model import (
 )
 from chieu.games.xiangqi.options import Options, option_values, parse_options
 from chieu.games.xiangqi.repetition import is_chase, verdict
-from chieu.games.xiangqi.scenario import HOOKS
 
 _wrap = wrapper(Command)
 
@@ -87,9 +86,6 @@ class Xiangqi:
 
     pot_options: tuple[str, ...] = ()
     """The options that change the gà pot's rules: 中国象棋 has no pot."""
-
-    def __init__(self) -> None:
-        self.scenario = HOOKS
 
     parse_options = staticmethod(parse_options)
     option_values = staticmethod(option_values)

@@ -12,6 +12,7 @@ from chieu.games.core import BadOptions, IllegalMove, InvalidCommand, Outcome, S
 from chieu.games.dominoes import GAME
 from chieu.games.dominoes.model import Dealt, Draw, Ended, Hand, Pass, Play, State
 from chieu.games.dominoes.options import Options
+from chieu.games.dominoes.scenario import HOOKS
 from chieu.games.dominoes.scoring import forced_block_winner, settle_blocker
 from chieu.games.dominoes.tiles import End, Option, Tile, Turn, find_assistant, parse_tiles
 
@@ -35,7 +36,7 @@ def given(hands: Sequence[str], boneyard: str = "", options: dict[str, Any] | No
           leader: int = 0) -> State:
     o = GAME.parse_options(options or {})
     s = GAME.initial(o, len(hands))
-    for e in GAME.scenario.position(o, len(hands), {"hands": list(hands), "boneyard": boneyard,
+    for e in HOOKS.position(o, len(hands), {"hands": list(hands), "boneyard": boneyard,
                                                     "leader": leader}, 0):
         s = GAME.evolve(s, e)
     return s
@@ -44,8 +45,8 @@ def given(hands: Sequence[str], boneyard: str = "", options: dict[str, Any] | No
 def play(s: State, moves: Sequence[str]) -> State:
     for m in moves:
         assert s.to_move is not None
-        assert GAME.scenario.command is not None
-        for e in GAME.decide(s, s.to_move, GAME.scenario.command(m), 0):
+        assert HOOKS.command is not None
+        for e in GAME.decide(s, s.to_move, HOOKS.command(m), 0):
             s = GAME.evolve(s, e)
     return s
 

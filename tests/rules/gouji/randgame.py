@@ -20,6 +20,7 @@ from chieu.games.gouji.model import (
     State,
     TurnStarted,
 )
+from chieu.games.gouji.scenario import HOOKS
 
 
 def random_game(seed: bytes, options: Any = None, check: Any = None, max_steps: int = 5000,
@@ -46,7 +47,7 @@ def random_game(seed: bytes, options: Any = None, check: Any = None, max_steps: 
                      for i in range(6)]
             spec = {"hands": [" ".join(C.names(h)) for h in hands], "leader": 0,
                     "seed": seed.hex()}
-            start = list(GAME.scenario.position(opts, 6, spec, 0))
+            start = list(HOOKS.position(opts, 6, spec, 0))
         else:
             hands = [deck[i * hand_size:(i + 1) * hand_size] + jokers[i::6] for i in range(6)]
             start = [Dealt(1, tuple(SeatCards(i, C.names(h)) for i, h in enumerate(hands)), 0),

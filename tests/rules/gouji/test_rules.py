@@ -19,6 +19,7 @@ from chieu.games.gouji.model import (
     TributePaid,
     TurnStarted,
 )
+from chieu.games.gouji.scenario import HOOKS
 
 
 def given(hands: list[str], leader: int = 0, finished: tuple[int, ...] = (),
@@ -26,7 +27,7 @@ def given(hands: list[str], leader: int = 0, finished: tuple[int, ...] = (),
     opts = GAME.parse_options(options or {})
     s = GAME.initial(opts, 6)
     spec = {"hands": hands, "leader": leader, "finished": list(finished)}
-    for e in GAME.scenario.position(opts, 6, spec, 0):
+    for e in HOOKS.position(opts, 6, spec, 0):
         s = GAME.evolve(s, e)
     return s
 
@@ -209,9 +210,9 @@ def test_a_tribute_position_is_what_start_gives_for_the_same_hands(options: dict
     spec = {"hands": [" ".join(h.cards) for h in dealt.hands], "seed": "0911",
             "previous": {"places": [1, 6, 3, 2, 5, 4], "first": 2, "shao": [2], "men": [5]}}
     # Then the position's events are start()'s
-    assert list(GAME.scenario.position(opts, 6, spec, 0)) == started
+    assert list(HOOKS.position(opts, 6, spec, 0)) == started
     raw = {**spec, "previous": {"ranking": [0, 3, 2, 5, 4, 1], "first": 2, "carry": [1, 1, 2, 1, 5]}}
-    assert list(GAME.scenario.position(opts, 6, raw, 0)) == started
+    assert list(HOOKS.position(opts, 6, raw, 0)) == started
 
 
 def test_a_tribute_position_refuses_what_cannot_be() -> None:
@@ -222,4 +223,4 @@ def test_a_tribute_position_refuses_what_cannot_be() -> None:
                 {"hands": hands, "previous": {"places": [1, 2, 3, 4, 5, 5]}},
                 {"hands": hands, "previous": {"first": 2}}):
         with pytest.raises(ValueError):
-            GAME.scenario.position(opts, 6, bad, 0)
+            HOOKS.position(opts, 6, bad, 0)

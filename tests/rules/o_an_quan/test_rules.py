@@ -13,6 +13,7 @@ from chieu.games.o_an_quan.board import Direction
 from chieu.games.o_an_quan.model import Captured, Ended, Refilled, Sow, Sowed, Started, State, scores
 from chieu.games.o_an_quan.notation import format_position, parse_position
 from chieu.games.o_an_quan.options import parse_options
+from chieu.games.o_an_quan.scenario import HOOKS
 
 CW, CCW = Direction.CW, Direction.CCW
 
@@ -105,7 +106,7 @@ OQ09_AFTER = {"position": "[0 | 1 1 0 2 0 | Q+3 | 0 4 5 4 3]", "to_move": "B", "
 
 def test_a_scenario_position_states_the_debt_and_scoring_pays_it_back() -> None:
     o = parse_options({})
-    state = replay(GAME, GAME.initial(o, 2), GAME.scenario.position(o, 2, OQ09_AFTER, 0))
+    state = replay(GAME, GAME.initial(o, 2), HOOKS.position(o, 2, OQ09_AFTER, 0))
     assert state.borrowed == (3, 0) and state.to_move == 1
     events, after = when(state, 1, 11, CW)
     assert events[-1] == Ended("quans_gone", (1, 16))
@@ -117,7 +118,7 @@ def test_a_scenario_position_states_the_debt_and_scoring_pays_it_back() -> None:
 def test_a_scenario_position_refuses_what_does_not_add_up(bad: dict[str, Any]) -> None:
     o = parse_options({})
     with pytest.raises(ValueError):
-        GAME.scenario.position(o, 2, {**OQ09_AFTER, **bad}, 0)
+        HOOKS.position(o, 2, {**OQ09_AFTER, **bad}, 0)
 
 
 def test_the_game_ends_when_both_quans_are_gone_and_sides_are_swept() -> None:

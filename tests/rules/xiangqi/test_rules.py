@@ -34,7 +34,7 @@ from chieu.games.xiangqi.model import (
 )
 from chieu.games.xiangqi.notation import chinese
 from chieu.games.xiangqi.options import option_values, parse_options
-from chieu.games.xiangqi.scenario import query_chinese, query_is_legal
+from chieu.games.xiangqi.scenario import HOOKS, query_chinese, query_is_legal
 
 MIN = 60_000
 
@@ -49,7 +49,7 @@ def given(fen: str = START_FEN, options: dict[str, Any] | None = None, *, at: in
     if clocks is not None:
         spec["clocks_ms"] = clocks
     state = GAME.initial(o, 2)
-    for e in GAME.scenario.position(o, 2, spec, at):
+    for e in HOOKS.position(o, 2, spec, at):
         state = GAME.evolve(state, e)
     return state
 
