@@ -6,15 +6,17 @@ What is alike in each: wait for the owner to create the stream (a consumer never
 bind the durable, giving it this process's ack wait (the last process started sets it for all);
 fetch batches in stream order, where a timeout is an empty batch and a failed fetch is logged and
 tried again; ask the durable's ack floor; run in a background task and stop cleanly, with the
-consumer's metrics (:class:`chieu.kit.metrics.ConsumerMetrics`). What each consumer does with a
-message, and how it keeps order, stays in its own module.
+consumer's metrics (:class:`chieu.kit.metrics.ConsumerMetrics`); and the loop of a consumer that
+handles its messages one at a time (:meth:`Durable.consume`: a message that fails is logged and
+left for redelivery). What each consumer does with a message, and how it keeps order, stays in its
+own module.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from nats.errors import TimeoutError as NatsTimeoutError
@@ -52,6 +54,10 @@ class Durable:
         self.metrics_every_s = metrics_every_s
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
+        self.floor = 0
+        """A stream sequence up to which every message is done (acknowledged): this process's own
+        finished messages (:meth:`done`) and the durable's ack floor (:meth:`refresh_floor`). A
+        message right above it has nothing before it to wait for."""
 
     @property
     def stopping(self) -> bool:
@@ -69,6 +75,24 @@ class Durable:
         await tasks.cancel(self._task)
         self._task = None
         await self.metrics.stop()
+
+    async def consume(self, handle: Callable[[Any], Awaitable[object]], *, batch: int, what: str,
+                      in_order: bool = False) -> None:
+        """Subscribe, then until stopped fetch batches and ``handle`` each message in stream order. A
+        message whose handling fails is logged (``what``: what was not applied) and not acknowledged,
+        so it comes back by redelivery; ``in_order``: the rest of its batch waits for it (dropped
+        from this fetch, redelivered after it)."""
+        sub = await self.subscribe()
+        while not self.stopping:
+            for msg in await self.fetch(sub, batch):
+                try:
+                    await handle(msg)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception(f"{what} not applied; it will be redelivered", durable=self.durable, seq=seq(msg))
+                    if in_order:
+                        break
 
     async def wait_for_stream(self) -> None:
         """Return once the stream exists (its owner creates it; a consumer never does)."""
@@ -113,6 +137,17 @@ class Durable:
             return []
         msgs.sort(key=seq)
         return msgs
+
+    def done(self, stream_seq: int) -> None:
+        """A message finished (acknowledged): the floor follows it when it was right above it."""
+        if stream_seq == self.floor + 1:
+            self.floor = stream_seq
+
+    async def refresh_floor(self) -> None:
+        """Raise the floor to the durable's ack floor (unchanged when NATS does not answer)."""
+        floor = await self.ack_floor()
+        if floor:
+            self.floor = max(self.floor, floor)
 
     async def ack_floor(self) -> int | None:
         """The durable's ack floor (every message up to it is acknowledged); ``None`` if NATS does not

@@ -100,22 +100,11 @@ class LadderConsumer(Durable):
         self.applied = 0
         self.filled = 0
         """Messages read from the stream by sequence and applied (another consumer held them)."""
-        self.floor = 0
 
     async def start(self) -> None:
-        await self.run(self._consume(), name=f"ladder-consumer-{self.durable}")
-
-    async def _consume(self) -> None:
-        sub = await self.subscribe()
-        while not self.stopping:
-            for msg in await self.fetch(sub, self.batch):
-                try:
-                    await self.handle(msg)
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("message not applied; it will be redelivered", seq=_seq(msg))
-                    break  # what follows waits for it: it comes back by redelivery
+        # in order: what follows a message that failed waits for it (it comes back by redelivery)
+        await self.run(self.consume(self.handle, batch=self.batch, what="table record", in_order=True),
+                       name=f"ladder-consumer-{self.durable}")
 
     async def handle(self, msg: Any) -> str:
         """Apply one delivered message exactly once, after every earlier one the ladder counts;
@@ -139,8 +128,7 @@ class LadderConsumer(Durable):
             if outcome == "applied" and self.after_commit is not None:
                 await self.after_commit(msg)
         await msg.ack()
-        if seq == self.floor + 1:
-            self.floor = seq
+        self.done(seq)
         return outcome
 
     async def _apply(self, seq: int, record: log_pb2.Record) -> str:
@@ -159,7 +147,7 @@ class LadderConsumer(Durable):
     async def _fill(self, seq: int) -> None:
         """Apply, in order, every message the ladder counts between the floor and ``seq`` (those
         another consumer holds or held); the floor first rises to the durable's ack floor."""
-        await self._refresh_floor()
+        await self.refresh_floor()
         at = max(self.floor, await self.store.applied(self.stream)) + 1
         while at < seq:
             try:
@@ -174,10 +162,6 @@ class LadderConsumer(Durable):
                     self.filled += 1
             at = found.seq + 1
 
-    async def _refresh_floor(self) -> None:
-        floor = await self.ack_floor()  # None: NATS did not answer; read the stream from the cursor
-        if floor:
-            self.floor = max(self.floor, floor)
 
 
 class ResetConsumer(Durable):
@@ -194,18 +178,8 @@ class ResetConsumer(Durable):
         self.applied = 0
 
     async def start(self) -> None:
-        await self.run(self._consume(), name="ladder-resets")
-
-    async def _consume(self) -> None:
-        sub = await self.subscribe()  # the ledger creates its outbox stream
-        while not self.stopping:
-            for msg in await self.fetch(sub, 32):
-                try:
-                    await self.handle(msg)
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("reputation reset not applied; it will be redelivered")
+        # the ledger creates its outbox stream
+        await self.run(self.consume(self.handle, batch=32, what="reputation reset"), name="ladder-resets")
 
     async def handle(self, msg: Any) -> str:
         self.metrics.delivered(msg)

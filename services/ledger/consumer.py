@@ -135,8 +135,6 @@ class SettlementConsumer(Durable):
         self.posted = 0
         self.waited = 0
         """Messages ``nak``ed because an earlier settlement of their table was not posted yet."""
-        self.floor = 0
-        """Every message of the stream with a sequence up to this one is done (acked or applied)."""
 
     async def start(self) -> None:
         """Start consuming in the background, once the table stream exists."""
@@ -147,7 +145,7 @@ class SettlementConsumer(Durable):
         while not self.stopping:
             msgs = await self.fetch(sub, self.batch)
             if msgs and _seq(msgs[0]) > self.floor + 1:
-                await self._refresh_floor()
+                await self.refresh_floor()
             await self._batch(msgs)
 
     async def _batch(self, msgs: list[Any]) -> None:
@@ -175,17 +173,11 @@ class SettlementConsumer(Durable):
             pause = min(0.025 * 2 ** int(waited_s / 0.025).bit_length(), budget_s - waited_s, 0.2)
             await asyncio.sleep(pause)
             waited_s += pause
-            await self._refresh_floor()  # what the other consumers finished meanwhile
+            await self.refresh_floor()  # what the other consumers finished meanwhile
         for msg in pending:
             delivered = int(getattr(msg.metadata, "num_delivered", 1) or 1)
             with contextlib.suppress(Exception):
                 await msg.nak(delay=0.05 * min(delivered, 20))
-
-    async def _refresh_floor(self) -> None:
-        """Raise the floor to the durable's ack floor (every message up to it is acknowledged)."""
-        floor = await self.ack_floor()  # None: NATS did not answer; ordering falls back to the table marks
-        if floor:
-            self.floor = max(self.floor, floor)
 
     async def handle(self, msg: Any, waiting: set[str] | None = None, *, keep: bool = False) -> str:
         """Apply one message exactly once, in its table's order; returns what happened
@@ -201,8 +193,8 @@ class SettlementConsumer(Durable):
                 span.set_attribute("chieu.outcome", outcome)
         if outcome == "seen":
             self.metrics.inbox_hits.inc()
-        if outcome != "later" and seq == self.floor + 1:
-            self.floor = seq
+        if outcome != "later":
+            self.done(seq)
         return outcome
 
     async def _handle(self, msg: Any, seq: int, waiting: set[str], keep: bool) -> str:

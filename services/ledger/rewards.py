@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime as dt
 import json
@@ -110,18 +109,8 @@ class RewardConsumer(Durable):
         """Records ``nak``ed until the next UTC day (over the daily cap)."""
 
     async def start(self) -> None:
-        await self.run(self._consume(), name="ledger-rewards")
-
-    async def _consume(self) -> None:
-        sub = await self.subscribe()  # the ladder creates its outbox stream
-        while not self.stopping:
-            for msg in await self.fetch(sub, 32):
-                try:
-                    await self.handle(msg)
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("reward not paid; it will be redelivered")
+        # the ladder creates its outbox stream
+        await self.run(self.consume(self.handle, batch=32, what="reward"), name="ledger-rewards")
 
     async def handle(self, msg: Any) -> str:
         """Pay one record: ``paid``, ``seen`` (inbox), ``deferred`` (over the cap: ``nak``ed until the
