@@ -23,13 +23,21 @@ Seat = int
 """A seat index in turn order, 0-based."""
 
 Command = Any
-"""A game command: a frozen dataclass named in the imperative (``Sow``, ``Discard``)."""
+"""Any game's command, where the game is not known (the table, the codec, the scenario runner): a
+frozen dataclass named in the imperative (``Sow``, ``Discard``). A game itself declares the union of
+its own (``GameCommand`` in its ``model``), and is a :class:`Game` over it."""
 
 Event = Any
-"""A game event: a frozen dataclass named in the past tense (``Sowed``, ``Discarded``)."""
+"""Any game's event, where the game is not known: a frozen dataclass named in the past tense
+(``Sowed``, ``Discarded``). A game declares the union of its own (``GameEvent`` in its ``model``)."""
 
 S = TypeVar("S")
 O = TypeVar("O")  # noqa: E741 - the game's options type
+C = TypeVar("C")
+"""The game's command union: what ``decide`` takes and ``legal`` lists."""
+E = TypeVar("E")
+"""The game's event union: what ``start``, ``decide`` and ``on_timeout`` return and ``evolve`` folds,
+so mypy --strict checks every event a decider makes against what its ``evolve`` takes."""
 
 
 class RuleViolation(ValueError):
@@ -154,16 +162,18 @@ class ScenarioHooks:
     call with plain arguments for static checks (``is_phom``, ``points``).
     """
 
-    position: Callable[[Any, int, Mapping[str, Any], int], Sequence[Event]]
+    position: Callable[[Any, int, Mapping[str, Any], int], Sequence[Any]]
     describe: Callable[[Any], Mapping[str, Any]]
     queries: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
-    command: Callable[[Any], Command] | None = None
+    command: Callable[[Any], Any] | None = None
     """Reads a scenario command written in the game's notation (a mapping or a string);
     ``None``: by field name."""
 
 
-class Game(Protocol, Generic[S, O]):
-    """The decider contract shared by every game."""
+class Game(Protocol, Generic[S, O, C, E]):
+    """The decider contract shared by every game: over its state ``S``, its options ``O``, its
+    commands ``C`` and its events ``E`` (a game's own unions; ``Game[Any, Any, Any, Any]`` where the
+    game is any: :data:`AnyGame`)."""
 
     key: str
     """Stable game key, ASCII (``o_an_quan``)."""
@@ -175,8 +185,17 @@ class Game(Protocol, Generic[S, O]):
     """Every command dataclass type, for decoding."""
     events: tuple[type, ...]
     """Every event dataclass type, for decoding."""
-    option_type: type
-    view_type: type
+
+    @property
+    def option_type(self) -> type:
+        """The options dataclass."""
+        ...
+
+    @property
+    def view_type(self) -> type:
+        """The view dataclass."""
+        ...
+
     pot_options: tuple[str, ...]
     """Option names that change the gà pot's rules: like the stake, the table changes them only
     while its pot is 0 (Phỏm's ``ga``); ``()`` for a game without a pot."""
@@ -193,15 +212,15 @@ class Game(Protocol, Generic[S, O]):
         """The state before the hand's first event."""
         ...
 
-    def start(self, setup: Setup) -> Sequence[Event]:
+    def start(self, setup: Setup) -> Sequence[E]:
         """Deal or set up a hand."""
         ...
 
-    def decide(self, state: S, seat: Seat, command: Command, now_ms: int) -> Sequence[Event]:
+    def decide(self, state: S, seat: Seat, command: C, now_ms: int) -> Sequence[E]:
         """Validate ``command`` by ``seat``; return its events or raise :class:`RuleViolation`."""
         ...
 
-    def evolve(self, state: S, event: Event) -> S:
+    def evolve(self, state: S, event: E) -> S:
         """Fold one event into a new state; never fails on a logged event."""
         ...
 
@@ -213,7 +232,7 @@ class Game(Protocol, Generic[S, O]):
         compact form beside it; nothing for a spectator (docs/front-ends.md)."""
         ...
 
-    def legal(self, state: S, seat: Seat) -> Sequence[Command]:
+    def legal(self, state: S, seat: Seat) -> Sequence[C]:
         """Every command ``seat`` may send now: what its view lists, what bots and auto-play
         choose from; every one of them ``decide`` accepts."""
         ...
@@ -222,7 +241,7 @@ class Game(Protocol, Generic[S, O]):
         """The seats that must act and by when; empty when nobody is on the clock."""
         ...
 
-    def on_timeout(self, state: S, seat: Seat, now_ms: int) -> Sequence[Event]:
+    def on_timeout(self, state: S, seat: Seat, now_ms: int) -> Sequence[E]:
         """The deterministic auto-play for ``seat`` when its deadline has passed."""
         ...
 
@@ -231,7 +250,11 @@ class Game(Protocol, Generic[S, O]):
         ...
 
 
-def replay(game: Game[S, Any], state: S, events: Sequence[Event]) -> S:
+AnyGame = Game[Any, Any, Any, Any]
+"""A game not known in advance (the registry's, the table's)."""
+
+
+def replay(game: Game[S, Any, Any, E], state: S, events: Sequence[E]) -> S:
     """Fold ``events`` into ``state`` with ``game.evolve``."""
     for event in events:
         state = game.evolve(state, event)

@@ -27,8 +27,8 @@ class UnknownGame(KeyError):
     """No game is registered under that key."""
 
 
-def _discover() -> tuple[tuple[str, ...], dict[str, Descriptor], dict[str, Game[Any, Any]]]:
-    found: dict[str, tuple[Descriptor, Game[Any, Any]]] = {}
+def _discover() -> tuple[tuple[str, ...], dict[str, Descriptor], dict[str, Game[Any, Any, Any, Any]]]:
+    found: dict[str, tuple[Descriptor, Game[Any, Any, Any, Any]]] = {}
     for info in pkgutil.iter_modules(_games.__path__):
         if not info.ispkg or info.name in NOT_GAMES or info.name.startswith("_"):
             continue
@@ -50,7 +50,7 @@ KEYS, _DESCRIPTORS, _GAMES = _discover()
 """Every game key, in the order the games are listed (their descriptors' ``sort``)."""
 
 
-def get(key: str) -> Game[Any, Any]:
+def get(key: str) -> Game[Any, Any, Any, Any]:
     """The rules of the game registered under ``key``."""
     try:
         return _GAMES[key]

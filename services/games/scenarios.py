@@ -66,7 +66,7 @@ class _Run:
     def __init__(self, spec: Mapping[str, Any], result: Result) -> None:
         self.spec = spec
         self.result = result
-        self.game: Game[Any, Any] = registry.get(str(spec["game"]))
+        self.game: Game[Any, Any, Any, Any] = registry.get(str(spec["game"]))
         self.hooks = registry.scenario(self.game.key)
         self.seat_names: list[str] = [str(s) for s in spec.get("seats", [])]
         self.players = int(spec.get("players", self.game.min_players))

@@ -252,7 +252,7 @@ def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes,
         return refusals.of(v)
 
 
-def _game_events(t: Table, game: Game[Any, Any], state: Any, game_events: list[Any], seed: bytes,
+def _game_events(t: Table, game: Game[Any, Any, Any, Any], state: Any, game_events: list[Any], seed: bytes,
                  players: list[str], hand_no: int, *, fresh: bool = False) -> Events:
     out = [_ev(game_event=codec.pack(e, t.game_key)) for e in game_events]
     for e in game_events:

@@ -206,7 +206,7 @@ def pack(obj: Any, game_key: str) -> any_pb2.Any:
 def command_wrapper(game_key: str) -> type | None:
     """The game's ``Command`` wrapper: the item type of its view's ``legal`` field, a message
     with one ``oneof`` over every command (``None`` for a game without one)."""
-    game: Game[Any, Any] = registry.get(game_key)
+    game: Game[Any, Any, Any, Any] = registry.get(game_key)
     hint = typing.get_type_hints(game.view_type).get("legal")
     args = typing.get_args(hint)
     item = args[0] if args else None
@@ -223,7 +223,7 @@ def unwrap(wrapper: Any) -> Any:
 
 @cache
 def _types_by_full_name(game_key: str) -> dict[str, type]:
-    game: Game[Any, Any] = registry.get(game_key)
+    game: Game[Any, Any, Any, Any] = registry.get(game_key)
     package = f"chieu.games.{game_key}.v1."
     wrapper = command_wrapper(game_key)
     extra = () if wrapper is None else (wrapper,)
@@ -237,7 +237,7 @@ def unpack(msg: any_pb2.Any, game_key: str, *, commands_only: bool = False) -> A
     unchanged) stands for the command it holds."""
     full_name = msg.TypeName()
     cls = _types_by_full_name(game_key).get(full_name)
-    game: Game[Any, Any] = registry.get(game_key)
+    game: Game[Any, Any, Any, Any] = registry.get(game_key)
     wrapper = command_wrapper(game_key)
     if cls is None or (commands_only and cls not in game.commands and cls is not wrapper):
         raise CodecError(

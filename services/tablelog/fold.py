@@ -128,7 +128,7 @@ class Table:
     the players of the current and last hand (the others are forgotten when a hand starts)."""
 
     @property
-    def game(self) -> Game[Any, Any]:
+    def game(self) -> Game[Any, Any, Any, Any]:
         return registry.get(self.game_key)
 
     @property

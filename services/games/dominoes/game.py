@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
-from chieu.games import fair
+from chieu.games import clock, fair
 from chieu.games.common import TimedOut, TurnPassed, put, wrapper
 from chieu.games.core import (
     BadOptions,
     Deadline,
+    Game,
     IllegalMove,
     InvalidCommand,
     Outcome,
@@ -31,6 +31,8 @@ from chieu.games.dominoes.model import (
     Draw,
     Drew,
     Ended,
+    GameCommand,
+    GameEvent,
     Hand,
     LineTile,
     OpenEnds,
@@ -93,7 +95,7 @@ class Dominoes:
     def initial(self, options: Options, players: int) -> State:
         return State(options=options, players=players)
 
-    def start(self, setup: Setup) -> Sequence[Any]:
+    def start(self, setup: Setup) -> Sequence[GameEvent]:
         """Shuffle, deal 7 each (DM-R2), the rest is the boneyard; pick the leader (DM-R3)."""
         n = setup.players
         if not self.min_players <= n <= self.max_players:
@@ -101,22 +103,12 @@ class Dominoes:
         deck = fair.shuffled(setup.seed, ALL_TILES, "deal")
         hands = tuple(Hand(tuple(deck[i * HAND_SIZE : (i + 1) * HAND_SIZE])) for i in range(n))
         boneyard = tuple(deck[n * HAND_SIZE :])
-        leader = setup.first if setup.first is not None else self._leader(setup)
-        return [Dealt(leader, hands, boneyard, setup.now_ms + setup.options.turn_seconds * 1000)]
-
-    def _leader(self, setup: Setup) -> int:
-        prev = setup.previous
-        if prev is not None:
-            nxt: int | None = prev.winner
-            if nxt is None and prev.reason == "triet_loss" and len(prev.scores) == setup.players:
-                nxt = unique_min(prev.scores, range(len(prev.scores)))
-            if nxt is not None and 0 <= nxt < setup.players:
-                return nxt
-        return fair.choice(setup.seed, tuple(range(setup.players)), "leader")
+        leader = clock.first_seat(setup, lambda prev: _leader(prev, n), draw="leader")
+        return [Dealt(leader, hands, boneyard, clock.due(setup.now_ms, setup.options.turn_seconds))]
 
     # -- decide
 
-    def decide(self, state: State, seat: Seat, command: Any, now_ms: int) -> Sequence[Any]:
+    def decide(self, state: State, seat: Seat, command: GameCommand, now_ms: int) -> Sequence[GameEvent]:
         if not isinstance(command, Play | Draw | Pass):
             name = type(command).__name__
             raise InvalidCommand("unknown_command", f"Đô Mi Nô has no command {name}")
@@ -157,7 +149,7 @@ class Dominoes:
             raise IllegalMove("no_match", f"{t} does not match the {command.end.name.lower()} end")
         return self._after(state, Played(seat, t, command.end, after[0], after[1]), now_ms)
 
-    def _after(self, state: State, move: Played | Passed, now_ms: int) -> list[Any]:
+    def _after(self, state: State, move: Played | Passed, now_ms: int) -> list[GameEvent]:
         """A play or pass, then the end check (DM-R9) or the next turn."""
         s = self.evolve(state, move)
         seat = move.seat
@@ -166,7 +158,7 @@ class Dominoes:
         if dead(s.hands, len(s.boneyard), s.ends):
             return [move, self._blocked(s)]
         nxt = (seat + 1) % s.players
-        return [move, TurnPassed(nxt, now_ms + s.options.turn_seconds * 1000)]
+        return [move, TurnPassed(nxt, clock.due(now_ms, s.options.turn_seconds))]
 
     def _out(self, s: State, winner: int) -> Ended:
         """Hết bài: ``winner`` placed his last tile; everyone pays him his pips, he leads next."""
@@ -192,7 +184,7 @@ class Dominoes:
 
     # -- evolve
 
-    def evolve(self, state: State, event: Any) -> State:
+    def evolve(self, state: State, event: GameEvent) -> State:
         s = state
         if isinstance(event, Drew):
             hand = s.hands[event.seat] + (event.tile,)
@@ -251,7 +243,7 @@ class Dominoes:
             revealed=tuple(Hand(h) for h in state.hands) if state.ended is not None else (),
         )
 
-    def legal(self, state: State, seat: Seat | None) -> Sequence[Any]:
+    def legal(self, state: State, seat: Seat | None) -> Sequence[GameCommand]:
         if state.ended is not None or seat is None or seat != state.to_move:
             return []
         hand = state.hands[seat]
@@ -264,16 +256,13 @@ class Dominoes:
         return [Draw()] if state.boneyard else [Pass()]
 
     def deadlines(self, state: State) -> Sequence[Deadline]:
-        if state.to_move is None or state.ended is not None:
-            return ()
-        return (Deadline(state.to_move, state.deadline_ms),)
+        return clock.to_act(None if state.ended is not None else state.to_move, state.deadline_ms)
 
-    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[Any]:
+    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[GameEvent]:
         """DM-R10: draw as required, then the lowest tile (pips, then smaller half), left end
         first; else pass."""
-        if state.ended is not None or seat != state.to_move:
-            raise IllegalMove("not_your_turn", "no deadline of this seat is running")
-        events: list[Any] = [TimedOut(seat)]
+        clock.running(self.deadlines(state), seat)
+        events: list[GameEvent] = [TimedOut(seat)]
         s = state
         while not playable(s.hands[seat], s.ends) and s.boneyard:
             e = Drew(seat, s.boneyard[0])
@@ -300,4 +289,16 @@ class Dominoes:
         )
 
 
+def _leader(prev: Outcome, players: int) -> Seat | None:
+    """DM-R3: the previous hand's winner leads (after a blocked hand lost by triết, the lowest
+    count); ``None``: drawn."""
+    nxt: int | None = prev.winner
+    if nxt is None and prev.reason == "triet_loss" and len(prev.scores) == players:
+        nxt = unique_min(prev.scores, range(len(prev.scores)))
+    return nxt if nxt is not None and 0 <= nxt < players else None
+
+
 GAME = Dominoes()
+CONTRACT: Game[State, Options, GameCommand, GameEvent] = GAME
+"""The game as the contract over its own commands and events: mypy --strict checks ``decide``'s,
+``start``'s and ``on_timeout``'s events against what ``evolve`` folds."""

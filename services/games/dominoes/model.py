@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chieu.games.common import TimedOut, TurnPassed
 from chieu.games.core import Transfer
 from chieu.games.dominoes.options import Options
 from chieu.games.dominoes.tiles import End, Ends, Tile, Turn
@@ -166,3 +167,9 @@ class View:
     finished: bool
     result: Ended | None
     revealed: tuple[Hand, ...]
+
+
+GameCommand = Play | Draw | Pass
+"""Every command of Đô Mi Nô (what its ``decide`` takes and ``legal`` lists; ``GAME.commands``)."""
+GameEvent = Dealt | Drew | Played | Passed | TimedOut | TurnPassed | Ended
+"""Every event of Đô Mi Nô (what its decider makes and its ``evolve`` folds; ``GAME.events``)."""

@@ -16,10 +16,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from chieu.games import clock
 from chieu.games.common import TimedOut, put, wrapper
 from chieu.games.core import (
     BadOptions,
     Deadline,
+    Game,
     IllegalMove,
     InvalidCommand,
     Outcome,
@@ -45,7 +47,9 @@ from chieu.games.gouji.model import (
     DeclareRevolution,
     DeclineRevolution,
     Finished,
+    GameCommand,
     GameEnded,
+    GameEvent,
     Leads,
     Owed,
     Pass,
@@ -119,18 +123,13 @@ class Gouji:
 
     # -- start
 
-    def start(self, setup: Setup) -> Sequence[Any]:
+    def start(self, setup: Setup) -> Sequence[GameEvent]:
         o: Options = setup.options
         hands, shangban = C.deal(setup.seed, "deal", SEATS)
         prev = setup.previous
-        if setup.first is not None:
-            first = setup.first
-        elif prev is not None and prev.first is not None:
-            first = (prev.first + 1) % SEATS
-        elif o.first_leader == "shangban" and shangban is not None:
-            first = shangban
-        else:
-            first = setup.owner
+        first = clock.first_seat(setup, lambda p: None if p.first is None else (p.first + 1) % SEATS,
+                                 otherwise=shangban if o.first_leader == "shangban" and shangban is not None
+                                 else setup.owner)
         seed = setup.seed.hex() if o.ge_ming else ""
         due = dues(o, prev.ranking, prev.carry) if prev is not None else []
         return [Dealt(setup.hand_no, seat_cards(hands), first, seed),
@@ -138,7 +137,7 @@ class Gouji:
 
     # -- decide
 
-    def decide(self, state: State, seat: Seat, command: Any, now_ms: int) -> Sequence[Any]:
+    def decide(self, state: State, seat: Seat, command: GameCommand, now_ms: int) -> Sequence[GameEvent]:
         s = state
         if not isinstance(seat, int) or not 0 <= seat < SEATS:
             raise InvalidCommand("bad_seat", f"no seat {seat!r}")
@@ -196,7 +195,7 @@ class Gouji:
         if not C.beats_key(k, s.top_key):
             raise _bad("not_higher", "every card must be higher than the card it meets")
 
-    def _play(self, s: State, seat: int, c: Counts, now_ms: int) -> list[Any]:
+    def _play(self, s: State, seat: int, c: Counts, now_ms: int) -> list[GameEvent]:
         if s.sealed:
             raise _bad("sealed", "this answer to a 够死级 can only be taken by 捎牌 (Burn)")
         if not s.leading:
@@ -210,13 +209,13 @@ class Gouji:
         sealed = (not s.leading and s.top_gouji and not active(s, s.owner)
                   and s.places[s.owner] in (1, 2) and seat == opposite(s.owner))
         gouji = sealed or (C.is_gouji(c) and not four_way(s))
-        events: list[Any] = []
+        events: list[GameEvent] = []
         if not s.leading and s.burning[s.owner] >= 0 and seat == opposite(s.owner):
             events.append(BurnReleased(s.owner))
         events.append(Played(seat, C.names(C.from_counts(c)), s.leading, gouji, sealed))
         return self._after_play(s, seat, events, rest, now_ms)
 
-    def _burn(self, s: State, seat: int, cmd: Burn, now_ms: int) -> list[Any]:
+    def _burn(self, s: State, seat: int, cmd: Burn, now_ms: int) -> list[GameEvent]:
         if not may_burn(s, seat):
             raise _bad("cannot_burn", "捎牌 needs a 够级 set on the table that its owner's 对门 "
                        "has not yet acted on, and an active player other than its owner and 对门")
@@ -226,11 +225,11 @@ class Gouji:
         if not C.burn_ok(rest):
             raise _bad("burn_precondition",
                        "捎牌 needs jokers ≥ ranks − 1 among the cards left after the burn")
-        events: list[Any] = [Burned(seat, s.owner, C.names(C.from_counts(c)))]
+        events: list[GameEvent] = [Burned(seat, s.owner, C.names(C.from_counts(c)))]
         return self._after_play(s, seat, events, rest, now_ms)
 
-    def _after_play(self, s: State, seat: int, events: list[Any], rest: Counts,
-                    now_ms: int) -> list[Any]:
+    def _after_play(self, s: State, seat: int, events: list[GameEvent], rest: Counts,
+                    now_ms: int) -> list[GameEvent]:
         after = s
         for e in events:
             after = self.evolve(after, e)
@@ -243,19 +242,19 @@ class Gouji:
                 return [*events, end]
         return events + self._next(after, seat, now_ms)
 
-    def _next(self, s: State, actor: int, now_ms: int) -> list[Any]:
+    def _next(self, s: State, actor: int, now_ms: int) -> list[GameEvent]:
         nxt = next_after(s, actor)
         if nxt is not None:
-            return [TurnStarted(nxt[0], False, nxt[1], now_ms + s.options.turn_timeout_s * 1000)]
+            return [TurnStarted(nxt[0], False, nxt[1], clock.due(now_ms, s.options.turn_timeout_s))]
         return self._round_over(s, now_ms)
 
-    def _round_over(self, s: State, now_ms: int) -> list[Any]:
+    def _round_over(self, s: State, now_ms: int) -> list[GameEvent]:
         o = s.owner
         leader = o if active(s, o) else next_active(s, o, include=False)
         return [RoundEnded(o, leader),
-                TurnStarted(leader, True, False, now_ms + s.options.turn_timeout_s * 1000)]
+                TurnStarted(leader, True, False, clock.due(now_ms, s.options.turn_timeout_s))]
 
-    def _pass(self, s: State, seat: int, now_ms: int, auto: bool) -> list[Any]:
+    def _pass(self, s: State, seat: int, now_ms: int, auto: bool) -> list[GameEvent]:
         if s.leading:
             raise _bad("must_lead", "the leader must play a set")
         if s.kou:
@@ -266,7 +265,7 @@ class Gouji:
             return [Closed(seat, auto), *self._round_over(s, now_ms)]
         return [Passed(seat, auto), *self._next(after, seat, now_ms)]
 
-    def _fail(self, s: State, seat: int, reason: str, now_ms: int) -> list[Any]:
+    def _fail(self, s: State, seat: int, reason: str, now_ms: int) -> list[GameEvent]:
         place = free_places(s)[-1]
         fail = BurnFailed(seat, place, reason, C.names(C.from_counts(s.hands[seat])))
         after = self.evolve(s, fail)
@@ -276,22 +275,22 @@ class Gouji:
         burned = s.burning[seat]
         leader = next_active(after, burned, include=True)
         return [fail, RoundEnded(None, leader),
-                TurnStarted(leader, True, False, now_ms + s.options.turn_timeout_s * 1000)]
+                TurnStarted(leader, True, False, clock.due(now_ms, s.options.turn_timeout_s))]
 
     def _revolution(self, s: State, seat: int, declare: bool, now_ms: int,
-                    auto: bool) -> list[Any]:
+                    auto: bool) -> list[GameEvent]:
         if s.phase != "revolution":
             raise _bad("not_revolution", "革命 is declared only in the window after the deal")
         if seat not in s.eligible:
             raise _bad("not_eligible", "only a seat holding no 2s and no jokers, that has not "
                        "yet decided, may declare 革命")
-        ev: Any = RevolutionDeclared(seat) if declare else RevolutionDeclined(seat, auto)
+        ev: GameEvent = RevolutionDeclared(seat) if declare else RevolutionDeclined(seat, auto)
         after = self.evolve(s, ev)
         if after.eligible:
             return [ev]
         return [ev, *self._close_revolution(after, now_ms)]
 
-    def _close_revolution(self, s: State, now_ms: int) -> list[Any]:
+    def _close_revolution(self, s: State, now_ms: int) -> list[GameEvent]:
         """Two or more declarers: 流局 and a redeal; one: he sits out; none: play on."""
         o = s.options
         if len(s.revolted) >= 2:
@@ -306,7 +305,7 @@ class Gouji:
         return pay(o, s.hands, s.first, s.dues, -1, now_ms)
 
     def _return(self, s: State, seat: int, cmd: ReturnCards, now_ms: int,
-                auto: bool) -> list[Any]:
+                auto: bool) -> list[GameEvent]:
         if s.phase != "tribute":
             raise _bad("not_tribute", "no tribute is being returned")
         due = next((d for d in s.owed if d.seat == seat), None)
@@ -315,11 +314,11 @@ class Gouji:
         c = self._cards_any(s, seat, cmd.cards)
         if sum(c) != due.count:
             raise _bad("wrong_count", f"return exactly {due.count} card(s)")
-        events: list[Any] = [TributeReturned(seat, due.to_seat, C.names(C.from_counts(c)), auto)]
+        events: list[GameEvent] = [TributeReturned(seat, due.to_seat, C.names(C.from_counts(c)), auto)]
         if len(s.owed) == 1:
             leader = s.first if s.first != s.sitting else (s.first + 1) % SEATS
             events.append(TurnStarted(leader, True, False,
-                                      now_ms + s.options.turn_timeout_s * 1000))
+                                      clock.due(now_ms, s.options.turn_timeout_s)))
         return events
 
     @staticmethod
@@ -336,7 +335,7 @@ class Gouji:
 
     # -- evolve
 
-    def evolve(self, state: State, event: Any) -> State:
+    def evolve(self, state: State, event: GameEvent) -> State:
         s = state
         if isinstance(event, Played | Burned):
             c = C.to_counts(C.parse_cards(event.cards))
@@ -499,7 +498,7 @@ class Gouji:
                     out.append(("burn", c))
         return out
 
-    def legal(self, state: State, seat: Seat) -> Sequence[Any]:
+    def legal(self, state: State, seat: Seat) -> Sequence[GameCommand]:
         s = state
         if s.phase == "revolution":
             return [DeclareRevolution(), DeclineRevolution()] if seat in s.eligible else []
@@ -509,7 +508,7 @@ class Gouji:
                 return []
             return [ReturnCards(C.names(C.from_counts(c)))
                     for c in return_choices(s.hands[seat], due.count)]
-        out: list[Any] = []
+        out: list[GameCommand] = []
         for kind, c in self.legal_sets(s, seat):
             if kind == "pass":
                 out.append(Pass())
@@ -521,31 +520,23 @@ class Gouji:
     def deadlines(self, state: State) -> Sequence[Deadline]:
         s = state
         if s.phase == "revolution":
-            return tuple(Deadline(p, s.deadline_ms) for p in s.eligible)
+            return clock.each(s.eligible, s.deadline_ms)
         if s.phase == "tribute":
-            seats = dict.fromkeys(d.seat for d in s.owed)
-            return tuple(Deadline(p, s.deadline_ms) for p in seats)
-        if s.phase == "play" and s.to_act is not None:
-            return (Deadline(s.to_act, s.deadline_ms),)
-        return ()
+            return clock.each((d.seat for d in s.owed), s.deadline_ms)
+        return clock.to_act(s.to_act if s.phase == "play" else None, s.deadline_ms)
 
-    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[Any]:
+    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[GameEvent]:
         """Auto-play: pass (扣 on the 扣牌 decision) when answering, the lowest legal set when
         leading, the lowest cards when returning tribute, no 革命 in its window."""
         s = state
+        clock.running(self.deadlines(s), seat)
         if s.phase == "revolution":
-            if seat not in s.eligible:
-                raise _bad("not_your_turn", "no deadline of this seat is running")
             return [TimedOut(seat), *self._revolution(s, seat, False, now_ms, auto=True)]
         if s.phase == "tribute":
-            due = next((d for d in s.owed if d.seat == seat), None)
-            if due is None:
-                raise _bad("not_your_turn", "no deadline of this seat is running")
+            due = next(d for d in s.owed if d.seat == seat)
             low = C.from_counts(s.hands[seat])[::-1][: due.count]
             cmd = ReturnCards(C.names(low))
             return [TimedOut(seat), *self._return(s, seat, cmd, now_ms, auto=True)]
-        if s.phase != "play" or s.to_act != seat:
-            raise _bad("not_your_turn", "no deadline of this seat is running")
         if not s.leading:
             return [TimedOut(seat), *self._pass(s, seat, now_ms, auto=True)]
         return [TimedOut(seat), *self._play(s, seat, lowest_lead(s, seat), now_ms)]
@@ -593,3 +584,6 @@ def lowest_lead(s: State, seat: int) -> Counts:
 
 
 GAME = Gouji()
+CONTRACT: Game[State, Options, GameCommand, GameEvent] = GAME
+"""The game as the contract over its own commands and events: mypy --strict checks ``decide``'s,
+``start``'s and ``on_timeout``'s events against what ``evolve`` folds."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from chieu.games.common import TimedOut
 from chieu.games.gouji import cards as C
 from chieu.games.gouji.cards import DECK, Counts
 from chieu.games.gouji.options import Options
@@ -408,3 +409,13 @@ class View:
     legal_leads: Leads | None = None
     """A leading seat's sets, compactly (``None`` when not leading, and with 憋三 on, whose
     leads are listed one by one in ``legal``)."""
+
+
+GameCommand = Play | Pass | Burn | ReturnCards | DeclareRevolution | DeclineRevolution
+"""Every command of 够级 (what its ``decide`` takes and ``legal`` lists; ``GAME.commands``)."""
+GameEvent = (
+    Dealt | TributePaid | TributeReturned | TurnStarted | Played | Burned | Passed | Closed
+    | BurnReleased | BurnFailed | Finished | RoundEnded | TimedOut | GameEnded | RevolutionOpened
+    | RevolutionDeclared | RevolutionDeclined | DealCancelled | Redealt | SatOut
+)
+"""Every event of 够级 (what its decider makes and its ``evolve`` folds; ``GAME.events``)."""

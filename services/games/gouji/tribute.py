@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from chieu.games import clock
 from chieu.games.common import put
 from chieu.games.gouji import cards as C
 from chieu.games.gouji.cards import Counts
@@ -70,7 +71,7 @@ def after_deal(o: Options, hands: Sequence[Counts], first: int, due: Sequence[Du
     if o.ge_ming:
         eligible = tuple(p for p in range(SEATS) if C.revolution_ok(hands[p]))
         if eligible:
-            return [RevolutionOpened(eligible, now_ms + o.turn_timeout_s * 1000, tuple(due))]
+            return [RevolutionOpened(eligible, clock.due(now_ms, o.turn_timeout_s), tuple(due))]
     return pay(o, hands, first, due, -1, now_ms)
 
 
@@ -81,8 +82,8 @@ def pay(o: Options, hands: Sequence[Counts], first: int, due: Sequence[Due], sit
     owed = [d for d in due if sitting not in (d.from_seat, d.to_seat)]
     if not owed:
         leader = first if first != sitting else (first + 1) % SEATS
-        return [TurnStarted(leader, True, False, now_ms + o.turn_timeout_s * 1000)]
-    at = now_ms + o.return_timeout_s * 1000
+        return [TurnStarted(leader, True, False, clock.due(now_ms, o.turn_timeout_s))]
+    at = clock.due(now_ms, o.return_timeout_s)
     held = list(hands)
     events: list[Any] = []
     for d in owed:

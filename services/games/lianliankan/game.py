@@ -15,11 +15,12 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from chieu.games import fair
+from chieu.games import clock, fair
 from chieu.games.common import TimedOut, put, wrapper
 from chieu.games.core import (
     BadOptions,
     Deadline,
+    Game,
     IllegalMove,
     InvalidCommand,
     Outcome,
@@ -31,6 +32,8 @@ from chieu.games.lianliankan.model import (
     Cell,
     Command,
     Finished,
+    GameCommand,
+    GameEvent,
     Layout,
     Leave,
     Left,
@@ -98,19 +101,19 @@ class Lianliankan:
     def initial(self, options: Options, players: int) -> State:
         return State(options=options, players=players)
 
-    def start(self, setup: Setup) -> Sequence[Any]:
+    def start(self, setup: Setup) -> Sequence[GameEvent]:
         """One solvable layout for everybody, from the hand's seed material (§4.1)."""
         o: Options = setup.options
         if not self.min_players <= setup.players <= self.max_players:
             raise BadOptions(f"连连看 is for 2–6 players, not {setup.players}")
         rows, cols = BOARDS[o.board]
         cells = generate(rows, cols, fair.Stream(setup.seed, "layout"))
-        deadline = setup.now_ms + o.time_limit * 1000 if o.time_limit else 0
+        deadline = clock.due_if(setup.now_ms, o.time_limit or 0)
         return [Started(rows, cols, (Layout(cells),) * setup.players, setup.seed.hex(), deadline)]
 
     # -- decide
 
-    def decide(self, state: State, seat: Seat, command: Any, now_ms: int) -> Sequence[Any]:
+    def decide(self, state: State, seat: Seat, command: GameCommand, now_ms: int) -> Sequence[GameEvent]:
         if not isinstance(command, Remove | Leave):
             name = type(command).__name__
             raise InvalidCommand("unknown_command", f"连连看 has no command {name}")
@@ -152,7 +155,7 @@ class Lianliankan:
 
     # -- evolve
 
-    def evolve(self, state: State, event: Any) -> State:
+    def evolve(self, state: State, event: GameEvent) -> State:
         s = state
         if isinstance(event, Removed):
             board = s.boards[event.seat]
@@ -213,7 +216,7 @@ class Lianliankan:
     def _playing(state: State, seat: int) -> bool:
         return state.started and state.finished is None and seat not in state.left
 
-    def legal(self, state: State, seat: Seat) -> Sequence[Any]:
+    def legal(self, state: State, seat: Seat) -> Sequence[GameCommand]:
         if not self._playing(state, seat):
             return []
         return [*(Remove(p.first, p.second) for p in removable(state.boards[seat])), Leave()]
@@ -222,11 +225,9 @@ class Lianliankan:
         """With a time limit, every seat still playing is on the one clock."""
         if not state.started or state.finished is not None or not state.deadline_ms:
             return ()
-        return tuple(
-            Deadline(i, state.deadline_ms) for i in range(state.players) if i not in state.left
-        )
+        return clock.each((i for i in range(state.players) if i not in state.left), state.deadline_ms)
 
-    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[Any]:
+    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[GameEvent]:
         """The time limit ran out: the fewest remaining tiles win (same tie-break, §4.3)."""
         if not state.started or state.finished is not None:
             raise IllegalMove("game_over", "the game is not running")
@@ -247,3 +248,6 @@ class Lianliankan:
 
 
 GAME = Lianliankan()
+CONTRACT: Game[State, Options, GameCommand, GameEvent] = GAME
+"""The game as the contract over its own commands and events: mypy --strict checks ``decide``'s,
+``start``'s and ``on_timeout``'s events against what ``evolve`` folds."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chieu.games.common import TimedOut
 from chieu.games.core import Transfer
 from chieu.games.lianliankan.board import Board
 from chieu.games.lianliankan.options import Options
@@ -167,3 +168,9 @@ class View:
     result: Finished | None
     legal: tuple[Command, ...]
     legal_pairs: tuple[Pair, ...]
+
+
+GameCommand = Remove | Leave
+"""Every command of 连连看 (what its ``decide`` takes and ``legal`` lists; ``GAME.commands``)."""
+GameEvent = Started | Removed | Reshuffled | Left | TimedOut | Finished
+"""Every event of 连连看 (what its decider makes and its ``evolve`` folds; ``GAME.events``)."""

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
-from chieu.games import fair
+from chieu.games import clock, fair
 from chieu.games.common import TimedOut, put, wrapper
 from chieu.games.core import (
     BadOptions,
     Deadline,
+    Game,
     IllegalMove,
     InvalidCommand,
     Outcome,
@@ -39,6 +39,8 @@ from chieu.games.mahjong.model import (
     Discard,
     Discarded,
     Drew,
+    GameCommand,
+    GameEvent,
     Gang,
     Ganged,
     HandDrawn,
@@ -80,7 +82,7 @@ _WRAPPED: dict[int, Command] = {
 }
 
 
-def _wrap_legal(commands: Sequence[Any]) -> tuple[Command, ...]:
+def _wrap_legal(commands: Sequence[GameCommand]) -> tuple[Command, ...]:
     """``_wrap(commands)``: the made wrappers of :func:`Mahjong.legal`'s commands (any other
     command wrapped anew)."""
     get = _WRAPPED.get
@@ -94,9 +96,9 @@ class _Flow:
         self.game = game
         self.s = state
         self.now = now_ms
-        self.events: list[Any] = []
+        self.events: list[GameEvent] = []
 
-    def emit(self, e: Any) -> None:
+    def emit(self, e: GameEvent) -> None:
         self.events.append(e)
         self.s = self.game.evolve(self.s, e)
 
@@ -126,7 +128,7 @@ class Mahjong:
 
     # -- setup
 
-    def start(self, setup: Setup) -> Sequence[Any]:
+    def start(self, setup: Setup) -> Sequence[GameEvent]:
         o: Options = setup.options
         n = setup.players
         if not 2 <= n <= 4:
@@ -147,23 +149,25 @@ class Mahjong:
 
     def _dealer(self, setup: Setup) -> int:
         n = setup.players
-        if setup.first is not None:
-            return setup.first % n
-        prev = setup.previous
-        if prev is None or prev.first is None:
-            return fair.choice(setup.seed, tuple(range(n)), "dealer")
-        if prev.winner is not None:
-            return prev.winner % n
-        if prev.reason == "huangzhuang_gang":
-            return (prev.first + 1) % n
-        return prev.first % n
+
+        def rotation(prev: Outcome) -> Seat | None:
+            """The winner deals; after a 荒庄 with a 杠 the next seat; else the dealer again."""
+            if prev.first is None:
+                return None
+            if prev.winner is not None:
+                return prev.winner % n
+            if prev.reason == "huangzhuang_gang":
+                return (prev.first + 1) % n
+            return prev.first % n
+
+        return clock.first_seat(setup, rotation, draw="dealer") % n
 
     def deal_events(
         self, o: Options, n: int, dealer: int, hands: Sequence[Sequence[int]], wall: Sequence[int],
         set_aside: Sequence[int], seed: bytes, now_ms: int, melds: Sequence[Meld] = (),
         declared: Sequence[Declare] = (), laizi: Sequence[int] | None = None, gangs: int = 0,
         discards: Sequence[Sequence[int]] = (),
-    ) -> list[Any]:
+    ) -> list[GameEvent]:
         """The ``Dealt`` event (and the dealer's clock) for an exact deal."""
         mode = o.laizi_mode
         indicator, lz, locked = L.dealt(mode, hands, wall, seed, laizi)
@@ -174,13 +178,13 @@ class Mahjong:
             dealer=dealer, hands=tuple(Tiles(T.names(sorted(h))) for h in hands), wall=T.names(wall),
             indicator=T.maybe_name(indicator), set_aside=T.names(set_aside),
             laizi=tuple(T.maybe_name(k) for k in lz), locked=tuple(locked), seed=seed.hex(),
-            deadline_ms=now_ms + secs * 1000, choose_pair=choose, melds=tuple(melds),
+            deadline_ms=clock.due(now_ms, secs), choose_pair=choose, melds=tuple(melds),
             declared=tuple(declared), gangs=gangs, discards=tuple(Tiles(T.names(d)) for d in discards),
         )]
 
     # -- decide
 
-    def decide(self, state: State, seat: Seat, command: Any, now_ms: int) -> Sequence[Any]:
+    def decide(self, state: State, seat: Seat, command: GameCommand, now_ms: int) -> Sequence[GameEvent]:
         if not isinstance(command, self.commands):
             raise InvalidCommand("unknown_command", f"mahjong has no command {type(command).__name__}")
         tile = getattr(command, "tile", None)
@@ -232,11 +236,11 @@ class Mahjong:
 
     def _after_pair(self, f: _Flow) -> None:
         if all(p.pair_chosen for p in f.s.seats):
-            f.emit(TurnStarted(f.s.dealer, f.now + f.s.options.turn_seconds * 1000))
+            f.emit(TurnStarted(f.s.dealer, clock.due(f.now, f.s.options.turn_seconds)))
 
     # .. claims
 
-    def _answer(self, f: _Flow, seat: int, cmd: Any) -> None:
+    def _answer(self, f: _Flow, seat: int, cmd: GameCommand) -> None:
         s = f.s
         if s.phase is not Phase.CLAIM or seat not in s.claim_seats:
             raise IllegalMove("no_claim", "you have nothing to claim")
@@ -270,7 +274,7 @@ class Mahjong:
         if best is None:
             self._next_draw(f, (s.claim_from + 1) % s.players)
         elif best[1] == 1:
-            f.emit(Penged(best[0], T.name(tile), s.claim_from, f.now + s.options.turn_seconds * 1000))
+            f.emit(Penged(best[0], T.name(tile), s.claim_from, clock.due(f.now, s.options.turn_seconds)))
         else:
             p = s.seats[best[0]]
             w = waits_after_gang(s, p, T.remove(p.hand, tile, 3), MeldType.MING_GANG, tile)
@@ -283,7 +287,7 @@ class Mahjong:
         s = f.s
         k = s.wall[s.pos]
         lz = L.after_draw(s, seat, T.add(s.seats[seat].hand, k))
-        f.emit(Drew(seat, T.name(k), replacement, T.maybe_name(lz), f.now + s.options.turn_seconds * 1000))
+        f.emit(Drew(seat, T.name(k), replacement, T.maybe_name(lz), clock.due(f.now, s.options.turn_seconds)))
         self._after_draw(f, seat)
 
     def _next_draw(self, f: _Flow, seat: int) -> None:
@@ -339,7 +343,7 @@ class Mahjong:
         s = f.s
         seats = tuple(i for i in range(s.players) if i != s.turn and any(claim_options(s, i)))
         if seats:
-            f.emit(ClaimOpened(seats, T.name(s.claim_tile), f.now + s.options.claim_seconds * 1000))
+            f.emit(ClaimOpened(seats, T.name(s.claim_tile), clock.due(f.now, s.options.claim_seconds)))
         else:
             self._next_draw(f, (s.turn + 1) % s.players)
 
@@ -371,7 +375,7 @@ class Mahjong:
 
     # -- evolve
 
-    def evolve(self, state: State, event: Any) -> State:
+    def evolve(self, state: State, event: GameEvent) -> State:
         s = state
         if isinstance(event, Drew):
             k = T.kind(event.tile)
@@ -525,7 +529,7 @@ class Mahjong:
             legal=_wrap_legal(self.legal(s, me)) if mine else (),
         )
 
-    def legal(self, state: State, seat: Seat) -> Sequence[Any]:
+    def legal(self, state: State, seat: Seat) -> Sequence[GameCommand]:
         s = state
         if s.phase in (Phase.OVER, Phase.DEALING) or not 0 <= seat < s.players:
             return []
@@ -536,7 +540,7 @@ class Mahjong:
             if seat not in s.claim_seats or any(a[0] == seat for a in s.answers):
                 return []
             peng, gang = claim_options(s, seat)
-            out: list[Any] = [_PASS]
+            out: list[GameCommand] = [_PASS]
             if peng:
                 out.append(_PENG)
             if gang:
@@ -571,20 +575,19 @@ class Mahjong:
     def deadlines(self, state: State) -> Sequence[Deadline]:
         s = state
         if s.phase is Phase.TURN:
-            return (Deadline(s.turn, s.deadline_ms),)
+            return clock.to_act(s.turn, s.deadline_ms)
         if s.phase is Phase.CLAIM:
             done = {a[0] for a in s.answers}
-            return tuple(Deadline(i, s.deadline_ms) for i in s.claim_seats if i not in done)
+            return clock.each((i for i in s.claim_seats if i not in done), s.deadline_ms)
         if s.phase is Phase.CHOOSE_PAIR:
-            return tuple(Deadline(i, s.deadline_ms) for i, p in enumerate(s.seats) if not p.pair_chosen)
+            return clock.each((i for i, p in enumerate(s.seats) if not p.pair_chosen), s.deadline_ms)
         return ()
 
-    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[Any]:
+    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[GameEvent]:
         """Auto-play: pass a claim; choose the lowest pair; win if possible, else discard the drawn
         tile (or, after a 碰, the highest discardable tile)."""
         s = state
-        if seat not in {d.seat for d in self.deadlines(s)}:
-            raise IllegalMove("not_on_the_clock", "no deadline of this seat is running")
+        clock.running(self.deadlines(s), seat, "not_on_the_clock")
         f = _Flow(self, s, now_ms)
         f.emit(TimedOut(seat))
         if s.phase is Phase.CHOOSE_PAIR:
@@ -620,5 +623,8 @@ class Mahjong:
 
 
 GAME = Mahjong()
+CONTRACT: Game[State, Options, GameCommand, GameEvent] = GAME
+"""The game as the contract over its own commands and events: mypy --strict checks ``decide``'s,
+``start``'s and ``on_timeout``'s events against what ``evolve`` folds."""
 
 __all__ = ["GAME", "Mahjong"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from chieu.games.common import TimedOut
 from chieu.games.core import Transfer
 from chieu.games.mahjong.options import Options
 
@@ -367,3 +368,12 @@ def remaining(s: State) -> int:
 def meld_sizes(p: PlayerState) -> list[int]:
     """Tiles in each of the seat's melds: 3 for a 碰, 4 for a gang."""
     return [3 if t is MeldType.PENG else 4 for t, _, _ in p.melds]
+
+
+GameCommand = Discard | Peng | Gang | Pass | Win | ChoosePair
+"""Every command of 洪洞王牌麻将 (what its ``decide`` takes and ``legal`` lists; ``GAME.commands``)."""
+GameEvent = (
+    Dealt | PairChosen | TurnStarted | Drew | Discarded | ClaimOpened | ClaimAnswered | Penged | Ganged
+    | TimedOut | Won | HandDrawn
+)
+"""Every event of 洪洞王牌麻将 (what its decider makes and its ``evolve`` folds; ``GAME.events``)."""

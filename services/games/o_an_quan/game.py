@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
-from chieu.games import fair
+from chieu.games import clock
 from chieu.games.common import TimedOut, TurnPassed, put, wrapper
 from chieu.games.core import (
     Deadline,
+    Game,
     IllegalMove,
     InvalidCommand,
     Outcome,
@@ -27,6 +27,8 @@ from chieu.games.o_an_quan.model import (
     Captured,
     Command,
     Ended,
+    GameCommand,
+    GameEvent,
     Refilled,
     Sow,
     Sowed,
@@ -65,22 +67,19 @@ class OAnQuan:
     def initial(self, options: Options, players: int) -> State:
         return State(options=options)
 
-    def start(self, setup: Setup) -> Sequence[Any]:
+    def start(self, setup: Setup) -> Sequence[GameEvent]:
         o: Options = setup.options
-        if setup.first is not None:
-            first = setup.first
-        elif o.first_player == "alternate" and setup.previous is not None and setup.previous.first is not None:
-            first = 1 - setup.previous.first
-        else:
-            first = fair.choice(setup.seed, (0, 1), "first_player")
-        return [
-            Started(first, START, (True, True), (0, 0), (0, 0), (0, 0), (0, 0),
-                    setup.now_ms + o.turn_seconds * 1000)
-        ]
+
+        def alternate(previous: Outcome) -> Seat | None:
+            return 1 - previous.first if o.first_player == "alternate" and previous.first is not None else None
+
+        first = clock.first_seat(setup, alternate, draw="first_player")
+        return [Started(first, START, (True, True), (0, 0), (0, 0), (0, 0), (0, 0),
+                        clock.due(setup.now_ms, o.turn_seconds))]
 
     # -- decide
 
-    def decide(self, state: State, seat: Seat, command: Any, now_ms: int) -> Sequence[Any]:
+    def decide(self, state: State, seat: Seat, command: GameCommand, now_ms: int) -> Sequence[GameEvent]:
         if not isinstance(command, Sow):
             raise InvalidCommand("unknown_command", f"Ô ăn quan has no command {type(command).__name__}")
         if not isinstance(command.direction, Direction):
@@ -95,7 +94,7 @@ class OAnQuan:
             raise IllegalMove("quan_square", "a quan square cannot be sown")
         if command.square not in SIDES[seat]:
             raise IllegalMove("not_your_square", "that square belongs to your opponent")
-        events: list[Any] = []
+        events: list[GameEvent] = []
         refill = self._refill(state, seat)
         if refill is not None:
             events.append(refill)
@@ -116,14 +115,14 @@ class OAnQuan:
             return True
         return s.stores[seat] + s.stores[1 - seat] >= 5
 
-    def _move(self, s: State, seat: int, cmd: Sow, now_ms: int) -> list[Any]:
+    def _move(self, s: State, seat: int, cmd: Sow, now_ms: int) -> list[GameEvent]:
         o = s.options
         result = play(
             s.board, (s.quan[0], s.quan[1]), cmd.square, cmd.direction,
             quan_non=o.quan_non,
             protect_quan=o.no_quan_capture_first_turn and s.moves[seat] == 0,
         )
-        events: list[Any] = [Sowed(seat, cmd.square, cmd.direction, result.relays, result.sown)]
+        events: list[GameEvent] = [Sowed(seat, cmd.square, cmd.direction, result.relays, result.sown)]
         events += [Captured(seat, c.square, c.dan, c.quan) for c in result.captures]
         after = s
         for e in events:
@@ -133,7 +132,7 @@ class OAnQuan:
             swept = tuple(sum(after.board[i] for i in side) for side in SIDES)
             events.append(Ended(end, swept))
         else:
-            events.append(TurnPassed(1 - seat, now_ms + o.turn_seconds * 1000))
+            events.append(TurnPassed(1 - seat, clock.due(now_ms, o.turn_seconds)))
         return events
 
     def _end_reason(self, s: State, mover: int) -> str:
@@ -148,7 +147,7 @@ class OAnQuan:
 
     # -- evolve
 
-    def evolve(self, state: State, event: Any) -> State:
+    def evolve(self, state: State, event: GameEvent) -> State:
         s = state
         if isinstance(event, Sowed):
             return replace(s, board=event.board)
@@ -217,14 +216,11 @@ class OAnQuan:
         return [Sow(i, d) for i in squares for d in (Direction.CW, Direction.CCW)]
 
     def deadlines(self, state: State) -> Sequence[Deadline]:
-        if state.to_move is None:
-            return ()
-        return (Deadline(state.to_move, state.deadline_ms),)
+        return clock.to_act(state.to_move, state.deadline_ms)
 
-    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[Any]:
+    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[GameEvent]:
         """OQ-R14: the first non-empty own square (S1 / N7 side first), sown CCW."""
-        if state.to_move != seat or state.ended:
-            raise IllegalMove("not_your_turn", "no deadline of this seat is running")
+        clock.running(self.deadlines(state), seat)
         moves = [m for m in self.legal(state, seat) if m.direction is Direction.CCW]
         if not moves:
             raise RuleViolation("no_legal_move", "nothing can be played")
@@ -246,3 +242,6 @@ class OAnQuan:
 
 
 GAME = OAnQuan()
+CONTRACT: Game[State, Options, GameCommand, GameEvent] = GAME
+"""The game as the contract over its own commands and events: mypy --strict checks ``decide``'s,
+``start``'s and ``on_timeout``'s events against what ``evolve`` folds."""

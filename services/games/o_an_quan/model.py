@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chieu.games.common import TimedOut, TurnPassed
 from chieu.games.o_an_quan.board import Direction
 from chieu.games.o_an_quan.options import Options
 
@@ -143,3 +144,9 @@ def scores(s: State) -> tuple[int, int]:
     a = s.stores[0] + qv * s.quans_captured[0] + s.swept[0] - s.borrowed[0] + s.borrowed[1]
     b = s.stores[1] + qv * s.quans_captured[1] + s.swept[1] - s.borrowed[1] + s.borrowed[0]
     return a, b
+
+
+GameCommand = Sow
+"""Every command of Ô ăn quan (what its ``decide`` takes and ``legal`` lists; ``GAME.commands``)."""
+GameEvent = Started | Refilled | Sowed | Captured | TimedOut | TurnPassed | Ended
+"""Every event of Ô ăn quan (what its decider makes and its ``evolve`` folds; ``GAME.events``)."""

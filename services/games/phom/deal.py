@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from chieu.games import fair
+from chieu.games import clock, fair
 from chieu.games.common import TurnPassed
 from chieu.games.core import Transfer
 from chieu.games.phom import cards as C
@@ -47,7 +47,7 @@ def deal_events(
     """The ``Dealt`` event (with the gà deal's payments), and the dealer's first turn when there
     is no Ù window (``window`` false, or ``uWindowSeconds`` 0)."""
     transfers = tuple(Transfer(s, None, 1, "ga_deal") for s in range(n)) if o.ga else ()
-    window_ms = now_ms + o.u_window_seconds * 1000 if window and o.u_window_seconds > 0 else 0
+    window_ms = clock.due_if(now_ms, o.u_window_seconds) if window else 0
     events: list[Any] = [
         Dealt(
             dealer, owner, tuple(Hand(s, C.names(h)) for s, h in enumerate(hands)),
@@ -55,5 +55,5 @@ def deal_events(
         )
     ]
     if not window_ms:
-        events.append(TurnPassed(dealer, now_ms + o.turn_seconds * 1000))
+        events.append(TurnPassed(dealer, clock.due(now_ms, o.turn_seconds)))
     return events

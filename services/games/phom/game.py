@@ -10,12 +10,13 @@ the deal :mod:`deal`'s, the card tests (phỏm, cạ, cover, Ù) :mod:`cards`'.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
-from chieu.games import fair
+from chieu.games import clock, fair
 from chieu.games.common import TimedOut, TurnPassed, put, wrapper
 from chieu.games.core import (
     Deadline,
+    Game,
     IllegalMove,
     InvalidCommand,
     Outcome,
@@ -39,6 +40,8 @@ from chieu.games.phom.model import (
     Draw,
     Drew,
     Eat,
+    GameCommand,
+    GameEvent,
     HandSorted,
     Laid,
     Lay,
@@ -113,16 +116,14 @@ class Phom:
 
     # ------------------------------------------------------------ start
 
-    def start(self, setup: Setup) -> Sequence[Any]:
+    def start(self, setup: Setup) -> Sequence[GameEvent]:
         """Deal (PH-R5…R8): the deck order from the seed; one card at a time from the owner."""
         n = setup.players
         if not 2 <= n <= 4:
             raise IllegalMove("bad_players", "Phỏm is played by 2 to 4 players")
         prev = setup.previous
-        if setup.first is not None:
-            dealer = setup.first
-        else:
-            dealer = next_dealer(prev.winner if prev else None, setup.owner, n)
+        dealer = clock.first_seat(setup, lambda p: next_dealer(p.winner, setup.owner, n),
+                                  otherwise=next_dealer(None, setup.owner, n))
         hands, stock, unused = deal(setup.seed, n, setup.owner, dealer)
         return deal_events(
             setup.options, n, dealer, setup.owner, hands, stock, unused,
@@ -131,7 +132,7 @@ class Phom:
 
     # ------------------------------------------------------------ decide
 
-    def decide(self, state: State, seat: Seat, command: Any, now_ms: int) -> Sequence[Any]:
+    def decide(self, state: State, seat: Seat, command: GameCommand, now_ms: int) -> Sequence[GameEvent]:
         s = state
         if not isinstance(command, self.commands):
             raise InvalidCommand("unknown_command", f"Phỏm has no command {type(command).__name__}")
@@ -166,7 +167,7 @@ class Phom:
 
     # -- the Ù window and Ù
 
-    def _window_claim(self, s: State, seat: int) -> list[Any]:
+    def _window_claim(self, s: State, seat: int) -> list[GameEvent]:
         if any(c[0] == seat for c in s.claims):
             raise IllegalMove("already_claimed", "you have already claimed Ù")
         hand = s.hands[seat]
@@ -182,18 +183,18 @@ class Phom:
             return [scoring.won(s, seat, kind, -1)]
         return [UClaimed(seat, kind)]
 
-    def close_window(self, s: State, now_ms: int) -> list[Any]:
+    def close_window(self, s: State, now_ms: int) -> list[GameEvent]:
         """The window ends: the earliest valid claim from the dealer wins, else the dealer plays."""
-        events: list[Any] = [WindowClosed()]
+        events: list[GameEvent] = [WindowClosed()]
         if s.claims:
             n = s.players
             seat, kind = min(s.claims, key=lambda c: (c[0] - s.dealer) % n)
             events.append(scoring.won(s, seat, kind, -1))
         else:
-            events.append(TurnPassed(s.dealer, now_ms + s.options.turn_seconds * 1000))
+            events.append(TurnPassed(s.dealer, clock.due(now_ms, s.options.turn_seconds)))
         return events
 
-    def _claim_u(self, s: State, seat: int) -> list[Any]:
+    def _claim_u(self, s: State, seat: int) -> list[GameEvent]:
         if not s.taken and s.turn_kind is not TurnKind.FIRST:
             raise IllegalMove("must_take_first", "Ù is pressed after eating or drawing")
         k = C.u_kind(s.hands[seat], s.eaten[seat])
@@ -205,7 +206,7 @@ class Phom:
 
     # -- bắt báo
 
-    def _accuse(self, s: State, seat: int, cmd: Accuse) -> list[Any]:
+    def _accuse(self, s: State, seat: int, cmd: Accuse) -> list[GameEvent]:
         t = cmd.target
         if not (isinstance(t, int) and 0 <= t < s.players):
             raise InvalidCommand("bad_seat", f"no seat {t!r} to accuse")
@@ -217,7 +218,7 @@ class Phom:
 
     # -- take: eat or draw
 
-    def _take(self, s: State, seat: int, now_ms: int, eat: Eat | None) -> list[Any]:
+    def _take(self, s: State, seat: int, now_ms: int, eat: Eat | None) -> list[GameEvent]:
         if s.turn_kind is TurnKind.FIRST:
             raise IllegalMove("dealer_first_turn", "the dealer's first turn is a discard only")
         if s.taken:
@@ -225,7 +226,7 @@ class Phom:
         if eat is None:
             if not s.stock:
                 raise IllegalMove("stock_empty", "the usable stock is empty")
-            ev: Any = Drew(seat, C.NAMES[s.stock[0]])
+            ev: GameEvent = Drew(seat, C.NAMES[s.stock[0]])
             after = self.evolve(s, ev)
             if s.turn_kind is TurnKind.LAYDOWN and C.is_bao(after.hands[seat], after.eaten[seat]):
                 return [ev, scoring.caught(after, seat, -1)]
@@ -279,7 +280,7 @@ class Phom:
         if not s.taken:
             raise IllegalMove("must_take_first", f"eat or draw before you {what}")
 
-    def _lay(self, s: State, seat: int, cmd: Lay) -> list[Any]:
+    def _lay(self, s: State, seat: int, cmd: Lay) -> list[GameEvent]:
         self._acting(s, "lay")
         cs = [_card(c) for c in cmd.cards]
         m = C.mask_of(cs)
@@ -297,7 +298,7 @@ class Phom:
             return [ev, scoring.won(self.evolve(s, ev), seat, WinKind.TRON, -1)]
         return [ev]
 
-    def _send(self, s: State, seat: int, cmd: Send) -> list[Any]:
+    def _send(self, s: State, seat: int, cmd: Send) -> list[GameEvent]:
         if not s.options.tai_gui:
             raise IllegalMove("sending_disabled", "sending (gửi) is off at this table")
         self._acting(s, "send")
@@ -321,7 +322,7 @@ class Phom:
 
     # -- discard and the end checks
 
-    def _discard(self, s: State, seat: int, cmd: Discard, now_ms: int) -> list[Any]:
+    def _discard(self, s: State, seat: int, cmd: Discard, now_ms: int) -> list[GameEvent]:
         if not s.taken and s.turn_kind is not TurnKind.FIRST:
             raise IllegalMove("must_take_first", "eat or draw before you discard")
         card = _card(cmd.card)
@@ -342,11 +343,11 @@ class Phom:
         ):
             return [ev, scoring.scored(after)]
         nxt = (seat + 1) % s.players
-        return [ev, TurnPassed(nxt, now_ms + o.turn_seconds * 1000)]
+        return [ev, TurnPassed(nxt, clock.due(now_ms, o.turn_seconds))]
 
     # ------------------------------------------------------------ evolve
 
-    def evolve(self, state: State, event: Any) -> State:
+    def evolve(self, state: State, event: GameEvent) -> State:
         """The state after ``event``. Pure; the last result is remembered by identity, so when the
         fold applies the very event object a decider has just looked ahead with (its ``after``), on
         the very same state, the next state is not computed twice (the auditor folds what it
@@ -358,10 +359,12 @@ class Phom:
         self._last = (state, event, after)
         return after
 
-    def _evolve(self, state: State, event: Any) -> State:
+    def _evolve(self, state: State, event: GameEvent) -> State:
         s = state
-        t = type(event)
+        t = type(event)  # one lookup, then identity tests (docs/games.md); mypy narrows under TYPE_CHECKING
         if t is TurnPassed:
+            if TYPE_CHECKING:
+                assert isinstance(event, TurnPassed)
             seat = event.seat
             if s.discards_made == 0:
                 kind = TurnKind.FIRST
@@ -376,12 +379,16 @@ class Phom:
                 deadline_ms=event.deadline_ms,
             )
         if t is Drew:
+            if TYPE_CHECKING:
+                assert isinstance(event, Drew)
             c = C.INDEX[event.card]
             return replace(
                 s, hands=put(s.hands, event.seat, s.hands[event.seat] | 1 << c),
                 stock=s.stock[1:], taken=True, eatable=-1,
             )
         if t is Discarded:
+            if TYPE_CHECKING:
+                assert isinstance(event, Discarded)
             seat, c = event.seat, C.INDEX[event.card]
             laid = s.laid_down
             if s.turn_kind is TurnKind.LAYDOWN:
@@ -392,8 +399,12 @@ class Phom:
                 eatable=c, laid_down=laid, discards_made=s.discards_made + 1,
             )
         if t is Ate:
+            if TYPE_CHECKING:
+                assert isinstance(event, Ate)
             return self._evolve_ate(s, event)
         if t is Laid:
+            if TYPE_CHECKING:
+                assert isinstance(event, Laid)
             m = C.mask_of(C.INDEX[c] for c in event.cards)
             seat = event.seat
             e = C.INDEX[event.eaten] if event.eaten else -1
@@ -404,6 +415,8 @@ class Phom:
                 own_melds=put(s.own_melds, seat, s.own_melds[seat] + 1),
             )
         if t is Sent:
+            if TYPE_CHECKING:
+                assert isinstance(event, Sent)
             c = C.INDEX[event.card]
             owner, m, e = s.melds[event.meld]
             return replace(
@@ -411,30 +424,50 @@ class Phom:
                 melds=put(s.melds, event.meld, (owner, m | 1 << c, e)),
             )
         if t is Dealt:
+            if TYPE_CHECKING:
+                assert isinstance(event, Dealt)
             return self._evolve_dealt(s, event)
         if t is UClaimed:
+            if TYPE_CHECKING:
+                assert isinstance(event, UClaimed)
             return replace(s, claims=(*s.claims, (event.seat, event.kind)))
         if t is WindowClosed:
+            if TYPE_CHECKING:
+                assert isinstance(event, WindowClosed)
             return replace(s, phase=Phase.PLAY, deadline_ms=0)
         if t is HandSorted:
+            if TYPE_CHECKING:
+                assert isinstance(event, HandSorted)
             return replace(s, sorted_view=put(s.sorted_view, event.seat, True))
         if t is TimedOut:
+            if TYPE_CHECKING:
+                assert isinstance(event, TimedOut)
             return replace(s, timeouts=s.timeouts + 1)
         if t is AccusedWrongly:
+            if TYPE_CHECKING:
+                assert isinstance(event, AccusedWrongly)
             return scoring.settle(s, event.transfers)
         if t is WonU:
+            if TYPE_CHECKING:
+                assert isinstance(event, WonU)
             s = scoring.settle(s, event.transfers)
             return replace(
                 s, phase=Phase.OVER, end="u_den" if event.victim >= 0 else scoring.U_REASON[event.kind],
                 winner=event.seat, turn=-1, deadline_ms=0,
             )
         if t is BaoCaught:
+            if TYPE_CHECKING:
+                assert isinstance(event, BaoCaught)
             s = scoring.settle(s, event.transfers)
             return replace(s, phase=Phase.OVER, end="bao", winner=-1, turn=-1, deadline_ms=0)
         if t is ULao:
+            if TYPE_CHECKING:
+                assert isinstance(event, ULao)
             s = scoring.settle(s, event.transfers)
             return replace(s, phase=Phase.OVER, end="u_lao", winner=-1, turn=-1, deadline_ms=0)
         if t is Scored:
+            if TYPE_CHECKING:
+                assert isinstance(event, Scored)
             s = scoring.settle(s, event.transfers)
             return replace(
                 s, phase=Phase.OVER, end="scored", winner=event.ranking[0], turn=-1,
@@ -513,7 +546,7 @@ class Phom:
             legal=_wrap(self.legal(s, me)) if 0 <= me < n else (),
         )
 
-    def legal(self, state: State, seat: Seat) -> Sequence[Any]:
+    def legal(self, state: State, seat: Seat) -> Sequence[GameCommand]:
         """Every game-advancing command of ``seat`` now. Bắt báo (always accepted, but a bet on
         hidden cards) and Sort (a view preference) are not listed."""
         s = state
@@ -527,7 +560,7 @@ class Phom:
             return []
         hand, eaten = s.hands[seat], s.eaten[seat]
         free = hand & ~eaten
-        out: list[Any] = []
+        out: list[GameCommand] = []
         if not s.taken and s.turn_kind is not TurnKind.FIRST:
             if s.stock:
                 out.append(Draw())
@@ -551,12 +584,10 @@ class Phom:
 
     def deadlines(self, state: State) -> Sequence[Deadline]:
         if state.phase is Phase.WINDOW:
-            return (Deadline(state.dealer, state.deadline_ms),)
-        if state.phase is Phase.PLAY and state.turn >= 0:
-            return (Deadline(state.turn, state.deadline_ms),)
-        return ()
+            return clock.to_act(state.dealer, state.deadline_ms)
+        return clock.to_act(state.turn if state.phase is Phase.PLAY and state.turn >= 0 else None, state.deadline_ms)
 
-    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[Any]:
+    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[GameEvent]:
         """PH-R28: draw if not taken; in a lay-down (or tái) turn lay only the eaten phỏm
         (highest points, a run on equal points); send nothing; discard a random non-eaten card
         chosen by the hand's seed material under the label ``timeout:<k>``."""
@@ -567,11 +598,11 @@ class Phom:
             return self.close_window(s, now_ms)
         if s.phase is not Phase.PLAY or seat != s.turn:
             raise IllegalMove("not_your_turn", "no deadline of this seat is running")
-        events: list[Any] = [TimedOut(seat)]
+        events: list[GameEvent] = [TimedOut(seat)]
         label = f"timeout:{s.timeouts}"
         s = self.evolve(s, events[0])
 
-        def run(cmd: Any) -> bool:
+        def run(cmd: GameCommand) -> bool:
             nonlocal s
             for e in self.decide(s, seat, cmd, now_ms):
                 events.append(e)
@@ -612,3 +643,6 @@ class Phom:
 
 
 GAME = Phom()
+CONTRACT: Game[State, Options, GameCommand, GameEvent] = GAME
+"""The game as the contract over its own commands and events: mypy --strict checks ``decide``'s,
+``start``'s and ``on_timeout``'s events against what ``evolve`` folds."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from chieu.games.common import replacer
+from chieu.games.common import TimedOut, TurnPassed, replacer
 from chieu.games.core import Transfer
 from chieu.games.phom.options import Options
 
@@ -367,3 +367,12 @@ class View:
     end: str
     winner: int
     legal: tuple[Command, ...]
+
+
+GameCommand = ClaimU | Eat | Draw | Lay | Send | Discard | Accuse | Sort
+"""Every command of Phỏm (what its ``decide`` takes and ``legal`` lists; ``GAME.commands``)."""
+GameEvent = (
+    Dealt | UClaimed | WindowClosed | TurnPassed | Drew | Ate | Laid | Sent | Discarded | HandSorted
+    | AccusedWrongly | TimedOut | WonU | BaoCaught | ULao | Scored
+)
+"""Every event of Phỏm (what its decider makes and its ``evolve`` folds; ``GAME.events``)."""

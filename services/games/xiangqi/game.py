@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
+from chieu.games import clock
 from chieu.games.common import put, wrapper
 from chieu.games.core import (
     Deadline,
+    Game,
     IllegalMove,
     InvalidCommand,
     Outcome,
@@ -38,6 +39,8 @@ from chieu.games.xiangqi.model import (
     DrawDeclined,
     DrawOffered,
     Ended,
+    GameCommand,
+    GameEvent,
     Move,
     Moved,
     OfferDraw,
@@ -93,14 +96,14 @@ class Xiangqi:
     def initial(self, options: Options, players: int) -> State:
         return State(options=options)
 
-    def start(self, setup: Setup) -> Sequence[Any]:
+    def start(self, setup: Setup) -> Sequence[GameEvent]:
         o: Options = setup.options
         main = o.main_minutes * 60_000
         return [Started(START_FEN, (main, main), (0, 0), setup.now_ms)]
 
     # -- decide
 
-    def decide(self, state: State, seat: Seat, command: Any, now_ms: int) -> Sequence[Any]:
+    def decide(self, state: State, seat: Seat, command: GameCommand, now_ms: int) -> Sequence[GameEvent]:
         if not state.started:
             raise IllegalMove("not_started", "the game has not started")
         if state.ended:
@@ -127,7 +130,7 @@ class Xiangqi:
             return [DrawDeclined(seat)]
         raise InvalidCommand("unknown_command", f"Xiangqi has no command {type(command).__name__}")
 
-    def _move(self, state: State, seat: int, command: Move, now_ms: int) -> list[Any]:
+    def _move(self, state: State, seat: int, command: Move, now_ms: int) -> list[GameEvent]:
         if seat != state.to_move:
             raise IllegalMove("not_your_turn", "it is not your turn")
         if not isinstance(command.move, str):
@@ -166,7 +169,7 @@ class Xiangqi:
         fen = (f"{key} - - {0 if captured else state.quiet + 1} "
                f"{state.fullmove + (side == BLACK)}")
         moved = Moved(seat, text, chinese, _letter(captured), check, chase, clock, now_ms, fen)
-        events: list[Any] = [moved]
+        events: list[GameEvent] = [moved]
         end = self._end(state, moved, board, facing, key)
         if end is not None:
             events.append(end)
@@ -197,7 +200,7 @@ class Xiangqi:
 
     # -- evolve
 
-    def evolve(self, state: State, event: Any) -> State:
+    def evolve(self, state: State, event: GameEvent) -> State:
         s = state
         if isinstance(event, Moved):
             board = list(s.board)
@@ -243,7 +246,7 @@ class Xiangqi:
         check = False
         if state.to_move is not None:
             check = bd.in_check(board, side_of(state.to_move))
-        legal: list[Any] = []
+        legal: list[GameCommand] = []
         moves: list[PieceMoves] = []
         if seat is not None:
             for c in self.legal(state, seat):
@@ -273,7 +276,7 @@ class Xiangqi:
         return (state.started and not state.ended and seat == state.to_move
                 and state.draw_offer is None and state.offer_ply != len(state.plies))
 
-    def legal(self, state: State, seat: Seat) -> Sequence[Any]:
+    def legal(self, state: State, seat: Seat) -> Sequence[GameCommand]:
         """The side to move's legal moves; for the seat facing a draw offer, accept/decline.
 
         Resign (always) and OfferDraw (side to move, once per turn) are allowed but not listed.
@@ -294,9 +297,9 @@ class Xiangqi:
     def deadlines(self, state: State) -> Sequence[Deadline]:
         if state.to_move is None or not state.options.timed:
             return ()
-        return (Deadline(state.to_move, self._deadline(state)),)
+        return clock.to_act(state.to_move, self._deadline(state))
 
-    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[Any]:
+    def on_timeout(self, state: State, seat: Seat, now_ms: int) -> Sequence[GameEvent]:
         """超时: the side to move whose clock has run out loses, whatever the material."""
         if state.ended or not state.started or state.to_move != seat or not state.options.timed:
             raise IllegalMove("no_deadline", "no clock of this seat is running")
@@ -359,3 +362,6 @@ def _only_facing_after(board: Board, side: int) -> bool:
 
 
 GAME = Xiangqi()
+CONTRACT: Game[State, Options, GameCommand, GameEvent] = GAME
+"""The game as the contract over its own commands and events: mypy --strict checks ``decide``'s,
+``start``'s and ``on_timeout``'s events against what ``evolve`` folds."""

@@ -234,3 +234,9 @@ def fen_of(state: State) -> str:
     else:
         side = BLACK if state.keys and state.keys[-1].endswith(" b") else RED
     return bd.to_fen(state.board, side, state.quiet, state.fullmove)
+
+
+GameCommand = Move | Resign | OfferDraw | AcceptDraw | DeclineDraw
+"""Every command of 中国象棋 (what its ``decide`` takes and ``legal`` lists; ``GAME.commands``)."""
+GameEvent = Started | Moved | DrawOffered | DrawDeclined | DrawAccepted | Resigned | TimedOut | Ended
+"""Every event of 中国象棋 (what its decider makes and its ``evolve`` folds; ``GAME.events``)."""
