@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import keyword
 import re
+import types
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, fields, is_dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 from chieu.games.core import BadOptions
 
@@ -95,6 +96,16 @@ def replacer(cls: type[T]) -> Callable[..., T]:
 def put(t: tuple[T, ...], i: int, v: T) -> tuple[T, ...]:
     """``t`` with item ``i`` replaced by ``v`` (states are frozen: a new tuple)."""
     return (*t[:i], v, *t[i + 1:])
+
+
+def members(union: object) -> tuple[type, ...]:
+    """The types of a game's command or event union (``GameEvent``), in the order it writes them:
+    the game's ``commands`` and ``events``, declared once."""
+    if get_origin(union) in (Union, types.UnionType):
+        return tuple(get_args(union))
+    if not isinstance(union, type):
+        raise TypeError(f"not a type or a union of types: {union!r}")
+    return (union,)
 
 
 # ---------------------------------------------------------------- turn events

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from chieu.games import clock, fair
-from chieu.games.common import TimedOut, TurnPassed, put, wrapper
+from chieu.games.common import TimedOut, TurnPassed, members, put, wrapper
 from chieu.games.core import (
     BadOptions,
     Deadline,
@@ -82,8 +82,8 @@ class Dominoes:
     title = "Đô Mi Nô"
     min_players = 2
     max_players = 4
-    commands: tuple[type, ...] = (Play, Draw, Pass)
-    events: tuple[type, ...] = (Dealt, Drew, Played, Passed, TimedOut, TurnPassed, Ended)
+    commands = members(GameCommand)
+    events = members(GameEvent)
     option_type = Options
     view_type = View
     pot_options: tuple[str, ...] = ()

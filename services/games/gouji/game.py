@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from chieu.games import clock
-from chieu.games.common import TimedOut, put, wrapper
+from chieu.games.common import TimedOut, members, put, wrapper
 from chieu.games.core import (
     BadOptions,
     Deadline,
@@ -100,13 +100,8 @@ class Gouji:
     title = "够级"
     min_players = 6
     max_players = 6
-    commands: tuple[type, ...] = (Play, Pass, Burn, ReturnCards, DeclareRevolution,
-                                  DeclineRevolution)
-    events: tuple[type, ...] = (  # TimedOut is the shared one (common.py), packed as gouji's own
-        Dealt, TributePaid, TributeReturned, TurnStarted, Played, Burned, Passed, Closed,
-        BurnReleased, BurnFailed, Finished, RoundEnded, TimedOut, GameEnded, RevolutionOpened,
-        RevolutionDeclared, RevolutionDeclined, DealCancelled, Redealt, SatOut,
-    )
+    commands = members(GameCommand)
+    events = members(GameEvent)
     option_type = Options
     view_type = View
 

@@ -418,4 +418,5 @@ GameEvent = (
     | BurnReleased | BurnFailed | Finished | RoundEnded | TimedOut | GameEnded | RevolutionOpened
     | RevolutionDeclared | RevolutionDeclined | DealCancelled | Redealt | SatOut
 )
-"""Every event of 够级 (what its decider makes and its ``evolve`` folds; ``GAME.events``)."""
+"""Every event of 够级 (what its decider makes and its ``evolve`` folds; ``GAME.events``). ``TimedOut`` is
+the shared one (``chieu.games.common``), packed as 够级's own."""

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from chieu.games import clock, fair
-from chieu.games.common import TimedOut, put, wrapper
+from chieu.games.common import TimedOut, members, put, wrapper
 from chieu.games.core import (
     BadOptions,
     Deadline,
@@ -87,8 +87,8 @@ class Lianliankan:
     title = "连连看"
     min_players = 2
     max_players = 6
-    commands: tuple[type, ...] = (Remove, Leave)
-    events: tuple[type, ...] = (Started, Removed, Reshuffled, Left, TimedOut, Finished)
+    commands = members(GameCommand)
+    events = members(GameEvent)
     option_type = Options
     view_type = View
 

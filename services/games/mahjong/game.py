@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from chieu.games import clock, fair
-from chieu.games.common import TimedOut, put, wrapper
+from chieu.games.common import TimedOut, members, put, wrapper
 from chieu.games.core import (
     BadOptions,
     Deadline,
@@ -110,11 +110,8 @@ class Mahjong:
     title = "洪洞王牌麻将"
     min_players = 2
     max_players = 4
-    commands: tuple[type, ...] = (Discard, Peng, Gang, Pass, Win, ChoosePair)
-    events: tuple[type, ...] = (
-        Dealt, PairChosen, TurnStarted, Drew, Discarded, ClaimOpened, ClaimAnswered, Penged,
-        Ganged, TimedOut, Won, HandDrawn,
-    )
+    commands = members(GameCommand)
+    events = members(GameEvent)
     option_type = Options
     view_type = View
     pot_options: tuple[str, ...] = ()

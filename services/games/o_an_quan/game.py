@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from chieu.games import clock
-from chieu.games.common import TimedOut, TurnPassed, put, wrapper
+from chieu.games.common import TimedOut, TurnPassed, members, put, wrapper
 from chieu.games.core import (
     Deadline,
     Game,
@@ -54,8 +54,8 @@ class OAnQuan:
     title = "Ô ăn quan"
     min_players = 2
     max_players = 2
-    commands: tuple[type, ...] = (Sow,)
-    events: tuple[type, ...] = (Started, Refilled, Sowed, Captured, TimedOut, TurnPassed, Ended)
+    commands = members(GameCommand)
+    events = members(GameEvent)
     option_type = Options
     view_type = View
     pot_options: tuple[str, ...] = ()

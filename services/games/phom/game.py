@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from chieu.games import clock, fair
-from chieu.games.common import TimedOut, TurnPassed, put, wrapper
+from chieu.games.common import TimedOut, TurnPassed, members, put, wrapper
 from chieu.games.core import (
     Deadline,
     Game,
@@ -93,11 +93,8 @@ class Phom:
     title = "Phỏm"
     min_players = 2
     max_players = 4
-    commands: tuple[type, ...] = (ClaimU, Eat, Draw, Lay, Send, Discard, Accuse, Sort)
-    events: tuple[type, ...] = (
-        Dealt, UClaimed, WindowClosed, TurnPassed, Drew, Ate, Laid, Sent, Discarded, HandSorted,
-        AccusedWrongly, TimedOut, WonU, BaoCaught, ULao, Scored,
-    )
+    commands = members(GameCommand)
+    events = members(GameEvent)
     option_type = Options
     view_type = View
     pot_options: tuple[str, ...] = POT_OPTIONS

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from chieu.games import clock
-from chieu.games.common import put, wrapper
+from chieu.games.common import members, put, wrapper
 from chieu.games.core import (
     Deadline,
     Game,
@@ -81,9 +81,8 @@ class Xiangqi:
     title = "中国象棋"
     min_players = 2
     max_players = 2
-    commands: tuple[type, ...] = (Move, Resign, OfferDraw, AcceptDraw, DeclineDraw)
-    events: tuple[type, ...] = (Started, Moved, DrawOffered, DrawDeclined, DrawAccepted,
-                                Resigned, TimedOut, Ended)
+    commands = members(GameCommand)
+    events = members(GameEvent)
     option_type = Options
     view_type = View
 
