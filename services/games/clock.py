@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from chieu.games import fair
-from chieu.games.core import Deadline, IllegalMove, Outcome, Seat, Setup
+from chieu.games.core import Deadline, IllegalMove, Outcome, RuleViolation, Seat, Setup
 
 
 def first_seat(setup: Setup, after: Callable[[Outcome], Seat | None] | None = None, *, draw: str = "",
@@ -52,10 +52,15 @@ def each(seats: Iterable[Seat], at_ms: int) -> tuple[Deadline, ...]:
     return tuple(Deadline(seat, at_ms) for seat in dict.fromkeys(seats))
 
 
-def running(deadlines: Sequence[Deadline], seat: Seat, code: str = "not_your_turn") -> Deadline:
-    """The seat's running deadline, or :class:`IllegalMove` (``code``): an auto-play for a seat whose
-    clock is not running is refused."""
+OFF_CLOCK = "no deadline of this seat is running"
+"""The words of every refusal of an auto-play for a seat whose clock is not running."""
+
+
+def running(deadlines: Sequence[Deadline], seat: Seat, refusal: RuleViolation | None = None) -> Deadline:
+    """The seat's running deadline; else ``refusal`` is raised (a game's own code, written where the
+    game is), by default ``IllegalMove("not_your_turn")``: an auto-play for a seat whose clock is not
+    running is refused."""
     for d in deadlines:
         if d.seat == seat:
             return d
-    raise IllegalMove(code, "no deadline of this seat is running")
+    raise refusal if refusal is not None else IllegalMove("not_your_turn", OFF_CLOCK)

@@ -37,7 +37,7 @@ def test_who_is_on_the_clock() -> None:
     assert clock.each([1, 0, 1], 5) == (Deadline(1, 5), Deadline(0, 5))
     assert clock.running((Deadline(1, 5),), 1) == Deadline(1, 5)
     with pytest.raises(IllegalMove) as e:
-        clock.running((Deadline(1, 5),), 0, "not_on_the_clock")
+        clock.running((Deadline(1, 5),), 0, IllegalMove("not_on_the_clock", clock.OFF_CLOCK))
     assert e.value.code == "not_on_the_clock"
     with pytest.raises(IllegalMove) as e:
         clock.running((), 0)

@@ -584,7 +584,7 @@ class Mahjong:
         """Auto-play: pass a claim; choose the lowest pair; win if possible, else discard the drawn
         tile (or, after a 碰, the highest discardable tile)."""
         s = state
-        clock.running(self.deadlines(s), seat, "not_on_the_clock")
+        clock.running(self.deadlines(s), seat, IllegalMove("not_on_the_clock", clock.OFF_CLOCK))
         f = _Flow(self, s, now_ms)
         f.emit(TimedOut(seat))
         if s.phase is Phase.CHOOSE_PAIR:
