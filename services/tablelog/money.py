@@ -13,7 +13,7 @@ from chieu.tablelog import codec
 from chieu.tablelog.fold import Table
 
 
-def rule_money(game: Game[Any, Any], after: Any, game_events: list[Any],
+def rule_money(game: Game[Any, Any, Any, Any], after: Any, game_events: list[Any],
                settled: int) -> tuple[list[Transfer], Outcome | None]:
     """What a record pays by the rules (uncapped, in stake units) and the hand's outcome if the
     record ends it: ``after`` is the game state with the record's ``game_events`` folded,
