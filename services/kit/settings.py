@@ -222,6 +222,9 @@ class Settings:
     table_idle_expiry_s: float = 900.0
     """``CHIEU_TABLE_IDLE_EXPIRY_S``: an empty table (nobody seated, no hand) idle this long is closed.
     0: never."""
+    table_idle_stand_s: float = 60.0
+    """``CHIEU_TABLE_IDLE_STAND_S``: at a table with no hand running, a seated player with no open
+    ``Watch`` stream for this long is stood up (``PlayerLeft`` / ``idle``)."""
     metrics_addr: str = ""
     """``CHIEU_METRICS_ADDR``: where this process serves its Prometheus metrics (host:port, ``/metrics``;
     port 0: any free port, logged); empty: no metrics endpoint."""
@@ -316,6 +319,7 @@ _ENV = {
     "unplayed_tables": "CHIEU_UNPLAYED_TABLES",
     "watches_per_session": "CHIEU_WATCHES_PER_SESSION",
     "table_idle_expiry_s": "CHIEU_TABLE_IDLE_EXPIRY_S",
+    "table_idle_stand_s": "CHIEU_TABLE_IDLE_STAND_S",
     "metrics_addr": "CHIEU_METRICS_ADDR",
     "metrics_refresh_s": "CHIEU_METRICS_REFRESH_S",
     "ledger_audit_every_s": "CHIEU_LEDGER_AUDIT_EVERY_S",
@@ -385,9 +389,9 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
                             "stakes") from None
     if min(s.reward_daily_cap, s.rate_per_player, s.rate_per_address, s.web_rate_per_address, s.unplayed_tables,
            s.watches_per_session,
-           s.table_idle_expiry_s) < 0 or not s.rate_burst > 0:
+           s.table_idle_expiry_s) < 0 or not s.rate_burst > 0 or not s.table_idle_stand_s > 0:
         raise SettingsError("the reward cap, rates, quotas and idle expiry must not be negative, and "
-                            "CHIEU_RATE_BURST must be positive")
+                            "CHIEU_RATE_BURST and CHIEU_TABLE_IDLE_STAND_S must be positive")
     if s.replicas < 1:
         raise SettingsError(f"CHIEU_REPLICAS={s.replicas} must be the number of processes of this service (1 or more)")
     if s.env not in ("dev", "prod"):

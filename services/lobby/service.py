@@ -25,7 +25,7 @@ from chieu.kit.settings import Settings, coin_stakes
 from chieu.lobby import accounts, listing, names, projection, rooms
 from chieu.lobby.accounts import PlayerRow
 from chieu.lobby.peers import Peers, Standing
-from chieu.lobby.presence import Spectators
+from chieu.lobby.presence import Spectators, seatable
 from chieu.lobby.projection import Feed, Line, summary
 from chieu.lobby.rooms import Room, Rooms
 from chieu.lobby.sessions import Caller, RefreshReused, Sessions, Tokens, unauthenticated
@@ -503,7 +503,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         if mine is not None:
             return pb.QuickSeatResponse(table_id=mine.table_id, seat=mine.seats.index(who.player_id))
         candidates = await listing.open_seats(self.pool, room.room_id, WAITING, who.player_id, level, QUICK_CANDIDATES)
-        for line in candidates:
+        for line in seatable(candidates, lambda c: c.seats, self.spectators.absent, lambda c: c.table_id):
             req = table_service_pb2.TakeSeatRequest(table_id=line.table_id, command_id=uuid.uuid4().hex,
                                                     client_seed=request.client_seed)
             try:

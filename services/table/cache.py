@@ -139,7 +139,8 @@ class Cache:
         for table_id, live in list(self.live.items()):
             if excess <= 0:
                 return
-            if live.pending is None and not live.watchers and not live.table.playing and not live.lock.locked():
+            if (live.pending is None and not live.watchers and not live.table.playing and not live.table.lost
+                    and not live.lock.locked()):
                 if live.timer is not None:
                     live.timer.cancel()
                 del self.live[table_id]

@@ -41,6 +41,8 @@ NOT_ENOUGH_COINS = "not_enough_coins"
 REPUTATION_TOO_LOW = "reputation_too_low"
 """Why: the player's reputation (信誉度) is below the table's minimum."""
 MAX_REPUTATION = 1_000_000
+IDLE = "idle"
+"""Why: between hands, the player had no open stream for the idle stand (``CHIEU_TABLE_IDLE_STAND_S``)."""
 
 
 def table_id_refused(table_id: str) -> Refused | None:
@@ -304,10 +306,18 @@ def abort_hand(t: Table, reason: str) -> Decision:
                                               ladder_level=t.ladder_level))]
 
 
-def connection_lost(t: Table, player: str, now_ms: int) -> Events:
-    if t.seat_of(player) is None or player in t.auto or player in t.lost:
+def connection_lost(t: Table, player: str, now_ms: int, idle_stand_s: float = 60.0) -> Events:
+    """The player's last stream closed: during a hand they play in, their reconnect grace starts;
+    between hands, if seated, their idle stand (stood up at its end unless back). A seated player
+    not in the hand being played: nothing (today's grace and auto-play are the hand's players')."""
+    if player in t.auto or player in t.lost:
         return []
-    deadline = now_ms + t.reconnect_grace_s * 1000
+    if t.seat_of(player) is not None:
+        deadline = now_ms + t.reconnect_grace_s * 1000
+    elif not t.playing and player in t.seats:
+        deadline = now_ms + int(idle_stand_s * 1000)
+    else:
+        return []
     return [_ev(connection_lost=log_pb2.ConnectionLost(player_id=player, deadline_ms=deadline))]
 
 
@@ -327,9 +337,16 @@ def reconnected(t: Table, player: str) -> Events:
 
 
 def disconnect(t: Table, player: str, now_ms: int) -> Events:
+    """The player's grace is over: during a hand, ``Disconnected`` (auto-play); between hands, the
+    idle stand: stood up (``PlayerLeft`` / ``idle``), hosting passing on as when they stand up."""
     deadline = t.lost.get(player)
+    if deadline is None or deadline > now_ms:
+        return []
+    if not t.playing:
+        stood = stand_down(t, [player], IDLE)
+        return stood if isinstance(stood, list) else []
     seat = t.seat_of(player)
-    if deadline is None or deadline > now_ms or seat is None:
+    if seat is None:
         return []
     return [_ev(disconnected=log_pb2.Disconnected(player_id=player, hand_no=t.hand_no, seat=seat,
                                                   ladder_level=t.ladder_level))]

@@ -9,8 +9,10 @@ forgets a process it has not heard from for :data:`TTL_S` (killed or cut off: it
 gone with it). A player watching the same table through two processes counts twice.
 
 A seated player's own presence is in the log: the last of their watch streams on a process
-closing is a ``ConnectionLost`` (their reconnect grace starts), a stream opening again a
-``Reconnected`` (:class:`Connections`).
+closing is a ``ConnectionLost`` (during a hand their reconnect grace starts; between hands their
+idle stand, ``CHIEU_TABLE_IDLE_STAND_S``, at whose end the table stands them up), a stream opening
+again a ``Reconnected`` (:class:`Connections`). The players the log says are absent (``lost``) are
+announced with the spectators (``Presence.absent``), so the lobby's quick seat avoids their tables.
 """
 
 from __future__ import annotations
@@ -55,8 +57,16 @@ class Beacon:
 
     def __init__(self, publish: Publish, instance: str, count: Callable[[str], int],
                  counts: Callable[[], dict[str, int]], *, interval_s: float = INTERVAL_S,
-                 debounce_s: float = DEBOUNCE_S, who: Callable[[str], list[str]] | None = None) -> None:
+                 debounce_s: float = DEBOUNCE_S, who: Callable[[str], list[str]] | None = None,
+                 absent: Callable[[str], list[str]] | None = None,
+                 absents: Callable[[], dict[str, list[str]]] | None = None) -> None:
         self.publish = publish
+        self.absent = absent
+        """A table's seated players its log says are absent (sorted), sent when they change."""
+        self.absents = absents
+        """Every table's with someone absent (for the full announcements)."""
+        self.sent_absent: dict[str, list[str]] = {}
+        """The absent players the readers were last told of, by table (tables with none are absent)."""
         self.who = who
         """The player ids of a table's spectators here (at most ``MAX_WATCHERS``), sent with its count."""
         self.instance = instance
@@ -94,17 +104,25 @@ class Beacon:
             await asyncio.sleep(self.debounce_s)
             dirty, self._dirty = self._dirty, set()
             changed: dict[str, int] = {}
+            gone: dict[str, list[str]] = {}
             for table_id in dirty:
                 n = self.count(table_id)
                 if n != self.sent.get(table_id, 0):
                     changed[table_id] = n
-            if changed:
+                if self.absent is not None and (a := self.absent(table_id)) != self.sent_absent.get(table_id, []):
+                    gone[table_id] = a
+            if changed or gone:
                 for table_id, n in changed.items():
                     if n:
                         self.sent[table_id] = n
                     else:
                         self.sent.pop(table_id, None)
-                await self._send(changed, full=False)
+                for table_id, a in gone.items():
+                    if a:
+                        self.sent_absent[table_id] = a
+                    else:
+                        self.sent_absent.pop(table_id, None)
+                await self._send(changed, full=False, absent=gone)
         except asyncio.CancelledError:
             raise
         except Exception as e:  # NATS away: the next full announcement corrects it
@@ -118,14 +136,16 @@ class Beacon:
         while True:
             try:
                 self.sent = {t: n for t, n in self.counts().items() if n}
-                await self._send(self.sent, full=True)
+                self.sent_absent = {t: a for t, a in (self.absents() if self.absents else {}).items() if a}
+                await self._send(self.sent, full=True, absent=self.sent_absent)
             except asyncio.CancelledError:
                 raise
             except Exception as e:
                 log.info("presence not announced", reason=str(e))
             await asyncio.sleep(self.interval_s)
 
-    async def _send(self, counts: dict[str, int], *, full: bool, ttl_s: float | None = None) -> None:
+    async def _send(self, counts: dict[str, int], *, full: bool, ttl_s: float | None = None,
+                    absent: dict[str, list[str]] | None = None) -> None:
         ttl = 3 * self.interval_s if ttl_s is None else ttl_s
         msg = presence_pb2.Presence(instance=self.instance, full=full, spectators=counts,
                                     sent_ms=int(time.time() * 1000), ttl_ms=int(ttl * 1000))
@@ -133,6 +153,8 @@ class Beacon:
             for table_id, n in counts.items():
                 if n and (ids := self.who(table_id)[:MAX_WATCHERS]):
                     msg.watchers[table_id].player_ids.extend(ids)
+        for table_id, players in (absent or {}).items():
+            msg.absent[table_id].player_ids.extend(players)
         await self.publish(self.subject, msg.SerializeToString())
 
 
@@ -141,8 +163,10 @@ class Connections:
     watch streams is open here again, ``ConnectionLost`` when the last one here closed — not when
     the server itself stops (:attr:`closing`)."""
 
-    def __init__(self, cache: Cache, execute: Execute, background: Background) -> None:
+    def __init__(self, cache: Cache, execute: Execute, background: Background, idle_stand_s: float = 60.0) -> None:
         self.cache = cache
+        self.idle_stand_s = idle_stand_s
+        """Between hands, how long a seated player with no stream keeps the seat."""
         self.execute = execute
         self.background = background
         self.closing = False
@@ -159,6 +183,9 @@ class Connections:
         are still present."""
         for who in [p for p in live.table.lost if live.present.get(p)]:
             self.changed(live.table.table_id, who, back=True)
+        if not live.table.playing:  # absent at a hand's start or end, with no stream here: their idle stand
+            for who in [p for p in live.table.away if not live.present.get(p) and p not in live.table.lost]:
+                self.changed(live.table.table_id, who, back=False)
 
     async def _record(self, table_id: str, who: str, *, back: bool) -> None:
         if self.closed or self.closing:
@@ -168,9 +195,10 @@ class Connections:
                 await self.execute(table_id, who, f"back:{uuid.uuid4().hex}", lambda t, now: decide.reconnected(t, who))
             else:
                 live = self.cache.live.get(table_id)
-                if live is not None and live.table.seat_of(who) is not None:
+                if live is not None and who in live.table.seats:
+                    idle_s = self.idle_stand_s
                     await self.execute(
                         table_id, who, f"lost:{uuid.uuid4().hex}",
-                        lambda t, now: [] if who in live.present else decide.connection_lost(t, who, now))
+                        lambda t, now: [] if who in live.present else decide.connection_lost(t, who, now, idle_s))
         except Exception as exc:
             log.info("presence not recorded", table_id=table_id, player=who, reason=str(exc))

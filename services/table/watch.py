@@ -28,7 +28,8 @@ class Watch:
     def __init__(self, cache: Cache, connections: Connections, publish: presence.Publish, instance: str) -> None:
         self.cache = cache
         self.connections = connections
-        self.beacon = presence.Beacon(publish, instance, self.spectators, self.spectated, who=self.spectator_ids)
+        self.beacon = presence.Beacon(publish, instance, self.spectators, self.spectated, who=self.spectator_ids,
+                                      absent=self.absent, absents=self.absents)
         """Announces this process's spectators per table (for the lobby's table list)."""
 
     def publish(self, live: Live) -> None:
@@ -36,8 +37,18 @@ class Watch:
         table = live.table
         for who, queue in list(live.watchers):
             queue.put_nowait(live.views.wire(table, who))
-        if live.watchers:  # a spectator who sits down is one no more (and one who stands up is)
+        if live.watchers or table.lost or table.table_id in self.beacon.sent_absent:
+            # a spectator who sits down is one no more (and one who stands up is); who is absent
             self.beacon.touch(table.table_id)
+
+    def absent(self, table_id: str) -> list[str]:
+        """The table's seated players its log says are absent (lost: no stream, not back), sorted."""
+        live = self.cache.live.get(table_id)
+        return sorted(p for p in live.table.lost if p in live.table.seats) if live is not None else []
+
+    def absents(self) -> dict[str, list[str]]:
+        """Every cached table's absent seated players (tables with none left out)."""
+        return {t: a for t in list(self.cache.live) if (a := self.absent(t))}
 
     def _views(self, table: Table) -> Views:
         live = self.cache.live.get(table.table_id)

@@ -110,7 +110,11 @@ class Table:
     auto: set[str] = field(default_factory=set)
     """Players of the hand whose seat is auto-played (disconnected, or quit)."""
     lost: dict[str, int] = field(default_factory=dict)
-    """Players of the hand whose connection is lost → the end of their reconnect grace."""
+    """Players of the hand whose connection is lost → the end of their reconnect grace; between
+    hands, seated players with no open stream → when they are stood up (the idle stand)."""
+    away: set[str] = field(default_factory=set)
+    """Seated players absent when a hand started or ended (lost, or auto-played) and not given an
+    idle stand since: a process where they have no stream gives them one after the hand."""
     last_outcome: Outcome | None = None
     last_hand_players: list[str] = field(default_factory=list)
     last_server_seed: bytes = b""
@@ -172,7 +176,7 @@ class Table:
         """What the clock must do and when: ``(at_ms, "timeout", seat)`` for the game's
         deadlines (at once for an auto-played seat) and ``(at_ms, "disconnect", player)``."""
         if not self.playing:
-            return []
+            return [(at, "disconnect", p) for p, at in self.lost.items()]
         out: list[tuple[int, str, Any]] = []
         for d in self.game.deadlines(self.game_state):
             auto = 0 <= d.seat < len(self.hand_players) and self.hand_players[d.seat] in self.auto
@@ -220,6 +224,9 @@ class Table:
         if 0 <= e.seat < len(self.seats) and self.seats[e.seat] == e.player_id:
             self.seats[e.seat] = None
         self.seated_since.pop(e.player_id, None)
+        self.away.discard(e.player_id)
+        if not self.playing:
+            self.lost.pop(e.player_id, None)
         self.ready.discard(e.player_id)
         self.client_seeds.pop(e.player_id, None)
 
@@ -245,6 +252,7 @@ class Table:
         self.game_state = self.game.initial(self.options, len(self.hand_players))
         self.settled_legs = 0
         self.auto = set()
+        self.away = (self.away | set(self.lost)) & set(self.hand_players)
         self.lost = {}
         self.ready = set()
         self.client_seeds = {}
@@ -263,6 +271,7 @@ class Table:
         self.last_hand_players = list(e.players)
         self.last_server_seed = e.server_seed
         self.server_seed = b""
+        self.away = (self.away | self.auto | set(self.lost)) & {p for p in self.seats if p}
         self.auto = set()
         self.lost = {}
 
@@ -271,9 +280,12 @@ class Table:
 
     def _on_connection_lost(self, e: log_pb2.ConnectionLost, version: int) -> None:
         self.lost[e.player_id] = int(e.deadline_ms)
+        if not self.playing:
+            self.away.discard(e.player_id)
 
     def _on_reconnected(self, e: log_pb2.Reconnected, version: int) -> None:
         self.lost.pop(e.player_id, None)
+        self.away.discard(e.player_id)
 
     def _on_disconnected(self, e: log_pb2.Disconnected, version: int) -> None:
         self.lost.pop(e.player_id, None)

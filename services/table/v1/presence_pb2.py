@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x63hieu/table/v1/presence.proto\x12\x0e\x63hieu.table.v1\"\xc1\x02\n\x08Presence\x12\x10\n\x08instance\x18\x01 \x01(\t\x12\x0c\n\x04\x66ull\x18\x02 \x01(\x08\x12<\n\nspectators\x18\x03 \x03(\x0b\x32(.chieu.table.v1.Presence.SpectatorsEntry\x12\x0f\n\x07sent_ms\x18\x04 \x01(\x03\x12\x0e\n\x06ttl_ms\x18\x05 \x01(\x03\x12\x38\n\x08watchers\x18\x06 \x03(\x0b\x32&.chieu.table.v1.Presence.WatchersEntry\x1a\x31\n\x0fSpectatorsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x1aI\n\rWatchersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\'\n\x05value\x18\x02 \x01(\x0b\x32\x18.chieu.table.v1.Watchers:\x02\x38\x01\"\x1e\n\x08Watchers\x12\x12\n\nplayer_ids\x18\x01 \x03(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x63hieu/table/v1/presence.proto\x12\x0e\x63hieu.table.v1\"\xc0\x03\n\x08Presence\x12\x10\n\x08instance\x18\x01 \x01(\t\x12\x0c\n\x04\x66ull\x18\x02 \x01(\x08\x12<\n\nspectators\x18\x03 \x03(\x0b\x32(.chieu.table.v1.Presence.SpectatorsEntry\x12\x0f\n\x07sent_ms\x18\x04 \x01(\x03\x12\x0e\n\x06ttl_ms\x18\x05 \x01(\x03\x12\x38\n\x08watchers\x18\x06 \x03(\x0b\x32&.chieu.table.v1.Presence.WatchersEntry\x12\x34\n\x06\x61\x62sent\x18\x07 \x03(\x0b\x32$.chieu.table.v1.Presence.AbsentEntry\x1a\x31\n\x0fSpectatorsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x1aI\n\rWatchersEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\'\n\x05value\x18\x02 \x01(\x0b\x32\x18.chieu.table.v1.Watchers:\x02\x38\x01\x1aG\n\x0b\x41\x62sentEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\'\n\x05value\x18\x02 \x01(\x0b\x32\x18.chieu.table.v1.Watchers:\x02\x38\x01\"\x1e\n\x08Watchers\x12\x12\n\nplayer_ids\x18\x01 \x03(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,12 +35,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PRESENCE_SPECTATORSENTRY']._serialized_options = b'8\001'
   _globals['_PRESENCE_WATCHERSENTRY']._loaded_options = None
   _globals['_PRESENCE_WATCHERSENTRY']._serialized_options = b'8\001'
+  _globals['_PRESENCE_ABSENTENTRY']._loaded_options = None
+  _globals['_PRESENCE_ABSENTENTRY']._serialized_options = b'8\001'
   _globals['_PRESENCE']._serialized_start=50
-  _globals['_PRESENCE']._serialized_end=371
-  _globals['_PRESENCE_SPECTATORSENTRY']._serialized_start=247
-  _globals['_PRESENCE_SPECTATORSENTRY']._serialized_end=296
-  _globals['_PRESENCE_WATCHERSENTRY']._serialized_start=298
-  _globals['_PRESENCE_WATCHERSENTRY']._serialized_end=371
-  _globals['_WATCHERS']._serialized_start=373
-  _globals['_WATCHERS']._serialized_end=403
+  _globals['_PRESENCE']._serialized_end=498
+  _globals['_PRESENCE_SPECTATORSENTRY']._serialized_start=301
+  _globals['_PRESENCE_SPECTATORSENTRY']._serialized_end=350
+  _globals['_PRESENCE_WATCHERSENTRY']._serialized_start=352
+  _globals['_PRESENCE_WATCHERSENTRY']._serialized_end=425
+  _globals['_PRESENCE_ABSENTENTRY']._serialized_start=427
+  _globals['_PRESENCE_ABSENTENTRY']._serialized_end=498
+  _globals['_WATCHERS']._serialized_start=500
+  _globals['_WATCHERS']._serialized_end=530
 # @@protoc_insertion_point(module_scope)

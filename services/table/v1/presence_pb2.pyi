@@ -68,12 +68,34 @@ class Presence(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class AbsentEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        @_builtins.property
+        def value(self) -> Global___Watchers: ...
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: Global___Watchers | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["value", b"value"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     INSTANCE_FIELD_NUMBER: _builtins.int
     FULL_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
     SENT_MS_FIELD_NUMBER: _builtins.int
     TTL_MS_FIELD_NUMBER: _builtins.int
     WATCHERS_FIELD_NUMBER: _builtins.int
+    ABSENT_FIELD_NUMBER: _builtins.int
     instance: _builtins.str
     """The announcing process (its CHIEU_INSTANCE, or host:pid)."""
     full: _builtins.bool
@@ -97,6 +119,14 @@ class Presence(_message.Message):
         A change of who watches that keeps the count shows with the next full announcement.
         """
 
+    @_builtins.property
+    def absent(self) -> _containers.MessageMap[_builtins.str, Global___Watchers]:
+        """Table id -> its seated players the table's log says are absent (their last stream closed and
+        they are not back: in a reconnect grace, or between hands in their idle stand), for the
+        tables this process holds. In a message that is not full, a table listed with no player ids
+        has nobody absent any more; a full message lists every table with someone absent.
+        """
+
     def __init__(
         self,
         *,
@@ -106,10 +136,11 @@ class Presence(_message.Message):
         sent_ms: _builtins.int = ...,
         ttl_ms: _builtins.int = ...,
         watchers: _abc.Mapping[_builtins.str, Global___Watchers] | None = ...,
+        absent: _abc.Mapping[_builtins.str, Global___Watchers] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["full", b"full", "instance", b"instance", "sent_ms", b"sent_ms", "spectators", b"spectators", "ttl_ms", b"ttl_ms", "watchers", b"watchers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["absent", b"absent", "full", b"full", "instance", b"instance", "sent_ms", b"sent_ms", "spectators", b"spectators", "ttl_ms", b"ttl_ms", "watchers", b"watchers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

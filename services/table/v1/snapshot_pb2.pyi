@@ -140,6 +140,7 @@ class TableSnapshot(_message.Message):
     SETTLED_LEGS_FIELD_NUMBER: _builtins.int
     AUTO_PLAYED_FIELD_NUMBER: _builtins.int
     LOST_FIELD_NUMBER: _builtins.int
+    AWAY_FIELD_NUMBER: _builtins.int
     LAST_OUTCOME_FIELD_NUMBER: _builtins.int
     LAST_HAND_PLAYERS_FIELD_NUMBER: _builtins.int
     LAST_SERVER_SEED_FIELD_NUMBER: _builtins.int
@@ -203,7 +204,13 @@ class TableSnapshot(_message.Message):
     def auto_played(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def lost(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
-        """Player id → the end of their reconnect grace (ms since the epoch)."""
+        """Player id → the end of their reconnect grace (ms since the epoch); between hands, when the
+        seated player with no open stream is stood up (the idle stand).
+        """
+
+    @_builtins.property
+    def away(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Seated players absent when a hand started or ended, not given an idle stand since."""
 
     @_builtins.property
     def last_outcome(self) -> _games_pb2.Outcome: ...
@@ -253,6 +260,7 @@ class TableSnapshot(_message.Message):
         settled_legs: _builtins.int = ...,
         auto_played: _abc.Iterable[_builtins.str] | None = ...,
         lost: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
+        away: _abc.Iterable[_builtins.str] | None = ...,
         last_outcome: _games_pb2.Outcome | None = ...,
         last_hand_players: _abc.Iterable[_builtins.str] | None = ...,
         last_server_seed: _builtins.bytes = ...,
@@ -265,7 +273,7 @@ class TableSnapshot(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game_state", b"game_state", "last_outcome", b"last_outcome", "next_seed", b"next_seed", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed", b"next_seed", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "profiles", b"profiles", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "away", b"away", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed", b"next_seed", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "profiles", b"profiles", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
