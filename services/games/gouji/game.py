@@ -450,6 +450,7 @@ class Gouji:
                                               and wutou(s, p)),
             owe_return=owe, scores=s.end.scores if s.end is not None else (),
             revolution=s.eligible, revolted=s.revolted, sitting_out=s.sitting,
+            revealed=seat_cards(s.hands) if s.end is not None else (),
             **self._legal_view(s, me),
         )
 

@@ -407,6 +407,8 @@ class View:
     legal: tuple[Command, ...] = ()
     """What the seat may send now (none for a spectator), with ``legal_leads``."""
     legal_leads: Leads | None = None
+    revealed: tuple[SeatCards, ...] = ()
+    """Every seat's cards left, laid open once the game is over (empty before)."""
     """A leading seat's sets, compactly (``None`` when not leading, and with 憋三 on, whose
     leads are listed one by one in ``legal``)."""
 

@@ -508,6 +508,7 @@ class Mahjong:
             players.append(PlayerView(
                 i, len(p.hand), melds, T.names(p.discards), exposed,
                 T.maybe_name(p.laizi) if public_laizi else "", p.declared,
+                T.names(sorted(p.hand)) if s.phase is Phase.OVER else (),
             ))
         mine = s.seats[me] if 0 <= me < len(s.seats) else None
         result = s.result
@@ -524,6 +525,7 @@ class Mahjong:
             winning_hand=result.concealed if result else (), items=result.items if result else (),
             total=result.total if result else 0,
             legal=_wrap_legal(self.legal(s, me)) if mine else (),
+            wall_left=T.names(s.wall[s.pos:]) if s.phase is Phase.OVER else (),
         )
 
     def legal(self, state: State, seat: Seat) -> Sequence[GameCommand]:

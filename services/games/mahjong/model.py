@@ -310,6 +310,8 @@ class PlayerView:
     exposed_laizi: tuple[str, ...]
     laizi: str
     declared: Declare
+    concealed: tuple[str, ...] = ()
+    """The seat's concealed tiles, laid open once the hand is over (empty before)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +352,8 @@ class View:
     total: int
     legal: tuple[Command, ...]
     """What the seat may send now (none for a spectator)."""
+    wall_left: tuple[str, ...] = ()
+    """The tiles left in the wall, laid open once the hand is over (empty before)."""
 
 
 # ---------------------------------------------------------------- accessors

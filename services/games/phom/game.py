@@ -529,6 +529,7 @@ class Phom:
             SeatInfo(
                 p, s.hands[p].bit_count(), C.names(s.rows[p]), C.names(s.eaten[p]),
                 s.eats[p], s.d[p], s.laid_down[p], bal[p],
+                C.names(C.sort_hand(s.hands[p], s.eaten[p])) if s.phase is Phase.OVER else (),
             )
             for p in range(n)
         ) if s.phase is not Phase.NEW else ()

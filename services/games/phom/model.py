@@ -324,6 +324,8 @@ class SeatInfo:
     discards: int
     laid_down: int
     balance: int
+    shown: tuple[str, ...] = ()
+    """The cards left in the hand, laid open once the hand is over (empty before)."""
 
 
 @dataclass(frozen=True, slots=True)

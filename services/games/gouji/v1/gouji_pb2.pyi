@@ -794,6 +794,7 @@ class View(_message.Message):
     SITTING_OUT_FIELD_NUMBER: _builtins.int
     LEGAL_FIELD_NUMBER: _builtins.int
     LEGAL_LEADS_FIELD_NUMBER: _builtins.int
+    REVEALED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     phase: _builtins.str
     top_owner: _builtins.int
@@ -846,6 +847,10 @@ class View(_message.Message):
         they come here, compactly, and not in legal. Absent otherwise.
         """
 
+    @_builtins.property
+    def revealed(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatCards]:
+        """Every seat's cards left, laid open once the game is over (empty before)."""
+
     def __init__(
         self,
         *,
@@ -874,10 +879,11 @@ class View(_message.Message):
         sitting_out: _builtins.int = ...,
         legal: _abc.Iterable[Global___Command] | None = ...,
         legal_leads: Global___Leads | None = ...,
+        revealed: _abc.Iterable[Global___SeatCards] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_legal_leads", b"_legal_leads", "legal_leads", b"legal_leads"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_legal_leads", b"_legal_leads", "burning", b"burning", "counts", b"counts", "deadline_ms", b"deadline_ms", "four_way", b"four_way", "hand", b"hand", "kou", b"kou", "leading", b"leading", "legal", b"legal", "legal_leads", b"legal_leads", "may_answer", b"may_answer", "may_burn", b"may_burn", "owe_return", b"owe_return", "passed", b"passed", "phase", b"phase", "places", b"places", "revolted", b"revolted", "revolution", b"revolution", "scores", b"scores", "seat", b"seat", "sitting_out", b"sitting_out", "to_act", b"to_act", "top", b"top", "top_gouji", b"top_gouji", "top_owner", b"top_owner", "wutou", b"wutou"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_legal_leads", b"_legal_leads", "burning", b"burning", "counts", b"counts", "deadline_ms", b"deadline_ms", "four_way", b"four_way", "hand", b"hand", "kou", b"kou", "leading", b"leading", "legal", b"legal", "legal_leads", b"legal_leads", "may_answer", b"may_answer", "may_burn", b"may_burn", "owe_return", b"owe_return", "passed", b"passed", "phase", b"phase", "places", b"places", "revealed", b"revealed", "revolted", b"revolted", "revolution", b"revolution", "scores", b"scores", "seat", b"seat", "sitting_out", b"sitting_out", "to_act", b"to_act", "top", b"top", "top_gouji", b"top_gouji", "top_owner", b"top_owner", "wutou", b"wutou"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__legal_leads: _TypeAlias = _typing.Literal["legal_leads"]  # noqa: Y015
     _WhichOneofArgType__legal_leads: _TypeAlias = _typing.Literal["_legal_leads", b"_legal_leads"]  # noqa: Y015

@@ -747,6 +747,7 @@ class PlayerView(_message.Message):
     EXPOSED_LAIZI_FIELD_NUMBER: _builtins.int
     LAIZI_FIELD_NUMBER: _builtins.int
     DECLARED_FIELD_NUMBER: _builtins.int
+    CONCEALED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     concealed_count: _builtins.int
     laizi: _builtins.str
@@ -757,6 +758,10 @@ class PlayerView(_message.Message):
     def discards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def exposed_laizi(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def concealed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The seat's concealed tiles, laid open once the hand is over (empty before)."""
+
     def __init__(
         self,
         *,
@@ -767,10 +772,11 @@ class PlayerView(_message.Message):
         exposed_laizi: _abc.Iterable[_builtins.str] | None = ...,
         laizi: _builtins.str = ...,
         declared: Global___Declare.ValueType = ...,
+        concealed: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["concealed_count", b"concealed_count", "declared", b"declared", "discards", b"discards", "exposed_laizi", b"exposed_laizi", "laizi", b"laizi", "melds", b"melds", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["concealed", b"concealed", "concealed_count", b"concealed_count", "declared", b"declared", "discards", b"discards", "exposed_laizi", b"exposed_laizi", "laizi", b"laizi", "melds", b"melds", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -802,6 +808,7 @@ class View(_message.Message):
     ITEMS_FIELD_NUMBER: _builtins.int
     TOTAL_FIELD_NUMBER: _builtins.int
     LEGAL_FIELD_NUMBER: _builtins.int
+    WALL_LEFT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     phase: Global___Phase.ValueType
     dealer: _builtins.int
@@ -834,6 +841,12 @@ class View(_message.Message):
         are allowed). Empty for spectators.
         """
 
+    @_builtins.property
+    def wall_left(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The tiles left in the wall (the wall's end, 留底 included), laid open once the hand is over
+        (empty before): a 荒庄 can be checked.
+        """
+
     def __init__(
         self,
         *,
@@ -857,10 +870,11 @@ class View(_message.Message):
         items: _abc.Iterable[Global___ScoreItem] | None = ...,
         total: _builtins.int = ...,
         legal: _abc.Iterable[Global___Command] | None = ...,
+        wall_left: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_from", b"claim_from", "claim_tile", b"claim_tile", "deadline_ms", b"deadline_ms", "dealer", b"dealer", "drawn", b"drawn", "hand", b"hand", "indicator", b"indicator", "items", b"items", "legal", b"legal", "live_count", b"live_count", "phase", b"phase", "players", b"players", "seat", b"seat", "total", b"total", "turn", b"turn", "waits", b"waits", "wall_count", b"wall_count", "win_tile", b"win_tile", "winner", b"winner", "winning_hand", b"winning_hand"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claim_from", b"claim_from", "claim_tile", b"claim_tile", "deadline_ms", b"deadline_ms", "dealer", b"dealer", "drawn", b"drawn", "hand", b"hand", "indicator", b"indicator", "items", b"items", "legal", b"legal", "live_count", b"live_count", "phase", b"phase", "players", b"players", "seat", b"seat", "total", b"total", "turn", b"turn", "waits", b"waits", "wall_count", b"wall_count", "wall_left", b"wall_left", "win_tile", b"win_tile", "winner", b"winner", "winning_hand", b"winning_hand"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

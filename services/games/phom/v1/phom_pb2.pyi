@@ -821,6 +821,7 @@ class SeatInfo(_message.Message):
     DISCARDS_FIELD_NUMBER: _builtins.int
     LAID_DOWN_FIELD_NUMBER: _builtins.int
     BALANCE_FIELD_NUMBER: _builtins.int
+    SHOWN_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     cards: _builtins.int
     """Cards in hand (a count only)."""
@@ -839,6 +840,12 @@ class SeatInfo(_message.Message):
     def eaten(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Eaten cards still in the hand (visible to all)."""
 
+    @_builtins.property
+    def shown(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The cards left in the hand, laid open once the hand is over (empty before): with the melds
+        laid (View.melds), every score can be checked.
+        """
+
     def __init__(
         self,
         *,
@@ -850,10 +857,11 @@ class SeatInfo(_message.Message):
         discards: _builtins.int = ...,
         laid_down: _builtins.int = ...,
         balance: _builtins.int = ...,
+        shown: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["balance", b"balance", "cards", b"cards", "discards", b"discards", "eaten", b"eaten", "eats", b"eats", "laid_down", b"laid_down", "row", b"row", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["balance", b"balance", "cards", b"cards", "discards", b"discards", "eaten", b"eaten", "eats", b"eats", "laid_down", b"laid_down", "row", b"row", "seat", b"seat", "shown", b"shown"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/table/v1/presence.proto.
  */
 export const file_chieu_table_v1_presence: GenFile = /*@__PURE__*/
-  fileDesc("Ch1jaGlldS90YWJsZS92MS9wcmVzZW5jZS5wcm90bxIOY2hpZXUudGFibGUudjEiwQIKCFByZXNlbmNlEhAKCGluc3RhbmNlGAEgASgJEgwKBGZ1bGwYAiABKAgSPAoKc3BlY3RhdG9ycxgDIAMoCzIoLmNoaWV1LnRhYmxlLnYxLlByZXNlbmNlLlNwZWN0YXRvcnNFbnRyeRIPCgdzZW50X21zGAQgASgDEg4KBnR0bF9tcxgFIAEoAxI4Cgh3YXRjaGVycxgGIAMoCzImLmNoaWV1LnRhYmxlLnYxLlByZXNlbmNlLldhdGNoZXJzRW50cnkaMQoPU3BlY3RhdG9yc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEaSQoNV2F0Y2hlcnNFbnRyeRILCgNrZXkYASABKAkSJwoFdmFsdWUYAiABKAsyGC5jaGlldS50YWJsZS52MS5XYXRjaGVyczoCOAEiHgoIV2F0Y2hlcnMSEgoKcGxheWVyX2lkcxgBIAMoCWIGcHJvdG8z");
+  fileDesc("Ch1jaGlldS90YWJsZS92MS9wcmVzZW5jZS5wcm90bxIOY2hpZXUudGFibGUudjEiwAMKCFByZXNlbmNlEhAKCGluc3RhbmNlGAEgASgJEgwKBGZ1bGwYAiABKAgSPAoKc3BlY3RhdG9ycxgDIAMoCzIoLmNoaWV1LnRhYmxlLnYxLlByZXNlbmNlLlNwZWN0YXRvcnNFbnRyeRIPCgdzZW50X21zGAQgASgDEg4KBnR0bF9tcxgFIAEoAxI4Cgh3YXRjaGVycxgGIAMoCzImLmNoaWV1LnRhYmxlLnYxLlByZXNlbmNlLldhdGNoZXJzRW50cnkSNAoGYWJzZW50GAcgAygLMiQuY2hpZXUudGFibGUudjEuUHJlc2VuY2UuQWJzZW50RW50cnkaMQoPU3BlY3RhdG9yc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoAzoCOAEaSQoNV2F0Y2hlcnNFbnRyeRILCgNrZXkYASABKAkSJwoFdmFsdWUYAiABKAsyGC5jaGlldS50YWJsZS52MS5XYXRjaGVyczoCOAEaRwoLQWJzZW50RW50cnkSCwoDa2V5GAEgASgJEicKBXZhbHVlGAIgASgLMhguY2hpZXUudGFibGUudjEuV2F0Y2hlcnM6AjgBIh4KCFdhdGNoZXJzEhIKCnBsYXllcl9pZHMYASADKAliBnByb3RvMw");
 
 /**
  * One table-service process's spectators (旁观): viewers of a table who hold no seat.
@@ -67,6 +67,16 @@ export type Presence = Message<"chieu.table.v1.Presence"> & {
    * @generated from field: map<string, chieu.table.v1.Watchers> watchers = 6;
    */
   watchers: { [key: string]: Watchers };
+
+  /**
+   * Table id -> its seated players the table's log says are absent (their last stream closed and
+   * they are not back: in a reconnect grace, or between hands in their idle stand), for the
+   * tables this process holds. In a message that is not full, a table listed with no player ids
+   * has nobody absent any more; a full message lists every table with someone absent.
+   *
+   * @generated from field: map<string, chieu.table.v1.Watchers> absent = 7;
+   */
+  absent: { [key: string]: Watchers };
 };
 
 /**
