@@ -109,10 +109,23 @@ class Views:
         return out
 
 
+def presence(table: Table, player: str) -> tuple[table_service_pb2.SeatPresence.ValueType, int]:
+    """Where a seat's player is, as the log has it, and until when a reconnecting player has."""
+    if player not in table.seats:
+        return table_service_pb2.SEAT_PRESENCE_LEFT, 0
+    if player in table.auto:
+        return table_service_pb2.SEAT_PRESENCE_AUTO_PLAYED, 0
+    if player in table.lost:
+        return table_service_pb2.SEAT_PRESENCE_RECONNECTING, table.lost[player]
+    return table_service_pb2.SEAT_PRESENCE_HERE, 0
+
+
 def _seat(table: Table, seat: int, player: str) -> table_service_pb2.SeatInfo:
-    """A seat with its player's name and avatar as they sat down."""
+    """A seat with its player's name and avatar as they sat down, and their presence."""
     name, avatar = table.profiles.get(player, ("", ""))
-    return table_service_pb2.SeatInfo(seat=seat, player_id=player, name=name, avatar=avatar)
+    where, until = presence(table, player)
+    return table_service_pb2.SeatInfo(seat=seat, player_id=player, name=name, avatar=avatar, presence=where,
+                                      until_ms=until)
 
 
 def base_view(table: Table) -> table_service_pb2.TableView:

@@ -47,6 +47,33 @@ TABLE_STATUS_PLAYING: TableStatus.ValueType  # 2
 """A hand is being played."""
 Global___TableStatus: _TypeAlias = TableStatus  # noqa: Y015
 
+class _SeatPresence:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SeatPresenceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SeatPresence.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SEAT_PRESENCE_UNSPECIFIED: _SeatPresence.ValueType  # 0
+    SEAT_PRESENCE_HERE: _SeatPresence.ValueType  # 1
+    SEAT_PRESENCE_RECONNECTING: _SeatPresence.ValueType  # 2
+    SEAT_PRESENCE_AUTO_PLAYED: _SeatPresence.ValueType  # 3
+    SEAT_PRESENCE_LEFT: _SeatPresence.ValueType  # 4
+
+class SeatPresence(_SeatPresence, metaclass=_SeatPresenceEnumTypeWrapper):
+    """A seat's player's presence. HERE: no lost connection is logged (a player who sat without ever
+    watching counts as here until a stream of theirs closes). RECONNECTING: their last Watch
+    stream closed and they are not back yet (until_ms). AUTO_PLAYED (托管): in a hand, they did
+    not come back in time, and the rules play their seat. LEFT: a player of the hand who stood up
+    during it (强退, their seat auto-played) or after it.
+    """
+
+SEAT_PRESENCE_UNSPECIFIED: SeatPresence.ValueType  # 0
+SEAT_PRESENCE_HERE: SeatPresence.ValueType  # 1
+SEAT_PRESENCE_RECONNECTING: SeatPresence.ValueType  # 2
+SEAT_PRESENCE_AUTO_PLAYED: SeatPresence.ValueType  # 3
+SEAT_PRESENCE_LEFT: SeatPresence.ValueType  # 4
+Global___SeatPresence: _TypeAlias = SeatPresence  # noqa: Y015
+
 @_typing.final
 class SeatInfo(_message.Message):
     """A seat and who sits in it."""
@@ -57,6 +84,8 @@ class SeatInfo(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     AVATAR_FIELD_NUMBER: _builtins.int
+    PRESENCE_FIELD_NUMBER: _builtins.int
+    UNTIL_MS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     player_id: _builtins.str
     name: _builtins.str
@@ -64,6 +93,12 @@ class SeatInfo(_message.Message):
     empty when the lobby could not say).
     """
     avatar: _builtins.str
+    presence: Global___SeatPresence.ValueType
+    """Where the seat's player is, as the table's log has it (the same for every viewer)."""
+    until_ms: _builtins.int
+    """RECONNECTING: when their grace ends (ms since the Unix epoch): in a hand, auto-play from
+    then; between hands, the table stands them up then (CHIEU_TABLE_IDLE_STAND_S). 0 otherwise.
+    """
     def __init__(
         self,
         *,
@@ -71,10 +106,12 @@ class SeatInfo(_message.Message):
         player_id: _builtins.str = ...,
         name: _builtins.str = ...,
         avatar: _builtins.str = ...,
+        presence: Global___SeatPresence.ValueType = ...,
+        until_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["avatar", b"avatar", "name", b"name", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["avatar", b"avatar", "name", b"name", "player_id", b"player_id", "presence", b"presence", "seat", b"seat", "until_ms", b"until_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

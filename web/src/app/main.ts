@@ -15,6 +15,7 @@ import { gameMessages, loadBoards, type BoardContext } from "./board.js";
 import { h, mount, type Child } from "./dom.js";
 import { LANGUAGES, lang, setLang, t, tIn, word, type Key, type Language } from "./i18n/index.js";
 import { button, focusedKey, initialOf, refocus } from "./ui/kit.js";
+import { presencePill } from "./ui/presence.js";
 
 const boards = await loadBoards();
 const portal = new Portal(location.origin);
@@ -487,8 +488,10 @@ function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => vo
     tv.pot > 0n ? h("span", { class: "pill" }, t("table.pot", { n: tv.pot })) : null,
     seated ? null : h("span", { class: "pill watch" }, t("table.spectating"))),
   h("div", { class: "table-status" }, status,
-    auto.map((p) => h("span", { class: "pill auto" }, `${nameOf(p)}: ${t("table.auto")}`)),
-    Object.entries(tv.reconnectDeadlines).map(([p, d]) => h("span", { class: "pill away" }, `${nameOf(p)}: `, h("span", { "data-deadline": Number(d) })))),
+    [...tv.seats, ...tv.handSeats].some((x) => x.presence)  // each seat's presence in words (older servers: the pills as before)
+      ? (playing ? tv.handSeats : tv.seats).map((x) => presencePill(x, nameOf(x.playerId)))
+      : [auto.map((p) => h("span", { class: "pill auto" }, `${nameOf(p)}: ${t("table.auto")}`)),
+        Object.entries(tv.reconnectDeadlines).map(([p, d]) => h("span", { class: "pill away" }, `${nameOf(p)}: `, h("span", { "data-deadline": Number(d) })))]),
   !playing ? h("div", { class: "waiting" },
     h("div", { class: "table-seats" }, Array.from({ length: Number(tv.maxSeats) }, (_, i) => {
       const s = tv.seats.find((x) => Number(x.seat) === i);
