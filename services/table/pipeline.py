@@ -103,13 +103,14 @@ class Pipeline:
                 if appended.duplicate:
                     await self.cache.catch_up(table)
                     return _same_request(table, key, digest)
-                was_playing = table.playing
+                was_playing, was_timed = table.playing, table.playing or bool(table.lost)
                 table.apply(record, appended.seq)
                 self.applied(live)
-                if table.playing != was_playing:
-                    self.background.spawn(self._mark_active(table_id, table.playing), mark=True)
-                    if was_playing:
-                        metrics.HANDS.labels(record.game).inc()
+                timed = table.playing or bool(table.lost)  # a hand, or between hands an idle stand
+                if timed != was_timed:
+                    self.background.spawn(self._mark_active(table_id, timed), mark=True)
+                if was_playing and not table.playing:
+                    metrics.HANDS.labels(record.game).inc()
                 return table
         raise ServiceError(grpc.StatusCode.ABORTED, "busy", "the table is too busy; try again")
 

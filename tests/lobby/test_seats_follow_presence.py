@@ -178,3 +178,38 @@ async def _gone(w: Watcher, table_id: str) -> bool:
 async def _version_above(c: TableClient, table_id: str, version: int) -> bool:
     view: tpb.TableView = await c.get(table_id)
     return view.version > version
+
+
+async def test_an_idle_stand_outlives_a_restart(stub: Any, operator: Any, settings: Settings,
+                                                table_server: str) -> None:
+    """The table is in the active bucket while the stand runs: a process that starts resumes it and
+    stands the player up with nobody asking for the table."""
+    from chieu.table.app import build
+
+    room = await new_room(stub, operator)
+    a, c = await guest(stub), await guest(stub)
+    mine = replace(settings, table_addr=f"127.0.0.1:{localnats.free_port()}", table_idle_stand_s=3.0)
+    first = await build(mine)
+    await first.start()
+    ta = TableClient(mine.table_addr, a.access_token)
+    w = Watcher(stub, room.room_id, c.access_token)
+    try:
+        await asyncio.wait_for(w.complete.wait(), 5)
+        table_id = (await ta.create("phom", stake=room.stake)).table_id
+        version = (await ta.get(table_id)).version
+        watch = asyncio.create_task(_drain(ta.watch(table_id)))
+        await asyncio.sleep(0.3)
+        watch.cancel()
+        await until(lambda: _version_above(ta, table_id, version))  # the idle stand is written
+        await ta.close()
+        await first.shutdown()
+        await asyncio.sleep(0.5)
+        assert await _taken(w, table_id, 1)
+        again = await build(replace(mine, table_addr=f"127.0.0.1:{localnats.free_port()}"))
+        await again.start()  # resumes the active tables
+        try:
+            await until(lambda: _gone(w, table_id), within=20)
+        finally:
+            await again.shutdown()
+    finally:
+        await w.close()
