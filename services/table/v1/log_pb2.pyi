@@ -246,7 +246,8 @@ class PlayerLeft(_message.Message):
     """Why the player left when the table stood them up (empty: they stood up themselves).
     ladder_level_too_low: at a ladder table, the player's level fell below the table's;
     not_enough_coins: at a coin table, the player has the minimum (GC-1: 3) 金币 or fewer;
-    reputation_too_low: the player's reputation (信誉度) fell below the table's minimum.
+    reputation_too_low: the player's reputation (信誉度) fell below the table's minimum;
+    idle: between hands, the player had no open Watch stream for CHIEU_TABLE_IDLE_STAND_S.
     """
     def __init__(
         self,
@@ -317,8 +318,8 @@ Global___SettingsChanged: _TypeAlias = SettingsChanged  # noqa: Y015
 
 @_typing.final
 class ConnectionLost(_message.Message):
-    """A seated player's last watch stream dropped during a hand; the reconnect grace runs
-    until deadline_ms.
+    """A seated player's last watch stream dropped: during a hand they play in, the reconnect grace
+    runs until deadline_ms; between hands, the idle stand (they are stood up then, unless back).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
