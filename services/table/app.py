@@ -5,7 +5,7 @@ from __future__ import annotations
 from chieu.games import registry
 from chieu.kit import logs, names, natsauth
 from chieu.kit.eventstore import EventStore
-from chieu.kit.server import Server, run
+from chieu.kit.server import Server, nats_check, run
 from chieu.kit.settings import Settings, SettingsError, from_env
 from chieu.table.peers import Peers
 from chieu.table.servicer import TableService, register
@@ -36,6 +36,7 @@ async def build(settings: Settings) -> Server:
         on_shutdown=[tables.close, store.close, revocations.stop, peers.close],
         on_stopping=[tables.stopping],  # before the watch streams close: no ConnectionLost for the stop
         background=[revocations.start],
+        dependencies={"nats": nats_check(nc)},
     )
 
 
