@@ -77,6 +77,8 @@ class Readiness:
     async def round(self) -> bool:
         """Ask every dependency once and set the health; whether the service is ready."""
         answers = await asyncio.gather(*(self._ask(n, c) for n, c in self.checks.items()))
+        for name, answer in zip(self.checks, answers, strict=True):
+            metrics.DEPENDENCY_UP.labels(name).set(0 if answer is not None else 1)
         failing = {n: a for n, a in zip(self.checks, answers, strict=True) if a is not None}
         self.failing = failing
         if failing:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import signal
 import subprocess
 import time
 import urllib.request
@@ -84,7 +85,7 @@ async def test_both_wrong_last_sequences_are_a_conflict(err_code: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def js_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def js_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[subprocess.Popen[bytes]]]]:
     """Three nats-server nodes with JetStream in one cluster, admitting the test session's users."""
     root = tmp_path_factory.mktemp("js-cluster")
     ports = [localnats.free_port() for _ in range(9)]
@@ -98,7 +99,7 @@ def js_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                                   extra=users)
             procs.append(localnats.start_node(conf, client[i], log=root / f"n{i + 1}.log"))
         _wait_meta_leader(monitor)
-        yield ",".join(f"nats://127.0.0.1:{p}" for p in client)
+        yield ",".join(f"nats://127.0.0.1:{p}" for p in client), procs
     finally:
         for p in procs:
             localnats.stop(p)
@@ -114,6 +115,11 @@ def _wait_meta_leader(monitor: list[int], timeout_s: float = 60.0) -> None:
                     return
         time.sleep(0.3)
     raise TimeoutError("the JetStream cluster elected no meta leader")
+
+
+@pytest.fixture
+def js_cluster(js_nodes: tuple[str, list[subprocess.Popen[bytes]]]) -> str:
+    return js_nodes[0]
 
 
 @pytest.fixture
@@ -169,3 +175,43 @@ async def test_racing_writes_on_a_clustered_stream_meet_10164_and_each_is_a_conf
         conflicts += sum(isinstance(r, Conflict) for r in results)
         assert len(await store.read(k)) == 1
     assert conflicts == 110
+
+
+@pytest.mark.integration
+async def test_the_stream_health_metrics_follow_a_lost_node(
+        r3_store: EventStore, js_nodes: tuple[str, list[subprocess.Popen[bytes]]]) -> None:
+    """``chieu_js_stream_leader`` / ``_replicas_current`` (what the quorum alerts read): 1 and 3 with
+    every node up; a follower frozen (SIGSTOP): the replicas current fall to 2 (a leader still); let
+    go: 3 again."""
+    from prometheus_client import REGISTRY
+
+    from chieu.kit import metrics
+
+    def sample(name: str) -> float | None:
+        return REGISTRY.get_sample_value(name, {"stream": store.stream})
+    store = r3_store
+    await store.append("k", b"x", expected_seq=0, msg_id="health")
+    health = metrics.StreamHealth(store.js, store.stream, 60)
+
+    async def until(current: int, within_s: float = 60) -> None:
+        deadline = time.monotonic() + within_s
+        while True:
+            await health.refresh()
+            leader, now = sample("chieu_js_stream_leader"), sample("chieu_js_stream_replicas_current")
+            if now == current and leader == 1:
+                return
+            assert time.monotonic() < deadline, (leader, now)
+            await asyncio.sleep(0.5)
+
+    await until(3)
+    assert sample("chieu_js_stream_replicas") == 3
+    info = await store.js.stream_info(store.stream)
+    assert info.cluster is not None
+    follower = next(r.name for r in info.cluster.replicas or ())
+    node = js_nodes[1][int(follower[1:]) - 1]
+    node.send_signal(signal.SIGSTOP)
+    try:
+        await until(2)
+    finally:
+        node.send_signal(signal.SIGCONT)
+    await until(3)
