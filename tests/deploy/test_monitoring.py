@@ -21,9 +21,12 @@ from .tools import DEPLOY, promtool, render, validate_custom
 
 MONITORING = DEPLOY / "monitoring"
 EXTERNAL = {"up", "kube_pod_container_status_restarts_total",  # Prometheus' own and kube-state-metrics'
-            "kubelet_volume_stats_used_bytes", "kubelet_volume_stats_capacity_bytes"}  # the kubelet's
+            "kube_pod_container_status_waiting_reason", "kube_statefulset_status_replicas_ready",
+            "kube_statefulset_replicas",
+            "kubelet_volume_stats_used_bytes", "kubelet_volume_stats_capacity_bytes",  # the kubelet's
+            "cnpg_collector_up"}  # CloudNativePG's exporter (scraped by the chieu-postgres PodMonitor)
 SERVICES = ("table", "ledger", "ladder", "lobby")
-PROMQL_WORDS = {"sum", "max", "min", "avg", "by", "on", "or", "and", "unless", "rate", "increase", "deriv",
+PROMQL_WORDS = {"sum", "max", "min", "avg", "by", "on", "or", "and", "unless", "rate", "increase", "deriv", "changes",
                 "histogram_quantile", "time", "vector", "bool", "label_values", "count", "without", "ignoring"}
 
 
