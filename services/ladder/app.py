@@ -41,7 +41,7 @@ async def build(settings: Settings) -> Server:
         register=[lambda s: ladder_service_pb2_grpc.add_LadderServiceServicer_to_server(servicer, s)],
         on_shutdown=[consumer.stop, resets.stop, relay.stop, revoked.stop, nc.close, pool.close],
         background=[consumer.start, resets.start, relay.start, revoked.start],
-        dependencies={"database": database_check(pool), "nats": nats_check(nc)},
+        dependencies={"database": database_check(settings.database_url), "nats": nats_check(nc)},
     )
 
 

@@ -41,7 +41,7 @@ async def build(settings: Settings) -> Server:
         register=[lambda s: ledger_service_pb2_grpc.add_LedgerServiceServicer_to_server(servicer, s)],
         on_shutdown=[consumer.stop, rewards.stop, relay.stop, audit.stop, revoked.stop, nc.close, pool.close],
         background=[consumer.start, rewards.start, relay.start, audit.start, revoked.start],
-        dependencies={"database": database_check(pool), "nats": nats_check(nc)},
+        dependencies={"database": database_check(settings.database_url), "nats": nats_check(nc)},
     )
 
 

@@ -40,7 +40,7 @@ async def build(settings: Settings) -> Server:
         on_shutdown=[servicer.revocations.stop, servicer.spectators.stop, projection.stop, feed.stop, peers.close,
                      nc.close, pool.close],
         background=[feed.start, projection.start, servicer.revocations.start, lambda: servicer.spectators.start(nc)],
-        dependencies={"database": database_check(pool), "nats": nats_check(nc)},
+        dependencies={"database": database_check(settings.database_url), "nats": nats_check(nc)},
     )
 
 

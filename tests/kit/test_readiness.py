@@ -54,19 +54,22 @@ async def test_an_answer_now_and_then_does_not_make_it_ready_again() -> None:
 @pytest.mark.integration
 async def test_a_frozen_postgresql_is_not_ready_for_as_long_as_it_is_frozen(own_postgres: tuple[str, int]) -> None:  # noqa: F811
     url, postmaster = own_postgres
-    pool = await db.create_pool(url, max_size=2)
+    pool = await db.create_pool(url, max_size=2)  # the service's pool: the check does not take from it
     servicer = await serving()
-    ready = Readiness(servicer, ("svc",), {"database": database_check(pool)}, every_s=0.3)
+    ready = Readiness(servicer, ("svc",), {"database": database_check(url)}, every_s=0.3)
     ready.start()
     try:
         await asyncio.sleep(1.0)
         assert await status(servicer) == SERVING
         samples: list[tuple[float, int]] = []
+        async with pool.acquire() as conn:
+            assert await conn.fetchval("SELECT 1") == 1
         with frozen(postmaster):
             frozen_at = time.monotonic()
             while time.monotonic() - frozen_at < 8:
                 samples.append((time.monotonic() - frozen_at, await status(servicer)))
                 assert await status(servicer, LIVENESS) == SERVING
+                assert pool.get_idle_size() == pool.get_size()  # no connection of the pool held by it
                 await asyncio.sleep(0.2)
         freed_at = time.monotonic()
         while await status(servicer) != SERVING:
