@@ -119,27 +119,6 @@ class Readiness:
             self._task = None
 
 
-def database_check(url: str) -> Check:
-    """PostgreSQL at ``url`` answers a ``SELECT 1``, on a connection of the check's own: not one of
-    the service's pool, which a frozen server's unanswered checks would hold while the calls wait
-    for it. A connection that did not answer is dropped at once (no goodbye to a frozen server) and
-    made again at the next round."""
-    import asyncpg
-
-    held: list[Any] = []
-
-    async def check() -> None:
-        try:
-            if not held or held[0].is_closed():
-                held[:] = [await asyncpg.connect(url, timeout=READY_TIMEOUT_S)]
-            await held[0].fetchval("SELECT 1", timeout=READY_TIMEOUT_S)
-        except BaseException:
-            if held:
-                held.pop().terminate()
-            raise
-    return check
-
-
 def nats_check(nc: Any) -> Check:
     """The NATS connection ``nc`` is up and its server answers a ping (a flush)."""
     async def check() -> None:

@@ -12,7 +12,8 @@ import pytest
 from grpc_health.v1 import health, health_pb2
 
 from chieu.kit import db
-from chieu.kit.server import LIVENESS, Readiness, database_check
+from chieu.kit.db import database_check
+from chieu.kit.server import LIVENESS, Readiness
 from tests.kit.test_fail_fast import frozen, own_postgres  # noqa: F401 (the fixture)
 
 SERVING, NOT_SERVING = health_pb2.HealthCheckResponse.SERVING, health_pb2.HealthCheckResponse.NOT_SERVING
