@@ -143,14 +143,16 @@ def _cluster(name: str, addr: str, *, http2: bool, dns: bool, ca: str | None = N
 def config(listen: str, upstream: dict[str, str], static: str | None, *,
            cors_origins: tuple[str, ...] = (), dns: bool = False, admin: str | None = None,
            upstream_ca: str | None = None, rate_per_address: float | None = None,
-           burst_s: float = WEB_BURST_S) -> dict[str, Any]:
+           burst_s: float = WEB_BURST_S, stats: str | None = None) -> dict[str, Any]:
     """Envoy's bootstrap: a listener on ``listen`` (``host:port``), the services of ``upstream``
     (cluster name → ``host:port``) over HTTP/2, and ``static`` (``host:port`` of a plain HTTP file
     server; None: no front-end files). ``cors_origins``: exact origins allowed cross-origin (the
     portal's own pages are same-origin and need none). ``dns``: resolve upstream names (Kubernetes).
     ``upstream_ca``: the services listen with TLS, their certificates checked against this CA file.
     ``rate_per_address``: requests a second per browser address (``burst_s`` seconds of them at
-    once) before Envoy refuses; 0: no limit; None: ``CHIEU_WEB_RATE_PER_ADDRESS``."""
+    once) before Envoy refuses; 0: no limit; None: ``CHIEU_WEB_RATE_PER_ADDRESS``. ``stats``
+    (``host:port``, with ``admin``): a listener that serves the admin's ``/stats/prometheus`` and
+    ``/ready`` and nothing else of it (the admin itself stays on loopback: it can stop Envoy)."""
     if rate_per_address is None:
         from chieu.kit.settings import from_env
 
@@ -219,7 +221,28 @@ def config(listen: str, upstream: dict[str, str], static: str | None, *,
     if admin is not None:
         a_host, a_port = _split(admin)
         boot["admin"] = {"address": {"socket_address": {"address": a_host, "port_value": a_port}}}
+        if stats is not None:
+            s_host, s_port = _split(stats)
+            boot["static_resources"]["listeners"].append(_stats_listener(s_host, s_port))
+            clusters.append(_cluster("admin", admin, http2=False, dns=False))
     return boot
+
+
+def _stats_listener(host: str, port: int) -> dict[str, Any]:
+    """A listener that passes ``GET /stats/prometheus`` and ``/ready`` to the admin, and no other path."""
+    routes = [{"match": {"path": path}, "route": {"cluster": "admin"}} for path in ("/stats/prometheus", "/ready")]
+    manager = {
+        "@type": "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3"
+                 ".HttpConnectionManager",
+        "stat_prefix": "stats",
+        "codec_type": "AUTO",
+        "route_config": {"name": "stats", "virtual_hosts": [{"name": "stats", "domains": ["*"], "routes": routes}]},
+        "http_filters": [{"name": "envoy.filters.http.router", "typed_config": {
+            "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"}}],
+    }
+    return {"name": "stats", "address": {"socket_address": {"address": host, "port_value": port}},
+            "filter_chains": [{"filters": [{"name": "envoy.filters.network.http_connection_manager",
+                                            "typed_config": manager}]}]}
 
 
 def render(boot: dict[str, Any]) -> str:
@@ -237,6 +260,7 @@ KUBERNETES_UPSTREAMS = {
 KUBERNETES_LISTEN = "0.0.0.0:8080"
 KUBERNETES_STATIC = "127.0.0.1:8081"  # the pod's files container
 KUBERNETES_ADMIN = "127.0.0.1:9901"  # in-pod only: readiness (/ready) from the probe's exec, stats
+KUBERNETES_STATS = "0.0.0.0:9902"  # the admin's /stats/prometheus (and /ready) for Prometheus, nothing else
 
 
 KUBERNETES_UPSTREAM_CA = "/etc/chieu/tls/ca.crt"
@@ -252,7 +276,7 @@ def kubernetes(tls: bool = False) -> str:
             "# (services/gateway/envoy.py); tests/web/test_gateway.py fails when it differs.\n")
     return head + render(config(KUBERNETES_LISTEN, KUBERNETES_UPSTREAMS, KUBERNETES_STATIC, dns=True,
                                 admin=KUBERNETES_ADMIN, upstream_ca=KUBERNETES_UPSTREAM_CA if tls else None,
-                                rate_per_address=WEB_RATE_PER_ADDRESS))
+                                rate_per_address=WEB_RATE_PER_ADDRESS, stats=KUBERNETES_STATS))
 
 
 if __name__ == "__main__":

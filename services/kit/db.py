@@ -14,7 +14,7 @@ processes at once, applies each script exactly once.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
@@ -145,3 +145,26 @@ async def migrate(conn: Conn, service: str, scripts: Sequence[str]) -> list[int]
     if applied:
         log.info("migrated", service=service, versions=applied)
     return applied
+
+
+READY_TIMEOUT_S = 2.0
+"""How long the readiness waits for PostgreSQL's answer (:mod:`chieu.kit.server`'s rounds)."""
+
+
+def database_check(url: str) -> Callable[[], Awaitable[None]]:
+    """A readiness check (:class:`chieu.kit.server.Readiness`): PostgreSQL at ``url`` answers a
+    ``SELECT 1``, on a connection of the check's own: not one of the service's pool, which a frozen
+    server's unanswered checks would hold while the calls wait for it. A connection that did not
+    answer is dropped at once (no goodbye to a frozen server) and made again at the next round."""
+    held: list[asyncpg.Connection] = []
+
+    async def check() -> None:
+        try:
+            if not held or held[0].is_closed():
+                held[:] = [await asyncpg.connect(url, timeout=READY_TIMEOUT_S)]
+            await held[0].fetchval("SELECT 1", timeout=READY_TIMEOUT_S)
+        except BaseException:
+            if held:
+                held.pop().terminate()
+            raise
+    return check

@@ -1,7 +1,8 @@
 """The JetStream event store: one stream, one subject per aggregate (``<prefix>.<key>``).
 
 * ``append`` publishes one message with ``Nats-Expected-Last-Subject-Sequence`` (optimistic
-  concurrency: a racing writer gets :class:`Conflict`) and ``Nats-Msg-Id`` (a repeated command
+  concurrency: a racing writer gets :class:`Conflict`, for JetStream's "wrong last sequence" in
+  either form, 10071 or the clustered 10164) and ``Nats-Msg-Id`` (a repeated command
   id inside the duplicate window returns the first append);
 * ``load`` reads the latest snapshot from a KV bucket and the messages after it;
 * ``follow`` is a live subscription from a sequence on.
@@ -29,13 +30,15 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BucketNotFoundError, KeyNotFoundError, NotFoundError
 
-from chieu.kit import logs, metrics, tracing
+from chieu.kit import logs, metrics, outages, tracing
 from chieu.kit.names import Stream
 from chieu.kit.natsauth import connect_url, kv_stream
 
 log = logs.get("chieu.kit.eventstore")
 
 WRONG_LAST_SEQUENCE = 10071
+"""JetStream's "wrong last sequence: N"; the clustered "wrong last sequence" (10164) means the same
+here (:data:`chieu.kit.outages.JS_WRONG_LAST`)."""
 REQUEST_TIMEOUT_S = 2.0
 """The longest a JetStream request (append, read, snapshot) waits for its answer."""
 ACTIVE_SETTLE_S = 0.5
@@ -46,7 +49,8 @@ at the next listing)."""
 
 
 class Conflict(Exception):
-    """Another writer appended first: reload and decide again."""
+    """Another writer appended first, or another write to the subject is still in flight (10164):
+    reload and decide again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +250,7 @@ class EventStore:
                 with tracing.producing(self.stream, subject, headers):
                     ack = await self.js.publish(subject, data, headers=headers, stream=self.stream)
         except APIError as e:
-            if e.err_code == WRONG_LAST_SEQUENCE:
+            if e.err_code in outages.JS_WRONG_LAST:
                 metrics.JS_APPEND_CONFLICTS.inc()
                 raise Conflict(key) from None
             metrics.JS_APPEND_ERRORS.inc()

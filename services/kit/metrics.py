@@ -12,6 +12,7 @@ handlers are wrapped once, when they are registered (:class:`Instrumented`), not
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -58,6 +59,33 @@ LADDER_CHANGES = Counter("chieu_ladder_changes", "Ladder changes committed (one 
                          "penalty, conduct change or reset)")
 LOBBY_SIGNINS = Counter("chieu_lobby_signins", "Sign-ins by kind (guest, register, password, refresh) and "
                         "result (ok, or the refusal's reason)", ["kind", "result"])
+PROCESS_START = Gauge("chieu_process_start_time_seconds", "When this process started (Unix time): a new value "
+                      "is a restart, a crash included")
+RPC_ABANDONED = Counter("chieu_rpc_abandoned", "Unary calls that ended CANCELLED: the client stopped waiting before "
+                        "the answer (its deadline ran out, or it gave up), a fault it saw; a stream's CANCELLED is "
+                        "how every watch ends and is not counted here", ["service", "method"])
+DEPENDENCY_UP = Gauge("chieu_dependency_up", "1 while the dependency answers this process's readiness check "
+                      "(database: PostgreSQL; nats: a ping round trip), 0 while it does not", ["dependency"])
+JS_STREAM_LEADER = Gauge("chieu_js_stream_leader", "1 when JetStream's info of the stream names a leader, 0 when it "
+                         "names none or does not come (the stream takes no writes)", ["stream"])
+JS_STREAM_REPLICAS = Gauge("chieu_js_stream_replicas", "The stream's configured replicas", ["stream"])
+JS_STREAM_REPLICAS_CURRENT = Gauge("chieu_js_stream_replicas_current", "The stream's replicas that are current, "
+                                   "its leader included (0 when its info does not come)", ["stream"])
+
+
+def _start_time() -> float:
+    """When this process started: the kernel's record on Linux, else now (the module loads at start)."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            ticks = int(f.read().rpartition(")")[2].split()[19])
+        with open("/proc/stat", encoding="ascii") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return time.time()
+
+
+PROCESS_START.set(_start_time())
 
 
 # ---------------------------------------------------------------- the endpoint
@@ -90,12 +118,13 @@ def short_name(service: str) -> str:
 class _Calls:
     """One method's label children, bound once."""
 
-    __slots__ = ("codes", "latency", "method", "service", "span")
+    __slots__ = ("abandoned", "codes", "latency", "method", "service", "span")
 
     def __init__(self, service: str, method: str, full: str) -> None:
         self.service, self.method, self.span = service, method, full
         self.latency = RPC_LATENCY.labels(service, method)
         self.codes: dict[str, Any] = {}
+        self.abandoned = RPC_ABANDONED.labels(service, method)
 
     def done(self, code: str, started: float) -> None:
         self.latency.observe(time.perf_counter() - started)
@@ -141,6 +170,8 @@ def instrument(name: str, method: str, handler: Any) -> Any:
                     return await inner(request, context)
             except BaseException as e:
                 code = _failed(e, context)
+                if code == "CANCELLED":
+                    calls.abandoned.inc()
                 raise
             finally:
                 calls.done(code, started)
@@ -254,3 +285,40 @@ class Every:
             except Exception:
                 log.exception("metrics refresh failed", task=self.name)
             await asyncio.sleep(self.period_s)
+
+
+class StreamHealth:
+    """A stream's health as JetStream's stream info tells it (a leader, current replicas), read every
+    ``every_s`` seconds: what the alerts on a NATS node and on the stream's quorum read."""
+
+    def __init__(self, js: Any, stream: str, every_s: float) -> None:
+        self.js, self.stream = js, stream
+        self.leader = JS_STREAM_LEADER.labels(stream)
+        self.replicas = JS_STREAM_REPLICAS.labels(stream)
+        self.current = JS_STREAM_REPLICAS_CURRENT.labels(stream)
+        self._refresher = Every(every_s, self.refresh, name=f"stream-health-{stream}")
+
+    async def refresh(self) -> None:
+        try:
+            info = await self.js.stream_info(self.stream)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # no answer: no leader known, no replica known current
+            self.leader.set(0)
+            self.current.set(0)
+            return
+        cluster = info.cluster
+        self.replicas.set(int(info.config.num_replicas or 1))
+        if cluster is None:  # a single server: it is the stream
+            self.leader.set(1)
+            self.current.set(1)
+            return
+        self.leader.set(1 if cluster.leader else 0)
+        self.current.set((1 if cluster.leader else 0)
+                         + sum(1 for r in cluster.replicas or () if r.current and not r.offline))
+
+    async def start(self) -> None:
+        await self._refresher.start()
+
+    async def stop(self) -> None:
+        await self._refresher.stop()

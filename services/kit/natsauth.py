@@ -257,9 +257,27 @@ def client_options(creds: str = "", ca: str = "") -> dict[str, Any]:
     return options
 
 
+PING_INTERVAL_S = 1.0
+"""How often a client pings its server (nats-py's default: 2 minutes)."""
+MAX_OUTSTANDING_PINGS = 2
+"""Pings left unanswered before the connection is taken for dead and the client moves to another
+node: a server that stops answering (frozen, a GC pause, a one-way partition) keeps its TCP
+connection open, so only the pings notice it, after 2–3 s (nats-py's default: 4 minutes)."""
+CONNECT_TIMEOUT_S = 2.0
+"""How long a (re)connection waits for a server's greeting: a frozen node accepts the TCP
+connection (its kernel does) and says nothing."""
+RECONNECT_WAIT_S = 0.5
+"""The pause before trying again a server tried a moment ago (nats-py's default: 2 s)."""
+LIVENESS = {"ping_interval": PING_INTERVAL_S, "max_outstanding_pings": MAX_OUTSTANDING_PINGS,
+            "connect_timeout": CONNECT_TIMEOUT_S, "reconnect_time_wait": RECONNECT_WAIT_S}
+"""The options of every connection that notice an unresponsive server within a few seconds."""
+
+
 async def connect_url(url: str, name: str, *, creds: str = "", ca: str = "", **options: Any) -> Client:
-    """Connect to the NATS server(s) ``url`` (comma-separated) as the user of ``creds``."""
-    return await nats.connect(nats_servers(url), name=name, **client_options(creds, ca), **options)
+    """Connect to the NATS server(s) ``url`` (comma-separated) as the user of ``creds``; a server
+    that stops answering is noticed within about 3 s (:data:`LIVENESS`, which ``options`` may
+    override) and the client moves to another of ``url``'s servers."""
+    return await nats.connect(nats_servers(url), name=name, **client_options(creds, ca), **{**LIVENESS, **options})
 
 
 def check(settings: Settings) -> None:

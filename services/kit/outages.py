@@ -48,9 +48,38 @@ _NATS_DOWN = (
     nats.errors.ConnectionReconnectingError, nats.errors.ConnectionDrainingError,
     ServiceUnavailableError, NoStreamResponseError,
 )
-_JS_FULL = {10023, 10028, 10047, 10054}
-"""JetStream's error codes for a store that refuses a write for want of room: insufficient
-resources, a message over the stream's limits, insufficient storage, maximum bytes exceeded."""
+_JS_FULL = {10002, 10023, 10028, 10047, 10054}
+"""JetStream's error codes for a store that refuses a write for want of room: the account's
+resources exceeded, insufficient resources, a message over the stream's limits, insufficient
+storage (memory or file), maximum bytes exceeded."""
+JS_WRONG_LAST = {10071, 10164}
+"""Another write to the subject came first: "wrong last sequence: N" (10071), and the constant
+"wrong last sequence" (10164) a clustered stream gives while another write with an expected
+sequence for the subject is still in flight (after a failover, a retry racing its first try).
+Both mean the same to a writer: reload and decide again (:class:`chieu.kit.eventstore.Conflict`)."""
+_JS_TRANSIENT = {
+    10004,  # incomplete results
+    10007,  # JetStream cluster not assigned to this server
+    10008,  # JetStream system temporarily unavailable
+    10009,  # JetStream cluster can not handle request (not the leader)
+    10035,  # account not found (an account still loading)
+    10039,  # JetStream not enabled for account (a server that met a full disk disables it)
+    10059,  # stream not found (assignments not yet known after a restart of the meta leader)
+    10063,  # expected stream sequence does not match
+    10075,  # peer remap failed
+    10076,  # JetStream not enabled
+    10077,  # storing the message failed (the store closed under a failover)
+    10118,  # stream is offline
+    10158,  # duplicate message id is in process (our own first try still in flight)
+    10163,  # expected last sequence per subject temporarily unavailable (a new leader not ready)
+    10167,  # too many requests
+    10194,  # stream is offline: reason
+    10202,  # cluster member change is in progress
+}
+"""JetStream's error codes that say the log cannot take the write now but may shortly: a client
+tries again (``UNAVAILABLE``, ``log_unavailable``). Every one a write may meet during a failover,
+a restart or a node that met a full disk."""
+_NO_SPACE = ("no space left", "insufficient storage", "insufficient resources")
 
 
 def _through(tb: TracebackType | None, package: str) -> bool:
@@ -67,11 +96,14 @@ def _through(tb: TracebackType | None, package: str) -> bool:
 def reason(exc: BaseException) -> str | None:
     """:data:`DATABASE`, :data:`LOG` or :data:`LOG_FULL` when ``exc`` is that dependency's outage;
     ``None`` otherwise."""
-    if isinstance(exc, APIError) and exc.err_code in _JS_FULL:
-        return LOG_FULL
+    if isinstance(exc, APIError):
+        if exc.err_code in _JS_FULL or any(s in str(exc.description or "").lower() for s in _NO_SPACE):
+            return LOG_FULL
+        if exc.err_code in _JS_TRANSIENT or exc.err_code in JS_WRONG_LAST or (exc.code or 0) in (429, 503):
+            return LOG  # (a wrong last sequence that reaches the guard: the writer gave up reloading)
+        if (exc.code or 0) >= 500:  # a JetStream server error: the log's, not the caller's
+            return LOG
     if isinstance(exc, _NATS_DOWN):
-        return LOG
-    if isinstance(exc, APIError) and exc.code == 503:
         return LOG
     if isinstance(exc, _PG_DOWN) and not isinstance(exc, _PG_MISUSE):
         return DATABASE

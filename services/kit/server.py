@@ -1,9 +1,18 @@
 """The gRPC server bootstrap every service uses: the error guard, limits, health, reflection,
-and the graceful shutdown order (health NOT_SERVING → stop with grace → close resources)."""
+and the graceful shutdown order (health NOT_SERVING → stop with grace → close resources).
+
+Health says two things. The overall service (``""``) and each named service are the readiness:
+SERVING while the process's dependencies answer (:class:`Readiness`: PostgreSQL, the NATS
+connection, each asked every second), NOT_SERVING from the first dependency that does not answer
+until every one has answered :data:`READY_AFTER` times in a row (a readiness that flaps while a
+dependency is frozen is worse than one that waits). :data:`LIVENESS` is the process's own
+liveness: SERVING as long as its event loop answers, whatever its dependencies do (what a liveness
+probe asks: a process is not restarted for its database's outage)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -23,6 +32,100 @@ log = logs.get("chieu.server")
 Register = Callable[[Any], None]
 """Adds a service, given a :class:`GuardedServer` (which the generated
 ``add_*Servicer_to_server(servicer, server)`` takes for the ``grpc.aio.Server`` it expects)."""
+
+
+LIVENESS = "chieu.Liveness"
+"""The health service name that is SERVING while the process answers at all (its liveness)."""
+READY_EVERY_S = 1.0
+"""How often the readiness asks each dependency."""
+READY_TIMEOUT_S = 2.0
+"""How long a dependency's answer is waited for."""
+READY_AFTER = 3
+"""Rounds in a row every dependency must answer before the service is ready again."""
+
+Check = Callable[[], Awaitable[object]]
+"""A dependency's check: returns when it answers, raises (or times out) when it does not."""
+
+
+class Readiness:
+    """Asks every dependency each :data:`READY_EVERY_S` and sets the health of ``names`` from the
+    answers: NOT_SERVING at the first failure, SERVING again after :data:`READY_AFTER` rounds of
+    answers in a row. Says each change once in the log (not each failed round)."""
+
+    def __init__(self, health: health.aio.HealthServicer, names: Sequence[str], checks: dict[str, Check], *,
+                 every_s: float = READY_EVERY_S, timeout_s: float = READY_TIMEOUT_S,
+                 after: int = READY_AFTER) -> None:
+        self.health = health
+        self.names = tuple(names)
+        self.checks = dict(checks)
+        self.every_s, self.timeout_s, self.after = every_s, timeout_s, after
+        self.ready = True
+        self.failing: dict[str, str] = {}
+        """The dependencies that did not answer in the last round, with what they said."""
+        self._good = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _ask(self, name: str, check: Check) -> str | None:
+        try:
+            await asyncio.wait_for(check(), self.timeout_s)
+        except TimeoutError:
+            return f"no answer in {self.timeout_s:g} s"
+        except Exception as e:
+            return f"{type(e).__name__}: {e}"[:200]
+        return None
+
+    async def round(self) -> bool:
+        """Ask every dependency once and set the health; whether the service is ready."""
+        answers = await asyncio.gather(*(self._ask(n, c) for n, c in self.checks.items()))
+        for name, answer in zip(self.checks, answers, strict=True):
+            metrics.DEPENDENCY_UP.labels(name).set(0 if answer is not None else 1)
+        failing = {n: a for n, a in zip(self.checks, answers, strict=True) if a is not None}
+        self.failing = failing
+        if failing:
+            self._good = 0
+            if self.ready:
+                self.ready = False
+                log.warning("not ready: a dependency does not answer", failing=failing)
+                await self._set(health_pb2.HealthCheckResponse.NOT_SERVING)
+        elif not self.ready:
+            self._good += 1
+            if self._good >= self.after:
+                self.ready = True
+                log.info("ready again: every dependency answered", rounds=self._good)
+                await self._set(health_pb2.HealthCheckResponse.SERVING)
+        return self.ready
+
+    async def _set(self, status: Any) -> None:
+        for name in (*self.names, ""):
+            await self.health.set(name, status)
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.every_s)
+            try:
+                await self.round()
+            except Exception:  # never the end of the readiness
+                log.exception("readiness round failed")
+
+    def start(self) -> None:
+        if self.checks and self._task is None:
+            self._task = asyncio.create_task(self._run(), name="readiness")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+
+def nats_check(nc: Any) -> Check:
+    """The NATS connection ``nc`` is up and its server answers a ping (a flush)."""
+    async def check() -> None:
+        if not nc.is_connected:
+            raise ConnectionError("the NATS connection is " + ("reconnecting" if nc.is_reconnecting else "closed"))
+        await nc.flush(timeout=READY_TIMEOUT_S)
+    return check
 
 
 GC_THRESHOLDS = (10_000, 20, 100)
@@ -103,7 +206,8 @@ class Server:
                  register: Sequence[Register],
                  on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
                  on_stopping: Sequence[Callable[[], None]] = (),
-                 background: Sequence[Callable[[], Awaitable[None]]] = ()) -> None:
+                 background: Sequence[Callable[[], Awaitable[None]]] = (),
+                 dependencies: dict[str, Check] | None = None) -> None:
         self.settings = settings
         self.background = tuple(background)
         """What starts once the server serves (a service's consumers, relays, pollers)."""
@@ -127,6 +231,8 @@ class Server:
             r(guarded)
         self.health = health.aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        self.readiness = Readiness(self.health, self.services, dependencies or {})
+        """SERVING on ``""`` and the services while every dependency answers (``dependencies``)."""
         if settings.reflection:
             enable_reflection(self.server, (*self.services, health.SERVICE_NAME))
         self.port = channels.bind(self.server, settings, addr)  # TLS only when it has a certificate
@@ -140,8 +246,9 @@ class Server:
     async def start(self) -> None:
         tune_gc()
         await self.server.start()
-        for name in (*self.services, ""):
+        for name in (*self.services, "", LIVENESS):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self.readiness.start()
         log.info("serving", addr=self.addr, port=self.port, services=list(self.services))
         if self.settings.metrics_addr and self.metrics is None:
             self.metrics = metrics.Endpoint(self.settings.metrics_addr)
@@ -158,6 +265,7 @@ class Server:
         log.info("shutting down", grace_s=self.settings.shutdown_grace_s)
         for stopping in self._on_stopping:
             stopping()
+        await self.readiness.stop()  # (it would say SERVING again)
         await self.health.enter_graceful_shutdown()
         await self.server.stop(self.settings.shutdown_grace_s)
         for close in self._on_shutdown:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from chieu.kit import db, logs, names, natsauth, revocations
 from chieu.kit.outbox import OutboxRelay
-from chieu.kit.server import Server, run
+from chieu.kit.server import Server, nats_check, run
 from chieu.kit.settings import Settings, from_env
 from chieu.ladder.consumer import STREAM, LadderConsumer, ResetConsumer
 from chieu.ladder.schema import MIGRATIONS
@@ -41,6 +41,7 @@ async def build(settings: Settings) -> Server:
         register=[lambda s: ladder_service_pb2_grpc.add_LadderServiceServicer_to_server(servicer, s)],
         on_shutdown=[consumer.stop, resets.stop, relay.stop, revoked.stop, nc.close, pool.close],
         background=[consumer.start, resets.start, relay.start, revoked.start],
+        dependencies={"database": db.database_check(settings.database_url), "nats": nats_check(nc)},
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from chieu.kit import db, logs, metrics, names, natsauth, revocations
 from chieu.kit.outbox import OutboxRelay
-from chieu.kit.server import Server, run
+from chieu.kit.server import Server, nats_check, run
 from chieu.kit.settings import Settings, from_env
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
@@ -41,6 +41,7 @@ async def build(settings: Settings) -> Server:
         register=[lambda s: ledger_service_pb2_grpc.add_LedgerServiceServicer_to_server(servicer, s)],
         on_shutdown=[consumer.stop, rewards.stop, relay.stop, audit.stop, revoked.stop, nc.close, pool.close],
         background=[consumer.start, rewards.start, relay.start, audit.start, revoked.start],
+        dependencies={"database": db.database_check(settings.database_url), "nats": nats_check(nc)},
     )
 
 

@@ -4,7 +4,7 @@ first start), the table-list projection and its feed, the peers, and the gRPC se
 from __future__ import annotations
 
 from chieu.kit import db, logs, natsauth
-from chieu.kit.server import Server, run
+from chieu.kit.server import Server, nats_check, run
 from chieu.kit.settings import Settings, coin_stakes, from_env
 from chieu.lobby.peers import Peers
 from chieu.lobby.projection import Feed, Projection
@@ -40,6 +40,7 @@ async def build(settings: Settings) -> Server:
         on_shutdown=[servicer.revocations.stop, servicer.spectators.stop, projection.stop, feed.stop, peers.close,
                      nc.close, pool.close],
         background=[feed.start, projection.start, servicer.revocations.start, lambda: servicer.spectators.start(nc)],
+        dependencies={"database": db.database_check(settings.database_url), "nats": nats_check(nc)},
     )
 
 

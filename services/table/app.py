@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from chieu.games import registry
-from chieu.kit import logs, names, natsauth
+from chieu.kit import logs, metrics, names, natsauth
 from chieu.kit.eventstore import EventStore
-from chieu.kit.server import Server, run
+from chieu.kit.server import Server, nats_check, run
 from chieu.kit.settings import Settings, SettingsError, from_env
 from chieu.table.peers import Peers
 from chieu.table.servicer import TableService, register
@@ -29,13 +29,15 @@ async def build(settings: Settings) -> Server:
     revocations = peers.revocations()
     servicer = TableService(tables, settings, peers, revocations)
     await servicer.quotas.connect(store.js, settings.stream_replicas)  # the count every table process shares
+    health = metrics.StreamHealth(store.js, names.TABLES.name, settings.metrics_refresh_s)
     name = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
     return Server(
         settings, addr=settings.table_addr, services=[name],
         register=[lambda s: register(servicer, s)],
-        on_shutdown=[tables.close, store.close, revocations.stop, peers.close],
+        on_shutdown=[health.stop, tables.close, store.close, revocations.stop, peers.close],
         on_stopping=[tables.stopping],  # before the watch streams close: no ConnectionLost for the stop
-        background=[revocations.start],
+        background=[revocations.start, health.start],
+        dependencies={"nats": nats_check(nc)},
     )
 
 

@@ -55,12 +55,12 @@ def test_each_service_serves_and_calls_with_its_own_certificate(overlay: str) ->
             assert volumes[mounts[str(path.parent)]]["secret"]["secretName"] == f"chieu-{s}-tls"
         spec = certs[f"chieu-{s}-tls"]
         port = next(p["containerPort"] for p in c["ports"] if p["name"] == "grpc")
-        for probe in ("startupProbe", "readinessProbe"):
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             command = c[probe]["exec"]["command"]
             assert command[3:6] == [f"127.0.0.1:{port}", env["CHIEU_TLS_CA"], f"chieu-{s}"]
             assert command[5] in spec["dnsNames"]
         assert c["readinessProbe"]["exec"]["command"][6] == f"chieu.{s}.v1.{s.capitalize()}Service"
-        assert c["livenessProbe"]["tcpSocket"]["port"] == "grpc"
+        assert c["livenessProbe"]["exec"]["command"][6] == "chieu.Liveness"  # the process answers (issue 36)
         (config,) = [x for x in docs if x["kind"] == "ConfigMap" and x["metadata"]["name"].startswith("chieu-config-")]
         peer_host = config["data"][f"CHIEU_{s.upper()}_ADDR"].partition(":")[0]
         assert peer_host in spec["dnsNames"]  # the name the others dial is in its certificate

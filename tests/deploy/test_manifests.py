@@ -15,6 +15,7 @@ import pytest
 
 from chieu.kit import settings as settings_mod
 from chieu.kit.eventstore import EventStore
+from chieu.kit.server import LIVENESS
 from chieu.ladder.v1 import ladder_service_pb2
 from chieu.ledger.v1 import ledger_service_pb2
 from chieu.lobby.v1 import lobby_service_pb2
@@ -133,11 +134,16 @@ def test_each_service_listens_where_it_is_probed_and_found(overlay: tuple[str, l
         for probe in ("startupProbe", "readinessProbe"):
             assert c[probe]["exec"]["command"][3] == f"127.0.0.1:{port}"
         assert c["readinessProbe"]["exec"]["command"][6] == grpc_service
-        assert c["livenessProbe"]["tcpSocket"]["port"] == "grpc"
+        # liveness asks the process itself over gRPC (a TCP connect passes for a wedged process)
+        assert c["livenessProbe"]["exec"]["command"][3] == f"127.0.0.1:{port}"
+        assert c["livenessProbe"]["exec"]["command"][6] == LIVENESS
+        assert c["livenessProbe"]["exec"]["command"][:3] == c["readinessProbe"]["exec"]["command"][:3]
+        assert "tcpSocket" not in c["livenessProbe"]
     else:
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
             assert c[probe]["grpc"]["port"] == port
         assert c["readinessProbe"]["grpc"]["service"] == grpc_service
+        assert c["livenessProbe"]["grpc"]["service"] == LIVENESS
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert deployment["spec"]["selector"]["matchLabels"].items() <= labels.items()
     svc = _named(docs, "Service", f"chieu-{service}")
@@ -271,3 +277,26 @@ def test_each_service_knows_how_many_processes_share_its_rates(overlay: tuple[st
         count = int(d["spec"].get("replicas", 1))
         given = _env(c).get("CHIEU_REPLICAS")
         assert (int(given["value"]) if given else 1) == count, (s, count, given)
+
+
+def test_every_container_is_probed_and_no_liveness_is_a_bare_tcp_connect(
+        overlay: tuple[str, list[dict[str, Any]]]) -> None:
+    """Issue 36: probes on every container (the NATS config reloader too); no liveness that a wedged
+    process would pass (a TCP connect); NATS's liveness is its full health, which fails on a node
+    whose write met a full disk (``js-enabled-only`` stays OK there)."""
+    name, docs = overlay
+    for workload in _workloads(docs):
+        for c in workload["spec"]["template"]["spec"]["containers"]:
+            where = f"{workload['metadata']['name']}/{c['name']}"
+            assert "livenessProbe" in c and "readinessProbe" in c, where
+            assert "tcpSocket" not in c["livenessProbe"], where
+            assert c["livenessProbe"].get("timeoutSeconds", 1) >= 3, where  # a loaded node answers slowly
+    nats = _named(docs, "StatefulSet", "nats")
+    (server,) = [c for c in nats["spec"]["template"]["spec"]["containers"] if c["name"] == "nats"]
+    assert server["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert server["livenessProbe"]["periodSeconds"] * server["livenessProbe"]["failureThreshold"] >= 300
+    if name == "prod":
+        gateway = _named(docs, "Deployment", "chieu-gateway")["spec"]["template"]["spec"]
+        (spread,) = gateway["topologySpreadConstraints"]
+        assert spread["topologyKey"] == "topology.kubernetes.io/zone"
+        assert spread["labelSelector"]["matchLabels"] == {"app.kubernetes.io/name": "chieu-gateway"}

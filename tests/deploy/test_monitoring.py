@@ -21,9 +21,13 @@ from .tools import DEPLOY, promtool, render, validate_custom
 
 MONITORING = DEPLOY / "monitoring"
 EXTERNAL = {"up", "kube_pod_container_status_restarts_total",  # Prometheus' own and kube-state-metrics'
-            "kubelet_volume_stats_used_bytes", "kubelet_volume_stats_capacity_bytes"}  # the kubelet's
+            "kube_pod_container_status_waiting_reason", "kube_statefulset_status_replicas_ready",
+            "kube_statefulset_replicas",
+            "kubelet_volume_stats_used_bytes", "kubelet_volume_stats_capacity_bytes",  # the kubelet's
+            "cnpg_collector_up",  # CloudNativePG's exporter (scraped by the chieu-postgres PodMonitor)
+            "envoy_server_live"}  # the gateway's Envoy (the chieu-gateway PodMonitor)
 SERVICES = ("table", "ledger", "ladder", "lobby")
-PROMQL_WORDS = {"sum", "max", "min", "avg", "by", "on", "or", "and", "unless", "rate", "increase", "deriv",
+PROMQL_WORDS = {"sum", "max", "min", "avg", "by", "on", "or", "and", "unless", "rate", "increase", "deriv", "changes",
                 "histogram_quantile", "time", "vector", "bool", "label_values", "count", "without", "ignoring"}
 
 
@@ -73,10 +77,23 @@ def test_prometheus_scrapes_every_service_where_it_serves_metrics() -> None:
         (c,) = deployment["spec"]["template"]["spec"]["containers"]
         port = {p["name"]: p["containerPort"] for p in c["ports"]}[endpoint["port"]]
         assert {e["name"]: e.get("value") for e in c["env"]}["CHIEU_METRICS_ADDR"].endswith(f":{port}")
-    (pods,) = [d for d in docs if d["kind"] == "PodMonitor"]
+    (pods,) = [d for d in docs if d["kind"] == "PodMonitor" and d["metadata"]["name"] == "chieu-postgres"]
     clusters = {d["metadata"]["name"] for d in docs if d["kind"] == "Cluster"}
     assert set(pods["spec"]["selector"]["matchExpressions"][0]["values"]) == clusters
-    assert all(r["ok"] for r in validate_custom([monitor, pods])), "the monitors fit their CRDs"
+    # the gateway's Envoy (issue 36): its stats listener, on the port the pod names metrics
+    (gateway,) = [d for d in docs if d["kind"] == "PodMonitor" and d["metadata"]["name"] == "chieu-gateway"]
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "chieu-gateway"]
+    assert gateway["spec"]["selector"]["matchLabels"].items() <= deployment["spec"]["template"]["metadata"][
+        "labels"].items()
+    (endpoint,) = gateway["spec"]["podMetricsEndpoints"]
+    (envoy_c,) = [c for c in deployment["spec"]["template"]["spec"]["containers"] if c["name"] == "envoy"]
+    port = {p["name"]: p["containerPort"] for p in envoy_c["ports"]}[endpoint["port"]]
+    config = yaml.safe_load(next(d for d in docs if d["kind"] == "ConfigMap"
+                                 and d["metadata"]["name"].startswith("chieu-envoy"))["data"]["envoy.yaml"])
+    (listener,) = [li for li in config["static_resources"]["listeners"] if li["name"] == "stats"]
+    assert listener["address"]["socket_address"]["port_value"] == port
+    assert endpoint["path"] == "/stats/prometheus"
+    assert all(r["ok"] for r in validate_custom([monitor, pods, gateway])), "the monitors fit their CRDs"
 
 
 def test_every_metric_read_is_one_the_code_exports() -> None:

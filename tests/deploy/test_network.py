@@ -105,8 +105,12 @@ def _connects(policies: list[dict[str, Any]], src: Pod, dst: Pod, port: int) -> 
     return _allowed(policies, "Egress", src, dst, port) and _allowed(policies, "Ingress", dst, src, port)
 
 
+GATEWAY_STATS_PORT = 9902
+"""Envoy's own stats (the gateway's stats listener), for Prometheus."""
+
+
 def _expected() -> set[tuple[str, str, int]]:
-    edges = {("ingress", "chieu-gateway", 8080)}
+    edges = {("ingress", "chieu-gateway", 8080), ("prometheus", "chieu-gateway", GATEWAY_STATS_PORT)}
     for s, port in PORTS.items():
         edges |= {("chieu-gateway", f"chieu-{s}", port), (f"chieu-{s}", "nats", 4222),
                   ("prometheus", f"chieu-{s}", METRICS_PORT)}
@@ -119,7 +123,7 @@ def _expected() -> set[tuple[str, str, int]]:
     return edges
 
 
-PROBED_PORTS = sorted({8080, 4222, 6222, 8222, 5432, 8000, 9187, METRICS_PORT, *PORTS.values()})
+PROBED_PORTS = sorted({8080, GATEWAY_STATS_PORT, 4222, 6222, 8222, 5432, 8000, 9187, METRICS_PORT, *PORTS.values()})
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)

@@ -94,3 +94,31 @@ def test_a_planned_restart_is_said_and_not_counted_as_a_death() -> None:
         assert "chieu up: RESTART a: to take a new limit" in lines and not any("DIED" in line for line in lines)
     finally:
         sup.stop([["a"]])
+
+
+def test_a_health_that_answers_now_and_then_is_not_said_healthy_again() -> None:
+    """Issue 36: ``up`` said "healthy again" five times while PostgreSQL was frozen (a check that
+    passed now and then). Healthy again only after three checks in a row pass."""
+    lines: list[str] = []
+    answers = iter([True, False, True, False, True, True, False, True, True, True] + [True] * 100)
+    checks: list[float] = []
+
+    def healthy() -> bool:
+        checks.append(time.monotonic())
+        return next(answers)
+
+    a = supervise.Child("a", supervise.popen([sys.executable, "-c", "import time; time.sleep(60)"], {**os.environ}),
+                        healthy, ready_timeout=5)
+    sup = supervise.Supervisor([a], say=lines.append)
+    try:
+        sup.start([["a"]])  # the first answer: ready
+        deadline = time.monotonic() + 20
+        while not any("healthy again" in line for line in lines) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        said = [line for line in lines if "healthy" in line]
+        assert a.handle is not None
+        assert said == [f"chieu up: WARNING a (pid {a.handle.pid}) is alive but not healthy",
+                        "chieu up: a is healthy again"], lines
+        assert len(checks) >= 10  # said after the tenth check: the first three in a row
+    finally:
+        sup.stop([["a"]])

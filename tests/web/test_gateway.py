@@ -5,6 +5,9 @@ generated one, every manifest is listed, the Services it names exist or are docu
 from __future__ import annotations
 
 import subprocess
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ import yaml
 
 from chieu.gateway import envoy
 from chieu.kit.settings import Settings
+from chieu_tools import localnats
 from chieu_tools.gateway import envoyproc
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "gateway"
@@ -153,3 +157,41 @@ def test_every_answer_carries_the_security_headers() -> None:
         assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp and "style-src 'self'" in csp
         assert headers["x-content-type-options"] == "nosniff"
         assert headers["referrer-policy"] and headers["x-frame-options"] == "DENY"
+
+
+def test_the_stats_listener_serves_prometheus_and_the_readiness_and_nothing_else_of_the_admin(
+        tmp_path: Path) -> None:
+    """Issue 36: Prometheus scrapes the gateway's own stats (an Envoy death shows: its target down,
+    ``envoy_server_live``) through a listener that passes only ``/stats/prometheus`` and ``/ready`` to
+    the admin, which stays on loopback (it could stop Envoy: ``/quitquitquit``)."""
+    web, admin, stats = (localnats.free_port() for _ in range(3))
+    boot = envoy.config(f"127.0.0.1:{web}", {}, None, admin=f"127.0.0.1:{admin}", rate_per_address=0,
+                        stats=f"127.0.0.1:{stats}")
+    path = tmp_path / "envoy.yaml"
+    path.write_text(envoy.render(boot))
+    _validate(path)
+    proc = subprocess.Popen(envoyproc.argv(path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        localnats.wait_for_port(stats, timeout=60, proc=proc)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{stats}/ready", timeout=3) as r:
+                    assert r.read().strip() == b"LIVE"
+                    break
+            except (urllib.error.URLError, OSError):
+                assert time.monotonic() < deadline
+                time.sleep(0.3)
+        with urllib.request.urlopen(f"http://127.0.0.1:{stats}/stats/prometheus", timeout=5) as r:
+            text = r.read().decode()
+        assert "envoy_server_live" in text and "envoy_http_downstream_rq_total" in text
+        for other in ("/quitquitquit", "/config_dump", "/stats"):
+            request = urllib.request.Request(f"http://127.0.0.1:{stats}{other}", method="POST")
+            try:
+                urllib.request.urlopen(request, timeout=5)
+                raise AssertionError(f"{other} answered through the stats listener")
+            except urllib.error.HTTPError as e:
+                assert e.code == 404, other
+        assert proc.poll() is None  # still running
+    finally:
+        envoyproc.stop(proc)

@@ -7,13 +7,15 @@ A full disk: nats-server that meets "no space left on device" marks the stream f
 every write until it is restarted, even once space is free. So JetStream's own limit
 (``max_file_store``) is kept below the volume (:func:`store_limit`: what the store holds plus the
 free space, less a headroom): the store refuses new records cleanly (``log_full``) before the disk
-fills, and :class:`DiskGuard` moves the limit with the free space (a configuration reload, no
-restart), so writes resume by themselves once space is freed.
+fills, and :class:`DiskGuard` moves the limit with the free space (a configuration reload to raise it,
+a restart onto room it keeps in reserve to lower it), so writes resume by themselves once space is
+freed; it heals a server that met the full disk anyway.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -23,6 +25,8 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -187,33 +191,79 @@ def configured_limit(conf: Path) -> int | None:
     return int(m.group(2)) if m else None
 
 
+START_ROOM_MIN = 2 * MIB
+"""The least free space the guard (re)starts nats-server onto (at least a quarter of the headroom),
+and the size of the reserve it keeps for that (:attr:`DiskGuard.reserve`): a nats-server started on
+a full volume fails to start, or starts and meets the full disk at its first write (``Critical
+write error``), which fails its streams until its next restart."""
+HEAL_EVERY_S = 10.0
+"""The least time between two restarts the guard makes to heal a node that met the full disk."""
+_DISK_ERRORS = ("no space left on device", "write error")
+
+
+def health_error(monitor_port: int, timeout: float = 2.0) -> str | None:
+    """What nats-server's full ``/healthz`` (every stream and consumer, not ``js-enabled-only``) says
+    is wrong; ``None`` when it answers OK. A node whose write met a full disk answers 503 with the
+    stream's write error for as long as it runs."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{monitor_port}/healthz", timeout=timeout) as r:
+            return None if r.status == 200 else f"HTTP {r.status}"
+    except urllib.error.HTTPError as e:
+        try:
+            return str(json.loads(e.read() or b"{}").get("error") or f"HTTP {e.code}")
+        except ValueError:
+            return f"HTTP {e.code}"
+    except OSError as e:
+        return f"no answer: {e}"
+
+
 class DiskGuard:
     """Keeps a local nats-server's ``max_file_store`` at :func:`store_limit` as the free space
-    changes, looking every ``every_s`` seconds.
+    changes, looking every ``every_s`` seconds; never restarts it onto a full volume; heals one that
+    met the full disk.
 
     * Space freed (the limit may rise by a MiB or more): the new limit is written to ``conf`` and the
       server reloads it (SIGHUP to ``pid()``, the current process), so writes resume with no restart.
     * Other files filling the volume (the limit must fall by more than half the headroom, or the
-      store could meet the full disk): nats-server does not lower the limit on a reload, so the new
-      limit is written and ``restart()`` is called (default: SIGTERM, for the supervisor to start it
-      again with the new limit): a few seconds without the log rather than a failed stream.
+      store could meet the full disk): nats-server does not lower the limit on a reload ("config
+      reload not supported for decreasing jetstream max memory and store"), so the new limit is
+      written and ``restart(why)`` is called (default: SIGTERM, for the supervisor to start it
+      again with the new limit): a few seconds without the log, then ``log_full``, rather than a
+      failed stream.
+    * The reserve: a file of :data:`START_ROOM_MIN` (or a quarter of the headroom) the guard keeps
+      beside the store (``.chieu-disk-reserve``) while the volume has room for it, a part of the
+      headroom (the limit is the same with it or without it). When the volume
+      is full and nats-server must restart, the reserve is deleted first: the restart has that room
+      (it never starts onto a full volume), and the new limit, below what the store holds, has it
+      refuse every write with ``log_full``. Made again once the volume has room.
+    * A nats-server that met the full disk anyway (the volume filled faster than the guard looks:
+      its ``/healthz``, asked through ``health``, names a write error; its streams refuse every
+      write until it restarts, even once space is free) is restarted onto the reserve's room, at
+      most every :data:`HEAL_EVERY_S`.
 
     Says so on ``say`` when the store has less than half the headroom left below its limit, and when
     it has room again."""
 
     def __init__(self, conf: Path, pid: Callable[[], int | None], *, every_s: float = 5.0,
-                 headroom: int | None = None, restart: Callable[[], None] | None = None,
+                 headroom: int | None = None, restart: Callable[[str], None] | None = None,
+                 health: Callable[[], str | None] | None = None,
                  say: Callable[[str], None] | None = None) -> None:
         self.conf = conf
         self.data_dir = conf.parent
+        self.reserve = self.data_dir / ".chieu-disk-reserve"
         self.pid = pid
         self.every_s = every_s
         self.headroom = headroom
-        self.restart = restart or self._terminate
+        self.restart = restart or (lambda why: self._terminate())
+        self.health = health
         self.say = say or (lambda line: print(f"chieu up: {line}", file=sys.stderr, flush=True))
         self.full = False
         self.reloads = 0
         self.restarts = 0
+        self.heals = 0
+        self.restarted_onto: list[int] = []
+        """The free bytes of the volume at each restart the guard made."""
+        self._healed_at = -HEAL_EVERY_S
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -231,12 +281,46 @@ class DiskGuard:
             text = text.replace("jetstream {\n", f"jetstream {{\n  max_file_store: {limit}\n", 1)
         self.conf.write_text(text, encoding="utf-8")
 
-    def check(self) -> int:
-        """Bring the limit to what the free space allows now; returns it."""
+    def _free(self) -> tuple[int, int]:
         st = os.statvfs(self.data_dir)
-        volume = st.f_blocks * st.f_frsize
+        return st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
+
+    def _keep_reserve(self, size: int, free: int, room: int) -> None:
+        """Make the reserve when the volume has room for it and the headroom besides."""
+        if self.reserve.exists() or free < size + room:
+            return
+        try:
+            fd = os.open(self.reserve, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.posix_fallocate(fd, 0, size)
+            finally:
+                os.close(fd)
+        except OSError:  # filled meanwhile: the next look
+            self.reserve.unlink(missing_ok=True)
+
+    def _restart_onto_room(self, start_room: int, why: str) -> bool:
+        """Restart nats-server with the room to start: the reserve given up when the volume lacks it;
+        False (and nothing done) when even then it lacks it."""
+        _, free = self._free()
+        if free < start_room:
+            self.reserve.unlink(missing_ok=True)
+            _, free = self._free()
+        if free < start_room:
+            return False
+        self.restarts += 1
+        self.restarted_onto.append(free)
+        self.restart(why)
+        return True
+
+    def check(self) -> int:
+        """Bring the limit to what the free space allows now (and heal a server that met the full
+        disk); returns the limit."""
+        volume, free = self._free()
         room = self.headroom if self.headroom is not None else max(HEADROOM_MIN, int(volume * HEADROOM_FRACTION))
-        limit = store_limit(self.data_dir, headroom=room)
+        start_room = max(START_ROOM_MIN, room // 4)
+        self._keep_reserve(start_room, free, room)
+        # the reserve is a part of the headroom: its room counts as free (made or not, the same limit)
+        limit = store_limit(self.data_dir, headroom=room - (start_room if self.reserve.exists() else 0))
         current = configured_limit(self.conf)
         if current is None or limit >= current + MIB:
             self._write(limit)
@@ -249,10 +333,15 @@ class DiskGuard:
             self._write(limit)
             self.say(f"the table log's volume is filling up: nats-server restarts to take the lower limit "
                      f"({limit // MIB} MiB; it cannot lower it on a reload)")
-            self.restarts += 1
-            self.restart()
+            if self._restart_onto_room(start_room, "to take the table log's lower store limit (the volume is "
+                                       "filling)"):
+                self._healed_at = time.monotonic()
+            else:
+                self.say(f"WARNING the table log's volume ({self.data_dir}) is full, its reserve gone: nats-server "
+                         f"is not restarted onto it (it waits for {start_room // MIB} MiB free)")
         else:
             limit = current
+        self._heal(start_room, limit)
         full = limit - _used(self.data_dir / "jetstream") < max(MIB, room // 2)
         if full != self.full:
             self.full = full
@@ -260,6 +349,21 @@ class DiskGuard:
                      "records (log_full) until space is freed" if full else
                      f"the table log's volume has room again: JetStream takes records (limit {limit // MIB} MiB)")
         return limit
+
+    def _heal(self, start_room: int, limit: int) -> None:
+        """Restart a nats-server whose health names a write error (onto the room to start, with the
+        limit the volume allows now)."""
+        if self.health is None or self.pid() is None or time.monotonic() - self._healed_at < HEAL_EVERY_S:
+            return
+        error = self.health()
+        if error is None or not any(e in error.lower() for e in _DISK_ERRORS):
+            return
+        self._write(limit)
+        if self._restart_onto_room(start_room, "it met the full disk (its streams refuse every write until it "
+                                   "restarts)"):
+            self.heals += 1
+            self._healed_at = time.monotonic()
+            self.say(f"nats-server met the full disk ({error}): restarted onto the room of its reserve")
 
     def _run(self) -> None:
         while not self._stop.wait(self.every_s):

@@ -37,6 +37,9 @@ from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
 MAX_DEATHS = 5
+HEALTHY_AGAIN_AFTER = 3
+"""Health checks in a row (one a second) a process that was unhealthy must pass to be said healthy
+again: an answer now and then while its dependency is frozen is no recovery (issue 36)."""
 """Deaths within :data:`WINDOW_S` after which a process is given up."""
 WINDOW_S = 60.0
 BACKOFF_S = (0.5, 8.0)
@@ -269,7 +272,7 @@ class Supervisor:
     # ------------------------------------------------------------ watch
 
     def _watch(self, child: Child) -> None:
-        last_check, unhealthy_since = 0.0, 0.0
+        last_check, unhealthy_since, good = 0.0, 0.0, 0
         while not self.stopping.is_set():
             assert child.handle is not None
             code = child.handle.poll()
@@ -280,7 +283,8 @@ class Supervisor:
                     ok = child.healthy()
                     if self.stopping.is_set():
                         return
-                    if ok and child.state == "unhealthy":
+                    good = good + 1 if ok else 0
+                    if ok and child.state == "unhealthy" and good >= HEALTHY_AGAIN_AFTER:
                         self.say(f"{child.name} is healthy again")
                         child.state = "serving"
                         self._write_status()

@@ -212,8 +212,8 @@ def run(data_dir: Path, nats_port: int, table_port: int, ledger_port: int | None
         handle = sup.children["nats-server"].handle
         return handle.pid if handle is not None and handle.poll() is None else None
 
-    guard = localnats.DiskGuard(conf, nats_pid, restart=lambda: sup.restart(
-        "nats-server", "to take the table log's lower store limit (the volume is filling)"))
+    guard = localnats.DiskGuard(conf, nats_pid, restart=lambda why: sup.restart("nats-server", why),
+                                health=lambda: localnats.health_error(nats_monitor_port))
     try:
         sup.start([[c.name for c in children if c.name in ("postgres", "nats-server")]])
         if stopping.is_set():
