@@ -129,6 +129,7 @@ export const WORDS: Readonly<Record<WordKind, Readonly<Record<string, Words>>>> 
     "malformed_command": { vi: "Mỗi lệnh chỉ chứa đúng một nước.", zh: "每条指令只含一个动作。", en: "A command holds exactly one move." },
     "malformed_request": { vi: "Không đọc được yêu cầu.", zh: "无法读取请求。", en: "The request could not be read." },
     "malformed_token": { vi: "Không đọc được mã phiên; hãy đăng nhập lại.", zh: "会话令牌无法读取，请重新登录。", en: "The session token cannot be read; sign in again." },
+    "money_overflow": { vi: "Ở mức cược này một nước đi có thể chuyển nhiều hơn sổ sách ghi được.", zh: "在此底注下，一步可能转移的金额超出账本能记录的范围。", en: "At that stake one move could move more than the books can count." },
     "month_not_over": { vi: "Tháng này chưa kết thúc.", zh: "该月还没有结束。", en: "That month is not over yet." },
     "must_draw": { vi: "Nọc còn quân: hãy bốc.", zh: "牌堆还有牌，请摸牌。", en: "The boneyard is not empty: draw." },
     "must_lead": { vi: "Người đi đầu phải đánh một bộ.", zh: "领出者必须出牌。", en: "The leader must play a set." },
