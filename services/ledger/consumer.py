@@ -53,6 +53,7 @@ from chieu.kit.durable import Durable
 from chieu.kit.durable import seq as _seq
 from chieu.kit.errors import ServiceError, invalid, precondition
 from chieu.ledger import books as b
+from chieu.ledger import parked
 from chieu.ledger.books import Books, Leg, Posting
 from chieu.table.v1 import log_pb2
 
@@ -165,8 +166,8 @@ class SettlementConsumer(Durable):
                         later.append(msg)
                 except asyncio.CancelledError:
                     raise
-                except Exception:
-                    log.exception("settlement not applied; it will be redelivered")
+                except Exception as e:  # parked, or left to wait: never lost, never a loop
+                    await self.failed(msg, e)
             pending = later
             if not pending:
                 return
@@ -180,6 +181,31 @@ class SettlementConsumer(Durable):
             delivered = int(getattr(msg.metadata, "num_delivered", 1) or 1)
             with contextlib.suppress(Exception):
                 await msg.nak(delay=0.05 * min(delivered, 20))
+
+    async def failed(self, msg: Any, e: Exception) -> None:
+        """A message whose posting raised: parked when the record can never be posted (or an
+        unexpected error outlasts ``parked.MAX_DELIVERIES``), else left unacknowledged to come
+        back after the ack wait (the books are away: the stream waits). One log line, no traceback."""
+        delivered = int(getattr(msg.metadata, "num_delivered", 1) or 1)
+        name, text = parked.describe(e)
+        seq = _seq(msg)
+        if parked.transient(e) or not (parked.poison(e) or delivered >= parked.MAX_DELIVERIES):
+            log.warning("settlement not posted yet; it will be redelivered", seq=seq, error=name, message=text,
+                        deliveries=delivered, transient=parked.transient(e))
+            return
+        table_id = msg.subject.rsplit(".", 1)[-1]
+        try:
+            await parked.park(self.books.pool, stream=self.stream, seq=seq, subject=msg.subject, table_id=table_id,
+                              posting_id=None, data=bytes(msg.data), error=e, deliveries=delivered,
+                              applied_by=self.applied_by)
+        except Exception as again:  # the books are away: the message comes back
+            log.warning("settlement not parked yet; it will be redelivered", seq=seq, error=name,
+                        park_error=parked.describe(again)[0])
+            return
+        with contextlib.suppress(Exception):
+            await msg.ack()
+        if seq == self.floor + 1:
+            self.floor = seq
 
     async def _refresh_floor(self) -> None:
         """Raise the floor to the durable's ack floor (every message up to it is acknowledged)."""
@@ -271,22 +297,7 @@ class SettlementConsumer(Durable):
 
     async def _account(self, table_id: str, settlements: list[log_pb2.Settlement],
                        hands: list[log_pb2.HandStarted]) -> None:
-        """Refuse a settlement the log does not account for: its hand started in this record or
-        earlier in the stream (``ledger_hands``), with the same money terms."""
-        here = {int(h.hand_no): terms(h) for h in hands}
-        for s in settlements:
-            started = here.get(int(s.hand_no))
-            if started is None:
-                row = await self.books.pool.fetchrow(
-                    "SELECT game, stake, currency, players FROM ledger_hands"
-                    " WHERE stream = $1 AND table_id = $2 AND hand_no = $3", self.stream, table_id, int(s.hand_no))
-                if row is None:
-                    raise precondition("unknown_hand", f"the log started no hand {s.hand_no} of table {table_id} "
-                                       "before this settlement")
-                started = (row["game"], int(row["stake"]), int(row["currency"]), tuple(row["players"]))
-            if terms(s) != started:
-                raise precondition("hand_mismatch", f"the settlement of hand {s.hand_no} of table {table_id} does "
-                                   "not repeat the game, stake, currency and players its hand started with")
+        await account(self.books.pool, self.stream, table_id, settlements, hands)
 
     async def _apply(self, seq: int, table_id: str, postings: list[Posting], hands: list[log_pb2.HandStarted]) -> str:
         key = postings[0].id if postings else f"{table_id}/{hands[0].hand_no}/start"
@@ -296,11 +307,7 @@ class SettlementConsumer(Durable):
             if fresh is None:
                 return "seen"
             for h in hands:
-                game, stake, currency, players = terms(h)
-                await conn.execute(
-                    "INSERT INTO ledger_hands (stream, table_id, hand_no, seq, game, stake, currency, players)"
-                    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
-                    self.stream, table_id, int(h.hand_no), seq, game, stake, currency, list(players))
+                await remember_hand(conn, self.stream, table_id, seq, h)
             replayed = [(await self.books.post(p, conn=conn)).replayed for p in postings]
         if not postings:
             return "hand"
@@ -321,6 +328,36 @@ class SettlementConsumer(Durable):
         return "refused"
 
 
+async def account(db: Any, stream: str, table_id: str, settlements: list[log_pb2.Settlement],
+                  hands: list[log_pb2.HandStarted]) -> None:
+    """Refuse a settlement the log does not account for: its hand started in this record or
+    earlier in the stream (``ledger_hands``), with the same money terms. ``db``: a pool or a
+    connection."""
+    here = {int(h.hand_no): terms(h) for h in hands}
+    for s in settlements:
+        started = here.get(int(s.hand_no))
+        if started is None:
+            row = await db.fetchrow(
+                "SELECT game, stake, currency, players FROM ledger_hands"
+                " WHERE stream = $1 AND table_id = $2 AND hand_no = $3", stream, table_id, int(s.hand_no))
+            if row is None:
+                raise precondition("unknown_hand", f"the log started no hand {s.hand_no} of table {table_id} "
+                                   "before this settlement")
+            started = (row["game"], int(row["stake"]), int(row["currency"]), tuple(row["players"]))
+        if terms(s) != started:
+            raise precondition("hand_mismatch", f"the settlement of hand {s.hand_no} of table {table_id} does "
+                               "not repeat the game, stake, currency and players its hand started with")
+
+
+async def remember_hand(conn: Any, stream: str, table_id: str, seq: int, h: log_pb2.HandStarted) -> None:
+    """Keep a started hand's money terms (``ledger_hands``), once."""
+    game, stake, currency, players = terms(h)
+    await conn.execute(
+        "INSERT INTO ledger_hands (stream, table_id, hand_no, seq, game, stake, currency, players)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+        stream, table_id, int(h.hand_no), seq, game, stake, currency, list(players))
+
+
 _INBOX = """
 WITH inbox AS (
     INSERT INTO ledger_inbox (stream, seq, posting_id, outcome, applied_by) VALUES ($1, $2, $3, $4, $6)
@@ -331,3 +368,5 @@ mark AS (
 SELECT seq FROM inbox
 """
 """The inbox row and the table's mark, raised (its row locked) in one statement; NULL: seen before."""
+INBOX = _INBOX
+"""The same statement, for the parked records (:mod:`chieu.ledger.parked`)."""

@@ -27,7 +27,7 @@ from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
 from chieu.ledger import books as b
-from chieu.ledger import rewards
+from chieu.ledger import parked, rewards
 from chieu.ledger.books import Books, Leg, Posting, Result
 from chieu.ledger.v1 import ledger_service_pb2 as pb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as pb_grpc
@@ -388,3 +388,4 @@ async def self_audit(books: Books) -> None:
     every currency summing to zero), for the metrics; run every ``CHIEU_LEDGER_AUDIT_EVERY_S``."""
     _, _, problems = await books.audit()
     audited(problems)
+    await parked.count_open(books.pool)
