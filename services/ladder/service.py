@@ -191,11 +191,12 @@ class LadderService(pb_grpc.LadderServiceServicer):
             for r in rows])
 
     async def GetReputation(self, request: pb.GetReputationRequest, context: Context) -> pb.GetReputationResponse:
-        self._self_or_staff(context, request.player_id, "service:table", "service:lobby")
+        self._self_or_staff(context, request.player_id, "service:table", "service:lobby", "service:ledger")
         score, quits, disconnects = await self.store.reputation(request.player_id)
         threshold = self.settings.ladder_reputation_min
         return pb.GetReputationResponse(player_id=request.player_id, reputation=score, threshold=threshold,
-                                        below_threshold=score < threshold, quits=quits, disconnects=disconnects)
+                                        below_threshold=score < threshold, quits=quits, disconnects=disconnects,
+                                        start=self.store.config.reputation_start)
 
     # -- operators ---------------------------------------------------------------------------
 

@@ -53,11 +53,15 @@ def _result(r: Result, player_id: str) -> pb.PostingResult:
 class LedgerService(pb_grpc.LedgerServiceServicer):
     """The LedgerService servicer over the books."""
 
-    def __init__(self, books: Books, settings: Settings, revocations: RevocationList | None = None) -> None:
+    def __init__(self, books: Books, settings: Settings, revocations: RevocationList | None = None,
+                 resettable: Callable[[str], Awaitable[bool]] | None = None) -> None:
         self.books = books
         self.settings = settings
         self.revocations = revocations
         """The sessions signed out or revoked (:func:`chieu.kit.revocations.from_lobby`): refused."""
+        self.resettable = resettable
+        """Whether a player's reputation has anything to reset (:meth:`chieu.ledger.peers.Ladder.resettable`);
+        ``None``: nobody to ask, so a reset is refused (``ladder_unavailable``)."""
 
     # -- who ------------------------------------------------------------------------------
 
@@ -282,6 +286,16 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
                               context: Context) -> pb.ResetReputationResponse:
         self._mine(context, request)
         who = self._self_or_staff(context, request.player_id, "operator")
+        fields.ident(request.request_id, "request_id")
+        paid = await self.books.pool.fetchval("SELECT 1 FROM ledger_postings WHERE id = $1",
+                                              f"reputation_reset/{request.player_id}/{request.request_id}")
+        if not paid:  # a request paid before is answered as it was, whatever the reputation is now
+            if self.resettable is None:
+                raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ladder_unavailable",
+                                   "no ladder to ask whether there is a reputation to reset")
+            if not await self.resettable(request.player_id):
+                raise precondition("nothing_to_reset", "the reputation is at its start: a reset would change "
+                                                       "nothing, so nothing is charged")
         result = await self._pay_service(
             who, kind="reputation_reset", request_id=request.request_id, player_id=request.player_id,
             price=self.settings.price_reputation_reset, memo="",

@@ -88,8 +88,13 @@ async def period(settings: Settings, database_url: str) -> AsyncIterator[Books_]
             await db.migrate(conn, "ladder", LADDER)
             await db.migrate(conn, "ledger", LEDGER)
         addr = f"127.0.0.1:{localnats.free_port()}"
-        gpb_grpc.add_LedgerServiceServicer_to_server(LedgerService(Books(pool), replace(settings, ledger_addr=addr)),
-                                                     server)
+
+        async def resettable(player_id: str) -> bool:  # the ladder's answer, from its table in this database
+            score = await pool.fetchval("SELECT score FROM ladder_reputation WHERE player_id = $1", player_id)
+            return score is not None and score < settings.ladder_reputation_start
+
+        gpb_grpc.add_LedgerServiceServicer_to_server(
+            LedgerService(Books(pool), replace(settings, ledger_addr=addr), resettable=resettable), server)
         server.add_insecure_port(addr)
         await server.start()
         yield await _play(settings, pool, addr, url)

@@ -182,6 +182,7 @@ export const WORDS: Readonly<Record<WordKind, Readonly<Record<string, Words>>>> 
     "nothing_laid": { vi: "Phải hạ phỏm của mình trước khi gửi.", zh: "先亮出自己的 phỏm 才能 gửi。", en: "Lay a phỏm of your own before you gửi." },
     "nothing_owed": { vi: "Bạn không nợ lá nào.", zh: "你不欠牌。", en: "You owe no cards." },
     "nothing_to_eat": { vi: "Không có lá nào để ăn.", zh: "没有可吃的牌。", en: "There is no discard to eat." },
+    "nothing_to_reset": { vi: "Điểm uy tín của bạn đang đầy: không có gì để phục hồi.", zh: "你的信誉度已满，无需复位。", en: "Your reputation is full: there is nothing to reset." },
     "out_of_time": { vi: "Đã hết giờ.", zh: "时间已用完。", en: "The clock has run out." },
     "players_not_ready": { vi: "Đang chờ người chơi sẵn sàng.", zh: "等待玩家准备。", en: "Waiting for players to be ready." },
     "pot_not_empty": { vi: "Chỉ đổi cược và gà khi hũ gà trống.", zh: "gà 奖池为空时才能修改底注和 gà。", en: "The stake and gà change only while the gà pot is empty." },
