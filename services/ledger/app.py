@@ -30,6 +30,7 @@ async def build(settings: Settings) -> Server:
     consumer = SettlementConsumer(books, nc.jetstream(), ack_wait_s=settings.ledger_ack_wait_s,
                                   metrics_every_s=settings.metrics_refresh_s)
     rewards = RewardConsumer(books, nc.jetstream(), daily_cap=settings.reward_daily_cap,
+                             best_coins=settings.ladder_reward_best_coins,
                              ack_wait_s=settings.ledger_ack_wait_s, metrics_every_s=settings.metrics_refresh_s)
     audit = metrics.Every(settings.ledger_audit_every_s, lambda: self_audit(books), name="ledger-self-audit")
     relay = OutboxRelay(pool, nc.jetstream(), service="ledger", stream=names.LEDGER,

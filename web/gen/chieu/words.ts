@@ -193,6 +193,8 @@ export const WORDS: Readonly<Record<WordKind, Readonly<Record<string, Words>>>> 
     "refresh_expired": { vi: "Phiên đăng nhập đã hết hạn; hãy đăng nhập lại.", zh: "会话已过期，请重新登录。", en: "Your session expired; sign in again." },
     "refresh_reused": { vi: "Phiên đã bị đóng để bảo vệ tài khoản; hãy đăng nhập lại.", zh: "为安全起见会话已关闭，请重新登录。", en: "This session was closed for safety; sign in again." },
     "reputation_too_low": { vi: "Uy tín (信誉度) của bạn thấp hơn mức tối thiểu của bàn.", zh: "你的信誉度低于本桌要求。", en: "Your reputation (信誉度) is below this table's minimum." },
+    "reward_operator_only": { vi: "Chỉ người điều hành mới trả phần thưởng này.", zh: "该奖励只能由运营人员发放。", en: "Only an operator pays that reward." },
+    "reward_unproven": { vi: "Nhật ký bàn không chứng minh phần thưởng này.", zh: "牌桌日志无法证明这项奖励。", en: "The table log does not prove that reward." },
     "role_required": { vi: "Bạn không có quyền làm việc này.", zh: "你无权执行此操作。", en: "You are not allowed to do this." },
     "same_cell": { vi: "Hãy chọn hai ô khác nhau.", zh: "请选择两个不同的格子。", en: "Pick two different tiles." },
     "seal_key_missing": { vi: "Bàn này tạm thời không chia bài được; nhà vận hành đã được báo.", zh: "此牌桌暂时无法发牌，已通知运营方。", en: "This table cannot deal right now; the operator has been told." },
