@@ -30,7 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from nats.js.errors import NotFoundError
+from google.protobuf.message import DecodeError
+from nats.js.errors import BadRequestError, NotFoundError
 
 from chieu.games import registry
 from chieu.kit import names
@@ -73,7 +74,7 @@ def source_of(payload: dict[str, Any]) -> Source | None:
         table_id, hand_no, seq = str(s["table_id"]), s["hand_no"], s["stream_seq"]
     except KeyError:
         return None
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (hand_no, seq)):
+    if not all(isinstance(v, int) and not isinstance(v, bool) and 0 < v < 2**63 for v in (hand_no, seq)):
         return None
     return Source(table_id, int(hand_no), int(seq))
 
@@ -104,11 +105,14 @@ async def prove(js: Any, claim: Claim, best_coins: int, tables: names.Stream = n
         raise unproven("the record names no table-log record that earned it")
     try:
         msg = await js.get_msg(tables.name, seq=s.seq)
-    except NotFoundError:
+    except (NotFoundError, BadRequestError):  # no such record (a server that is away passes through: it waits)
         raise unproven(f"no record {s.seq} in {tables.name}") from None
     if msg.subject != tables.subject(s.table_id) or not msg.data:
         raise unproven(f"record {s.seq} of {tables.name} is not one of table {s.table_id}")
-    record = log_pb2.Record.FromString(msg.data)
+    try:
+        record = log_pb2.Record.FromString(msg.data)
+    except DecodeError:
+        raise unproven(f"record {s.seq} of {tables.name} is no table record") from None
     if record.table_id != s.table_id or record.game != claim.game:
         raise unproven(f"record {s.seq} is of table {record.table_id} ({record.game}), not {s.table_id} "
                        f"({claim.game})")

@@ -56,8 +56,9 @@ def record(rid: str, player: str, coins: int, kind: str = "best", source: dict[s
     return json.dumps(body).encode()
 
 
-async def test_forged_rewards_with_every_service_credential_pay_nothing(nats_url: str, table_server: str,
-                                                                       ledger_server: str, books: Books) -> None:
+async def test_forged_rewards_with_every_service_credential_pay_nothing(
+        nats_url: str, table_server: str, ladder_server: str, ledger_server: str, books: Books) -> None:
+    """(The table service makes the table log's stream, the ladder its outbox stream.)"""
     victim, rival, honest = uid("fv-"), uid("fr-"), uid("fh-")
     won1 = await hand(nats_url, victim, rival, 1)  # the victim won at level 1: a best of 2 is 20 金币
     lost = await hand(nats_url, rival, victim, 1)  # the victim lost this one
@@ -72,6 +73,8 @@ async def test_forged_rewards_with_every_service_credential_pay_nothing(nats_url
         record(f"ladder/best/xiangqi/{rival}/2", victim, 20, source=won1),  # another player's id
         record(f"ladder/best/xiangqi/{victim}/2", victim, 20,
                source={"table_id": won1["table_id"], "hand_no": 1, "stream_seq": lost["stream_seq"]}),
+        record(f"ladder/best/xiangqi/{victim}/2", victim, 20, source=won1 | {"stream_seq": 2**62}),  # no record
+        record(f"ladder/best/xiangqi/{victim}/2", victim, 20, source=won1 | {"stream_seq": 10**30}),  # no number
     ]
     published: dict[str, int] = {}
     for user in USERS:
