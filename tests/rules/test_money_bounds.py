@@ -22,8 +22,8 @@ from chieu.games.o_an_quan.options import MAX_MOVES
 from chieu.games.phom.model import Accuse
 from chieu.games.phom.options import MAX_AMOUNT
 from chieu.kit.settings import Settings, coin_stakes
-from chieu.table import codec
 from chieu.table.decide import INT64_MAX, MAX_STAKE
+from chieu.tablelog import codec
 
 STAKES = sorted({*coin_stakes(Settings()), MAX_STAKE})
 """The stakes a table may be played at: the coin rooms' (the default ``CHIEU_COIN_STAKES``) and

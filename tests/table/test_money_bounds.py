@@ -19,9 +19,9 @@ from chieu.games import registry
 from chieu.kit.settings import Settings
 from chieu.table import decide
 from chieu.table.refusals import Refused
-from chieu.table.state import Table, options_struct
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
+from chieu.tablelog.fold import Table, options_struct
 from tests.table.helpers import client, refused
 from tests.table.test_gates import fund
 
