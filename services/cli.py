@@ -72,6 +72,51 @@ def _rewind(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ledger_parked(args: argparse.Namespace) -> int:
+    """List or retry the table-log records the ledger parked (chieu.ledger.parked), in the
+    ledger's own database. 0: done (``retry``: every record posted); 1: some failed again (still
+    parked, each listed); 2: bad arguments; 3: PostgreSQL cannot be reached."""
+    import asyncio
+
+    import asyncpg
+
+    from chieu.kit import db
+    from chieu.kit.settings import from_env
+    from chieu.ledger import consumer, parked
+    from chieu.ledger.books import Books
+
+    database_url = args.database_url or from_env().database_url
+    if not database_url:
+        print("chieu ledger-parked: the ledger's database is needed (--database-url or DATABASE_URL)",
+              file=sys.stderr)
+        return 2
+
+    async def run() -> int:
+        pool = await db.create_pool(database_url, max_size=2)
+        try:
+            if args.action == "list":
+                rows = await parked.listed(pool, all_rows=args.all)
+                for r in rows:
+                    when = f"{r.resolved_at:%Y-%m-%d %H:%M:%S}" if r.resolved_at else ""
+                    state = f"posted {when} by {r.resolved_by}" if r.resolved_at else "parked"
+                    print(f"{r.stream} {r.seq} table {r.table_id}: {state}; {r.error}: {r.message} "
+                          f"(parked {r.parked_at:%Y-%m-%d %H:%M:%S}, {r.deliveries} deliveries, {r.tries} retries)")
+                print(f"{sum(1 for r in rows if r.resolved_at is None)} parked", file=sys.stderr)
+                return 0
+            done = await consumer.retry(Books(pool), seqs=args.seq or (), actor=args.actor)
+            for d in done:
+                print(f"{d.stream} {d.seq}: {d.outcome}" + (f" ({d.error})" if d.error else ""))
+            return 1 if any(d.outcome == "parked" for d in done) else 0
+        finally:
+            await pool.close()
+
+    try:
+        return asyncio.run(run())
+    except (OSError, TimeoutError, asyncpg.PostgresError) as e:
+        print(f"chieu ledger-parked: cannot reach PostgreSQL ({type(e).__name__}: {e})", file=sys.stderr)
+        return 3
+
+
 def _token(args: argparse.Namespace) -> int:
     """Sign a token with the private key (``--key``, else ``CHIEU_TOKEN_PRIVATE_KEY``, else the key
     ``chieu up`` generated in ``.var/keys/``): a player's, or with ``--service`` a service's credential."""
@@ -455,6 +500,16 @@ def build_parser() -> argparse.ArgumentParser:
     rw.add_argument("--force", action="store_true", help="even if the durable still has pull requests waiting")
     rw.set_defaults(func=_rewind)
 
+    lp = sub.add_parser("ledger-parked", help="operator: the table-log records the ledger could not post; "
+                        "list them, or post them again after a fix")
+    lp.add_argument("action", choices=("list", "retry"))
+    lp.add_argument("--seq", type=int, action="append", help="retry only this stream sequence (repeat for more; "
+                    "default: every parked record)")
+    lp.add_argument("--all", action="store_true", help="list: the records posted since too")
+    lp.add_argument("--actor", default="operator", help="retry: who retries, kept with each record posted")
+    lp.add_argument("--database-url", help="the ledger's PostgreSQL (default $DATABASE_URL)")
+    lp.set_defaults(func=_ledger_parked)
+
     ver = sub.add_parser("verify", help="auditor: re-derive every deal, move, outcome and settlement of a table "
                          "from its log (NATS_URL)")
     ver.add_argument("table", help="the table id")
@@ -601,7 +656,7 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "func", None) is None:  # no command (or `help`): the help, not an error
         parser.print_help()
         return 0
-    if args.command in AUDIT_COMMANDS:
+    if args.command in (*AUDIT_COMMANDS, "ledger-parked"):
         use_local_stack(args)
     result: int = args.func(args)
     return result

@@ -173,7 +173,8 @@ async def ledger_server(settings: Settings, database_url: str) -> AsyncIterator[
     from chieu.ledger.app import build
 
     ledger_settings = replace(settings, database_url=database_url, service_token=credential("ledger"),
-                              nats_creds=nats_creds("ledger"))
+                              nats_creds=nats_creds("ledger"),
+                              ladder_reward_best_coins=10)  # what a best level pays, as the ledger proves it
     server = await build(ledger_settings)
     await server.start()
     try:

@@ -25,6 +25,8 @@ CODES: dict[str, str] = {
     # the ledger
     "settlement_missing": "a settlement leg of the log has no posting",
     "settlement_refused": "the ledger refused a settlement of the log",
+    "settlement_parked": "the ledger could not post a record of the log and parked it for an operator to retry "
+                         "after a fix (chieu ledger-parked)",
     "settlement_altered": "a posted settlement differs from the log (amount, accounts, reason or id)",
     "posting_without_source": "a posting has no source in a log or an audited operator action",
     "operator_without_reason": "an operator's posting has no actor or no reason",

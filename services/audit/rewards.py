@@ -91,6 +91,8 @@ def _unpaid_state(r: Any, refused: str | None, recorded: bool, published: Any) -
         return f"the ladder marks it paid at {r['paid_at']:%Y-%m-%d %H:%M:%S}"
     if r["attempts"]:
         return f"unpaid after {r['attempts']} attempts" + (f" ({r['last_error']})" if r["last_error"] else "")
+    if not recorded and r["kind"] == "monthly":
+        return "a month's place is paid by an operator's PayMonthlyRewards, which has not paid it"
     if not recorded:
         return "the ladder wrote no record of it for the ledger"
     if published is None:

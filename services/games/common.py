@@ -10,7 +10,9 @@ from __future__ import annotations
 import keyword
 import re
 import types
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any, TypeVar, Union, get_args, get_origin
 
@@ -40,10 +42,28 @@ def flag(name: str, value: Any, *, words: bool = False) -> bool:
     raise BadOptions(f"{name} must be {allowed}, not {value!r}")
 
 
+_LOGGED: ContextVar[bool] = ContextVar("logged_options", default=False)
+
+
+@contextmanager
+def logged_options() -> Iterator[None]:
+    """Read options as a log holds them: upper bounds are not applied (:func:`whole`), so a table
+    created before a bound existed still folds and replays as it was played. Only a reader of
+    the log uses this; a table refuses to start a hand at options its game's schema refuses."""
+    token = _LOGGED.set(True)
+    try:
+        yield
+    finally:
+        _LOGGED.reset(token)
+
+
 def whole(name: str, value: Any, lo: int | None = None, hi: int | None = None) -> int:
-    """A whole number, within ``lo..hi`` where given (a JSON ``15.0`` reads as ``15``)."""
+    """A whole number, within ``lo..hi`` where given (a JSON ``15.0`` reads as ``15``; ``hi``
+    is not applied inside :func:`logged_options`)."""
     ok = not isinstance(value, bool) and isinstance(value, int | float) and int(value) == value
     n = int(value) if ok else 0
+    if _LOGGED.get():
+        hi = None
     if ok and (lo is None or n >= lo) and (hi is None or n <= hi):
         return n
     if lo is not None and hi is not None:

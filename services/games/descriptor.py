@@ -98,6 +98,10 @@ class Descriptor:
     """Table options, with the rules file's names, that make every clock a few seconds long: the
     chaos run's rooms and any test that wants timeouts soon."""
     exercise: Exercise
+    max_move_units: int = 0
+    """The most stake units one move (one logged record) can settle in all, at every option's
+    upper bound and the most seats, a gà pot's payout aside (docs/ledger.md, "Bounded amounts"):
+    the table refuses a stake at which this times the stake does not fit a 64-bit integer."""
     draw: Drawing | None = None
     """The audit replay page's drawing of a state; ``None``: the page lists each seat's view."""
     rules_file: str = ""
@@ -112,6 +116,8 @@ class Descriptor:
     def __post_init__(self) -> None:
         if not (self.key.isascii() and self.key.isidentifier() and self.key.islower()):
             raise ValueError(f"a game key is a lower-case ASCII identifier, not {self.key!r}")
+        if self.max_move_units < 0:
+            raise ValueError("max_move_units is not negative")
         if not 1 <= self.min_seats <= self.max_seats:
             raise ValueError("1 <= min_seats <= max_seats")
         if not all(self.min_seats <= n <= self.max_seats for n in (self.exercise.players, self.exercise.full_players)):

@@ -54,6 +54,10 @@ LEDGER_POSTINGS = Counter("chieu_ledger_postings", "Postings committed by this l
 LEDGER_AUDIT_CLEAN = Gauge("chieu_ledger_audit_clean", "1 when the ledger's last self-audit found every balance "
                            "equal to its transfers and every currency summing to 0; 0 otherwise (or not yet run)")
 LEDGER_AUDIT_PROBLEMS = Gauge("chieu_ledger_audit_problems", "Problems the ledger's last self-audit found")
+LEDGER_PARKED = Counter("chieu_ledger_parked", "Table-log records this ledger process parked: they cannot be "
+                        "posted (a data error); an operator retries them after a fix (chieu ledger-parked)")
+LEDGER_PARKED_OPEN = Gauge("chieu_ledger_parked_open", "Parked table-log records not posted yet (read from the "
+                           "books at each park, each retry and each self-audit)")
 LEDGER_AUDIT_LAST = Gauge("chieu_ledger_audit_last_run_timestamp_seconds", "When the last self-audit finished")
 LADDER_CHANGES = Counter("chieu_ladder_changes", "Ladder changes committed (one per player per counted result, "
                          "penalty, conduct change or reset)")

@@ -9,6 +9,7 @@ from chieu.kit.outbox import OutboxRelay
 from chieu.kit.server import Server, nats_check, run
 from chieu.kit.settings import Settings, from_env
 from chieu.ladder.consumer import STREAM, LadderConsumer, ResetConsumer
+from chieu.ladder.peers import Ledger
 from chieu.ladder.schema import MIGRATIONS
 from chieu.ladder.service import LadderService
 from chieu.ladder.standings import Store
@@ -34,12 +35,13 @@ async def build(settings: Settings) -> Server:
                         replicas=settings.stream_replicas)
     revoked = revocations.from_lobby(settings, lobby_service_pb2.ListRevocationsRequest,
                                      lobby_service_pb2.ListRevocationsResponse)
-    servicer = LadderService(store, settings, STREAM, revoked)
+    ledger = Ledger(settings)
+    servicer = LadderService(store, settings, STREAM, revoked, ledger)
     name = ladder_service_pb2.DESCRIPTOR.services_by_name["LadderService"].full_name
     return Server(
         settings, addr=settings.ladder_addr, services=[name],
         register=[lambda s: ladder_service_pb2_grpc.add_LadderServiceServicer_to_server(servicer, s)],
-        on_shutdown=[consumer.stop, resets.stop, relay.stop, revoked.stop, nc.close, pool.close],
+        on_shutdown=[consumer.stop, resets.stop, relay.stop, revoked.stop, ledger.close, nc.close, pool.close],
         background=[consumer.start, resets.start, relay.start, revoked.start],
         dependencies={"database": db.database_check(settings.database_url), "nats": nats_check(nc)},
     )

@@ -41,6 +41,6 @@ async def decide_month(store: Store, game: str, month: str, amounts: tuple[int, 
                 await record_reward(conn, monthly_reward_id(game, month, r["player_id"]), r["player_id"], game,
                                     "monthly", coins, f"过关斩将 {game} {month}: place {place}")
         return list(await conn.fetch(
-            "SELECT reward_id, player_id, coins, paid_at IS NOT NULL AS paid FROM ladder_rewards"
+            "SELECT reward_id, player_id, coins, reason, paid_at IS NOT NULL AS paid FROM ladder_rewards"
             " WHERE kind = 'monthly' AND game = $1 AND reward_id LIKE $2 ORDER BY coins DESC, reward_id",
             game, f"ladder/monthly/{game}/{month}/%"))

@@ -23,6 +23,7 @@ from chieu.kit.errors import ServiceError, invalid, not_found
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings, monthly_rewards
 from chieu.ladder import rules
+from chieu.ladder.peers import Ledger
 from chieu.ladder.rewards import decide_month
 from chieu.ladder.rules import Standing
 from chieu.ladder.standings import Store, standing_of
@@ -81,8 +82,10 @@ class LadderService(pb_grpc.LadderServiceServicer):
     """The LadderService servicer over the store."""
 
     def __init__(self, store: Store, settings: Settings, stream: str,
-                 revocations: RevocationList | None = None) -> None:
+                 revocations: RevocationList | None = None, ledger: Ledger | None = None) -> None:
         self.store = store
+        self.ledger = ledger
+        """Pays a month's rewards as the operator who asks (``None``: they are decided, not paid)."""
         self.settings = settings
         self.stream = stream
         """The table stream whose cursor a seat check waits for."""
@@ -185,17 +188,26 @@ class LadderService(pb_grpc.LadderServiceServicer):
                                 context: Context) -> pb.PayMonthlyRewardsResponse:
         auth.require_role(self._who(context), "operator")
         game, month = _game(request.game), _month(request.month)
-        rows = await decide_month(self.store, game, month, monthly_rewards(self.settings))
+        rows = [dict(r) for r in await decide_month(self.store, game, month, monthly_rewards(self.settings))]
+        authorization = str(dict(context.invocation_metadata() or ()).get("authorization", ""))
+        for r in rows:  # paid by the ledger as the operator's action: the ladder holds no credential that pays
+            if r["paid"] or self.ledger is None:
+                continue
+            why = await self.ledger.credit(authorization, r["reward_id"], r["player_id"], r["coins"], r["reason"])
+            if not why:
+                await self.store.reward_paid(r["reward_id"])
+            r["paid"] = not why
         return pb.PayMonthlyRewardsResponse(rewards=[
             pb.Reward(reward_id=r["reward_id"], player_id=r["player_id"], coins=r["coins"], paid=r["paid"])
             for r in rows])
 
     async def GetReputation(self, request: pb.GetReputationRequest, context: Context) -> pb.GetReputationResponse:
-        self._self_or_staff(context, request.player_id, "service:table", "service:lobby")
+        self._self_or_staff(context, request.player_id, "service:table", "service:lobby", "service:ledger")
         score, quits, disconnects = await self.store.reputation(request.player_id)
         threshold = self.settings.ladder_reputation_min
         return pb.GetReputationResponse(player_id=request.player_id, reputation=score, threshold=threshold,
-                                        below_threshold=score < threshold, quits=quits, disconnects=disconnects)
+                                        below_threshold=score < threshold, quits=quits, disconnects=disconnects,
+                                        start=self.store.config.reputation_start)
 
     # -- operators ---------------------------------------------------------------------------
 

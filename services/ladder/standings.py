@@ -71,17 +71,19 @@ def monthly_reward_id(game: str, month: str, player_id: str) -> str:
 
 
 async def record_reward(conn: db.Conn, reward_id: str, player_id: str, game: str, kind: str, coins: int,
-                        reason: str) -> bool:
-    """Record a reward once, and in the same transaction its record for the ledger (the outbox's
-    ``reward`` topic, published on ``chieu.ladder.reward``: the only way the ledger pays a ladder
-    reward); whether it was new."""
+                        reason: str, source: dict[str, Any] | None = None) -> bool:
+    """Record a reward once; whether it was new. A new best level (``source``: the table-log
+    record that raised it, ``table_id``, ``hand_no``, ``stream_seq``) gets in the same transaction
+    its record for the ledger (the outbox's ``reward`` topic, published on ``chieu.ladder.reward``),
+    which the ledger pays once it has read that record in the table log (chieu.ledger.proof); a
+    month's place is paid by the operator's ``CreditReward`` (``PayMonthlyRewards``), not a record."""
     fresh = await conn.fetchval(
         "INSERT INTO ladder_rewards (reward_id, player_id, game, kind, coins, reason) VALUES ($1, $2, $3, $4, $5, $6)"
         " ON CONFLICT DO NOTHING RETURNING reward_id", reward_id, player_id, game, kind, coins, reason)
-    if fresh is not None:
+    if fresh is not None and source is not None:
         await conn.execute("INSERT INTO ladder_outbox (topic, payload) VALUES ('reward', $1::jsonb)", json.dumps(
             {"reward_id": reward_id, "player_id": player_id, "game": game, "kind": kind, "coins": coins,
-             "reason": reason}, ensure_ascii=False))
+             "reason": reason, "source": source}, ensure_ascii=False))
     return fresh is not None
 
 
@@ -211,7 +213,8 @@ class Store:
         coins = self.config.reward_best_coins * best
         if coins > 0:
             await record_reward(conn, best_reward_id(g.game, player_id, best), player_id, g.game, "best", coins,
-                                f"过关斩将 new best level {best}")
+                                f"过关斩将 new best level {best}",
+                                source={"table_id": g.table_id, "hand_no": g.hand_no, "stream_seq": seq})
 
     async def _conduct(self, conn: db.Conn, c: Conduct) -> None:
         start = self.config.reputation_start
@@ -287,6 +290,10 @@ class Store:
         raise ServiceError(grpc.StatusCode.ABORTED, "busy", "the correction met a concurrent one; try again")
 
     # -- reads -----------------------------------------------------------------------------
+
+    async def reward_paid(self, reward_id: str) -> None:
+        """A reward the ledger paid (an operator's monthly reward, paid through the ledger)."""
+        await self.pool.execute("UPDATE ladder_rewards SET paid_at = now() WHERE reward_id = $1", reward_id)
 
     async def standing(self, game: str, player_id: str) -> tuple[Standing, int] | None:
         row = await self.pool.fetchrow(

@@ -1,5 +1,6 @@
 """Wiring of the ledger service process: settings, PostgreSQL (migrated at start), the table-log
-consumer, the ladder's reward records' consumer, the outbox relay and the gRPC server."""
+consumer, the ladder's reward records' consumer, the outbox relay, the channel to the ladder
+(asked before a paid reputation reset) and the gRPC server."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from chieu.kit.server import Server, nats_check, run
 from chieu.kit.settings import Settings, from_env
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
+from chieu.ledger.peers import Ladder
 from chieu.ledger.rewards import RewardConsumer
 from chieu.ledger.schema import MIGRATIONS
 from chieu.ledger.service import LedgerService, self_audit
@@ -28,18 +30,21 @@ async def build(settings: Settings) -> Server:
     consumer = SettlementConsumer(books, nc.jetstream(), ack_wait_s=settings.ledger_ack_wait_s,
                                   metrics_every_s=settings.metrics_refresh_s)
     rewards = RewardConsumer(books, nc.jetstream(), daily_cap=settings.reward_daily_cap,
+                             best_coins=settings.ladder_reward_best_coins,
                              ack_wait_s=settings.ledger_ack_wait_s, metrics_every_s=settings.metrics_refresh_s)
     audit = metrics.Every(settings.ledger_audit_every_s, lambda: self_audit(books), name="ledger-self-audit")
     relay = OutboxRelay(pool, nc.jetstream(), service="ledger", stream=names.LEDGER,
                         replicas=settings.stream_replicas)
     revoked = revocations.from_lobby(settings, lobby_service_pb2.ListRevocationsRequest,
                                      lobby_service_pb2.ListRevocationsResponse)
-    servicer = LedgerService(books, settings, revoked)
+    ladder = Ladder(settings)
+    servicer = LedgerService(books, settings, revoked, resettable=ladder.resettable)
     name = ledger_service_pb2.DESCRIPTOR.services_by_name["LedgerService"].full_name
     return Server(
         settings, addr=settings.ledger_addr, services=[name],
         register=[lambda s: ledger_service_pb2_grpc.add_LedgerServiceServicer_to_server(servicer, s)],
-        on_shutdown=[consumer.stop, rewards.stop, relay.stop, audit.stop, revoked.stop, nc.close, pool.close],
+        on_shutdown=[consumer.stop, rewards.stop, relay.stop, audit.stop, revoked.stop, ladder.close, nc.close,
+                     pool.close],
         background=[consumer.start, rewards.start, relay.start, audit.start, revoked.start],
         dependencies={"database": db.database_check(settings.database_url), "nats": nats_check(nc)},
     )

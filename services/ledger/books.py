@@ -547,3 +547,53 @@ def legs_total(legs: Iterable[Leg]) -> dict[str, int]:
 
 
 __all__ = ["COINS", "HEARTS", "Books", "Leg", "Posting", "Result", "ServiceError", "cap"]
+
+
+async def park(pool: asyncpg.Pool, stream: str, seq: int, subject: str, table_id: str, posting_id: str | None,
+               data: bytes, error: str, message: str, deliveries: int, applied_by: str) -> None:
+    """Park a table-log message (:mod:`chieu.ledger.parked`): its row in ``ledger_parked`` and its
+    inbox row (``parked:<error>``, the table's mark raised), in one transaction."""
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute(
+            "INSERT INTO ledger_parked (stream, seq, subject, table_id, data, error, message, deliveries)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+            stream, seq, subject, table_id, data, error, message, deliveries)
+        await conn.fetchval(_INBOX_AND_MARK, stream, seq, posting_id, f"parked:{error}", table_id, applied_by)
+
+
+async def parked_open(q: Query) -> int:
+    """How many parked records are not posted yet."""
+    return int(await q.fetchval("SELECT count(*) FROM ledger_parked WHERE resolved_at IS NULL") or 0)
+
+
+async def parked_rows(q: Query, *, all_rows: bool, limit: int) -> list[asyncpg.Record]:
+    """The parked records, oldest first (only those not yet posted unless ``all_rows``)."""
+    return await q.fetch(
+        "SELECT stream, seq, table_id, error, message, deliveries, tries, parked_at, resolved_at, resolved_by"
+        " FROM ledger_parked" + ("" if all_rows else " WHERE resolved_at IS NULL") +
+        " ORDER BY parked_at, stream, seq LIMIT $1", limit)
+
+
+async def parked_for_update(conn: Query, stream: str, seq: int) -> tuple[str, bytes] | None:
+    """A parked record not posted yet, locked for its retry: its table and bytes."""
+    row = await conn.fetchrow("SELECT table_id, data FROM ledger_parked WHERE stream = $1 AND seq = $2"
+                              " AND resolved_at IS NULL FOR UPDATE", stream, seq)
+    return None if row is None else (row["table_id"], bytes(row["data"]))
+
+
+async def resolve_parked(conn: Query, stream: str, seq: int, outcome: str, actor: str) -> None:
+    """A parked record posted by ``actor``: its inbox row says ``outcome``, its parked row is closed."""
+    await conn.execute("UPDATE ledger_inbox SET outcome = $3 WHERE stream = $1 AND seq = $2", stream, seq, outcome)
+    await conn.execute("UPDATE ledger_parked SET resolved_at = now(), resolved_by = $3, tries = tries + 1"
+                       " WHERE stream = $1 AND seq = $2", stream, seq, actor)
+
+
+async def parked_failed_again(q: Query, stream: str, seq: int, error: str, message: str) -> None:
+    """A retry of a parked record failed: its tries counted, its error replaced."""
+    await q.execute("UPDATE ledger_parked SET tries = tries + 1, error = $3, message = $4"
+                    " WHERE stream = $1 AND seq = $2", stream, seq, error, message)
+
+
+async def posted(q: Query, posting_id: str) -> bool:
+    """Whether the posting ``posting_id`` is in the books."""
+    return bool(await q.fetchval("SELECT 1 FROM ledger_postings WHERE id = $1", posting_id))

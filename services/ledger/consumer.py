@@ -41,7 +41,7 @@ import asyncio
 import contextlib
 import os
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import asyncpg
@@ -53,6 +53,7 @@ from chieu.kit.durable import Durable
 from chieu.kit.durable import seq as _seq
 from chieu.kit.errors import ServiceError, invalid, precondition
 from chieu.ledger import books as b
+from chieu.ledger import parked
 from chieu.ledger.books import Books, Leg, Posting
 from chieu.table.v1 import log_pb2
 
@@ -163,8 +164,8 @@ class SettlementConsumer(Durable):
                         later.append(msg)
                 except asyncio.CancelledError:
                     raise
-                except Exception:
-                    log.exception("settlement not applied; it will be redelivered")
+                except Exception as e:  # parked, or left to wait: never lost, never a loop
+                    await self.failed(msg, e)
             pending = later
             if not pending:
                 return
@@ -178,6 +179,30 @@ class SettlementConsumer(Durable):
             delivered = int(getattr(msg.metadata, "num_delivered", 1) or 1)
             with contextlib.suppress(Exception):
                 await msg.nak(delay=0.05 * min(delivered, 20))
+
+    async def failed(self, msg: Any, e: Exception) -> None:
+        """A message whose posting raised: parked when the record can never be posted (or an
+        unexpected error outlasts ``parked.MAX_DELIVERIES``), else left unacknowledged to come
+        back after the ack wait (the books are away: the stream waits). One log line, no traceback."""
+        delivered = int(getattr(msg.metadata, "num_delivered", 1) or 1)
+        name, text = parked.describe(e)
+        seq = _seq(msg)
+        if parked.transient(e) or not (parked.poison(e) or delivered >= parked.MAX_DELIVERIES):
+            log.warning("settlement not posted yet; it will be redelivered", seq=seq, error=name, message=text,
+                        deliveries=delivered, transient=parked.transient(e))
+            return
+        table_id = msg.subject.rsplit(".", 1)[-1]
+        try:
+            await parked.park(self.books.pool, stream=self.stream, seq=seq, subject=msg.subject, table_id=table_id,
+                              posting_id=None, data=bytes(msg.data), error=e, deliveries=delivered,
+                              applied_by=self.applied_by)
+        except Exception as again:  # the books are away: the message comes back
+            log.warning("settlement not parked yet; it will be redelivered", seq=seq, error=name,
+                        park_error=parked.describe(again)[0])
+            return
+        with contextlib.suppress(Exception):
+            await msg.ack()
+        self.done(seq)
 
     async def handle(self, msg: Any, waiting: set[str] | None = None, *, keep: bool = False) -> str:
         """Apply one message exactly once, in its table's order; returns what happened
@@ -262,19 +287,7 @@ class SettlementConsumer(Durable):
 
     async def _account(self, table_id: str, settlements: list[log_pb2.Settlement],
                        hands: list[log_pb2.HandStarted]) -> None:
-        """Refuse a settlement the log does not account for: its hand started in this record or
-        earlier in the stream (``ledger_hands``), with the same money terms."""
-        here = {int(h.hand_no): terms(h) for h in hands}
-        for s in settlements:
-            started = here.get(int(s.hand_no))
-            if started is None:
-                started = await b.hand_terms(self.books.pool, self.stream, table_id, int(s.hand_no))
-                if started is None:
-                    raise precondition("unknown_hand", f"the log started no hand {s.hand_no} of table {table_id} "
-                                       "before this settlement")
-            if terms(s) != started:
-                raise precondition("hand_mismatch", f"the settlement of hand {s.hand_no} of table {table_id} does "
-                                   "not repeat the game, stake, currency and players its hand started with")
+        await account(self.books.pool, self.stream, table_id, settlements, hands)
 
     async def _apply(self, seq: int, table_id: str, postings: list[Posting], hands: list[log_pb2.HandStarted]) -> str:
         key = postings[0].id if postings else f"{table_id}/{hands[0].hand_no}/start"
@@ -283,7 +296,7 @@ class SettlementConsumer(Durable):
                                           self.applied_by):
                 return "seen"
             for h in hands:
-                await b.record_hand(conn, self.stream, table_id, int(h.hand_no), seq, terms(h))
+                await remember_hand(conn, self.stream, table_id, seq, h)
             replayed = [(await self.books.post(p, conn=conn)).replayed for p in postings]
         if not postings:
             return "hand"
@@ -303,3 +316,65 @@ class SettlementConsumer(Durable):
         await msg.ack()
         return "refused"
 
+async def account(q: Any, stream: str, table_id: str, settlements: list[log_pb2.Settlement],
+                  hands: list[log_pb2.HandStarted]) -> None:
+    """Refuse a settlement the log does not account for: its hand started in this record or
+    earlier in the stream (``ledger_hands``), with the same money terms. ``q``: a pool or a
+    connection."""
+    here = {int(h.hand_no): terms(h) for h in hands}
+    for s in settlements:
+        started = here.get(int(s.hand_no))
+        if started is None:
+            started = await b.hand_terms(q, stream, table_id, int(s.hand_no))
+            if started is None:
+                raise precondition("unknown_hand", f"the log started no hand {s.hand_no} of table {table_id} "
+                                   "before this settlement")
+        if terms(s) != started:
+            raise precondition("hand_mismatch", f"the settlement of hand {s.hand_no} of table {table_id} does "
+                               "not repeat the game, stake, currency and players its hand started with")
+
+
+async def remember_hand(q: Any, stream: str, table_id: str, seq: int, h: log_pb2.HandStarted) -> None:
+    """Keep a started hand's money terms (``ledger_hands``), once."""
+    await b.record_hand(q, stream, table_id, int(h.hand_no), seq, terms(h))
+
+
+async def retry(books: Books, *, seqs: Sequence[int] = (), stream: str = "",
+                actor: str = "operator") -> list[parked.Retried]:
+    """Post the parked records again (``seqs``: only those; empty: every open one), each in its own
+    transaction: the postings, the hand starts the record carries, the inbox row turned to
+    ``posted`` and the parked row closed by ``actor``. One that fails again stays parked (its
+    tries counted, its error replaced); one posted already is not posted twice
+    (:mod:`chieu.ledger.parked`)."""
+    stream = stream or STREAM
+    wanted = list(seqs) or [r.seq for r in await parked.listed(books.pool) if r.stream == stream]
+    done: list[parked.Retried] = []
+    for seq in wanted:
+        try:
+            async with books.pool.acquire() as conn, conn.transaction():
+                row = await b.parked_for_update(conn, stream, seq)
+                if row is None:
+                    done.append(parked.Retried(stream, seq, "seen"))
+                    continue
+                table_id, data = row
+                record = log_pb2.Record.FromString(data)
+                settlements = [e.settlement for e in record.events if e.WhichOneof("kind") == "settlement"]
+                hands = [e.hand_started for e in record.events if e.WhichOneof("kind") == "hand_started"]
+                postings = [p for p in (settlement_posting(table_id, s) for s in settlements) if p is not None]
+                for p in postings:
+                    b.validate(p)
+                await account(conn, stream, table_id, [s for s in settlements if s.transfers], hands)
+                for h in hands:
+                    await remember_hand(conn, stream, table_id, seq, h)
+                for p in postings:
+                    await books.post(p, conn=conn)
+                await b.resolve_parked(conn, stream, seq, "posted" if postings else "hand", actor)
+            done.append(parked.Retried(stream, seq, "posted"))
+            log.info("parked settlement posted", stream=stream, seq=seq, by=actor)
+        except Exception as e:  # every failure is reported, and the record stays parked
+            name, text = parked.describe(e)
+            await b.parked_failed_again(books.pool, stream, seq, name, text)
+            done.append(parked.Retried(stream, seq, "parked", f"{name}: {text}"))
+            log.error("parked settlement failed again", stream=stream, seq=seq, error=name, message=text)
+    await parked.count_open(books.pool)
+    return done

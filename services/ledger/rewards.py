@@ -1,11 +1,12 @@
 """Rewards in 金币: paid only for what the ladder recorded, once each, within a daily cap.
 
-- **Where a reward comes from.** The ladder writes each reward it records (a new best level, a
-  month's place) to its outbox in the same transaction, and its relay publishes it on
-  ``chieu.ladder.reward`` (stream ``CHIEU_LADDER``), which only the ladder's NATS user may
+- **Where a reward comes from.** The ladder writes each new best level it records to its outbox
+  in the same transaction, naming the table-log record that raised it, and its relay publishes it
+  on ``chieu.ladder.reward`` (stream ``CHIEU_LADDER``), which only the ladder's NATS user may
   publish (:mod:`chieu.kit.natsauth`). :class:`RewardConsumer` reads those records through the
-  ledger's own durable (``ledger-rewards``) and posts each as ``reward/<reward id>``. No service
-  credential can make the ledger pay a reward: ``CreditReward`` is for operators only.
+  ledger's own durable (``ledger-rewards``), proves each from the table log
+  (:mod:`chieu.ledger.proof`: no service credential alone creates money) and posts it as
+  ``reward/<reward id>``. A month's places are paid by the operator's ``CreditReward`` only.
 - **Exactly once.** The posting and the inbox row of the record's stream sequence are written in
   one transaction; a redelivery finds the inbox row, a record published again finds the posting.
 - **The daily cap** (``CHIEU_REWARD_DAILY_CAP``, 金币 per player per UTC day, 0: none):
@@ -32,7 +33,9 @@ from chieu.kit.durable import Durable
 from chieu.kit.durable import seq as _seq
 from chieu.kit.errors import ServiceError, invalid
 from chieu.ledger import books as b
+from chieu.ledger import proof
 from chieu.ledger.books import Books, Leg, Posting
+from chieu.ledger.proof import Claim
 
 log = logs.get("chieu.ledger.rewards")
 
@@ -78,31 +81,39 @@ async def charge_day(conn: db.Conn, player_id: str, coins: int, cap: int, today:
         raise OverCap(player_id, coins, cap, await b.reward_day(conn, player_id, day))
 
 
-def parse_record(data: bytes) -> tuple[str, str, int, str]:
-    """A ladder reward record: (reward id, player id, 金币, reason); ``invalid`` when malformed."""
+def parse_record(data: bytes) -> Claim:
+    """A ladder reward record: what it asks to be paid (:class:`chieu.ledger.proof.Claim`);
+    ``invalid`` when malformed."""
     try:
         payload = json.loads(data)
         rid, player, coins, reason = (str(payload["reward_id"]), str(payload["player_id"]), payload["coins"],
                                       str(payload["reason"]))
-    except (ValueError, KeyError, TypeError):
+        kind, game = str(payload.get("kind", "")), str(payload.get("game", ""))
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise invalid("bad_reward", "the reward record is not the ladder's JSON") from None
     if not isinstance(coins, int) or isinstance(coins, bool) or coins <= 0:
         raise invalid("bad_amount", "a reward's coins must be a positive integer")
     if not rid.startswith("ladder/"):
         raise invalid("bad_reward_id", "a ladder reward's id starts with ladder/")
-    return fields.ident(rid, "reward_id"), fields.ident(player, "player_id"), coins, fields.reason(reason, "a reward")
+    return Claim(fields.ident(rid, "reward_id"), fields.ident(player, "player_id"), coins,
+                 fields.reason(reason, "a reward"), kind, game, proof.source_of(payload))
 
 
 class RewardConsumer(Durable):
     """The ledger's durable consumer of the ladder's reward records (``chieu.ladder.reward``)."""
 
-    def __init__(self, books: Books, js: JetStreamContext, *, daily_cap: int,
+    def __init__(self, books: Books, js: JetStreamContext, *, daily_cap: int, best_coins: int,
                  durable: str = names.LEDGER_REWARDS_DURABLE, stream: str = names.LADDER.name,
-                 subject: str = names.LADDER_REWARDS, ack_wait_s: float = 30.0, metrics_every_s: float = 5.0) -> None:
+                 subject: str = names.LADDER_REWARDS, tables: names.Stream = names.TABLES, ack_wait_s: float = 30.0,
+                 metrics_every_s: float = 5.0) -> None:
         super().__init__(js, stream=stream, subjects=subject, durable=durable, ack_wait_s=ack_wait_s,
                          metrics_every_s=metrics_every_s)
         self.books = books
         self.daily_cap = daily_cap
+        self.best_coins = best_coins
+        """``CHIEU_LADDER_REWARD_BEST_COINS``: what a best level pays per level (the proof checks it)."""
+        self.tables = tables
+        """The table log the proofs are read from."""
         self.applied_by = f"{socket.gethostname()}:{os.getpid()}"
         self.paid = 0
         self.deferred = 0
@@ -118,13 +129,22 @@ class RewardConsumer(Durable):
         self.metrics.delivered(msg)
         seq = _seq(msg)
         try:
-            rid, player, coins, reason = parse_record(msg.data)
+            claim = parse_record(msg.data)
         except ServiceError as e:
             log.error("malformed reward record", seq=seq, reason=e.reason)
             await self._record(seq, None, f"refused:{e.reason}")
             await msg.ack()
             return "refused"
+        rid, player, coins, reason = claim.reward_id, claim.player_id, claim.coins, claim.reason
         p = reward_posting(rid, player, coins, reason, LADDER_ACTOR)
+        try:
+            await proof.prove(self.js, claim, self.best_coins, self.tables)
+        except ServiceError as e:  # the table log does not prove it: never paid from a record
+            log.error("reward refused: the table log does not prove it", reward_id=rid, player_id=player,
+                      reason=e.reason, message=e.message)
+            await self._record(seq, p.id, f"refused:{e.reason}")
+            await msg.ack()
+            return "refused"
         try:
             outcome = await self._pay(seq, p, player, coins)
         except OverCap as e:

@@ -13,9 +13,12 @@
 - ``ledger_reward_days``: 金币 rewards credited per player and UTC day, for the daily cap (V5).
 - ``ledger_holds`` / ``ledger_hold_log``: players whose 金币 are held for an operator's review,
   and every hold and release (V5).
+- ``ledger_parked``: table-log records the ledger could not post, for an operator to retry (V6).
 """
 
 from __future__ import annotations
+
+from chieu.ledger.parked import SCHEMA as PARKED
 
 V1 = """
 CREATE TABLE ledger_accounts (
@@ -158,5 +161,8 @@ CREATE TABLE ledger_hold_log (
 CREATE INDEX ledger_hold_log_player ON ledger_hold_log (player_id, id);
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
+V6 = PARKED
+"""``ledger_parked``: records of the table log that could not be posted (:mod:`chieu.ledger.parked`)."""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
 """Append only: a new script for every change; never edit an applied one."""

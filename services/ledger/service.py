@@ -27,7 +27,7 @@ from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
 from chieu.ledger import books as b
-from chieu.ledger import rewards
+from chieu.ledger import parked, rewards
 from chieu.ledger.books import Books, Leg, Posting, Result
 from chieu.ledger.v1 import ledger_service_pb2 as pb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as pb_grpc
@@ -53,11 +53,15 @@ def _result(r: Result, player_id: str) -> pb.PostingResult:
 class LedgerService(pb_grpc.LedgerServiceServicer):
     """The LedgerService servicer over the books."""
 
-    def __init__(self, books: Books, settings: Settings, revocations: RevocationList | None = None) -> None:
+    def __init__(self, books: Books, settings: Settings, revocations: RevocationList | None = None,
+                 resettable: Callable[[str], Awaitable[bool]] | None = None) -> None:
         self.books = books
         self.settings = settings
         self.revocations = revocations
         """The sessions signed out or revoked (:func:`chieu.kit.revocations.from_lobby`): refused."""
+        self.resettable = resettable
+        """Whether a player's reputation has anything to reset (:meth:`chieu.ledger.peers.Ladder.resettable`);
+        ``None``: nobody to ask, so a reset is refused (``ladder_unavailable``)."""
 
     # -- who ------------------------------------------------------------------------------
 
@@ -281,6 +285,15 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
                               context: Context) -> pb.ResetReputationResponse:
         self._mine(context, request)
         who = self._self_or_staff(context, request.player_id, "operator")
+        fields.ident(request.request_id, "request_id")
+        paid = await b.posted(self.books.pool, f"reputation_reset/{request.player_id}/{request.request_id}")
+        if not paid:  # a request paid before is answered as it was, whatever the reputation is now
+            if self.resettable is None:
+                raise ServiceError(grpc.StatusCode.UNAVAILABLE, "ladder_unavailable",
+                                   "no ladder to ask whether there is a reputation to reset")
+            if not await self.resettable(request.player_id):
+                raise precondition("nothing_to_reset", "the reputation is at its start: a reset would change "
+                                                       "nothing, so nothing is charged")
         result = await self._pay_service(
             who, kind="reputation_reset", request_id=request.request_id, player_id=request.player_id,
             price=self.settings.price_reputation_reset, memo="",
@@ -385,3 +398,4 @@ async def self_audit(books: Books) -> None:
     every currency summing to zero), for the metrics; run every ``CHIEU_LEDGER_AUDIT_EVERY_S``."""
     _, _, problems = await books.audit()
     audited(problems)
+    await parked.count_open(books.pool)

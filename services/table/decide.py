@@ -31,6 +31,8 @@ Decision = Events | Refused
 TABLE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 COMMAND_ID = re.compile(r"^[\x21-\x7e]{1,128}$")
 MAX_STAKE = 1_000_000_000
+INT64_MAX = 2**63 - 1
+"""The largest amount the log (protobuf ``int64``) and the books (PostgreSQL ``bigint``) hold."""
 MAX_CLIENT_SEED = 64
 MAX_LADDER_LEVEL = 1000
 """The highest ladder level a table may have (the ladder service refuses levels above it too)."""
@@ -87,7 +89,7 @@ def create(t: Table, game_key: str, raw_options: dict[str, Any], host: str, stak
     except RuleViolation as v:
         return refusals.of(v)
     grace = reconnect_grace_s or DEFAULT_GRACE_S
-    if refused := _money_refused(stake, currency) or _grace_refused(grace):
+    if refused := _money_refused(stake, currency) or _fit_refused(game_key, stake) or _grace_refused(grace):
         return refused
     if not 0 <= ladder_level <= MAX_LADDER_LEVEL:
         return invalid("bad_ladder_level", f"a ladder level is 1..{MAX_LADDER_LEVEL} (0: not a ladder table)")
@@ -111,6 +113,17 @@ def _money_refused(stake: int, currency: log_pb2.Currency.ValueType) -> Refused 
         return invalid("bad_stake", f"the stake must be 1..{MAX_STAKE}")
     if currency not in (log_pb2.CURRENCY_POINTS, log_pb2.CURRENCY_COINS):
         return invalid("bad_currency", "the currency must be POINTS or COINS")
+    return None
+
+
+def _fit_refused(game_key: str, stake: int) -> Refused | None:
+    """``money_overflow`` when the most one move of the game can settle (its options at their
+    bounds, the most seats: ``Descriptor.max_move_units``) times the stake would not fit an
+    ``int64`` / ``bigint``: such a settlement could be logged but never posted."""
+    units = registry.descriptor(game_key).max_move_units
+    if stake * max(units, 1) > INT64_MAX:
+        return invalid("money_overflow", f"at stake {stake} one move of this game could settle "
+                                         f"{units} × {stake}, more than the books can hold")
     return None
 
 
@@ -206,7 +219,7 @@ def change_settings(t: Table, player: str, patch: dict[str, Any], stake: int | N
     except RuleViolation as v:
         return refusals.of(v)
     new_stake = t.stake if stake is None else stake
-    if refused := _money_refused(new_stake, t.currency):
+    if refused := _money_refused(new_stake, t.currency) or _fit_refused(t.game_key, new_stake):
         return refused
     pot_changes = [k for k in t.game.pot_options if values.get(k) != t.option_values.get(k)]
     pot = t.pot or ledger_pot
@@ -231,6 +244,11 @@ def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes,
         return denied("not_host", "only the host (chủ bàn) starts a hand")
     if t.playing:
         return precondition("hand_in_progress", "a hand is being played")
+    if t.options_refused:
+        return invalid("bad_options", f"this table's options are out of bounds now ({t.options_refused}): "
+                                      "the host changes them before the next hand")
+    if refused := _fit_refused(t.game_key, t.stake):
+        return refused
     players = [p for p in t.seats if p is not None]
     game = t.game
     if len(players) < game.min_players:

@@ -14,7 +14,8 @@ from typing import Any
 from google.protobuf import json_format, struct_pb2
 
 from chieu.games import registry
-from chieu.games.core import Game, Outcome, Seat, Setup
+from chieu.games.common import logged_options
+from chieu.games.core import Game, Outcome, RuleViolation, Seat, Setup
 from chieu.table.v1 import log_pb2
 from chieu.tablelog import codec
 
@@ -78,6 +79,9 @@ class Table:
     option_values: dict[str, Any] = field(default_factory=dict)
     options_msg: struct_pb2.Struct = field(default_factory=struct_pb2.Struct)
     """The options as logged (the views' copy)."""
+    options_refused: str = ""
+    """Why the game's schema now refuses the logged options (a bound added after the table was
+    created), else empty: the table folds and replays them as played, and starts no hand."""
     host: str = ""
     max_seats: int = 0
     seats: list[str | None] = field(default_factory=list)
@@ -189,7 +193,13 @@ class Table:
         self.options_msg = struct_pb2.Struct()
         self.options_msg.CopyFrom(options)
         self.option_values = options_dict(options)
-        self.options = self.game.parse_options(self.option_values)
+        try:
+            self.options = self.game.parse_options(self.option_values)
+            self.options_refused = ""
+        except RuleViolation as refused:  # logged under an older schema: read as played
+            with logged_options():
+                self.options = self.game.parse_options(self.option_values)
+            self.options_refused = refused.message
 
     def _on_table_created(self, c: log_pb2.TableCreated, version: int) -> None:
         self.game_key = c.game

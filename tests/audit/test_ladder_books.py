@@ -88,8 +88,13 @@ async def period(settings: Settings, database_url: str) -> AsyncIterator[Books_]
             await db.migrate(conn, "ladder", LADDER)
             await db.migrate(conn, "ledger", LEDGER)
         addr = f"127.0.0.1:{localnats.free_port()}"
-        gpb_grpc.add_LedgerServiceServicer_to_server(LedgerService(Books(pool), replace(settings, ledger_addr=addr)),
-                                                     server)
+
+        async def resettable(player_id: str) -> bool:  # the ladder's answer, from its table in this database
+            score = await pool.fetchval("SELECT score FROM ladder_reputation WHERE player_id = $1", player_id)
+            return score is not None and score < settings.ladder_reputation_start
+
+        gpb_grpc.add_LedgerServiceServicer_to_server(
+            LedgerService(Books(pool), replace(settings, ledger_addr=addr), resettable=resettable), server)
         server.add_insecure_port(addr)
         await server.start()
         yield await _play(settings, pool, addr, url)
@@ -139,13 +144,32 @@ async def _play(settings: Settings, pool: asyncpg.Pool, ledger_addr: str, url: s
     assert await store.reset_reputation(names.LEDGER.name, int(announced["id"]), payload["player_id"],
                                         payload["request_id"]) == "applied"
 
-    # January's rewards decided, every reward paid by the ledger from the ladder's records
-    assert len(await decide_month(store, "xiangqi", "2024-01", TERMS.reward_monthly)) == 2
-    payer = RewardConsumer(Books(pool), None, daily_cap=0)  # type: ignore[arg-type]  # fed by hand below
+    # January's rewards decided; the best levels paid by the ledger from the ladder's records, each
+    # proven from the log, the month's places by the operator's CreditReward (PayMonthlyRewards)
+    month = await decide_month(store, "xiangqi", "2024-01", TERMS.reward_monthly)
+    assert len(month) == 2
+    payer = RewardConsumer(Books(pool), LogReader(logs), daily_cap=0,  # type: ignore[arg-type]  # fed by hand
+                           best_coins=TERMS.reward_best_coins)
     for r in await pool.fetch("SELECT id, payload FROM ladder_outbox WHERE topic = 'reward' ORDER BY id"):
         assert await payer.handle(Record(int(r["id"]), str(r["payload"]).encode())) == "paid"
-    assert payer.paid == 3
+    assert payer.paid == 1
+    channel = grpc.aio.insecure_channel(ledger_addr)
+    for r in await pool.fetch("SELECT reward_id, player_id, coins, reason FROM ladder_rewards WHERE kind = 'monthly'"):
+        await gpb_grpc.LedgerServiceStub(channel).CreditReward(gpb.CreditRewardRequest(
+            reward_id=r["reward_id"], player_id=r["player_id"], coins=r["coins"], reason=r["reason"]), metadata=ops)
+    await channel.close()
     return Books_(logs, url, a, b, c)
+
+
+class LogReader:
+    """The table log as the ledger reads a reward's source (``get_msg`` by sequence): ``logs``."""
+
+    def __init__(self, logs: Logs) -> None:
+        self.by_seq = {seq: rec for recs in logs.tables.values() for seq, rec in recs}
+
+    async def get_msg(self, stream: str, seq: int) -> Any:
+        rec = self.by_seq[seq]
+        return SimpleNamespace(subject=names.TABLES.subject(rec.table_id), data=rec.SerializeToString())
 
 
 class Record:
@@ -385,7 +409,7 @@ async def test_a_reward_marked_paid_without_a_posting_is_found(period: Books_) -
     async with altered(period, unpost, repost):
         report = await audit(period)
         assert found(report) == [("reward_unpaid", rid)], report.findings
-        assert "not published yet" in report.findings[0].detail
+        assert "PayMonthlyRewards" in report.findings[0].detail  # a month's place: the operator pays it
     assert (await audit(period)).ok
 
 

@@ -17,9 +17,10 @@ NS = "chieu"
 PORTS = {"table": 50051, "ledger": 50052, "ladder": 50053, "lobby": 50054}
 CALLS = {  # who calls whom over gRPC (services/*/app.py, peers.py): the table asks the ledger, the
     # ladder and the lobby (revocations); the ledger and the ladder ask the lobby (revocations); the
-    # ladder pays rewards through the ledger; the lobby reaches the table, the ledger and the ladder
+    # ledger asks the ladder before a paid reputation reset; the ladder pays a month's rewards
+    # through the ledger (the operator's token); the lobby reaches the table, the ledger and the ladder
     "table": ("ledger", "ladder", "lobby"),
-    "ledger": ("lobby",),
+    "ledger": ("ladder", "lobby"),
     "ladder": ("ledger", "lobby"),
     "lobby": ("table", "ledger", "ladder"),
 }

@@ -6,6 +6,7 @@ ids that never pay twice."""
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -110,52 +111,71 @@ async def test_reputation_lowered_by_quits_and_restored_once_by_a_paid_reset(
         await ledger.close()
 
 
-async def test_reward_ids_never_pay_twice(settings: Settings, ledger_server: str, lpool: Any) -> None:
+async def test_reward_ids_never_pay_twice(settings: Settings, table_server: str, ledger_server: str,
+                                          ladder_server: str, lpool: Any) -> None:
+    """A best level paid once its record proves it from the table log, never twice; a record whose
+    source the table log does not hold pays nothing; a month's places paid by the operator's
+    PayMonthlyRewards (the ladder passes the operator's token on to CreditReward), once."""
     store = Store(lpool, Terms(reward_best_coins=10))
     a, b, t = uid("rw-"), uid("rw-"), uid("rwt-")
     stream = uid("REWARDS_")
     january = 1_704_067_200_000 + 14 * 86_400_000  # 2024-01-15
-    for hand in range(1, 7):  # six wins: a new best of 2
+    for hand in range(1, 7):  # six wins: a new best of 2, its source a record this stream does not hold
         rec = hand_ended(t, hand, [a, b], 0, level=1, at_ms=january)
         assert await store.apply(stream, hand, items_of(rec, stream, hand)) == "applied"
-    rewards = await decide_month(store, "xiangqi", "2024-01", (30, 20))
-    again = await decide_month(store, "xiangqi", "2024-01", (999, 999))  # decided once
-    assert [(r["player_id"], r["coins"]) for r in again] == [(r["player_id"], r["coins"]) for r in rewards]
-    ours = {r["player_id"]: r["coins"] for r in rewards if r["player_id"] in (a, b)}
-    want = {a: 2 * 10 + ours.get(a, 0), b: ours.get(b, 0)}
+    month = await decide_month(store, "xiangqi", "2024-01", (30, 20))
+    ours = {r["player_id"]: r["coins"] for r in month if r["player_id"] in (a, b)}
     nc = await nats_connect(settings.nats_url, "ladder")  # the ladder's own NATS user relays its records
+    table = await nats_connect(settings.nats_url, "table")  # the table's writes the hand that proves it
     relay = OutboxRelay(lpool, nc.jetstream(), service="ladder", stream=names.LADDER)
     ledger = grpc.aio.insecure_channel(ledger_server)
+    ladder = Ladder(settings, ladder_server)
     md = (("authorization", f"Bearer {token(settings, 'ops', 'operator')}"),)
+    rid = f"ladder/best/xiangqi/{a}/2"
     balances: dict[str, int] = {}
 
-    async def paid() -> bool:
+    async def coins() -> dict[str, int]:
         for p in (a, b):
             r = await gpb_grpc.LedgerServiceStub(ledger).GetBalances(gpb.GetBalancesRequest(player_id=p), metadata=md)
             balances[p] = {x.currency: x.amount for x in r.balances}.get("coins", 0)
-        return balances == want
+        return balances
+
+    async def refused_unproven() -> bool:
+        return bool(await lpool.fetchval("SELECT count(*) FROM ledger_inbox WHERE posting_id = $1"
+                                         " AND outcome = 'refused:reward_unproven'", f"reward/{rid}"))
 
     try:
         await relay.ensure()
         while await relay.relay_once():
             pass
+        await until(refused_unproven)
+        assert (await coins())[a] == 0  # the ladder's record alone paid nothing
+        # the hand that raised a's best, as the table logged it: the record, sent again, now proves it
+        proof = hand_ended(t, 6, [a, b], 0, level=1, at_ms=january)
+        seq = int((await table.jetstream().publish(names.TABLES.subject(t), proof.SerializeToString())).seq)
+        row = await lpool.fetchrow("SELECT id, payload FROM ladder_outbox WHERE topic = 'reward'"
+                                   " AND payload->>'reward_id' = $1", rid)
+        payload = json.loads(row["payload"]) | {"source": {"table_id": t, "hand_no": 6, "stream_seq": seq}}
+        for _ in range(2):  # published twice (a relay that crashed after publishing): paid once
+            await nc.jetstream().publish(names.LADDER_REWARDS, json.dumps(payload).encode())
+
+        async def paid() -> bool:
+            return (await coins())[a] == 20
+
         await until(paid)
-        # a relay that crashed after publishing, before marking: the records go out again, under new
-        # message ids (after the duplicate window), and the ledger pays nothing twice
-        await lpool.execute("UPDATE ladder_outbox SET published_at = NULL WHERE topic = 'reward'"
-                            " AND payload->>'player_id' = ANY($1)", [a, b])
-        for r in await lpool.fetch("SELECT payload FROM ladder_outbox WHERE topic = 'reward'"
-                                   " AND payload->>'player_id' = ANY($1)", [a, b]):
-            await nc.jetstream().publish(names.LADDER_REWARDS, str(r["payload"]).encode())
-        while await relay.relay_once():
-            pass
+        # the month's places: paid by the operator through the ladder, once however often asked
+        for _ in range(2):
+            await ladder.stub.PayMonthlyRewards(lpb.PayMonthlyRewardsRequest(game="xiangqi", month="2024-01"),
+                                                metadata=ladder.md)
         await asyncio.sleep(1.0)
-        assert await paid()
+        assert await coins() == {a: 20 + ours.get(a, 0), b: ours.get(b, 0)}
+        assert not await lpool.fetchval("SELECT count(*) FROM ladder_rewards WHERE reward_id LIKE $1"
+                                        " AND paid_at IS NULL AND player_id = ANY($2)", "ladder/monthly/%", [a, b])
     finally:
         await ledger.close()
+        await ladder.close()
         await nc.close()
-    assert balances[a] == 2 * 10 + ours.get(a, 0)  # the new best of 2, and the month's place
-    assert balances[b] == ours.get(b, 0)
+        await table.close()
     with pytest.raises(ServiceError) as err:
         await decide_month(store, "xiangqi", "2999-01", (1,))
     assert err.value.reason == "month_not_over"

@@ -14,6 +14,8 @@ import grpc
 import pytest
 from nats.js import api
 
+from chieu.games.v1 import games_pb2
+from chieu.kit import names
 from chieu.kit.errors import ServiceError
 from chieu.kit.settings import Settings
 from chieu.ledger import books as b
@@ -22,6 +24,7 @@ from chieu.ledger.books import Books, Leg, Posting
 from chieu.ledger.rewards import RewardConsumer
 from chieu.ledger.v1 import ledger_service_pb2 as gpb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
+from chieu.table.v1 import log_pb2
 from tests.conftest import nats_connect, token
 from tests.ledger.conftest import until
 from tests.table.helpers import refused
@@ -33,23 +36,41 @@ def uid(prefix: str = "") -> str:
     return f"{prefix}{uuid.uuid4().hex[:10]}"
 
 
+BEST_COINS = 10
+"""``CHIEU_LADDER_REWARD_BEST_COINS`` of these tests' consumers: a best level L pays 10 × L."""
+
+
 class Records:
     """A stream of reward records of its own (the ladder's subject layout), published as the ladder's
-    relay does, and a consumer of it."""
+    relay does, with a table log of its own holding the hand each reward names as its source (won
+    by the player at a ladder table one level below the reward's), and a consumer of both."""
 
-    def __init__(self, js: Any, stream: str, prefix: str) -> None:
-        self.js, self.stream, self.prefix = js, stream, prefix
+    def __init__(self, js: Any, stream: str, prefix: str, tables: names.Stream) -> None:
+        self.js, self.stream, self.prefix, self.tables = js, stream, prefix, tables
+
+    async def won(self, player: str, level: int, game: str = "xiangqi") -> dict[str, Any]:
+        """A hand ``player`` won at a ladder table of ``level``, in the table log: its source."""
+        table = uid("t")
+        rec = log_pb2.Record(table_id=table, version=9, actor="system", game=game)
+        o = games_pb2.Outcome(winner=0, ranking=[0, 1], scores=[2, -2], reason="checkmate")
+        rec.events.add().hand_ended.CopyFrom(log_pb2.HandEnded(hand_no=1, outcome=o, players=[player, uid("x")],
+                                                               ladder_level=level))
+        ack = await self.js.publish(self.tables.subject(table), rec.SerializeToString())
+        return {"table_id": table, "hand_no": 1, "stream_seq": int(ack.seq)}
 
     async def publish(self, reward_id: str, player: str, coins: Any, reason: str = "过关斩将 test",
-                      msg_id: str = "") -> int:
+                      msg_id: str = "", source: dict[str, Any] | None = None) -> int:
+        level = reward_id.rsplit("/", 1)[-1]
+        if source is None and level.isdigit() and int(level) > 1:
+            source = await self.won(player, int(level) - 1)
         body = json.dumps({"reward_id": reward_id, "player_id": player, "coins": coins, "reason": reason,
-                           "game": "xiangqi", "kind": "best"}).encode()
+                           "game": "xiangqi", "kind": "best", "source": source}).encode()
         ack = await self.js.publish(f"{self.prefix}.reward", body, headers={"Nats-Msg-Id": msg_id or uid("m")})
         return int(ack.seq)
 
     def consumer(self, books: Books, cap: int) -> RewardConsumer:
-        return RewardConsumer(books, self.js, daily_cap=cap, durable=uid("d"), stream=self.stream,
-                              subject=f"{self.prefix}.reward", ack_wait_s=2.0)
+        return RewardConsumer(books, self.js, daily_cap=cap, best_coins=BEST_COINS, durable=uid("d"),
+                              stream=self.stream, subject=f"{self.prefix}.reward", tables=self.tables, ack_wait_s=2.0)
 
 
 @pytest.fixture
@@ -57,12 +78,15 @@ async def records(nats_url: str) -> AsyncIterator[Records]:
     nc = await nats_connect(nats_url)  # the test-only admin: a stream of its own
     js = nc.jetstream()
     name, prefix = uid("REWARDTEST_").upper(), uid("rw")
+    tables = names.Stream(uid("TABLETEST_").upper(), uid("tt"))
     await js.add_stream(api.StreamConfig(name=name, subjects=[f"{prefix}.>"], storage=api.StorageType.FILE,
                                          duplicate_window=1.0))
+    await js.add_stream(api.StreamConfig(name=tables.name, subjects=[tables.subjects], storage=api.StorageType.FILE))
     try:
-        yield Records(js, name, prefix)
+        yield Records(js, name, prefix, tables)
     finally:
         await js.delete_stream(name)
+        await js.delete_stream(tables.name)
         await nc.close()
 
 
@@ -94,8 +118,8 @@ async def test_the_daily_cap_defers_a_reward_to_the_next_day_and_refuses_one_ove
     consumer = records.consumer(books, cap=100)
     await consumer.start()
     try:
-        for i, amount in enumerate((60, 30, 20, 150)):
-            await records.publish(f"ladder/best/xiangqi/{me}/{i + 2}", me, amount)
+        for level in (6, 3, 2, 15):  # 60, 30, 20 and 150 金币 (10 a level)
+            await records.publish(f"ladder/best/xiangqi/{me}/{level}", me, BEST_COINS * level)
         await until(lambda: _equal(coins(books, me), 90))
         await until(lambda: _later(consumer))
         await asyncio.sleep(0.5)
@@ -103,7 +127,7 @@ async def test_the_daily_cap_defers_a_reward_to_the_next_day_and_refuses_one_ove
         assert consumer.deferred >= 1
         refused_alone = await books.pool.fetchval(
             "SELECT outcome FROM ledger_inbox WHERE stream = $1 AND posting_id = $2", records.stream,
-            f"reward/ladder/best/xiangqi/{me}/5")
+            f"reward/ladder/best/xiangqi/{me}/15")
         assert refused_alone == "refused:reward_over_cap"
         day = await books.pool.fetchval("SELECT coins FROM ledger_reward_days WHERE player_id = $1", me)
         assert day == 90

@@ -106,7 +106,7 @@ async def test_hearts_purchase_and_conversion(channel: grpc.aio.Channel, setting
     assert bal(b, "hearts") == 26 and bal(b, "coins") == 40
 
 
-async def test_paid_services(channel: grpc.aio.Channel, settings: Settings, pool: Any) -> None:
+async def test_paid_services(channel: grpc.aio.Channel, settings: Settings, pool: Any, ladder_server: str) -> None:
     p = uid("p")
     me, op = Ledger(channel, settings, p), Ledger(channel, settings, "op", "operator")
     await op.Adjust(adjustment_id=uid(), player_id=p, currency="coins", delta=1000, reason="test funds")
@@ -119,18 +119,18 @@ async def test_paid_services(channel: grpc.aio.Channel, settings: Settings, pool
                   grpc.StatusCode.FAILED_PRECONDITION, "not_negative")
     await refused(me.ResetNegativeScore(request_id="r3", player_id=p, game="gouji"), grpc.StatusCode.NOT_FOUND,
                   "unknown_account")
-    await me.ResetReputation(request_id="rep", player_id=p)
+    await refused(me.ResetReputation(request_id="rep", player_id=p), grpc.StatusCode.FAILED_PRECONDITION,
+                  "nothing_to_reset")  # a full reputation: nothing charged (tests/ledger/test_reset_reputation.py)
     await me.RequestSong(request_id="song", player_id=p, song="Bèo dạt mây trôi", target="room-1")
     m = await me.BuyMembership(request_id="m", player_id=p, days=3)
-    spent = (settings.price_negative_reset + settings.price_reputation_reset + settings.price_song
-             + 3 * settings.price_membership_day)
+    spent = settings.price_negative_reset + settings.price_song + 3 * settings.price_membership_day
     assert bal(m.result, "coins") == 1000 - spent
     assert await pool.fetchval("SELECT days FROM ledger_memberships WHERE player_id = $1", p) == 3
     assert (await me.GetBalances()).membership_days == 3
     topics = [r["topic"] for r in await pool.fetch(
         "SELECT o.topic FROM ledger_outbox o JOIN ledger_postings p ON p.id = o.posting_id"
         " WHERE p.id LIKE $1 ORDER BY o.id", f"%/{p}/%")]
-    assert topics == ["reputation_reset", "song", "membership"]
+    assert topics == ["song", "membership"]
     poor = uid("poor")
     await op.Adjust(adjustment_id=uid(), player_id=poor, currency="coins", delta=5, reason="x")
     await refused(Ledger(channel, settings, poor).RequestSong(request_id="s", player_id=poor, song="x"),

@@ -77,7 +77,7 @@ def test_a_snapshot_names_every_field_of_the_table() -> None:
     """A field added to ``Table`` without its place in the snapshot fails here."""
     fields = set(Table.__dataclass_fields__)
     proto = set(snapshot_pb2.TableSnapshot.DESCRIPTOR.fields_by_name)
-    derived = {"options", "option_values", "options_msg"}  # all three from the logged options
+    derived = {"options", "option_values", "options_msg", "options_refused"}  # all from the logged options
     renamed = {"game_key": "game", "auto": "auto_played"}
     assert {renamed.get(f, f) for f in fields - derived} | {"options", "format"} == proto
 

@@ -1,6 +1,7 @@
 """Đô Mi Nô (多米诺骨牌) as the rest of the system sees it: see :mod:`chieu.games.descriptor`."""
 
 from chieu.games.descriptor import Descriptor, Exercise, Titles
+from chieu.games.dominoes.options import MAX_MOVE_UNITS
 from chieu.games.dominoes.vectors import VECTORS
 from chieu.games.fairness import Fairness, Label
 
@@ -11,6 +12,7 @@ DESCRIPTOR = Descriptor(
     max_seats=4,
     sort=5,
     team_results=False,
+    max_move_units=MAX_MOVE_UNITS,
     short_clock={"turnSeconds": 3},
     exercise=Exercise(players=3, full_players=3, short_room="points", full_rooms=("points", "coins", "ladder")),
     rules_file="dominoes.md",

@@ -12,6 +12,15 @@ BLOCK_TIES = ("noWinner", "fewerTiles", "afterLastMover")
 """Who wins a triệt buộc (forced block) when the lowest pips tie."""
 
 
+MAX_PIP_STAKE = 10
+"""The most stake units a pip may be worth (``pipStake``, 1 by default)."""
+MAX_PIPS = 168
+"""The pips of a whole double-six set: no payment counts more pips than the others hold."""
+MAX_MOVE_UNITS = 2 * MAX_PIP_STAKE * MAX_PIPS
+"""The most stake units one Đô Mi Nô move settles in all: a winning blocker is paid twice the
+pips the others hold (§B4), 2·u·Σp ≤ 2 × 10 × 168 = 3,360 at the bound."""
+
+
 @dataclass(frozen=True, slots=True)
 class Options:
     """Table options of §B5 (rules-file names in ``option_values``)."""
@@ -36,11 +45,12 @@ _OPTION_NAMES = {
 
 
 def parse_options(raw: Mapping[str, Any]) -> Options:
-    """Validate the options of §B5; unknown names and out-of-range values are refused."""
+    """Validate the options of §B5; unknown names and out-of-range values are refused
+    (``pipStake`` 1..:data:`MAX_PIP_STAKE`)."""
     check_names(raw, _OPTION_NAMES)
     d = Options()
     return Options(
-        pip_stake=whole("pipStake", raw.get("pipStake", d.pip_stake), 1),
+        pip_stake=whole("pipStake", raw.get("pipStake", d.pip_stake), 1, MAX_PIP_STAKE),
         block_tie=choice("blockTie", raw.get("blockTie", d.block_tie), BLOCK_TIES),
         blocker_tie_counts_as_loss=flag(
             "blockerTieCountsAsLoss", raw.get("blockerTieCountsAsLoss", d.blocker_tie_counts_as_loss)

@@ -11,6 +11,7 @@ DESCRIPTOR = Descriptor(
     max_seats=6,
     sort=4,
     team_results=True,
+    max_move_units=36,  # three seats of the losing team pay at most 12 each (6 doubled, §2.6)
     short_clock={"turnSeconds": 3, "tributeReturnSeconds": 3},
     exercise=Exercise(players=6, full_players=6, short_room="points", full_rooms=("points",)),
     rules_file="gouji.md",

@@ -11,6 +11,7 @@ DESCRIPTOR = Descriptor(
     max_seats=6,
     sort=6,
     team_results=False,
+    max_move_units=10,  # the score table of §4.3: the losers pay the winner at most 10 in all
     short_clock={"board": "14x6", "timeLimitSeconds": 90},
     exercise=Exercise(players=2, full_players=3, short_room="points", full_rooms=("points", "ladder")),
     rules_file="lianliankan.md",

@@ -11,6 +11,7 @@ DESCRIPTOR = Descriptor(
     max_seats=4,
     sort=1,
     team_results=False,
+    max_move_units=400,  # the win: 3 payers × (H ≤ 94 + dealer bonus 1), plus at most 16 gangs × 2 × 3
     short_clock={"turnSeconds": 3, "claimSeconds": 2, "pairSeconds": 3},
     exercise=Exercise(players=3, full_players=4, short_room="points", full_rooms=("points", "coins")),
     rules_file="mahjong.md",

@@ -3,6 +3,7 @@
 from chieu.games.descriptor import Descriptor, Exercise, Titles
 from chieu.games.fairness import Fairness, Label
 from chieu.games.o_an_quan.drawing import draw
+from chieu.games.o_an_quan.options import MAX_MOVE_UNITS
 from chieu.games.o_an_quan.vectors import VECTORS
 
 DESCRIPTOR = Descriptor(
@@ -12,6 +13,7 @@ DESCRIPTOR = Descriptor(
     max_seats=2,
     sort=0,
     team_results=False,
+    max_move_units=MAX_MOVE_UNITS,
     short_clock={"turnSeconds": 3},
     exercise=Exercise(players=2, full_players=2, short_room="points", full_rooms=("points", "coins", "ladder")),
     draw=draw,

@@ -8,6 +8,13 @@ from typing import Any
 
 from chieu.games.common import check_names, choice, flag, whole
 
+MAX_MOVES = 1000
+"""``maxMoves``' bound: it scales money too, with ``payout`` perPoint (each refill may borrow 5 dân)."""
+MAX_MOVE_UNITS = 70 + 2 * 5 * MAX_MOVES
+"""The most stake units one Ô ăn quan move settles: 1 (``fixed``), or the score difference
+(``perPoint``): 70 for the whole board (50 dân, 2 quan of 10) plus twice what was borrowed, at
+most 5 a refill and one refill a move — 10,070 at the bound."""
+
 
 @dataclass(frozen=True, slots=True)
 class Options:
@@ -47,7 +54,7 @@ def parse_options(raw: Mapping[str, Any]) -> Options:
             "noQuanCaptureFirstTurn", raw.get("noQuanCaptureFirstTurn", d.no_quan_capture_first_turn)
         ),
         payout=choice("payout", raw.get("payout", d.payout), ("fixed", "perPoint")),
-        max_moves=whole("maxMoves", raw.get("maxMoves", d.max_moves), 1),
+        max_moves=whole("maxMoves", raw.get("maxMoves", d.max_moves), 1, MAX_MOVES),
         turn_seconds=whole("turnSeconds", raw.get("turnSeconds", d.turn_seconds), 1, 3600),
     )
 

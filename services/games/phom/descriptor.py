@@ -2,6 +2,7 @@
 
 from chieu.games.descriptor import Descriptor, Exercise, Titles
 from chieu.games.fairness import Fairness, Label
+from chieu.games.phom.options import MAX_MOVE_UNITS
 from chieu.games.phom.vectors import VECTORS
 
 DESCRIPTOR = Descriptor(
@@ -11,6 +12,7 @@ DESCRIPTOR = Descriptor(
     max_seats=4,
     sort=3,
     team_results=False,
+    max_move_units=MAX_MOVE_UNITS,
     short_clock={"turnSeconds": 3, "uWindowSeconds": 1},
     exercise=Exercise(players=3, full_players=4, short_room="coins", full_rooms=("points", "coins", "ladder")),
     rules_file="phom.md",

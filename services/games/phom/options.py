@@ -56,7 +56,18 @@ _FLAGS = {
     "uDen": "u_den",
     "chotInTai": "chot_in_tai",
 }
-_INTS = {"stake": ("stake", 1, None), "uWindowSeconds": ("u_window_seconds", 0, 600),
+MAX_AMOUNT = 100
+"""The most stake units any one amount of §A4 may be (each is 1–10 by default): one move then
+moves at most :data:`MAX_MOVE_UNITS` (docs/ledger.md, "Bounded amounts")."""
+MAX_MOVE_UNITS = 4 * MAX_AMOUNT
+"""The most stake units one Phỏm move settles in all, the gà pot aside: four amounts (a chốt
+eaten as the third eat, then the Ù it makes, paid by three players or by the victim alone for
+all three; any other move pays less): 400 at the bounds. An Ù with gà on also takes the pot,
+which holds only what earlier payments of the table put there."""
+MAX_STAKE_OPTION = 1_000_000_000
+"""The ``stake`` option's bound (the table's stake, not this option, is what the ledger
+multiplies; kept within the same bound as the table's)."""
+_INTS = {"stake": ("stake", 1, MAX_STAKE_OPTION), "uWindowSeconds": ("u_window_seconds", 0, 600),
          "turnSeconds": ("turn_seconds", 1, 3600)}
 """Whole-number options: name → (field, lowest, highest)."""
 _AMOUNTS = {
@@ -80,8 +91,8 @@ def parse_options(raw: Mapping[str, Any]) -> Options:
 
     Switches are ``true`` / ``false``. ``amounts`` is a mapping of any of ``uThuong uTron uKhan
     bao uLao mom chot eat1 eat2 rank wrongAccusation`` (``rank``: what ranks 2, 3, 4 pay the
-    nhất). ``uTronPays`` (10 or 5) is the rules file's switch for the ù tròn amount.
-    ``players`` (2–4) is checked if given.
+    nhất), each 0..:data:`MAX_AMOUNT` stake units. ``uTronPays`` (10 or 5) is the rules file's
+    switch for the ù tròn amount. ``players`` (2–4) is checked if given.
     """
     check_names(raw, _NAMES)
     values: dict[str, Any] = {attr: flag(name, raw[name]) for name, attr in _FLAGS.items() if name in raw}
@@ -108,9 +119,9 @@ def _amounts(raw: Mapping[str, Any]) -> Amounts:
         if attr == "rank":
             if not isinstance(v, list | tuple) or len(v) != 3:
                 raise BadOptions("amounts.rank lists what ranks 2, 3 and 4 pay: three numbers")
-            values[attr] = tuple(whole("amounts.rank", x, 0) for x in v)
+            values[attr] = tuple(whole("amounts.rank", x, 0, MAX_AMOUNT) for x in v)
         else:
-            values[attr] = whole(f"amounts.{name}", v, 0)
+            values[attr] = whole(f"amounts.{name}", v, 0, MAX_AMOUNT)
     if "uTronPays" in raw:
         v = choice("uTronPays", whole("uTronPays", raw["uTronPays"]), (10, 5))
         if "u_tron" in values and values["u_tron"] != v:

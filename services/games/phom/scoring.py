@@ -13,6 +13,12 @@ U_REASON = {WinKind.THUONG: "u", WinKind.TRON: "u_tron", WinKind.KHAN: "u_khan"}
 """The transfer reason (and the end) of each kind of Ù."""
 
 
+def _paid(transfers: tuple[Transfer, ...] | list[Transfer]) -> tuple[Transfer, ...]:
+    """The payments that move something: an amount set to 0 pays nothing (the ledger posts no
+    empty transfer, and refuses a settlement holding one)."""
+    return tuple(t for t in transfers if t.amount > 0)
+
+
 def u_amount(o: Options, kind: WinKind) -> int:
     """What each other player pays for an Ù of ``kind``."""
     a = o.amounts
@@ -24,16 +30,16 @@ def eat_payment(o: Options, victim: int, seat: int, eats: int, chot: bool) -> tu
     when gà is on; the third pays nothing here (the Ù settles it)."""
     a = o.amounts
     if chot:
-        return (Transfer(victim, seat, a.chot, "chot"),)
+        return _paid((Transfer(victim, seat, a.chot, "chot"),))
     if eats <= 2:
         amt = a.eat1 if eats == 1 else a.eat2
-        return (Transfer(victim, None if o.ga else seat, amt, f"eat_{eats}"),)
+        return _paid((Transfer(victim, None if o.ga else seat, amt, f"eat_{eats}"),))
     return ()
 
 
 def wrong_accusation(o: Options, accuser: int, target: int) -> tuple[Transfer, ...]:
     """PH-R26: a wrong bắt báo pays the accused, or the gà pot when gà is on."""
-    return (Transfer(accuser, None if o.ga else target, o.amounts.wrong_accusation, "wrong_accusation"),)
+    return _paid((Transfer(accuser, None if o.ga else target, o.amounts.wrong_accusation, "wrong_accusation"),))
 
 
 def won(s: State, seat: int, kind: WinKind, victim: int) -> WonU:
@@ -48,20 +54,20 @@ def won(s: State, seat: int, kind: WinKind, victim: int) -> WonU:
         out.extend(Transfer((seat + i) % n, seat, amount, U_REASON[kind]) for i in range(1, n))
     if o.ga and kind is not WinKind.KHAN and s.pot > 0:
         out.append(Transfer(None, seat, s.pot, "ga_win"))
-    return WonU(seat, kind, victim, C.names(s.hands[seat]), tuple(out))
+    return WonU(seat, kind, victim, C.names(s.hands[seat]), _paid(out))
 
 
 def u_lao(s: State, seat: int) -> ULao:
     """Ù láo (§A4.3): the false claimer pays everybody."""
     n, amt = s.players, s.options.amounts.u_lao
-    out = tuple(Transfer(seat, (seat + i) % n, amt, "u_lao") for i in range(1, n))
+    out = _paid([Transfer(seat, (seat + i) % n, amt, "u_lao") for i in range(1, n)])
     return ULao(seat, C.names(s.hands[seat]), out)
 
 
 def caught(s: State, seat: int, accuser: int) -> BaoCaught:
     """Báo caught (§A4.2), by ``accuser`` or automatically (-1): ``seat`` pays everybody."""
     n, amt = s.players, s.options.amounts.bao
-    out = tuple(Transfer(seat, (seat + i) % n, amt, "bao") for i in range(1, n))
+    out = _paid([Transfer(seat, (seat + i) % n, amt, "bao") for i in range(1, n)])
     return BaoCaught(seat, accuser, C.names(s.hands[seat]), out)
 
 
@@ -81,7 +87,8 @@ def scored(s: State) -> Scored:
     out: list[Transfer] = []
     for r, p in enumerate(ranked[1:], 1):
         if mom[p]:
-            out.append(Transfer(p, first, a.mom, "mom"))
+            if a.mom:
+                out.append(Transfer(p, first, a.mom, "mom"))
         else:
             amt = a.rank[min(r, len(a.rank)) - 1] if a.rank else r
             if amt:

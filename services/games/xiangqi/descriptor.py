@@ -11,6 +11,7 @@ DESCRIPTOR = Descriptor(
     max_seats=2,
     sort=2,
     team_results=False,
+    max_move_units=2,  # the loser pays the winner WIN_POINTS (chieu.games.xiangqi.game)
     short_clock={"timeControl": "1min/20+1min/10", "moveLimit": "120-plies"},
     exercise=Exercise(players=2, full_players=2, short_room="ladder", full_rooms=("points", "coins", "ladder")),
     draw=draw,

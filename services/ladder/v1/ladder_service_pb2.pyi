@@ -584,6 +584,7 @@ class GetReputationResponse(_message.Message):
     BELOW_THRESHOLD_FIELD_NUMBER: _builtins.int
     QUITS_FIELD_NUMBER: _builtins.int
     DISCONNECTS_FIELD_NUMBER: _builtins.int
+    START_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     reputation: _builtins.int
     threshold: _builtins.int
@@ -591,6 +592,10 @@ class GetReputationResponse(_message.Message):
     below_threshold: _builtins.bool
     quits: _builtins.int
     disconnects: _builtins.int
+    start: _builtins.int
+    """The starting reputation (CHIEU_LADDER_REPUTATION_START): what a paid reset (信誉度复位)
+    restores. A reputation at it or above has nothing to reset (the ledger refuses to charge).
+    """
     def __init__(
         self,
         *,
@@ -600,10 +605,11 @@ class GetReputationResponse(_message.Message):
         below_threshold: _builtins.bool = ...,
         quits: _builtins.int = ...,
         disconnects: _builtins.int = ...,
+        start: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["below_threshold", b"below_threshold", "disconnects", b"disconnects", "player_id", b"player_id", "quits", b"quits", "reputation", b"reputation", "threshold", b"threshold"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["below_threshold", b"below_threshold", "disconnects", b"disconnects", "player_id", b"player_id", "quits", b"quits", "reputation", b"reputation", "start", b"start", "threshold", b"threshold"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
