@@ -358,7 +358,8 @@ def _export(args: argparse.Namespace) -> int:
     except Exception as e:  # cannot reach NATS, or no table stream there
         print(f"chieu export: cannot read the table stream at {url} ({type(e).__name__}: {e})", file=sys.stderr)
         return 3
-    print(f"{args.out}: {m.entries} records of {m.tables} tables, stream sequences {m.first_seq}..{m.last_seq}, "
+    print(f"{args.out}: {m.entries} entries (the records of {m.tables} tables), stream sequences "
+          f"{m.first_seq}..{m.last_seq}, "
           f"chain head {m.head.hex()}, seal {m.seal.hex()}, signed by {signer.kid}")
     return 0
 
