@@ -22,6 +22,9 @@ from chieu.tablelog import sealing
 from chieu.tablelog.fold import Table
 from chieu.table.v1 import log_pb2
 
+DEAL_SEALED = "the deal: "
+"""How a ``seal_does_not_open`` detail begins when the part is the hand's deal (so the deal cannot
+be compared either)."""
 Finding = tuple[str, str, str]
 """(code, subject, detail)."""
 Place = tuple[int, int]
@@ -72,9 +75,10 @@ def check(table_id: str, records: Sequence[tuple[int, log_pb2.Record]]) -> list[
                 if ev.hand_started.HasField("next_seed"):
                     commit(int(ev.hand_started.next_seed.hand_no), (version, i), ev.hand_started.next_seed.commitment)
         for hand_no in sorted(unopened & ended.keys()):
-            out.append(("seal_does_not_open", f"{table_id} hand {hand_no}", f"record version {version} (stream "
-                        f"sequence {seq}): a sealed part does not open with the server seed HandEnded revealed: "
-                        "changed, or sealed under another key"))
+            deal = any(ev.WhichOneof("kind") == "hand_started" for ev in record.events)
+            out.append(("seal_does_not_open", f"{table_id} hand {hand_no}", f"{DEAL_SEALED if deal else ''}record "
+                        f"version {version} (stream sequence {seq}): a sealed part does not open with the server "
+                        "seed HandEnded revealed: changed, or sealed under another key"))
     return out
 
 
@@ -98,8 +102,8 @@ def _hand(table_id: str, h: log_pb2.HandStarted, published: tuple[Place, str] | 
         out.append(("commitment_late", subject, f"the commitment published for it at record version {at[0]} is not "
                     "HandStarted's seed_commitment: the hand's commitment was not published before its seeds"))
         return out
-    early = [f"{p}'s at record version {given[p][1][0]} event {given[p][1][1]}" if p in given else f"{p}'s never"
-             for p, s in zip(players, mixed, strict=False) if s and (p not in given or given[p][1] < at)]
+    early = [f"{p}'s at record version {given[p][1][0]} event {given[p][1][1]}"
+             for p, s in zip(players, mixed, strict=False) if s and p in given and given[p][1] < at]
     if early:
         out.append(("commitment_late", subject, f"its commitment is published at record version {at[0]} event "
                     f"{at[1]}, after client seeds it mixes in were given: {', '.join(early)}"))

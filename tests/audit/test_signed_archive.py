@@ -446,3 +446,36 @@ async def test_an_honest_partial_archive_states_its_range_and_audits_clean(expor
     e.omitted_sha256, e.record = hashlib.sha256(e.record).digest(), b""
     line = await refused_alone(exported, tmp_path, "withheld.chieu", frames)
     assert "(gap)" in line and "is omitted, yet its table has a record in the period" in line, line
+
+
+async def test_forged_seeds_and_seals_signed_again_are_named_by_their_own_findings(
+        exported: Exported, tmp_path: Path) -> None:
+    """On real play, through ``chieu audit --archive`` alone: a changed client seed of a hand is
+    ``client_seed_mismatch`` (never ``commitment_mismatch``: the server seed is untouched), a
+    flipped sealed box of a finished hand is ``seal_does_not_open`` (never a ``replay_failed``
+    with a Python exception's name)."""
+    tables = [arg for t in sorted(exported.played.tables) for arg in ("--table", t)]
+
+    def seed(h: log_pb2.HandStarted) -> None:
+        h.client_seeds[0] = bytes(reversed(h.client_seeds[0])) + b"!"
+
+    frames, record = operator_edit(exported, "hand_started", seed)
+    hand = next(int(ev.hand_started.hand_no) for ev in record.events if ev.WhichOneof("kind") == "hand_started")
+    forged = _write(tmp_path, "seed.chieu", signed_again(exported, frames))
+    proc = await achieu("audit", "--archive", str(forged), "--keys", str(exported.keyset), "--no-db", "--quiet",
+                        "--json", "-", *tables)
+    got = findings_of(proc)
+    assert ("client_seed_mismatch", f"{record.table_id} hand {hand}") in got, got
+    assert {code for code, _ in got} <= {"client_seed_mismatch", "deal_mismatch"}, got
+
+    def flip(s: log_pb2.Sealed) -> None:
+        data = bytearray(s.data)
+        data[-1] ^= 1
+        s.data = bytes(data)
+
+    frames, record = operator_edit(exported, "sealed", flip)
+    hand = next(int(ev.sealed.hand_no) for ev in record.events if ev.WhichOneof("kind") == "sealed")
+    forged = _write(tmp_path, "seal.chieu", signed_again(exported, frames))
+    proc = await achieu("audit", "--archive", str(forged), "--keys", str(exported.keyset), "--no-db", "--quiet",
+                        "--json", "-", *tables)
+    assert findings_of(proc) == [("seal_does_not_open", f"{record.table_id} hand {hand}")]
