@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from chieu.table.v1 import log_pb2
 from chieu.tablelog import sealing
 from chieu.tablelog.fold import Table
-from chieu.table.v1 import log_pb2
 
 DEAL_SEALED = "the deal: "
 """How a ``seal_does_not_open`` detail begins when the part is the hand's deal (so the deal cannot
