@@ -109,3 +109,40 @@ def test_a_second_commitment_for_a_hand_is_commitment_twice() -> None:
 
     messages, table = edit(_log(), twice)
     assert findings(audited(messages)) == [("commitment_twice", f"{table} hand 2")]
+
+
+def test_chieu_verify_names_the_same_forgeries_in_words() -> None:
+    """``chieu verify``'s report (``cli.verify_lines``) of the honest log, of a seat moved before
+    the commitment (the fold fails: said in words) and of a flipped sealed box."""
+    from chieu.cli import verify_lines
+
+    def records(messages: list[Message]) -> list[tuple[int, log_pb2.Record]]:
+        return [(m.seq, log_pb2.Record.FromString(m.data)) for m in messages]
+
+    honest = _log()
+    table = log_pb2.Record.FromString(honest[0].data).table_id
+    lines, ok = verify_lines(table, records(honest))
+    assert ok and any(line.startswith("hand 1: OK") for line in lines), lines
+
+    def flip(r: log_pb2.Record) -> bool:
+        for ev in r.events:
+            if ev.WhichOneof("kind") == "sealed" and ev.sealed.hand_no == 2 and ev.sealed.data:
+                data = bytearray(ev.sealed.data)
+                data[-1] ^= 1
+                ev.sealed.data = bytes(data)
+                return True
+        return False
+
+    lines, ok = verify_lines(table, records(edit(honest, flip)[0]))
+    assert not ok and any(line.startswith("hand 2: BAD seal_does_not_open") for line in lines), lines
+    assert not any("Error" in line for line in lines), lines
+    moved = _log()
+    rs = [log_pb2.Record.FromString(m.data) for m in moved]
+    i = next(i for i, r in enumerate(rs) if any(p.client_seed for p in kind_of(r, "player_seated")))
+    events = [rs[i].events[0], *rs[0].events]
+    del rs[0].events[:]
+    rs[0].events.extend(events)
+    del rs[i].events[0]
+    lines, ok = verify_lines(rs[0].table_id, [(n + 1, r) for n, r in enumerate(rs)])
+    assert not ok and "hand 1: BAD commitment_late" in lines[0], lines
+    assert "BAD log_unfoldable: record version 1" in lines[-1] and not any("Error" in line for line in lines), lines
