@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 
 def _scenario(args: argparse.Namespace) -> int:
@@ -192,7 +193,6 @@ def _verify(args: argparse.Namespace) -> int:
     from chieu.kit.settings import from_env
     from chieu.table.statuses import check_table_id
     from chieu.table.v1 import log_pb2
-    from chieu.tablelog.verify import verify
 
     try:
         table_id = check_table_id(args.table)
@@ -225,29 +225,50 @@ def _verify(args: argparse.Namespace) -> int:
     if not records:
         print(f"chieu verify: no table {table_id!r} in the log", file=sys.stderr)
         return 2
-    from chieu.audit.proof import Proof
+    lines, ok = verify_lines(table_id, records)
+    for line in lines:
+        print(line)
+    return 0 if ok else 1
 
+
+def verify_lines(table_id: str, records: list[tuple[int, Any]]) -> tuple[list[str], bool]:
+    """``chieu verify``'s report of a table's log (stream sequence, ``Record``): a line per hand,
+    the seed findings (``chieu.audit.seeds``) and the money; and whether it all holds. A log the
+    fold cannot take is said in words, never as a Python exception."""
+    from chieu.audit import seeds
+    from chieu.audit.proof import Proof
+    from chieu.tablelog import sealing
+    from chieu.tablelog.verify import verify
+
+    records = sealing.reveal(records)
+    found = seeds.check(table_id, records)
+    lines = [f"hand {subject.rsplit(' ', 1)[-1]}: BAD {code}: {detail}" for code, subject, detail in found]
     proof = Proof(table_id)  # each hand's outcome and settlements derived again from the rules
-    verdicts = verify(table_id, records, observe=proof)
+    try:
+        verdicts = verify(table_id, records, opened=True, observe=proof)
+    except Exception:  # a forged log trips the fold: where, in words
+        return [*lines, f"table {table_id}: BAD log_unfoldable: {seeds.unfoldable(table_id, records)}"], False
     for v in verdicts:
         if not v.revealed:
-            print(f"hand {v.hand_no}: IN PLAY  the seed is not revealed yet, so the deal cannot be checked; "
-                  f"moves so far={v.moves_checked} {'ok' if v.moves_ok else 'BAD'}")
+            lines.append(f"hand {v.hand_no}: IN PLAY  the seed is not revealed yet, so the deal cannot be checked; "
+                         f"moves so far={v.moves_checked} {'ok' if v.moves_ok else 'BAD'}")
             continue
-        print(f"hand {v.hand_no}: {'OK' if v.ok else 'FAILED'}  commitment={'ok' if v.commitment_ok else 'BAD'}  "
-              f"committed-first={'ok' if v.committed_first else 'BAD'}  "
-              f"deal={'ok' if v.deal_ok else 'BAD'}  moves={v.moves_checked} {'ok' if v.moves_ok else 'BAD'}"
-              f"{'  ' + v.detail if v.detail else ''}")
+        lines.append(f"hand {v.hand_no}: {'OK' if v.ok else 'FAILED'}  "
+                     f"commitment={'ok' if v.commitment_ok else 'BAD'}  "
+                     f"committed-first={'ok' if v.committed_first else 'BAD'}  "
+                     f"deal={'ok' if v.deal_ok else 'BAD'}  moves={v.moves_checked} {'ok' if v.moves_ok else 'BAD'}"
+                     f"{'  ' + v.detail if v.detail else ''}")
     if not verdicts:
-        print(f"table {table_id}: no hand has started yet")
+        lines.append(f"table {table_id}: no hand has started yet")
     c = proof.counts
     for code, subject, detail in proof.findings:
-        print(f"money: BAD {code} {subject}: {detail}")
+        lines.append(f"money: BAD {code} {subject}: {detail}")
     if verdicts:
-        print(f"money: {'FAILED' if proof.findings else 'proven from the rules'}  "
-              f"outcomes={c.get('outcomes_proven', 0)} "
-              f"settlements={c.get('settlements_proven', 0)} legs={c.get('settlement_legs_proven', 0)}")
-    return 0 if all(v.ok or (not v.revealed and v.moves_ok) for v in verdicts) and not proof.findings else 1
+        lines.append(f"money: {'FAILED' if proof.findings else 'proven from the rules'}  "
+                     f"outcomes={c.get('outcomes_proven', 0)} "
+                     f"settlements={c.get('settlements_proven', 0)} legs={c.get('settlement_legs_proven', 0)}")
+    ok = all(v.ok or (not v.revealed and v.moves_ok) for v in verdicts) and not proof.findings and not found
+    return lines, ok
 
 
 def _seal_keys(args: argparse.Namespace) -> int:
@@ -403,7 +424,8 @@ def _export(args: argparse.Namespace) -> int:
     except Exception as e:  # cannot reach NATS, or no table stream there
         print(f"chieu export: cannot read the table stream at {url} ({type(e).__name__}: {e})", file=sys.stderr)
         return 3
-    print(f"{args.out}: {m.entries} records of {m.tables} tables, stream sequences {m.first_seq}..{m.last_seq}, "
+    print(f"{args.out}: {m.entries} entries (the records of {m.tables} tables), stream sequences "
+          f"{m.first_seq}..{m.last_seq}, "
           f"chain head {m.head.hex()}, seal {m.seal.hex()}, signed by {signer.kid}")
     return 0
 

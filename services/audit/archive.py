@@ -71,12 +71,19 @@ class NoKeys(ArchiveError):
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """One stream message: its sequence, subject, record server time and record bytes."""
+    """One stream message: its sequence, subject, record server time and record bytes (empty for
+    an omitted entry of a period's archive, which has the record's SHA-256 instead)."""
 
     seq: int
     subject: str
     time_ms: int
     data: bytes
+    omitted_sha256: bytes = b""
+
+    @property
+    def omitted(self) -> bool:
+        """An entry of a period's archive outside the period: its record left out."""
+        return bool(self.omitted_sha256)
 
     @property
     def table_id(self) -> str:
@@ -124,11 +131,12 @@ def write(out: IO[bytes], header: pb.Header, messages: Iterable[Message], signer
     for m in messages:
         head = link(head, m)
         put(_frame(pb.Frame(entry=pb.Entry(seq=m.seq, subject=m.subject, time_ms=m.time_ms, record=m.data,
-                                           chain=head))))
+                                           chain=head, omitted_sha256=m.omitted_sha256))))
         count += 1
         first = first or m.seq
         last = m.seq
-        tables.add(m.subject)
+        if not m.omitted:
+            tables.add(m.subject)
     manifest = pb.Manifest(entries=count, first_seq=first, last_seq=last, tables=len(tables), head=head)
     seal.update(manifest.SerializeToString(deterministic=True))
     manifest.seal = seal.digest()
@@ -189,7 +197,7 @@ def read(path: str | Path, keys: ArchiveKeys) -> Archive:
             head = chain0(header)
         elif kind == "entry":
             e = frame.entry
-            m = Message(int(e.seq), e.subject, int(e.time_ms), bytes(e.record))
+            m = Message(int(e.seq), e.subject, int(e.time_ms), bytes(e.record), bytes(e.omitted_sha256))
             head = link(head, m)
             if head != e.chain:
                 raise ArchiveError(f"entry {len(messages) + 1} (stream sequence {m.seq}, byte {start}): the SHA-256 "
@@ -284,12 +292,14 @@ async def stream_messages(nc: Any, stream: str = names.TABLES.name, subjects: st
 
 def period(messages: list[Message], since_ms: int = 0, until_ms: int = 0) -> list[Message]:
     """The tables with a record in ``[since_ms, until_ms)``, each from its first record up to
-    ``until_ms`` (a table's log is folded from its start, so its earlier records come along)."""
+    ``until_ms`` (a table's log is folded from its start, so its earlier records come along);
+    every other message as an omitted entry (its record's SHA-256 instead of the record), so that
+    the archive still covers the stream without a gap (:mod:`chieu.audit.coverage`)."""
     if not since_ms and not until_ms:
         return messages
-    before = [m for m in messages if not until_ms or m.time_ms < until_ms]
-    active = {m.subject for m in before if m.time_ms >= since_ms}
-    return [m for m in before if m.subject in active]
+    active = {m.subject for m in messages if m.time_ms >= since_ms and (not until_ms or m.time_ms < until_ms)}
+    return [m if m.subject in active and (not until_ms or m.time_ms < until_ms)
+            else Message(m.seq, m.subject, m.time_ms, b"", hashlib.sha256(m.data).digest()) for m in messages]
 
 
 async def export(url: str, path: str | Path, signer: ArchiveSigner, since_ms: int = 0,
@@ -302,7 +312,8 @@ async def export(url: str, path: str | Path, signer: ArchiveSigner, since_ms: in
     finally:
         await nc.close()
     header = pb.Header(stream=names.TABLES.name, created_ms=int(time.time() * 1000), since_ms=since_ms,
-                       until_ms=until_ms, stream_last_seq=last, complete=not since_ms and not until_ms)
+                       until_ms=until_ms, stream_last_seq=last, complete=not since_ms and not until_ms,
+                       covered=True)
     return await asyncio.to_thread(save, path, header, period(messages, since_ms, until_ms), signer)
 
 

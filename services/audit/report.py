@@ -12,7 +12,10 @@ CODES: dict[str, str] = {
     # the logs
     "log_unreadable": "a stream message is not a table record",
     "log_broken": "a table's records do not follow on (version, table id)",
-    "replay_failed": "the table's log cannot be folded",
+    "log_unfoldable": "the table's log cannot be folded: a record the table as folded before it cannot take",
+    "client_seed_mismatch": "a hand mixes in a client seed its player did not give (or gave another)",
+    "commitment_twice": "a second commitment published for a hand that already has one",
+    "seal_does_not_open": "a sealed part of a finished hand does not open with its revealed server seed",
     "commitment_mismatch": "a revealed server seed does not hash to the hand's commitment",
     "commitment_late": "a hand's commitment was not published before the client seeds it mixes in",
     "deal_mismatch": "the deal logged is not the deal the seeds give",

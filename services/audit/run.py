@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from chieu.audit import archive, collusion, levels, logs, money, reputation, rewards, signing
+from chieu.audit import archive, collusion, coverage, levels, logs, money, reputation, rewards, signing
 from chieu.audit.collusion import Thresholds
 from chieu.audit.report import Report
 from chieu.ladder.rules import Params
@@ -46,12 +46,18 @@ class Options:
 
 async def load(options: Options, report: Report) -> logs.Logs:
     """The logs of the period, from the archive (checked: a changed byte, or a signature that is
-    missing, by an unknown key or wrong, is refused) or the stream."""
+    missing, by an unknown key or wrong, is refused; so are entries that do not cover the stream
+    as its header states, :mod:`chieu.audit.coverage`) or the stream."""
     if options.archive:
         a = archive.read(options.archive, archive_keys(options.archive_keys))
-        report.source = (f"archive {options.archive} ({a.manifest.entries} records, stream {a.header.stream}, "
+        proven = coverage.check(a.header, a.messages)
+        held = [m for m in a.messages if not m.omitted]
+        report.source = (f"archive {options.archive} ({len(held)} records of {coverage.describe(a.header)}, "
                          f"signed by {a.kid})")
-        return logs.load(_only(a.messages, options), report, complete=a.header.complete and not options.tables)
+        if not proven:
+            report.skipped.append("the archive's range: a period's archive made before coverage was written, so "
+                                  "records of its period may be missing unseen")
+        return logs.load(_only(held, options), report, complete=a.header.complete and not options.tables)
     nc = await archive.connect(options.nats_url)
     try:
         _, messages = await archive.stream_messages(nc)

@@ -367,3 +367,115 @@ async def test_a_changed_outcome_signed_again_by_the_operator_is_an_outcome_mism
                         "--json", "-", *tables)
     assert findings_of(proc) == [("outcome_mismatch", f"{record.table_id} hand {hand}")]
     assert "outcome reason: expected" in json.loads(proc.stdout)["findings"][0]["detail"]
+
+
+# -- coverage: an archive holds every record to the stream's last sequence, or states its period --
+
+
+def _entries(frames: Sequence[pb.Frame]) -> list[pb.Frame]:
+    return [f for f in frames if f.WhichOneof("kind") == "entry"]
+
+
+async def refused_alone(exported: Exported, tmp_path: Path, name: str, frames: Sequence[pb.Frame]) -> str:
+    """``frames`` signed again with the operator's key (the signature verifies), audited by
+    ``chieu audit --archive`` with no database: the line that refuses it."""
+    forged = _write(tmp_path, name, signed_again(exported, frames))
+    assert archive.read(forged, signing.ArchiveKeys.load(exported.keyset)).kid  # well signed
+    return refusal(await achieu("audit", "--archive", str(forged), "--keys", str(exported.keyset), "--no-db"))
+
+
+async def test_a_resigned_archive_with_its_last_30_records_dropped_is_refused_truncated(
+        exported: Exported, tmp_path: Path) -> None:
+    frames = _frames(exported.path.read_bytes())
+    last = frames[0].header.stream_last_seq
+    assert frames[0].header.complete and frames[0].header.covered and len(_entries(frames)) == last > 30
+    cut = [f for f in frames if f.WhichOneof("kind") != "entry" or f.entry.seq <= last - 30]
+    line = await refused_alone(exported, tmp_path, "cut.chieu", cut)
+    assert "(truncated)" in line and f"stop at stream sequence {last - 30}" in line and "30 records" in line, line
+
+
+async def test_a_resigned_archive_with_one_record_deleted_is_refused_gap(exported: Exported, tmp_path: Path) -> None:
+    frames = _frames(exported.path.read_bytes())
+    ended = next(f.entry.seq for f in _entries(frames) if any(
+        ev.WhichOneof("kind") == "hand_ended" for ev in log_pb2.Record.FromString(f.entry.record).events))
+    kept = [f for f in frames if f.WhichOneof("kind") != "entry" or f.entry.seq != ended]
+    line = await refused_alone(exported, tmp_path, "deleted.chieu", kept)
+    assert "(gap)" in line and f"stream sequence {ended} missing" in line, line
+
+
+async def test_a_resigned_archive_with_two_records_swapped_is_refused_out_of_order(
+        exported: Exported, tmp_path: Path) -> None:
+    frames = _frames(exported.path.read_bytes())
+    i = next(i for i, f in enumerate(frames) if f.WhichOneof("kind") == "entry") + 10
+    frames[i], frames[i + 1] = frames[i + 1], frames[i]
+    line = await refused_alone(exported, tmp_path, "swapped.chieu", frames)
+    assert "(out_of_order)" in line and f"stream sequence {frames[i + 1].entry.seq}" in line, line
+
+
+async def test_an_honest_partial_archive_states_its_range_and_audits_clean(exported: Exported, tmp_path: Path) -> None:
+    """``chieu export --since``: the tables with a record from then on, every other message an
+    omitted entry; the audit proves exactly that range, and a record of the period taken out
+    (made an omitted entry, signed again) is a gap."""
+    entries = _entries(_frames(exported.path.read_bytes()))
+    ends: dict[str, int] = {}
+    for f in entries:
+        ends[f.entry.subject] = max(ends.get(f.entry.subject, 0), f.entry.time_ms)
+    since = max(ends.values())  # the table last written to is in the period; one ended before it is not
+    assert min(ends.values()) < since
+    path = tmp_path / "period.chieu"
+    done = await achieu("export", str(path), "--since", str(since),
+                        env={"NATS_URL": exported.played.nats_url, "CHIEU_NATS_CREDS": nats_creds("audit"),
+                             "CHIEU_ARCHIVE_PRIVATE_KEY": str(exported.old)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    a = archive.read(path, signing.ArchiveKeys.load(exported.keyset))
+    assert not a.header.complete and a.header.covered and a.header.since_ms == since
+    assert [m.seq for m in a.messages] == list(range(1, a.header.stream_last_seq + 1))
+    held = {m.table_id for m in a.messages if not m.omitted}
+    assert held and any(m.omitted for m in a.messages)
+    assert all(m.time_ms >= since for m in a.messages if m.omitted and m.table_id in held)  # only their later ones
+    for m in a.messages:
+        if m.omitted:
+            assert m.data == b"" and len(m.omitted_sha256) == 32
+    tables = frozenset(held & exported.played.tables)
+    report = await audit(Options(archive=str(path), archive_keys=str(exported.keyset), tables=tables,
+                                 database_url=exported.played.database_url))
+    assert report.ok and not report.findings, report.findings
+    assert f"with a record from {since} ms" in report.source and f"1..{a.header.stream_last_seq}" in report.source
+    frames = _frames(path.read_bytes())  # a record of the period left out, the archive signed again
+    e = next(f.entry for f in _entries(frames) if f.entry.record)
+    e.omitted_sha256, e.record = hashlib.sha256(e.record).digest(), b""
+    line = await refused_alone(exported, tmp_path, "withheld.chieu", frames)
+    assert "(gap)" in line and "is omitted, yet its table has a record in the period" in line, line
+
+
+async def test_forged_seeds_and_seals_signed_again_are_named_by_their_own_findings(
+        exported: Exported, tmp_path: Path) -> None:
+    """On real play, through ``chieu audit --archive`` alone: a changed client seed of a hand is
+    ``client_seed_mismatch`` (never ``commitment_mismatch``: the server seed is untouched), a
+    flipped sealed box of a finished hand is ``seal_does_not_open`` (never a ``replay_failed``
+    with a Python exception's name)."""
+    tables = [arg for t in sorted(exported.played.tables) for arg in ("--table", t)]
+
+    def seed(h: log_pb2.HandStarted) -> None:
+        h.client_seeds[0] = bytes(reversed(h.client_seeds[0])) + b"!"
+
+    frames, record = operator_edit(exported, "hand_started", seed)
+    hand = next(int(ev.hand_started.hand_no) for ev in record.events if ev.WhichOneof("kind") == "hand_started")
+    forged = _write(tmp_path, "seed.chieu", signed_again(exported, frames))
+    proc = await achieu("audit", "--archive", str(forged), "--keys", str(exported.keyset), "--no-db", "--quiet",
+                        "--json", "-", *tables)
+    got = findings_of(proc)
+    assert ("client_seed_mismatch", f"{record.table_id} hand {hand}") in got, got
+    assert {code for code, _ in got} <= {"client_seed_mismatch", "deal_mismatch"}, got
+
+    def flip(s: log_pb2.Sealed) -> None:
+        data = bytearray(s.data)
+        data[-1] ^= 1
+        s.data = bytes(data)
+
+    frames, record = operator_edit(exported, "sealed", flip)
+    hand = next(int(ev.sealed.hand_no) for ev in record.events if ev.WhichOneof("kind") == "sealed")
+    forged = _write(tmp_path, "seal.chieu", signed_again(exported, frames))
+    proc = await achieu("audit", "--archive", str(forged), "--keys", str(exported.keyset), "--no-db", "--quiet",
+                        "--json", "-", *tables)
+    assert findings_of(proc) == [("seal_does_not_open", f"{record.table_id} hand {hand}")]

@@ -94,6 +94,7 @@ class Header(_message.Message):
     UNTIL_MS_FIELD_NUMBER: _builtins.int
     STREAM_LAST_SEQ_FIELD_NUMBER: _builtins.int
     COMPLETE_FIELD_NUMBER: _builtins.int
+    COVERED_FIELD_NUMBER: _builtins.int
     format: _builtins.str
     """"chieu-archive-v2" (v1: the same frames without a signature, refused today)."""
     stream: _builtins.str
@@ -111,6 +112,11 @@ class Header(_message.Message):
     """Whether the archive holds the whole stream (no period): a ledger posting without a log
     source is then a finding; with a period, postings of tables outside it are not looked at.
     """
+    covered: _builtins.bool
+    """The entries cover the stream from sequence 1 to stream_last_seq (see "Coverage" above).
+    False only in archives made before coverage was written: a complete one is still held to
+    the rule; a period's range cannot be proven (the audit says so and is never OK).
+    """
     def __init__(
         self,
         *,
@@ -121,10 +127,11 @@ class Header(_message.Message):
         until_ms: _builtins.int = ...,
         stream_last_seq: _builtins.int = ...,
         complete: _builtins.bool = ...,
+        covered: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["complete", b"complete", "created_ms", b"created_ms", "format", b"format", "since_ms", b"since_ms", "stream", b"stream", "stream_last_seq", b"stream_last_seq", "until_ms", b"until_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["complete", b"complete", "covered", b"covered", "created_ms", b"created_ms", "format", b"format", "since_ms", b"since_ms", "stream", b"stream", "stream_last_seq", b"stream_last_seq", "until_ms", b"until_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -141,6 +148,7 @@ class Entry(_message.Message):
     TIME_MS_FIELD_NUMBER: _builtins.int
     RECORD_FIELD_NUMBER: _builtins.int
     CHAIN_FIELD_NUMBER: _builtins.int
+    OMITTED_SHA256_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     """The stream sequence."""
     subject: _builtins.str
@@ -151,6 +159,10 @@ class Entry(_message.Message):
     """The serialized chieu.table.v1.Record, byte for byte as in the stream."""
     chain: _builtins.bytes
     """chain_i (see the file's comment)."""
+    omitted_sha256: _builtins.bytes
+    """An omitted entry (a message outside the period of a period's archive): SHA-256 of the
+    record left out (32 bytes), and `record` empty. Empty for every entry that holds its record.
+    """
     def __init__(
         self,
         *,
@@ -159,10 +171,11 @@ class Entry(_message.Message):
         time_ms: _builtins.int = ...,
         record: _builtins.bytes = ...,
         chain: _builtins.bytes = ...,
+        omitted_sha256: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["chain", b"chain", "record", b"record", "seq", b"seq", "subject", b"subject", "time_ms", b"time_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chain", b"chain", "omitted_sha256", b"omitted_sha256", "record", b"record", "seq", b"seq", "subject", b"subject", "time_ms", b"time_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -40,7 +40,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/audit/v1/archive.proto.
  */
 export const file_chieu_audit_v1_archive: GenFile = /*@__PURE__*/
-  fileDesc("ChxjaGlldS9hdWRpdC92MS9hcmNoaXZlLnByb3RvEg5jaGlldS5hdWRpdC52MSK/AQoFRnJhbWUSKAoGaGVhZGVyGAEgASgLMhYuY2hpZXUuYXVkaXQudjEuSGVhZGVySAASJgoFZW50cnkYAiABKAsyFS5jaGlldS5hdWRpdC52MS5FbnRyeUgAEiwKCG1hbmlmZXN0GAMgASgLMhguY2hpZXUuYXVkaXQudjEuTWFuaWZlc3RIABIuCglzaWduYXR1cmUYBCABKAsyGS5jaGlldS5hdWRpdC52MS5TaWduYXR1cmVIAEIGCgRraW5kIosBCgZIZWFkZXISDgoGZm9ybWF0GAEgASgJEg4KBnN0cmVhbRgCIAEoCRISCgpjcmVhdGVkX21zGAMgASgDEhAKCHNpbmNlX21zGAQgASgDEhAKCHVudGlsX21zGAUgASgDEhcKD3N0cmVhbV9sYXN0X3NlcRgGIAEoBBIQCghjb21wbGV0ZRgHIAEoCCJVCgVFbnRyeRILCgNzZXEYASABKAQSDwoHc3ViamVjdBgCIAEoCRIPCgd0aW1lX21zGAMgASgDEg4KBnJlY29yZBgEIAEoDBINCgVjaGFpbhgFIAEoDCJsCghNYW5pZmVzdBIPCgdlbnRyaWVzGAEgASgEEhEKCWZpcnN0X3NlcRgCIAEoBBIQCghsYXN0X3NlcRgDIAEoBBIOCgZ0YWJsZXMYBCABKAQSDAoEaGVhZBgFIAEoDBIMCgRzZWFsGAYgASgMIjgKCVNpZ25hdHVyZRILCgNraWQYASABKAkSCwoDYWxnGAIgASgJEhEKCXNpZ25hdHVyZRgDIAEoDGIGcHJvdG8z");
+  fileDesc("ChxjaGlldS9hdWRpdC92MS9hcmNoaXZlLnByb3RvEg5jaGlldS5hdWRpdC52MSK/AQoFRnJhbWUSKAoGaGVhZGVyGAEgASgLMhYuY2hpZXUuYXVkaXQudjEuSGVhZGVySAASJgoFZW50cnkYAiABKAsyFS5jaGlldS5hdWRpdC52MS5FbnRyeUgAEiwKCG1hbmlmZXN0GAMgASgLMhguY2hpZXUuYXVkaXQudjEuTWFuaWZlc3RIABIuCglzaWduYXR1cmUYBCABKAsyGS5jaGlldS5hdWRpdC52MS5TaWduYXR1cmVIAEIGCgRraW5kIpwBCgZIZWFkZXISDgoGZm9ybWF0GAEgASgJEg4KBnN0cmVhbRgCIAEoCRISCgpjcmVhdGVkX21zGAMgASgDEhAKCHNpbmNlX21zGAQgASgDEhAKCHVudGlsX21zGAUgASgDEhcKD3N0cmVhbV9sYXN0X3NlcRgGIAEoBBIQCghjb21wbGV0ZRgHIAEoCBIPCgdjb3ZlcmVkGAggASgIIm0KBUVudHJ5EgsKA3NlcRgBIAEoBBIPCgdzdWJqZWN0GAIgASgJEg8KB3RpbWVfbXMYAyABKAMSDgoGcmVjb3JkGAQgASgMEg0KBWNoYWluGAUgASgMEhYKDm9taXR0ZWRfc2hhMjU2GAYgASgMImwKCE1hbmlmZXN0Eg8KB2VudHJpZXMYASABKAQSEQoJZmlyc3Rfc2VxGAIgASgEEhAKCGxhc3Rfc2VxGAMgASgEEg4KBnRhYmxlcxgEIAEoBBIMCgRoZWFkGAUgASgMEgwKBHNlYWwYBiABKAwiOAoJU2lnbmF0dXJlEgsKA2tpZBgBIAEoCRILCgNhbGcYAiABKAkSEQoJc2lnbmF0dXJlGAMgASgMYgZwcm90bzM");
 
 /**
  * One frame of the archive.
@@ -139,6 +139,15 @@ export type Header = Message<"chieu.audit.v1.Header"> & {
    * @generated from field: bool complete = 7;
    */
   complete: boolean;
+
+  /**
+   * The entries cover the stream from sequence 1 to stream_last_seq (see "Coverage" above).
+   * False only in archives made before coverage was written: a complete one is still held to
+   * the rule; a period's range cannot be proven (the audit says so and is never OK).
+   *
+   * @generated from field: bool covered = 8;
+   */
+  covered: boolean;
 };
 
 /**
@@ -188,6 +197,14 @@ export type Entry = Message<"chieu.audit.v1.Entry"> & {
    * @generated from field: bytes chain = 5;
    */
   chain: Uint8Array;
+
+  /**
+   * An omitted entry (a message outside the period of a period's archive): SHA-256 of the
+   * record left out (32 bytes), and `record` empty. Empty for every entry that holds its record.
+   *
+   * @generated from field: bytes omitted_sha256 = 6;
+   */
+  omittedSha256: Uint8Array;
 };
 
 /**

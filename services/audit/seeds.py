@@ -1,0 +1,124 @@
+"""What a table's log must show of its seeds, read from the records alone before any replay, so
+that each forgery is named by its own finding even where the log can no longer be folded:
+
+* ``client_seed_mismatch``: a hand mixes in (``HandStarted.client_seeds``) a client seed that is
+  not the one its player last gave (``PlayerSeated`` / ``PlayerReady`` since the hand before,
+  forgotten at ``PlayerLeft``), or one where they gave none;
+* ``commitment_late``: the hand's commitment was not published (``TableCreated.next_seed``, the
+  previous ``HandStarted.next_seed``), in log order (record version, event index), before every
+  client seed the hand mixes in; or the one published is not its ``HandStarted.seed_commitment``;
+* ``commitment_twice``: a second commitment published for a hand that already has one (a hand
+  has exactly one: ``docs/fairness.md``);
+* ``seal_does_not_open``: a sealed part of a finished hand that its revealed seed does not open
+  (changed, or sealed under another key): the hand cannot be replayed past it;
+* ``log_unfoldable``: a record the table's fold cannot take (:func:`unfoldable` says where).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from chieu.table.v1 import log_pb2
+from chieu.tablelog import sealing
+from chieu.tablelog.fold import Table
+
+DEAL_SEALED = "the deal: "
+"""How a ``seal_does_not_open`` detail begins when the part is the hand's deal (so the deal cannot
+be compared either)."""
+Finding = tuple[str, str, str]
+"""(code, subject, detail)."""
+Place = tuple[int, int]
+"""(record version, event index): log order."""
+
+
+def _seed(b: bytes) -> str:
+    return b.hex() if b else "none"
+
+
+def check(table_id: str, records: Sequence[tuple[int, log_pb2.Record]]) -> list[Finding]:
+    """The seed findings of one table's log (its finished hands already opened by
+    :func:`sealing.reveal`), in log order."""
+    out: list[Finding] = []
+    committed: dict[int, tuple[Place, str]] = {}
+    given: dict[str, tuple[bytes, Place]] = {}
+    ended = sealing.revealed_seeds(record for _, record in records)
+
+    def commit(hand_no: int, place: Place, commitment: str) -> None:
+        if hand_no in committed:
+            out.append(("commitment_twice", f"{table_id} hand {hand_no}", f"record version {place[0]} publishes a "
+                        f"second commitment for it (the first at version {committed[hand_no][0][0]})"))
+            return
+        committed[hand_no] = (place, commitment)
+
+    for seq, record in records:
+        version = int(record.version)
+        unopened: set[int] = set()
+        if record.WhichOneof("cause") == "sealed_command":
+            unopened.add(int(record.sealed_command.hand_no))
+        for i, ev in enumerate(record.events):
+            kind = ev.WhichOneof("kind")
+            if kind == "game_event":  # the most of a log: nothing to read here
+                continue
+            if kind == "sealed":
+                unopened.add(int(ev.sealed.hand_no))
+            elif kind == "table_created" and ev.table_created.HasField("next_seed"):
+                commit(int(ev.table_created.next_seed.hand_no), (version, i), ev.table_created.next_seed.commitment)
+            elif kind in ("player_seated", "player_ready"):
+                e = getattr(ev, kind)
+                if e.client_seed:
+                    given[e.player_id] = (bytes(e.client_seed), (version, i))
+            elif kind == "player_left":
+                given.pop(ev.player_left.player_id, None)
+            elif kind == "hand_started":
+                out.extend(_hand(table_id, ev.hand_started, committed.get(int(ev.hand_started.hand_no)), given))
+                given.clear()
+                if ev.hand_started.HasField("next_seed"):
+                    commit(int(ev.hand_started.next_seed.hand_no), (version, i), ev.hand_started.next_seed.commitment)
+        for hand_no in sorted(unopened & ended.keys()):
+            deal = any(ev.WhichOneof("kind") == "hand_started" for ev in record.events)
+            out.append(("seal_does_not_open", f"{table_id} hand {hand_no}", f"{DEAL_SEALED if deal else ''}record "
+                        f"version {version} (stream sequence {seq}): a sealed part does not open with the server "
+                        "seed HandEnded revealed: changed, or sealed under another key"))
+    return out
+
+
+def _hand(table_id: str, h: log_pb2.HandStarted, published: tuple[Place, str] | None,
+          given: dict[str, tuple[bytes, Place]]) -> list[Finding]:
+    subject = f"{table_id} hand {h.hand_no}"
+    out: list[Finding] = []
+    players, mixed = list(h.players), [bytes(s) for s in h.client_seeds]
+    wrong = [f"seat {s} ({p}): mixes in {_seed(mixed[s] if s < len(mixed) else b'')}, the player gave "
+             f"{_seed(given.get(p, (b'', (0, 0)))[0])}" for s, p in enumerate(players)
+             if (mixed[s] if s < len(mixed) else b"") != given.get(p, (b"", (0, 0)))[0]]
+    if len(mixed) != len(players):
+        wrong.insert(0, f"{len(mixed)} client seeds for {len(players)} players")
+    if wrong:
+        out.append(("client_seed_mismatch", subject, "; ".join(wrong)))
+    if published is None:
+        out.append(("commitment_late", subject, "no commitment for the hand was published before it started"))
+        return out
+    (at, commitment) = published
+    if commitment != h.seed_commitment:
+        out.append(("commitment_late", subject, f"the commitment published for it at record version {at[0]} is not "
+                    "HandStarted's seed_commitment: the hand's commitment was not published before its seeds"))
+        return out
+    early = [f"{p}'s at record version {given[p][1][0]} event {given[p][1][1]}"
+             for p, s in zip(players, mixed, strict=False) if s and p in given and given[p][1] < at]
+    if early:
+        out.append(("commitment_late", subject, f"its commitment is published at record version {at[0]} event "
+                    f"{at[1]}, after client seeds it mixes in were given: {', '.join(early)}"))
+    return out
+
+
+def unfoldable(table_id: str, records: Sequence[tuple[int, log_pb2.Record]]) -> str:
+    """Where the table's fold first fails, in words (the records folded one by one: called only
+    after the replay failed, so the common path folds once)."""
+    table = Table(table_id)
+    for seq, record in records:
+        try:
+            table.apply(record, seq)
+        except Exception:  # the fold's own checks and anything a forged record trips over
+            kinds = ", ".join(str(ev.WhichOneof("kind")) for ev in record.events) or "no events"
+            return (f"record version {record.version} (stream sequence {seq}; events: {kinds}) cannot be applied "
+                    "to the table as folded from the records before it")
+    return "every record folds, but the replay of its hands does not: a hand's records contradict each other"
