@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,6 +217,9 @@ class Books:
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
+        self.holds_back: Callable[[db.Conn, list[str]], Awaitable[dict[str, int]]] | None = None
+        """The 金币 of players reserved for coin hands in play (:mod:`chieu.ledger.reservations`):
+        a posting that is not a settlement may not take them."""
 
     async def post(self, p: Posting, *, conn: db.Conn | None = None) -> Result:
         """Apply ``p`` exactly once (in ``conn``'s open transaction when given)."""
@@ -266,6 +269,8 @@ class Books:
             delta[leg.debit] = delta.get(leg.debit, 0) - leg.amount
             delta[leg.credit] = delta.get(leg.credit, 0) + leg.amount
         after = {a: balances.get(a, 0) + delta.get(a, 0) for a in accounts}
+        if p.kind != "settlement" and self.holds_back is not None:
+            await self._not_reserved(conn, accounts, balances, delta, after)
         for a in accounts:
             if after[a] < 0 and guarded(a):
                 currency = parse_account(a)[1]
@@ -294,6 +299,19 @@ class Books:
                 "INSERT INTO ledger_outbox (posting_id, topic, payload) VALUES ($1, $2, $3::jsonb)",
                 [(p.id, topic, json.dumps(dict(payload), ensure_ascii=False)) for topic, payload in p.outbox])
         return Result(p.id, {a: after[a] for a in accounts})
+
+    async def _not_reserved(self, conn: db.Conn, accounts: Sequence[str], balances: Mapping[str, int],
+                            delta: Mapping[str, int], after: Mapping[str, int]) -> None:
+        """Refuse (``insufficient_coins``) taking a player's 金币 reserved for a hand in play."""
+        payers = {parse_account(a)[2]: a for a in accounts
+                  if delta.get(a, 0) < 0 and parse_account(a)[:2] == ("player", COINS)}
+        if not payers or self.holds_back is None:
+            return
+        held = await self.holds_back(conn, sorted(payers))
+        for who, a in payers.items():
+            if held.get(who, 0) and after[a] < held[who]:
+                raise precondition("insufficient_coins", f"{a} has {balances.get(a, 0)}, {held[who]} of them "
+                                   f"reserved for hands in play; needs {-delta[a]}")
 
     async def _not_held(self, conn: db.Conn, legs: Sequence[Leg]) -> None:
         """Refuse (``coins_held``) a posting that takes 金币 from a player held for review."""

@@ -13,9 +13,13 @@
 - ``ledger_reward_days``: 金币 rewards credited per player and UTC day, for the daily cap (V5).
 - ``ledger_holds`` / ``ledger_hold_log``: players whose 金币 are held for an operator's review,
   and every hold and release (V5).
+- ``ledger_reservations``: each seat's largest loss in a coin hand, reserved before it starts
+  and closed when the log ends it (V6, :mod:`chieu.ledger.reservations`).
 """
 
 from __future__ import annotations
+
+from chieu.ledger.reservations import SCHEMA as RESERVATIONS
 
 V1 = """
 CREATE TABLE ledger_accounts (
@@ -158,5 +162,8 @@ CREATE TABLE ledger_hold_log (
 CREATE INDEX ledger_hold_log_player ON ledger_hold_log (player_id, id);
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
+V6 = RESERVATIONS
+"""The hands' reservations at coin tables (:mod:`chieu.ledger.reservations`)."""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
 """Append only: a new script for every change; never edit an applied one."""

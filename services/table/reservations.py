@@ -1,0 +1,49 @@
+"""A coin table's hand reserves each seat's largest possible loss before it starts.
+
+Asked once per hand from the start-hand path (:meth:`TableService.StartHand`): the game's bound
+(its descriptor's ``max_loss``, in stake units) × the table's stake, for every seated player, in
+one ``ReserveHand`` call to the ledger (all seats or none, keyed by table and hand number, so a
+retried start or another table process taking over reserves once). A seat the ledger cannot
+reserve keeps the hand from starting (``not_enough_coins``). The reservations are logged in the
+hand's ``HandStarted`` and cap every settlement of the hand (:mod:`chieu.tablelog.capped`); the
+ledger releases them when the log ends the hand. docs/ledger.md, "Reservations".
+"""
+
+from __future__ import annotations
+
+from chieu.games import registry
+from chieu.kit.errors import precondition
+from chieu.table.decide import NOT_ENOUGH_COINS, Reserved
+from chieu.table.peers import Peers
+from chieu.table.v1 import log_pb2
+from chieu.tablelog.fold import Table
+
+MAX_COINS = 2**62
+"""More than any balance can hold: a reservation above it is refused here, before the ledger."""
+
+
+def seat_coins(table: Table, seats: int) -> int | None:
+    """What one seat of a ``seats``-player hand at ``table`` reserves, in 金币 (``None``: the
+    table is not a coin table, or the game sets no bound)."""
+    if table.currency != log_pb2.CURRENCY_COINS:
+        return None
+    bound = registry.descriptor(table.game_key).max_loss
+    if bound is None:
+        return None
+    return max(1, bound(table.options, seats)) * table.stake
+
+
+async def reserve(peers: Peers, table: Table) -> Reserved | None:
+    """Reserve the next hand of ``table`` for every seated player (``None`` at a points table);
+    FAILED_PRECONDITION / ``not_enough_coins`` when some player's free 金币 do not cover it."""
+    players = [p for p in table.seats if p is not None]
+    coins = seat_coins(table, len(players))
+    if coins is None or not players:
+        return None
+    hand_no = table.hand_no + 1
+    short = players if coins > MAX_COINS else await peers.reserve_hand(
+        table.table_id, hand_no, dict.fromkeys(players, coins))
+    if short:
+        raise precondition(NOT_ENOUGH_COINS, f"a hand here may cost each seat {coins} 金币; "
+                           f"{', '.join(sorted(short))} cannot cover it with the 金币 not already in play")
+    return hand_no, dict.fromkeys(players, coins)
