@@ -1,0 +1,74 @@
+"""A coin hand's settlements capped within its reservations (issue 32): the pure cap
+(:func:`chieu.table.capped.within`, coins.md §6.5 with what is left of each reservation in place of
+a balance) and the deciders writing it in the log — a loser pays at most what was reserved, and
+the log's ``Settlement.capped`` says so."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chieu.games.xiangqi.model import Resign
+from chieu.table import capped, decide, snapshot
+from chieu.table.refusals import Refused
+from chieu.table.state import Table
+from chieu.table.v1 import log_pb2
+
+
+def test_nobody_short_is_no_cap() -> None:
+    assert capped.within([(1, 0, 200)], [300, 300]) is None
+    assert capped.within([(1, 0, 200), (0, 1, 50)], [0, 150]) is None  # nets: seat 1 loses 150
+
+
+def test_a_short_loser_pays_what_is_left_and_the_winners_share_it() -> None:
+    # seat 2 owes 60 to seat 0 and 30 to seat 1, but has 45 left: 30 and 15, in proportion
+    assert capped.within([(2, 0, 60), (2, 1, 30)], [0, 0, 45]) == ([30, 15, -45], 0)
+    # 11 shared 5:5 rounded down; the leftover coin to the winners owed most, on a tie the lower seat
+    assert capped.within([(2, 0, 30), (2, 1, 30)], [0, 0, 11]) == ([6, 5, -11], 0)
+    # a seat that already lost part of its reservation has only the rest; the gà pot pays in full
+    assert capped.within([(None, 0, 5), (1, 0, 100)], [10, 20]) == ([25, -20], -5)
+    # nothing left: nothing paid, the log still says so
+    assert capped.within([(1, 0, 10)], [10, 0]) == ([0, 0], 0)
+
+
+def run(table: Table, events: Any) -> None:
+    assert not isinstance(events, Refused), events
+    table.apply(log_pb2.Record(table_id=table.table_id, version=table.version + 1, events=events),
+                table.last_seq + 1)
+
+
+def coin_table(stake: int) -> Table:
+    table = Table("capped-xq")
+    run(table, decide.create(table, "xiangqi", {}, "a", stake, log_pb2.CURRENCY_COINS))
+    run(table, decide.take_seat(table, "b", None))
+    return table
+
+
+def test_the_log_caps_a_loss_at_the_reservation_and_says_so() -> None:
+    table = coin_table(100)  # the loser owes 2 cược = 200 金币; b's seat reserved only 150 (a bound set lower)
+    run(table, decide.start_hand(table, "a", 1000, b"\x01" * 32, reserved=(1, {"a": 200, "b": 150})))
+    assert table.reserved == [200, 150] and table.hand_lost == [0, 0]
+    events = decide.act(table, "b", Resign(), 2000)
+    assert not isinstance(events, Refused)
+    (s,) = [e.settlement for e in events if e.WhichOneof("kind") == "settlement"]
+    assert [(t.from_seat, t.to_seat, t.amount) for t in s.transfers] == [(1, 0, 2)]  # what the rules said
+    assert list(s.capped) == [150, -150] and s.capped_pot == 0  # what is paid
+    run(table, events)
+    assert table.hand_lost == [-150, 150]
+    again = snapshot.decode(snapshot.encode(table))  # a snapshot keeps them
+    assert (again.reserved, again.hand_lost) == ([200, 150], [-150, 150])
+
+
+def test_within_the_reservation_nothing_is_capped() -> None:
+    table = coin_table(100)
+    run(table, decide.start_hand(table, "a", 1000, b"\x01" * 32, reserved=(1, {"a": 200, "b": 200})))
+    events = decide.act(table, "b", Resign(), 2000)
+    assert not isinstance(events, Refused)
+    (s,) = [e.settlement for e in events if e.WhichOneof("kind") == "settlement"]
+    assert list(s.capped) == []
+
+
+def test_a_reservation_for_other_seats_or_another_hand_is_refused() -> None:
+    table = coin_table(10)
+    for reserved in ((1, {"a": 20}), (2, {"a": 20, "b": 20}), (1, {"a": 20, "c": 20})):
+        refused = decide.start_hand(table, "a", 1000, b"\x01" * 32, reserved=reserved)
+        assert isinstance(refused, Refused) and refused.reason == "seats_changed"
