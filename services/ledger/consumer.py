@@ -319,6 +319,7 @@ class SettlementConsumer(Durable):
                 return "seen"
             for h in hands:
                 await b.record_hand(conn, self.stream, table_id, int(h.hand_no), seq, terms(h))
+                await reservations.started(conn, table_id, h)
             replayed = [(await self.books.post(p, conn=conn)).replayed for p in postings]
             if ended:  # after its last settlement: what the hand took is posted, the rest reserved no more
                 await reservations.close(conn, table_id, ended)

@@ -19,6 +19,11 @@ started; one whose hand started, or ended, is refused (``id_reused``). A reserva
 never starts (the start failed after the ledger answered) stops counting after
 :data:`UNSTARTED_TTL_S`; a started one counts until its ``HandEnded``.
 
+The log is the authority: when the consumer applies a ``HandStarted`` with reservations, the
+ledger's reservations of that hand are made exactly the log's (:func:`started`). So the reservation
+commits without waiting for its flush to disk (``synchronous_commit off``, the one fsync a start
+would otherwise wait for): what a database crash in that instant loses, the log writes back.
+
 Holding back is conservative: the whole reservation counts until the hand ends, even after the
 seat lost part of it (then its balance already fell by that part), so what a player may spend
 elsewhere is never more than what is safe.
@@ -33,6 +38,7 @@ import asyncpg
 
 from chieu.kit import db
 from chieu.kit.errors import precondition
+from chieu.table.v1 import log_pb2
 
 UNSTARTED_TTL_S = 600
 """How long a reservation whose hand the log never started keeps its 金币 (a start that failed
@@ -75,6 +81,9 @@ class Reservations:
         players = sorted(seats)
         accounts = [f"player/coins/{p}" for p in players]
         async with self.pool.acquire() as conn, conn.transaction():
+            # no wait for the commit's flush (docs/ledger.md, "Reservations"): a reservation lost
+            # with the database's crash in that instant is written again from the log's HandStarted
+            await conn.execute("SET LOCAL synchronous_commit TO off")
             # the players' 金币 accounts, locked in the books' one order: a posting or another
             # reservation of theirs waits for this one (and never deadlocks with it)
             rows = await conn.fetch("SELECT id, balance FROM ledger_accounts WHERE id = ANY($1::text[])"
@@ -102,6 +111,22 @@ class Reservations:
                 " SELECT $1, $2, p, c FROM unnest($3::text[], $4::bigint[]) AS s(p, c)",
                 table_id, hand_no, players, [seats[p] for p in players])
         return Answer(True)
+
+
+async def started(conn: db.Conn, table_id: str, hand: log_pb2.HandStarted) -> None:
+    """The log started ``hand`` with its reservations (``HandStarted.reserved``): the ledger's are
+    made exactly the log's — written again if lost (a crash right after ``ReserveHand`` answered),
+    the log's seats and amounts if they differ. In the transaction that applies the record."""
+    if not hand.reserved:
+        return
+    await conn.execute(
+        """WITH gone AS (DELETE FROM ledger_reservations WHERE table_id = $1 AND hand_no = $2
+                         AND NOT (player_id = ANY($3::text[])))
+           INSERT INTO ledger_reservations (table_id, hand_no, player_id, coins)
+           SELECT $1, $2, p, c FROM unnest($3::text[], $4::bigint[]) AS s(p, c)
+           ON CONFLICT (table_id, hand_no, player_id) DO UPDATE SET coins = excluded.coins
+           WHERE ledger_reservations.closed_at IS NULL""",
+        table_id, int(hand.hand_no), list(hand.players), [int(c) for c in hand.reserved])
 
 
 async def close(conn: db.Conn, table_id: str, hands: Sequence[int]) -> None:

@@ -18,7 +18,7 @@ from chieu.scenario_files import expand, load
 FOLDER = Path(__file__).resolve().parents[1] / "scenarios"
 
 
-@pytest.mark.parametrize("key", registry.keys())
+@pytest.mark.parametrize("key", registry.KEYS)
 def test_every_game_bounds_a_seats_loss_at_every_table_size(key: str) -> None:
     bound = registry.descriptor(key).max_loss
     assert bound is not None, f"{key} has no max_loss: it could not be played for 金币"
@@ -41,7 +41,7 @@ def nets(spec: Any) -> Iterator[list[int]]:
 
 def test_no_worked_scenario_loses_a_seat_more_than_its_bound() -> None:
     checked = 0
-    for key in registry.keys():
+    for key in registry.KEYS:
         game, bound = registry.get(key), registry.descriptor(key).max_loss
         assert bound is not None
         for path in expand([str(FOLDER / key)]):

@@ -138,3 +138,36 @@ async def test_the_consumer_posts_the_capped_log_and_closes_the_reservations(
         (f"{t}/1/0/pay/{b.player(b.COINS, lo)}", 150, 200, "capped")]
     async with books.pool.acquire() as conn:
         assert await r.held(conn, [w, lo]) == {}
+
+
+async def test_the_log_writes_back_a_reservation_the_ledger_lost(held_books: tuple[Books, Reservations],
+                                                                 tlog: Log) -> None:
+    """A reservation commits without waiting for its flush: lost with a crash in that instant, it is
+    written again from the hand's HandStarted (the log's seats and amounts), and closed at its end."""
+    books, r = held_books
+    a, c, t = uid("a"), uid("c"), uid("lost")
+    await fund(books, a, 100)
+    assert (await r.reserve(t, 1, {a: 40, c: 40})).reserved is False  # c has no 金币: nothing reserved
+    consumer = tlog.consumer(books)
+    await consumer.start()
+    subject = f"{tlog.prefix}.{t}"
+
+    async def held() -> dict[str, int]:
+        async with books.pool.acquire() as conn:
+            return await r.held(conn, [a])
+
+    try:
+        await tlog.js.publish(subject, hand_record(t, "start", 1, [a], [70]).SerializeToString())
+
+        async def written() -> bool:
+            return await held() == {a: 70}
+
+        await until(written)
+        await tlog.js.publish(subject, hand_record(t, "end", 1, [a]).SerializeToString())
+
+        async def released() -> bool:
+            return await held() == {}
+
+        await until(released)
+    finally:
+        await consumer.stop()
