@@ -40,7 +40,7 @@ from chieu.kit import db
 from chieu.kit.errors import precondition
 from chieu.table.v1 import log_pb2
 
-UNSTARTED_TTL_S = 600
+UNSTARTED_TTL_S = 120
 """How long a reservation whose hand the log never started keeps its 金币 (a start that failed
 after the ledger reserved: the table asks again under the same key, or never)."""
 
@@ -125,7 +125,7 @@ async def started(conn: db.Conn, table_id: str, hand: log_pb2.HandStarted) -> No
            INSERT INTO ledger_reservations (table_id, hand_no, player_id, coins)
            SELECT $1, $2, p, c FROM unnest($3::text[], $4::bigint[]) AS s(p, c)
            ON CONFLICT (table_id, hand_no, player_id) DO UPDATE SET coins = excluded.coins
-           WHERE ledger_reservations.closed_at IS NULL""",
+           WHERE ledger_reservations.closed_at IS NULL AND ledger_reservations.coins <> excluded.coins""",
         table_id, int(hand.hand_no), list(hand.players), [int(c) for c in hand.reserved])
 
 

@@ -1,6 +1,7 @@
 """A coin table's hand reserves each seat's largest possible loss before it starts.
 
-Asked once per hand from the start-hand path (:meth:`TableService.StartHand`): the game's bound
+Asked once per hand from the start-hand path (:meth:`TableService.StartHand`), at the same time
+as the entry gates (:func:`gated`): the game's bound
 (its descriptor's ``max_loss``, in stake units) × the table's stake, for every seated player, in
 one ``ReserveHand`` call to the ledger (all seats or none, keyed by table and hand number, so a
 retried start or another table process taking over reserves once). A seat the ledger cannot
@@ -10,6 +11,9 @@ ledger releases them when the log ends the hand. docs/ledger.md, "Reservations".
 """
 
 from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
 
 from chieu.games import registry
 from chieu.kit.errors import precondition
@@ -33,12 +37,34 @@ def seat_coins(table: Table, seats: int) -> int | None:
     return max(1, bound(table.options, seats)) * table.stake
 
 
-async def reserve(peers: Peers, table: Table) -> Reserved | None:
-    """Reserve the next hand of ``table`` for every seated player (``None`` at a points table);
-    FAILED_PRECONDITION / ``not_enough_coins`` when some player's free 金币 do not cover it."""
+async def gated(stand_down: Callable[[Table], Awaitable[None]], peers: Peers, table: Table) -> Reserved | None:
+    """The entry gates before a hand (``stand_down``: the seated players they no longer admit are
+    stood up) and the hand's reservations (:func:`reserve`), asked at once: the start waits for
+    the slower of the two, not for both. When the gates stood someone up, the hand is reserved
+    again for the seats left (the ledger replaces a reservation whose hand has not started)."""
     players = [p for p in table.seats if p is not None]
+    reserving = asyncio.ensure_future(reserve(peers, table, players))
+    try:
+        await stand_down(table)
+    except BaseException:
+        reserving.cancel()
+        await asyncio.gather(reserving, return_exceptions=True)
+        raise
+    first = (await asyncio.gather(reserving, return_exceptions=True))[0]
+    if [p for p in table.seats if p is not None] != players:
+        return await reserve(peers, table)
+    if isinstance(first, BaseException):
+        raise first
+    return first
+
+
+async def reserve(peers: Peers, table: Table, players: list[str] | None = None) -> Reserved | None:
+    """Reserve the next hand of ``table`` for ``players`` (default: every seated player; ``None``
+    at a points table, or with too few players to start); FAILED_PRECONDITION /
+    ``not_enough_coins`` when some player's free 金币 do not cover it."""
+    players = [p for p in table.seats if p is not None] if players is None else players
     coins = seat_coins(table, len(players))
-    if coins is None or not players:
+    if coins is None or len(players) < table.game.min_players:
         return None
     hand_no = table.hand_no + 1
     short = players if coins > MAX_COINS else await peers.reserve_hand(

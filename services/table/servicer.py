@@ -183,8 +183,8 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         reserved = None
         if _gated(live.table) and f"{who.player_id}/{request.command_id}" not in live.table.commands:
             _decided(decide.start_hand(live.table, who.player_id, now_ms(), bytes(32)))  # its refusals first
-            await self._stand_down(live.table)
-            reserved = await reservations.reserve(self.peers, live.table)  # coin tables: each seat's largest loss
+            # the gates, and at a coin table each seat's largest loss reserved, at once
+            reserved = await reservations.gated(self._stand_down, self.peers, live.table)
         table = await self.tables.execute(
             table_id, who.player_id, request.command_id,
             lambda t, now: decide.start_hand(t, who.player_id, now, *self.tables.seeds_to_deal(t), reserved=reserved),
