@@ -22,6 +22,10 @@ from chieu.table.peers import Peers
 from chieu.table.v1 import log_pb2
 from chieu.tablelog.fold import Table
 
+SHORT_RETRY_S = (0.1, 0.25, 0.4)
+"""Pauses before asking again for a seat the ledger found short: a hand of the player's that just
+ended (here or at another table) holds its reservation until the ledger reads its ``HandEnded``,
+milliseconds later as a rule; a player really short is refused after them (¾ s)."""
 MAX_COINS = 2**62
 """More than any balance can hold: a reservation above it is refused here, before the ledger."""
 
@@ -67,8 +71,14 @@ async def reserve(peers: Peers, table: Table, players: list[str] | None = None) 
     if coins is None or len(players) < table.game.min_players:
         return None
     hand_no = table.hand_no + 1
-    short = players if coins > MAX_COINS else await peers.reserve_hand(
-        table.table_id, hand_no, dict.fromkeys(players, coins))
+    short = players
+    for pause in (*SHORT_RETRY_S, None):
+        if coins > MAX_COINS:
+            break
+        short = await peers.reserve_hand(table.table_id, hand_no, dict.fromkeys(players, coins))
+        if not short or pause is None:
+            break
+        await asyncio.sleep(pause)  # a hand just ended elsewhere: the ledger releases it once it reads its end
     if short:
         raise precondition(NOT_ENOUGH_COINS, f"a hand here may cost each seat {coins} 金币; "
                            f"{', '.join(sorted(short))} cannot cover it with the 金币 not already in play")
