@@ -40,6 +40,10 @@ MAX_AMOUNT = 2**63 - 1
 """The largest amount an account can hold (PostgreSQL ``bigint``): a conversion whose 金币 would
 not fit is refused as an amount (``bad_amount``), not found to lack an account."""
 
+MAX_SEATS = 16
+"""The most seats one hand reserves (every game has fewer)."""
+
+
 def _positive(value: int, what: str) -> int:
     if value <= 0:
         raise invalid("bad_amount", f"{what} must be positive, not {value}")
@@ -378,8 +382,8 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         fields.ident(request.table_id, "table_id")
         if request.hand_no < 1:
             raise invalid("bad_hand_no", "a hand number is 1 or more")
-        if not request.seats:
-            raise invalid("bad_seats", "a hand reserves at least one seat")
+        if not 1 <= len(request.seats) <= MAX_SEATS:
+            raise invalid("bad_seats", f"a hand reserves 1..{MAX_SEATS} seats")
         seats: dict[str, int] = {}
         for seat in request.seats:
             fields.ident(seat.player_id, "player_id")

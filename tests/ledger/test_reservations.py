@@ -8,15 +8,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import asyncpg
+import grpc
 import pytest
 
 from chieu.games.core import Transfer
 from chieu.kit.errors import ServiceError
+from chieu.kit.settings import Settings
 from chieu.ledger import books as b
 from chieu.ledger.books import Books, Leg, Posting
 from chieu.ledger.reservations import Answer, Reservations
+from chieu.ledger.v1 import ledger_service_pb2 as gpb
+from chieu.ledger.v1 import ledger_service_pb2_grpc as gpb_grpc
 from chieu.table.v1 import log_pb2
+from tests.conftest import credential, token
 from tests.ledger.conftest import Log, settlement, uid, until
+from tests.table.helpers import reason_of
 
 pytestmark = pytest.mark.integration
 
@@ -171,3 +177,38 @@ async def test_the_log_writes_back_a_reservation_the_ledger_lost(held_books: tup
         await until(released)
     finally:
         await consumer.stop()
+
+
+async def test_reserve_hand_over_grpc(settings: Settings, ledger_server: str) -> None:
+    """The RPC as the table calls it (its own credential); malformed requests are refused with a
+    reason before anything is reserved."""
+    a = uid("a")
+    async with grpc.aio.insecure_channel(ledger_server) as ch:
+        stub = gpb_grpc.LedgerServiceStub(ch)
+        op = (("authorization", f"Bearer {token(settings, 'op', 'operator')}"),)
+        table = (("authorization", f"Bearer {credential('table')}"),)
+        await stub.Adjust(gpb.AdjustRequest(adjustment_id=uid("f"), player_id=a, currency="coins", delta=100,
+                                            reason="test"), metadata=op)
+        t = uid("t")
+        for request, reason in (
+                (gpb.ReserveHandRequest(table_id=t, hand_no=0, seats=[gpb.SeatReservation(player_id=a, coins=1)]),
+                 "bad_hand_no"),
+                (gpb.ReserveHandRequest(table_id=t, hand_no=1), "bad_seats"),
+                (gpb.ReserveHandRequest(table_id=t, hand_no=1, seats=[gpb.SeatReservation(player_id=a, coins=1)] * 2),
+                 "bad_seats"),
+                (gpb.ReserveHandRequest(table_id=t, hand_no=1, seats=[gpb.SeatReservation(player_id=a, coins=0)]),
+                 "bad_amount"),
+                (gpb.ReserveHandRequest(table_id="", hand_no=1, seats=[gpb.SeatReservation(player_id=a, coins=1)]),
+                 "bad_table_id")):
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await stub.ReserveHand(request, metadata=table)
+            assert (refused.value.code(), reason_of(refused.value)) == (grpc.StatusCode.INVALID_ARGUMENT, reason)
+        ok = gpb.ReserveHandRequest(table_id=t, hand_no=1, seats=[gpb.SeatReservation(player_id=a, coins=60)])
+        assert await stub.ReserveHand(ok, metadata=table) == gpb.ReserveHandResponse(reserved=True)
+        assert await stub.ReserveHand(ok, metadata=table) == gpb.ReserveHandResponse(reserved=True, replayed=True)
+        more = gpb.ReserveHandRequest(table_id=uid("t"), hand_no=1, seats=[gpb.SeatReservation(player_id=a, coins=60)])
+        assert await stub.ReserveHand(more, metadata=table) == gpb.ReserveHandResponse(reserved=False,
+                                                                                       short_players=[a])
+        with pytest.raises(grpc.aio.AioRpcError) as refused:  # the operator's token is no table's
+            await stub.ReserveHand(more, metadata=op)
+        assert reason_of(refused.value) == "role_required"

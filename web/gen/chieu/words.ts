@@ -67,7 +67,7 @@ export const WORDS: Readonly<Record<WordKind, Readonly<Record<string, Words>>>> 
     "bad_reward_id": { vi: "Mã phần thưởng không hợp lệ.", zh: "奖励 ID 无效。", en: "That reward id is not valid." },
     "bad_room_id": { vi: "Mã phòng không hợp lệ.", zh: "房间 ID 无效。", en: "That room id is not valid." },
     "bad_seat": { vi: "Không có ghế này.", zh: "没有这个座位。", en: "There is no such seat." },
-    "bad_seats": { vi: "Mỗi ván giữ tiền cho từng ghế một lần, ít nhất một ghế.", zh: "每局为每个座位各预留一次，至少一个座位。", en: "A hand reserves each of its seats once, at least one." },
+    "bad_seats": { vi: "Mỗi ván giữ tiền cho từng ghế một lần: từ 1 đến 16 ghế.", zh: "每局为每个座位各预留一次：1 到 16 个座位。", en: "A hand reserves each of its seats once: 1 to 16 seats." },
     "bad_settlement": { vi: "Kết toán không hợp lệ.", zh: "结算无效。", en: "That settlement is not valid." },
     "bad_signature": { vi: "Mã phiên không hợp lệ; hãy đăng nhập lại.", zh: "会话令牌签名无效，请重新登录。", en: "The session token is not ours; sign in again." },
     "bad_song": { vi: "Bài hát không hợp lệ.", zh: "歌曲无效。", en: "That song is not valid." },
