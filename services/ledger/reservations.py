@@ -31,6 +31,7 @@ elsewhere is never more than what is safe.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -52,6 +53,29 @@ WHERE r.player_id = ANY($1::text[]) AND r.closed_at IS NULL
                   AND h.hand_no = r.hand_no))
 GROUP BY r.player_id
 """
+
+
+_LOCK = """
+WITH unflushed AS (SELECT set_config('synchronous_commit', 'off', true))
+SELECT a.id, a.balance FROM ledger_accounts a, unflushed WHERE a.id = ANY($1::text[]) ORDER BY a.id FOR UPDATE OF a
+"""
+"""Lock the players' 金币 accounts; this transaction commits without waiting for its flush."""
+
+_STATE = """
+SELECT
+  (SELECT coalesce(jsonb_object_agg(player_id, jsonb_build_array(coins, closed_at IS NOT NULL)), '{}')
+   FROM ledger_reservations WHERE table_id = $1 AND hand_no = $2) AS before,
+  EXISTS (SELECT 1 FROM ledger_hands WHERE stream = $5 AND table_id = $1 AND hand_no = $2) AS started,
+  (SELECT coalesce(jsonb_object_agg(player_id, coins), '{}') FROM (
+     SELECT r.player_id, sum(r.coins)::bigint AS coins FROM ledger_reservations r
+     WHERE r.player_id = ANY($3::text[]) AND r.closed_at IS NULL AND NOT (r.table_id = $1 AND r.hand_no = $2)
+       AND (r.created_at > now() - make_interval(secs => $4)
+            OR EXISTS (SELECT 1 FROM ledger_hands h WHERE h.stream = $5 AND h.table_id = r.table_id
+                       AND h.hand_no = r.hand_no))
+     GROUP BY r.player_id) h) AS held
+"""
+"""One hand's reservations before (player → [coins, closed]), whether the log started it, and each
+player's 金币 reserved for other hands in play."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,27 +105,25 @@ class Reservations:
         players = sorted(seats)
         accounts = [f"player/coins/{p}" for p in players]
         async with self.pool.acquire() as conn, conn.transaction():
-            # no wait for the commit's flush (docs/ledger.md, "Reservations"): a reservation lost
-            # with the database's crash in that instant is written again from the log's HandStarted
-            await conn.execute("SET LOCAL synchronous_commit TO off")
             # the players' 金币 accounts, locked in the books' one order: a posting or another
-            # reservation of theirs waits for this one (and never deadlocks with it)
-            rows = await conn.fetch("SELECT id, balance FROM ledger_accounts WHERE id = ANY($1::text[])"
-                                    " ORDER BY id FOR UPDATE", accounts)
-            before = await conn.fetch("SELECT player_id, coins, closed_at FROM ledger_reservations"
-                                      " WHERE table_id = $1 AND hand_no = $2", table_id, hand_no)
+            # reservation of theirs waits for this one (and never deadlocks with it); the commit
+            # does not wait for its flush (the log writes a lost reservation back: module docstring)
+            rows = await conn.fetch(_LOCK, accounts)
+            # after the lock (its own statement, so it sees what the lock waited for): this hand's
+            # reservations before, whether the log started it, what the players have reserved elsewhere
+            state = await conn.fetchrow(_STATE, table_id, hand_no, players, UNSTARTED_TTL_S, self.stream)
+            assert state is not None  # one row, always
+            before = {p: tuple(v) for p, v in json.loads(state["before"]).items()}
             if before:
-                if {r["player_id"]: int(r["coins"]) for r in before} == dict(seats):
+                if {p: v[0] for p, v in before.items()} == dict(seats):
                     return Answer(True, replayed=True)
-                started = await conn.fetchval("SELECT 1 FROM ledger_hands WHERE stream = $1 AND table_id = $2"
-                                              " AND hand_no = $3", self.stream, table_id, hand_no)
-                if started or any(r["closed_at"] is not None for r in before):
+                if state["started"] or any(closed for _, closed in before.values()):
                     raise precondition("id_reused", f"hand {hand_no} of table {table_id} was reserved for "
                                        "other seats, and has started")
                 await conn.execute("DELETE FROM ledger_reservations WHERE table_id = $1 AND hand_no = $2",
                                    table_id, hand_no)
             balance = {r["id"]: int(r["balance"]) for r in rows}
-            held = await self.held(conn, players)
+            held = {p: int(c) for p, c in json.loads(state["held"]).items()}
             short = tuple(p for p, a in zip(players, accounts, strict=True)
                           if balance.get(a, 0) - held.get(p, 0) < seats[p])
             if short:
