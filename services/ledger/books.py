@@ -480,16 +480,23 @@ WITH inbox AS (
     ON CONFLICT DO NOTHING RETURNING seq),
 mark AS (
     INSERT INTO ledger_table_marks (stream, table_id, seq) SELECT $1, $5, seq FROM inbox
-    ON CONFLICT (stream, table_id) DO UPDATE SET seq = greatest(ledger_table_marks.seq, excluded.seq))
+    ON CONFLICT (stream, table_id) DO UPDATE SET seq = greatest(ledger_table_marks.seq, excluded.seq)),
+ended AS (
+    UPDATE ledger_reservations SET closed_at = now()
+    WHERE table_id = $5 AND hand_no = ANY($7::bigint[]) AND closed_at IS NULL AND EXISTS (SELECT 1 FROM inbox))
 SELECT seq FROM inbox
 """
-"""The inbox row and the table's mark, raised (its row locked) in one statement; NULL: seen before."""
+"""The inbox row, the table's mark, raised (its row locked), and the reservations of the hands the
+message ends (``$7``), closed, in one statement; NULL: seen before."""
 
 
 async def inbox_and_mark(q: Query, stream: str, seq: int, posting_id: str, outcome: str, table_id: str,
-                         applied_by: str) -> bool:
-    """Write the inbox row of a table-log message and raise its table's mark; ``False``: seen before."""
-    return await q.fetchval(_INBOX_AND_MARK, stream, seq, posting_id, outcome, table_id, applied_by) is not None
+                         applied_by: str, ended: Sequence[int] = ()) -> bool:
+    """Write the inbox row of a table-log message and raise its table's mark, and close the
+    reservations of the hands the message ends (``ended``: :mod:`chieu.ledger.reservations`), in
+    one statement; ``False``: seen before."""
+    return await q.fetchval(_INBOX_AND_MARK, stream, seq, posting_id, outcome, table_id, applied_by,
+                            list(ended)) is not None
 
 
 async def inbox(q: Query, stream: str, seq: int, posting_id: str | None, outcome: str, applied_by: str) -> bool:

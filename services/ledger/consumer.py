@@ -314,15 +314,16 @@ class SettlementConsumer(Durable):
         key = postings[0].id if postings else (
             f"{table_id}/{hands[0].hand_no}/start" if hands else f"{table_id}/{ended[0]}/end")
         async with self.books.pool.acquire() as conn, conn.transaction():
+            # the inbox row closes the reservations of the hands the record ends: what the hand took
+            # is posted in this transaction, the rest is reserved no more
             if not await b.inbox_and_mark(conn, self.stream, seq, key, "posted" if postings else "hand", table_id,
-                                          self.applied_by):
+                                          self.applied_by, ended):
                 return "seen"
             for h in hands:
                 await b.record_hand(conn, self.stream, table_id, int(h.hand_no), seq, terms(h))
-                await reservations.started(conn, table_id, h)
+                if h.reserved:  # a coin hand's reservations, made the log's
+                    await reservations.started(conn, table_id, h)
             replayed = [(await self.books.post(p, conn=conn)).replayed for p in postings]
-            if ended:  # after its last settlement: what the hand took is posted, the rest reserved no more
-                await reservations.close(conn, table_id, ended)
         if not postings:
             return "hand"
         self.posted += 1
@@ -336,8 +337,9 @@ class SettlementConsumer(Durable):
     async def _refuse(self, msg: Any, table_id: str, seq: int, posting_id: str, e: ServiceError) -> str:
         """A settlement the books refuse (a bug upstream): recorded in the inbox, logged, acknowledged."""
         log.error("settlement refused", table_id=table_id, seq=seq, reason=e.reason, message=e.message)
+        ended = [int(ev.hand_ended.hand_no) for ev in log_pb2.Record.FromString(msg.data).events
+                 if ev.WhichOneof("kind") == "hand_ended"]  # the log ended the hand: its reservations too
         await b.inbox_and_mark(self.books.pool, self.stream, seq, posting_id, f"refused:{e.reason}", table_id,
-                               self.applied_by)
+                               self.applied_by, ended)
         await msg.ack()
         return "refused"
-

@@ -8,8 +8,9 @@ a settlement (paid services, conversions, adjustments), sees only the balance le
 reserved (:meth:`Reservations.held`, the books' ``holds_back``). The table caps every settlement
 of the hand within the reservations and logs the capped amounts; the consumer posts exactly them
 (a reserved seat always has them) and closes the hand's reservations when the log ends the hand
-(:func:`close`, in the transaction that applies the ``HandEnded``), posting the loss and releasing
-the rest in one step — a void of what is left, in TigerBeetle's words.
+(the statement that writes the ``HandEnded`` record's inbox row, in the transaction that posts
+its last settlement: ``chieu.ledger.books.inbox_and_mark``), posting the loss and releasing the
+rest in one step — a void of what is left, in TigerBeetle's words.
 
 Keys: a reservation is ``(table_id, hand_no, player_id)``; the same table and hand asked again
 with the same seats returns the first answer (``replayed``), so a retried start or a table process
@@ -149,13 +150,6 @@ async def started(conn: db.Conn, table_id: str, hand: log_pb2.HandStarted) -> No
            ON CONFLICT (table_id, hand_no, player_id) DO UPDATE SET coins = excluded.coins
            WHERE ledger_reservations.closed_at IS NULL AND ledger_reservations.coins <> excluded.coins""",
         table_id, int(hand.hand_no), list(hand.players), [int(c) for c in hand.reserved])
-
-
-async def close(conn: db.Conn, table_id: str, hands: Sequence[int]) -> None:
-    """The log ended ``hands`` of the table: their reservations are closed (what the settlements
-    took is posted; the rest is free again). In the transaction that applies the ``HandEnded``."""
-    await conn.execute("UPDATE ledger_reservations SET closed_at = now() WHERE table_id = $1"
-                       " AND hand_no = ANY($2::bigint[]) AND closed_at IS NULL", table_id, list(hands))
 
 
 SCHEMA = """
