@@ -212,3 +212,33 @@ async def test_reserve_hand_over_grpc(settings: Settings, ledger_server: str) ->
         with pytest.raises(grpc.aio.AioRpcError) as refused:  # the operator's token is no table's
             await stub.ReserveHand(more, metadata=op)
         assert reason_of(refused.value) == "role_required"
+
+
+async def test_a_hand_whose_settlement_is_refused_still_releases(held_books: tuple[Books, Reservations],
+                                                                 tlog: Log) -> None:
+    """The ledger refuses a settlement it cannot account for (here capped nets that do not add up),
+    but the log did end the hand: its reservations are closed all the same."""
+    books, r = held_books
+    w, lo, t = uid("w"), uid("l"), uid("refused")
+    await fund(books, w, 100)
+    await fund(books, lo, 100)
+    assert (await r.reserve(t, 1, {w: 50, lo: 50})).reserved
+    consumer = tlog.consumer(books)
+    await consumer.start()
+    subject = f"{tlog.prefix}.{t}"
+    try:
+        await tlog.js.publish(subject, hand_record(t, "start", 1, [w, lo], [50, 50]).SerializeToString())
+        s = settlement("xiangqi", [w, lo], [Transfer(1, 0, 2, "win")], stake=100, coins=True)
+        s.capped.extend([50, -40])  # does not sum to 0: bad_settlement
+        await tlog.js.publish(subject, hand_record(t, "end", 1, [w, lo], settlements=[s]).SerializeToString())
+
+        async def released() -> bool:
+            async with books.pool.acquire() as conn:
+                return await r.held(conn, [w, lo]) == {}
+
+        await until(released)
+    finally:
+        await consumer.stop()
+    outcome = await books.pool.fetchval("SELECT outcome FROM ledger_inbox WHERE posting_id = $1", f"{t}/1/0")
+    assert outcome == "refused:bad_settlement"
+    assert await books.balance(b.player(b.COINS, lo)) == 100
