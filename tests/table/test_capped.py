@@ -1,5 +1,5 @@
 """A coin hand's settlements capped within its reservations (issue 32): the pure cap
-(:func:`chieu.table.capped.within`, coins.md §6.5 with what is left of each reservation in place of
+(:func:`chieu.tablelog.capped.within`, coins.md §6.5 with what is left of each reservation in place of
 a balance) and the deciders writing it in the log — a loser pays at most what was reserved, and
 the log's ``Settlement.capped`` says so."""
 
@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from chieu.games.xiangqi.model import Resign
-from chieu.table import capped, decide, snapshot
+from chieu.table import decide, snapshot
 from chieu.table.refusals import Refused
-from chieu.table.state import Table
 from chieu.table.v1 import log_pb2
+from chieu.tablelog import capped
+from chieu.tablelog.fold import Table
 
 
 def test_nobody_short_is_no_cap() -> None:
