@@ -142,7 +142,7 @@ class Proof:
         if got == want:
             return
         heads = [f"{name}: expected {_show(getattr(want, name))}, logged {_show(getattr(got, name))}"
-                 for name in ("hand_no", "first_leg", "players", "stake", "currency", "game")
+                 for name in ("hand_no", "first_leg", "players", "stake", "currency", "game", "capped", "capped_pot")
                  if getattr(want, name) != getattr(got, name)]
         if heads:
             self._add("settlement_mismatch", subject, f"{at}: " + "; ".join(heads))

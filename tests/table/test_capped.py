@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from chieu.audit.proof import Proof
 from chieu.games.xiangqi.model import Resign
 from chieu.table import decide, snapshot
 from chieu.table.refusals import Refused
 from chieu.table.v1 import log_pb2
-from chieu.tablelog import capped
+from chieu.tablelog import capped, codec
 from chieu.tablelog.fold import Table
+from chieu.tablelog.verify import verify
 
 
 def test_nobody_short_is_no_cap() -> None:
@@ -31,14 +33,22 @@ def test_a_short_loser_pays_what_is_left_and_the_winners_share_it() -> None:
     assert capped.within([(1, 0, 10)], [10, 0]) == ([0, 0], 0)
 
 
-def run(table: Table, events: Any) -> None:
+LOG: dict[str, list[tuple[int, log_pb2.Record]]] = {}
+"""Every record :func:`run` folded, per table (the log an auditor proves)."""
+
+
+def run(table: Table, events: Any, actor: str = "system", command: Any = None) -> None:
     assert not isinstance(events, Refused), events
-    table.apply(log_pb2.Record(table_id=table.table_id, version=table.version + 1, events=events),
-                table.last_seq + 1)
+    record = log_pb2.Record(table_id=table.table_id, version=table.version + 1, events=events, actor=actor,
+                            server_time_ms=2000, game=table.game_key or "xiangqi")
+    if command is not None:
+        record.game_command.CopyFrom(codec.pack(command, table.game_key))
+    table.apply(record, table.last_seq + 1)
+    LOG.setdefault(table.table_id, []).append((table.last_seq, record))
 
 
 def coin_table(stake: int) -> Table:
-    table = Table("capped-xq")
+    table = Table(f"capped-xq-{len(LOG)}")
     run(table, decide.create(table, "xiangqi", {}, "a", stake, log_pb2.CURRENCY_COINS))
     run(table, decide.take_seat(table, "b", None))
     return table
@@ -53,7 +63,7 @@ def test_the_log_caps_a_loss_at_the_reservation_and_says_so() -> None:
     (s,) = [e.settlement for e in events if e.WhichOneof("kind") == "settlement"]
     assert [(t.from_seat, t.to_seat, t.amount) for t in s.transfers] == [(1, 0, 2)]  # what the rules said
     assert list(s.capped) == [150, -150] and s.capped_pot == 0  # what is paid
-    run(table, events)
+    run(table, events, "b", Resign())
     assert table.hand_lost == [-150, 150]
     again = snapshot.decode(snapshot.encode(table))  # a snapshot keeps them
     assert (again.reserved, again.hand_lost) == ([200, 150], [-150, 150])
@@ -73,3 +83,34 @@ def test_a_reservation_for_other_seats_or_another_hand_is_refused() -> None:
     for reserved in ((1, {"a": 20}), (2, {"a": 20, "b": 20}), (1, {"a": 20, "c": 20})):
         refused = decide.start_hand(table, "a", 1000, b"\x01" * 32, reserved=reserved)
         assert isinstance(refused, Refused) and refused.reason == "seats_changed"
+
+
+def proven(table_id: str, change: Any = None) -> list[tuple[str, str, str]]:
+    """The audit's proof of a table's money (chieu.audit.proof) over :data:`LOG`, after ``change``."""
+    records = [(seq, log_pb2.Record.FromString(r.SerializeToString())) for seq, r in LOG[table_id]]
+    if change is not None:
+        for _, r in records:
+            change(r)
+    proof = Proof(table_id)
+    verify(table_id, records, opened=True, observe=proof)
+    return proof.findings
+
+
+def test_the_audit_proves_a_capped_settlement_from_the_rules_and_the_reservations() -> None:
+    table = coin_table(100)
+    run(table, decide.start_hand(table, "a", 1000, b"\x02" * 32, reserved=(1, {"a": 200, "b": 150})))
+    run(table, decide.act(table, "b", Resign(), 2000), "b", Resign())
+    assert proven(table.table_id) == []
+
+    def pay_less(r: log_pb2.Record) -> None:  # the capped nets edited: the loser paid 100, not 150
+        for e in r.events:
+            if e.WhichOneof("kind") == "settlement":
+                e.settlement.capped[:] = [100, -100]
+
+    def uncap(r: log_pb2.Record) -> None:  # the cap dropped: the log would say 200 was paid
+        for e in r.events:
+            if e.WhichOneof("kind") == "settlement":
+                del e.settlement.capped[:]
+
+    for change in (pay_less, uncap):
+        assert [code for code, _, _ in proven(table.table_id, change)] == ["settlement_mismatch"]
