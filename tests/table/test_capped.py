@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from chieu.audit.proof import Proof
 from chieu.games.xiangqi.model import Resign
 from chieu.table import decide, snapshot
@@ -114,3 +117,22 @@ def test_the_audit_proves_a_capped_settlement_from_the_rules_and_the_reservation
 
     for change in (pay_less, uncap):
         assert [code for code, _, _ in proven(table.table_id, change)] == ["settlement_mismatch"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 3)), st.one_of(st.none(), st.integers(0, 3)),
+                          st.integers(1, 10_000)), min_size=1, max_size=8),
+       st.lists(st.integers(-500, 20_000), min_size=4, max_size=4))
+def test_no_seat_pays_more_than_is_left_and_the_cap_adds_up(legs: list[capped.Leg], left: list[int]) -> None:
+    legs = [(a, b, n) for a, b, n in legs if a != b]
+    owed, pot = capped.nets(legs, 4)
+    cut = capped.within(legs, left)
+    if cut is None:  # nobody short: paid as the rules say
+        assert all(n >= 0 or -n <= max(left[i], 0) for i, n in enumerate(owed))
+        return
+    paid, paid_pot = cut
+    assert sum(paid) + paid_pot == 0
+    for i, (o, p) in enumerate(zip(owed, paid, strict=True)):
+        assert -p <= max(left[i], 0) or p >= 0  # a loser pays at most what is left of its reservation
+        assert (o <= p <= 0) if o <= 0 else (0 <= p <= o)  # nobody pays more, or gets more, than owed
+    assert (pot <= paid_pot <= 0 and paid_pot == pot) if pot <= 0 else (0 <= paid_pot <= pot)  # the pot pays in full
