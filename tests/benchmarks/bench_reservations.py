@@ -8,10 +8,10 @@
    Target: p99 with ≤ 1.3× p99 without.
 2. Settlement postings/s through the consumer: coin hands of 4 seats (HandStarted, then one
    record with the Settlement of 4 transfers and the HandEnded), with reservations (each hand's
-   reservations open, the start making them the log's and the HandEnded closing them, each in a
-   statement the consumer writes anyway) and without (the same records with no reservations: the
-   same statements and round trips as before reservations), two runs each, alternating, the
-   better of each. Target: with ≥ 0.9× without.
+   reservations open, the start making them the log's — one statement more in the start's
+   transaction — and the HandEnded closing them in the inbox statement) and without (the same
+   records with no reservations: the statements and round trips of before reservations), two runs
+   each, alternating, the better of each. Target: with ≥ 0.9× without.
 
 Environment: BENCH_STARTS (300 per variant), BENCH_HANDS (1000 per variant); ``--starts-only`` /
 ``--postings-only``: one of the two.
