@@ -1,6 +1,6 @@
 """Each store owns its SQL: a statement is written in its store's module, never in a gRPC servicer or a
-consumer (which call the store). The ledger's statements are all in ``chieu.ledger.books`` (and its
-schema); the lobby's servicer has none."""
+consumer (which call the store). The ledger's statements are in its two stores, ``chieu.ledger.books``
+and ``chieu.ledger.reservations`` (and its schema); the lobby's servicer has none."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ SERVICES = Path(__file__).resolve().parents[1] / "services"
 SQL = re.compile(r"^\s*(SELECT|INSERT INTO|UPDATE \w+ (AS \w+ )?SET|DELETE FROM|WITH \w+ AS)\b")
 NO_SQL = ("service.py", "servicer.py", "consumer.py")
 """Modules of the gRPC edge and of the log's consumers: they call a store."""
-HOMES = {"ledger": {"books.py", "schema.py"}}
-"""Services whose every statement is in one store module (and the schema's migrations)."""
+HOMES = {"ledger": {"books.py", "reservations.py", "schema.py"}}
+"""Services whose every statement is in its store's module (and the schema's migrations): the
+ledger's books (postings, the inbox, parked records) and its coin hands' reservations."""
 
 
 def statements(path: Path) -> list[int]:

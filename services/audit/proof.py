@@ -96,7 +96,9 @@ class Proof:
             return  # a move that pays nothing and does not end the hand, logged so
         paid = self.within_reservations(table, paid)
         seed = ended[0].server_seed if ended else b""
-        expected = money.money_events(table, paid, outcome, seed, table.hand_players, hand, settled)
+        # within the hand's reservations (a coin hand's: HandStarted.reserved), as the table capped it
+        expected = money.money_events(table, paid, outcome, seed, table.hand_players, hand, settled,
+                                      table.reserved, money.lost_before(table, settlements) if table.reserved else ())
         self._settlements(record, hand, [e.settlement for e in expected if e.HasField("settlement")], settlements)
         self._ended(record, hand, [e.hand_ended for e in expected if e.HasField("hand_ended")], ended)
 
@@ -106,11 +108,11 @@ class Proof:
         return [f for f in self.findings if f[1] == name or f[1].startswith(name + " ")]
 
     def within_reservations(self, table: Table, legs: list[Transfer]) -> list[Transfer]:
-        """The rules' legs within what each loser reserved for the hand. THE HOOK for two-phase
-        coins (issue 32, "a loser pays at most what is reserved for the hand, and the log says
-        so"): the rules' amounts are derived uncapped, then capped here by the reservations the
-        log carries for the hand, exactly as the table caps them. Today the log carries none, so
-        the legs are the rules' as they are."""
+        """The rules' legs as the record's settlement carries them. Two-phase coins (issue 32, "a
+        loser pays at most what is reserved for the hand, and the log says so") keep the legs the
+        rules' and state the cap beside them (``Settlement.capped``): :func:`money.money_events`
+        derives it from the reservations the log carries for the hand (``HandStarted.reserved``)
+        exactly as the table does, so the legs pass through here unchanged."""
         return legs
 
     # -- comparisons -------------------------------------------------------------------------
@@ -140,7 +142,7 @@ class Proof:
         if got == want:
             return
         heads = [f"{name}: expected {_show(getattr(want, name))}, logged {_show(getattr(got, name))}"
-                 for name in ("hand_no", "first_leg", "players", "stake", "currency", "game")
+                 for name in ("hand_no", "first_leg", "players", "stake", "currency", "game", "capped", "capped_pot")
                  if getattr(want, name) != getattr(got, name)]
         if heads:
             self._add("settlement_mismatch", subject, f"{at}: " + "; ".join(heads))

@@ -58,6 +58,12 @@ class Exercise:
             raise ValueError(f"rooms are among {ROOM_KINDS}, and the short run's room is one of the full run's")
 
 
+MaxLoss = Callable[[Any, int], int]
+"""The most one seat can lose in one hand, in stake units (cược), given the game's parsed options
+and the number of seats: what a coin table reserves of each seat's 金币 (× the stake) before the
+hand starts (docs/ledger.md, "Reservations"). Pure and bounded (a product of the options, never a
+search); every settlement of the hand is capped within it."""
+
 Drawing = Callable[[Any, Sequence[str]], str]
 """Draws a state as an HTML fragment for the audit's replay page, given the hand's player ids.
 Pure: text in, text out; the page escapes nothing the function did not."""
@@ -104,6 +110,9 @@ class Descriptor:
     the table refuses a stake at which this times the stake does not fit a 64-bit integer."""
     draw: Drawing | None = None
     """The audit replay page's drawing of a state; ``None``: the page lists each seat's view."""
+    max_loss: MaxLoss | None = None
+    """A seat's largest loss in one hand (:data:`MaxLoss`); every game has one (a test holds them
+    to it), ``None`` only for a game that cannot be played for 金币."""
     rules_file: str = ""
     """The rules file, relative to the shared rules folder (``phom.md``); empty if it has none."""
     extra: Mapping[str, Any] = field(default_factory=dict)

@@ -11,6 +11,7 @@ from chieu.kit.settings import Settings, from_env
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
 from chieu.ledger.peers import Ladder
+from chieu.ledger.reservations import Reservations
 from chieu.ledger.rewards import RewardConsumer
 from chieu.ledger.schema import MIGRATIONS
 from chieu.ledger.service import LedgerService, self_audit
@@ -27,6 +28,8 @@ async def build(settings: Settings) -> Server:
         await db.migrate(conn, "ledger", MIGRATIONS)
     nc = await natsauth.connect(settings, "ledger", max_reconnect_attempts=-1)
     books = Books(pool)
+    reservations = Reservations(pool, names.TABLES.name)
+    books.holds_back = reservations.held
     consumer = SettlementConsumer(books, nc.jetstream(), ack_wait_s=settings.ledger_ack_wait_s,
                                   metrics_every_s=settings.metrics_refresh_s)
     rewards = RewardConsumer(books, nc.jetstream(), daily_cap=settings.reward_daily_cap,
@@ -38,7 +41,7 @@ async def build(settings: Settings) -> Server:
     revoked = revocations.from_lobby(settings, lobby_service_pb2.ListRevocationsRequest,
                                      lobby_service_pb2.ListRevocationsResponse)
     ladder = Ladder(settings)
-    servicer = LedgerService(books, settings, revoked, resettable=ladder.resettable)
+    servicer = LedgerService(books, settings, revoked, reservations, resettable=ladder.resettable)
     name = ledger_service_pb2.DESCRIPTOR.services_by_name["LedgerService"].full_name
     return Server(
         settings, addr=settings.ledger_addr, services=[name],

@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,6 +217,9 @@ class Books:
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
+        self.holds_back: Callable[[db.Conn, list[str]], Awaitable[dict[str, int]]] | None = None
+        """The 金币 of players reserved for coin hands in play (:mod:`chieu.ledger.reservations`):
+        a posting that is not a settlement may not take them."""
 
     async def post(self, p: Posting, *, conn: db.Conn | None = None) -> Result:
         """Apply ``p`` exactly once (in ``conn``'s open transaction when given)."""
@@ -266,6 +269,8 @@ class Books:
             delta[leg.debit] = delta.get(leg.debit, 0) - leg.amount
             delta[leg.credit] = delta.get(leg.credit, 0) + leg.amount
         after = {a: balances.get(a, 0) + delta.get(a, 0) for a in accounts}
+        if p.kind != "settlement" and self.holds_back is not None:
+            await self._not_reserved(conn, accounts, balances, delta, after)
         for a in accounts:
             if after[a] < 0 and guarded(a):
                 currency = parse_account(a)[1]
@@ -294,6 +299,19 @@ class Books:
                 "INSERT INTO ledger_outbox (posting_id, topic, payload) VALUES ($1, $2, $3::jsonb)",
                 [(p.id, topic, json.dumps(dict(payload), ensure_ascii=False)) for topic, payload in p.outbox])
         return Result(p.id, {a: after[a] for a in accounts})
+
+    async def _not_reserved(self, conn: db.Conn, accounts: Sequence[str], balances: Mapping[str, int],
+                            delta: Mapping[str, int], after: Mapping[str, int]) -> None:
+        """Refuse (``insufficient_coins``) taking a player's 金币 reserved for a hand in play."""
+        payers = {parse_account(a)[2]: a for a in accounts
+                  if delta.get(a, 0) < 0 and parse_account(a)[:2] == ("player", COINS)}
+        if not payers or self.holds_back is None:
+            return
+        held = await self.holds_back(conn, sorted(payers))
+        for who, a in payers.items():
+            if held.get(who, 0) and after[a] < held[who]:
+                raise precondition("insufficient_coins", f"{a} has {balances.get(a, 0)}, {held[who]} of them "
+                                   f"reserved for hands in play; needs {-delta[a]}")
 
     async def _not_held(self, conn: db.Conn, legs: Sequence[Leg]) -> None:
         """Refuse (``coins_held``) a posting that takes 金币 from a player held for review."""
@@ -462,16 +480,23 @@ WITH inbox AS (
     ON CONFLICT DO NOTHING RETURNING seq),
 mark AS (
     INSERT INTO ledger_table_marks (stream, table_id, seq) SELECT $1, $5, seq FROM inbox
-    ON CONFLICT (stream, table_id) DO UPDATE SET seq = greatest(ledger_table_marks.seq, excluded.seq))
+    ON CONFLICT (stream, table_id) DO UPDATE SET seq = greatest(ledger_table_marks.seq, excluded.seq)),
+ended AS (
+    UPDATE ledger_reservations SET closed_at = now()
+    WHERE table_id = $5 AND hand_no = ANY($7::bigint[]) AND closed_at IS NULL AND EXISTS (SELECT 1 FROM inbox))
 SELECT seq FROM inbox
 """
-"""The inbox row and the table's mark, raised (its row locked) in one statement; NULL: seen before."""
+"""The inbox row, the table's mark, raised (its row locked), and the reservations of the hands the
+message ends (``$7``), closed, in one statement; NULL: seen before."""
 
 
 async def inbox_and_mark(q: Query, stream: str, seq: int, posting_id: str, outcome: str, table_id: str,
-                         applied_by: str) -> bool:
-    """Write the inbox row of a table-log message and raise its table's mark; ``False``: seen before."""
-    return await q.fetchval(_INBOX_AND_MARK, stream, seq, posting_id, outcome, table_id, applied_by) is not None
+                         applied_by: str, ended: Sequence[int] = ()) -> bool:
+    """Write the inbox row of a table-log message and raise its table's mark, and close the
+    reservations of the hands the message ends (``ended``: :mod:`chieu.ledger.reservations`), in
+    one statement; ``False``: seen before."""
+    return await q.fetchval(_INBOX_AND_MARK, stream, seq, posting_id, outcome, table_id, applied_by,
+                            list(ended)) is not None
 
 
 async def inbox(q: Query, stream: str, seq: int, posting_id: str | None, outcome: str, applied_by: str) -> bool:
@@ -550,15 +575,18 @@ __all__ = ["COINS", "HEARTS", "Books", "Leg", "Posting", "Result", "ServiceError
 
 
 async def park(pool: asyncpg.Pool, stream: str, seq: int, subject: str, table_id: str, posting_id: str | None,
-               data: bytes, error: str, message: str, deliveries: int, applied_by: str) -> None:
+               data: bytes, error: str, message: str, deliveries: int, applied_by: str,
+               ended: Sequence[int] = ()) -> None:
     """Park a table-log message (:mod:`chieu.ledger.parked`): its row in ``ledger_parked`` and its
-    inbox row (``parked:<error>``, the table's mark raised), in one transaction."""
+    inbox row (``parked:<error>``, the table's mark raised, the reservations of the hands it ends
+    closed), in one transaction."""
     async with pool.acquire() as conn, conn.transaction():
         await conn.execute(
             "INSERT INTO ledger_parked (stream, seq, subject, table_id, data, error, message, deliveries)"
             " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
             stream, seq, subject, table_id, data, error, message, deliveries)
-        await conn.fetchval(_INBOX_AND_MARK, stream, seq, posting_id, f"parked:{error}", table_id, applied_by)
+        await conn.fetchval(_INBOX_AND_MARK, stream, seq, posting_id, f"parked:{error}", table_id, applied_by,
+                            list(ended))
 
 
 async def parked_open(q: Query) -> int:

@@ -53,7 +53,7 @@ from chieu.kit.durable import Durable
 from chieu.kit.durable import seq as _seq
 from chieu.kit.errors import ServiceError, invalid, precondition
 from chieu.ledger import books as b
-from chieu.ledger import parked
+from chieu.ledger import parked, reservations
 from chieu.ledger.books import Books, Leg, Posting
 from chieu.table.v1 import log_pb2
 
@@ -66,10 +66,11 @@ DURABLE = names.LEDGER_DURABLE
 
 def ordered(record: log_pb2.Record) -> bool:
     """Whether the ledger applies a record in its table's stream order: it moves money (a
-    Settlement with a transfer) or starts a hand (the terms its settlements must match)."""
+    Settlement with a transfer), starts a hand (the terms its settlements must match) or ends
+    one (its reservations are released once every settlement of it is posted)."""
     for e in record.events:
         kind = e.WhichOneof("kind")
-        if kind == "hand_started" or (kind == "settlement" and len(e.settlement.transfers) > 0):
+        if kind in ("hand_started", "hand_ended") or (kind == "settlement" and len(e.settlement.transfers) > 0):
             return True
     return False
 
@@ -109,10 +110,39 @@ def settlement_posting(table_id: str, s: log_pb2.Settlement) -> Posting | None:
         legs.append(Leg(leg_id, debit, credit, t.amount * s.stake, t.reason))
     if not legs:
         return None
+    if s.capped:
+        legs = capped_legs(s, legs, seats, the_pot)
     return Posting(
         id=f"{table_id}/{s.hand_no}/{s.first_leg}", kind="settlement", legs=tuple(legs), table_id=table_id,
         hand_no=s.hand_no, memo=s.game, cap=currency == b.COINS, seats=seats,
     )
+
+
+def capped_legs(s: log_pb2.Settlement, legs: list[Leg], seats: tuple[str, ...], the_pot: str) -> list[Leg]:
+    """The legs of a settlement the table capped within the hand's reservations: exactly the log's
+    capped nets (``Settlement.capped``, ``capped_pot``), through the clearing account as the books'
+    own cap writes them (``<posting>/pay/<account>``, ``<posting>/get/<account>``, reason
+    ``capped``, ``owed`` what the rules said). ``bad_settlement`` for nets that do not add up."""
+    if len(s.capped) != len(seats):
+        raise invalid("bad_settlement", f"{len(s.capped)} capped nets for {len(seats)} seats")
+    owed: dict[str, int] = {}
+    for leg in legs:
+        owed[leg.debit] = owed.get(leg.debit, 0) - leg.amount
+        owed[leg.credit] = owed.get(leg.credit, 0) + leg.amount
+    paid = dict(zip(seats, (int(n) for n in s.capped), strict=True))
+    paid[the_pot] = paid.get(the_pot, 0) + int(s.capped_pot)
+    if sum(paid.values()) != 0:
+        raise invalid("bad_settlement", "the capped nets do not sum to 0")
+    for a, n in paid.items():
+        o = owed.get(a, 0)
+        if (n < 0 and not o <= n) or (n > 0 and not 0 < n <= o):
+            raise invalid("bad_settlement", f"{a} nets {n} capped, but is owed {o}")
+    base, clearing = legs[0].id, b.system(legs[0].currency, "clearing")
+    out = [Leg(f"{base}/pay/{a}", a, clearing, -paid.get(a, 0), "capped", -o)
+           for a, o in owed.items() if o < 0 and paid.get(a, 0) < 0]
+    out += [Leg(f"{base}/get/{a}", clearing, a, paid.get(a, 0), "capped", o)
+            for a, o in owed.items() if o > 0 and paid.get(a, 0) > 0]
+    return out
 
 
 class SettlementConsumer(Durable):
@@ -195,7 +225,7 @@ class SettlementConsumer(Durable):
         try:
             await parked.park(self.books.pool, stream=self.stream, seq=seq, subject=msg.subject, table_id=table_id,
                               posting_id=None, data=bytes(msg.data), error=e, deliveries=delivered,
-                              applied_by=self.applied_by)
+                              applied_by=self.applied_by, ended=_ended(msg.data))
         except Exception as again:  # the books are away: the message comes back
             log.warning("settlement not parked yet; it will be redelivered", seq=seq, error=name,
                         park_error=parked.describe(again)[0])
@@ -226,6 +256,7 @@ class SettlementConsumer(Durable):
         record = log_pb2.Record.FromString(msg.data)
         settlements = [e.settlement for e in record.events if e.WhichOneof("kind") == "settlement"]
         hands = [e.hand_started for e in record.events if e.WhichOneof("kind") == "hand_started"]
+        ended = [int(e.hand_ended.hand_no) for e in record.events if e.WhichOneof("kind") == "hand_ended"]
         if not ordered(record):
             await msg.ack()
             return "skip"
@@ -245,13 +276,14 @@ class SettlementConsumer(Durable):
             await self._account(record.table_id, [s for s in settlements if s.transfers], hands)
         except ServiceError as e:
             s0 = settlements[0] if settlements else None
-            first = f"{s0.hand_no}/{s0.first_leg}" if s0 is not None else f"{hands[0].hand_no}/start"
+            first = f"{s0.hand_no}/{s0.first_leg}" if s0 is not None else (
+                f"{hands[0].hand_no}/start" if hands else f"{ended[0]}/end")
             return await self._refuse(msg, record.table_id, seq, f"{record.table_id}/{first}", e)
         if self.before_apply is not None:
             await self.before_apply(msg)
         for attempt in range(5):
             try:
-                outcome = await self._apply(seq, record.table_id, postings, hands)
+                outcome = await self._apply(seq, record.table_id, postings, hands, ended)
                 break
             except asyncpg.UniqueViolationError:
                 # a concurrent process posted the same settlement: the next try finds it
@@ -289,11 +321,15 @@ class SettlementConsumer(Durable):
                        hands: list[log_pb2.HandStarted]) -> None:
         await account(self.books.pool, self.stream, table_id, settlements, hands)
 
-    async def _apply(self, seq: int, table_id: str, postings: list[Posting], hands: list[log_pb2.HandStarted]) -> str:
-        key = postings[0].id if postings else f"{table_id}/{hands[0].hand_no}/start"
+    async def _apply(self, seq: int, table_id: str, postings: list[Posting], hands: list[log_pb2.HandStarted],
+                     ended: Sequence[int] = ()) -> str:
+        key = postings[0].id if postings else (
+            f"{table_id}/{hands[0].hand_no}/start" if hands else f"{table_id}/{ended[0]}/end")
         async with self.books.pool.acquire() as conn, conn.transaction():
+            # the inbox row closes the reservations of the hands the record ends: what the hand took
+            # is posted in this transaction, the rest is reserved no more
             if not await b.inbox_and_mark(conn, self.stream, seq, key, "posted" if postings else "hand", table_id,
-                                          self.applied_by):
+                                          self.applied_by, ended):
                 return "seen"
             for h in hands:
                 await remember_hand(conn, self.stream, table_id, seq, h)
@@ -311,10 +347,13 @@ class SettlementConsumer(Durable):
     async def _refuse(self, msg: Any, table_id: str, seq: int, posting_id: str, e: ServiceError) -> str:
         """A settlement the books refuse (a bug upstream): recorded in the inbox, logged, acknowledged."""
         log.error("settlement refused", table_id=table_id, seq=seq, reason=e.reason, message=e.message)
+        ended = [int(ev.hand_ended.hand_no) for ev in log_pb2.Record.FromString(msg.data).events
+                 if ev.WhichOneof("kind") == "hand_ended"]  # the log ended the hand: its reservations too
         await b.inbox_and_mark(self.books.pool, self.stream, seq, posting_id, f"refused:{e.reason}", table_id,
-                               self.applied_by)
+                               self.applied_by, ended)
         await msg.ack()
         return "refused"
+
 
 async def account(q: Any, stream: str, table_id: str, settlements: list[log_pb2.Settlement],
                   hands: list[log_pb2.HandStarted]) -> None:
@@ -335,8 +374,11 @@ async def account(q: Any, stream: str, table_id: str, settlements: list[log_pb2.
 
 
 async def remember_hand(q: Any, stream: str, table_id: str, seq: int, h: log_pb2.HandStarted) -> None:
-    """Keep a started hand's money terms (``ledger_hands``), once."""
+    """Keep a started hand's money terms (``ledger_hands``), once, and a coin hand's reservations
+    made the log's."""
     await b.record_hand(q, stream, table_id, int(h.hand_no), seq, terms(h))
+    if h.reserved:
+        await reservations.started(q, table_id, h)
 
 
 async def retry(books: Books, *, seqs: Sequence[int] = (), stream: str = "",
@@ -378,3 +420,13 @@ async def retry(books: Books, *, seqs: Sequence[int] = (), stream: str = "",
             log.error("parked settlement failed again", stream=stream, seq=seq, error=name, message=text)
     await parked.count_open(books.pool)
     return done
+
+
+def _ended(data: bytes) -> list[int]:
+    """The hands a record ends (their reservations close with it, posted or parked); none when it
+    does not parse."""
+    try:
+        record = log_pb2.Record.FromString(data)
+    except Exception:  # a record that does not parse ends nothing the books know of
+        return []
+    return [int(ev.hand_ended.hand_no) for ev in record.events if ev.WhichOneof("kind") == "hand_ended"]

@@ -23,6 +23,7 @@ parked with its new error. ``chieu audit`` lists parked records as ``settlement_
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -103,12 +104,13 @@ async def count_open(pool: Any) -> int:
 
 
 async def park(pool: Any, *, stream: str, seq: int, subject: str, table_id: str, posting_id: str | None,
-               data: bytes, error: BaseException, deliveries: int, applied_by: str) -> None:
+               data: bytes, error: BaseException, deliveries: int, applied_by: str,
+               ended: Sequence[int] = ()) -> None:
     """Park one message: its parked row and its inbox row (``parked:<error>``, the table's mark
     raised) in one transaction, then counted and logged once. Raises if the books cannot be
     written (the message then waits like any other)."""
     name, text = describe(error)
-    await b.park(pool, stream, seq, subject, table_id, posting_id, data, name, text, deliveries, applied_by)
+    await b.park(pool, stream, seq, subject, table_id, posting_id, data, name, text, deliveries, applied_by, ended)
     metrics.LEDGER_PARKED.inc()
     log.error("settlement parked: it cannot be posted; chieu ledger-parked retry after a fix",
               stream=stream, seq=seq, table_id=table_id, error=name, message=text, deliveries=deliveries)

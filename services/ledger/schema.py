@@ -14,11 +14,14 @@
 - ``ledger_holds`` / ``ledger_hold_log``: players whose 金币 are held for an operator's review,
   and every hold and release (V5).
 - ``ledger_parked``: table-log records the ledger could not post, for an operator to retry (V6).
+- ``ledger_reservations``: each seat's largest loss in a coin hand, reserved before it starts
+  and closed when the log ends it (V7, :mod:`chieu.ledger.reservations`).
 """
 
 from __future__ import annotations
 
 from chieu.ledger.parked import SCHEMA as PARKED
+from chieu.ledger.reservations import SCHEMA as RESERVATIONS
 
 V1 = """
 CREATE TABLE ledger_accounts (
@@ -163,6 +166,8 @@ CREATE INDEX ledger_hold_log_player ON ledger_hold_log (player_id, id);
 
 V6 = PARKED
 """``ledger_parked``: records of the table log that could not be posted (:mod:`chieu.ledger.parked`)."""
+V7 = RESERVATIONS
+"""The hands' reservations at coin tables (:mod:`chieu.ledger.reservations`)."""
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7)
 """Append only: a new script for every change; never edit an applied one."""

@@ -10,7 +10,9 @@ ClaimWelcome ``service:lobby`` (a player never claims its own welcome coins: the
 within its limits); a service credential never passes for an operator. No service
 credential mints money: the ladder's rewards come as its records on NATS
 (:mod:`chieu.ledger.rewards`), and ``CreditReward`` is an operator's, within the daily cap. An
-operator holds a flagged player's 金币 for review (``HoldCoins``, ``ReleaseCoins``). Every refusal
+operator holds a flagged player's 金币 for review (``HoldCoins``, ``ReleaseCoins``). ``ReserveHand``
+is the table service's alone (``service:table``): a coin hand's reservations before it starts
+(:mod:`chieu.ledger.reservations`). Every refusal
 is a gRPC status with a stable reason, and changes nothing.
 """
 
@@ -22,13 +24,14 @@ from typing import Any
 import asyncpg
 import grpc
 
-from chieu.kit import auth, db, fields, metrics
+from chieu.kit import auth, db, fields, metrics, names
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
 from chieu.ledger import books as b
 from chieu.ledger import parked, rewards
 from chieu.ledger.books import Books, Leg, Posting, Result
+from chieu.ledger.reservations import Reservations
 from chieu.ledger.v1 import ledger_service_pb2 as pb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as pb_grpc
 
@@ -36,6 +39,10 @@ Context = grpc.aio.ServicerContext[Any, Any]
 MAX_AMOUNT = 2**63 - 1
 """The largest amount an account can hold (PostgreSQL ``bigint``): a conversion whose 金币 would
 not fit is refused as an amount (``bad_amount``), not found to lack an account."""
+
+MAX_SEATS = 16
+"""The most seats one hand reserves (every game has fewer)."""
+
 
 def _positive(value: int, what: str) -> int:
     if value <= 0:
@@ -54,6 +61,7 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
     """The LedgerService servicer over the books."""
 
     def __init__(self, books: Books, settings: Settings, revocations: RevocationList | None = None,
+                 reservations: Reservations | None = None,
                  resettable: Callable[[str], Awaitable[bool]] | None = None) -> None:
         self.books = books
         self.settings = settings
@@ -62,6 +70,10 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         self.resettable = resettable
         """Whether a player's reputation has anything to reset (:meth:`chieu.ledger.peers.Ladder.resettable`);
         ``None``: nobody to ask, so a reset is refused (``ladder_unavailable``)."""
+        self.reservations = reservations or Reservations(books.pool, names.TABLES.name)
+        """The coin hands' reservations (``ReserveHand``); the books hold them back from spending."""
+        if books.holds_back is None:
+            books.holds_back = self.reservations.held
 
     # -- who ------------------------------------------------------------------------------
 
@@ -377,6 +389,23 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         fields.ident(request.player_id, "player_id")
         reason = fields.reason(request.reason, "a release")
         return pb.ReleaseCoinsResponse(released=await self.books.release(request.player_id, reason, who.player_id))
+
+    async def ReserveHand(self, request: pb.ReserveHandRequest, context: Context) -> pb.ReserveHandResponse:
+        auth.require(self._who(context), "service:table")
+        fields.ident(request.table_id, "table_id")
+        if request.hand_no < 1:
+            raise invalid("bad_hand_no", "a hand number is 1 or more")
+        if not 1 <= len(request.seats) <= MAX_SEATS:
+            raise invalid("bad_seats", f"a hand reserves 1..{MAX_SEATS} seats")
+        seats: dict[str, int] = {}
+        for seat in request.seats:
+            fields.ident(seat.player_id, "player_id")
+            if seat.player_id in seats:
+                raise invalid("bad_seats", f"{seat.player_id} has two seats")
+            seats[seat.player_id] = _positive(seat.coins, "coins")
+        answer = await self.reservations.reserve(request.table_id, int(request.hand_no), seats)
+        return pb.ReserveHandResponse(reserved=answer.reserved, short_players=answer.short,
+                                      replayed=answer.replayed)
 
     async def Audit(self, request: pb.AuditRequest, context: Context) -> pb.AuditResponse:
         auth.require(self._who(context), "operator", "auditor")

@@ -25,6 +25,8 @@ from chieu.tablelog.fold import DEFAULT_GRACE_S, Table, hand_setup, options_stru
 from chieu.tablelog.money import aborted, money_events, rule_money
 
 Events = list[log_pb2.TableEvent]
+Reserved = tuple[int, dict[str, int]]
+"""A hand's reservations: its number and the 金币 reserved per player."""
 Decision = Events | Refused
 """What a decider returns: the events of one record (none: nothing to do), or its refusal."""
 
@@ -236,10 +238,13 @@ def change_settings(t: Table, player: str, patch: dict[str, Any], stake: int | N
 
 
 def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes,
-               next_seed: log_pb2.NextSeed | None = None) -> Decision:
+               next_seed: log_pb2.NextSeed | None = None, reserved: Reserved | None = None) -> Decision:
     """Deal a hand with ``server_seed``: the seed committed before (``t.next_seed``, opened by the
     caller; deciders are pure). ``next_seed``: the next hand's, committed now, before any of its
-    client seeds can be given (docs/fairness.md)."""
+    client seeds can be given (docs/fairness.md). ``reserved``: at a coin table, the hand and the
+    金币 the ledger reserved for each of its players (:mod:`chieu.table.reservations`), logged in
+    ``HandStarted`` and the cap of every settlement of the hand (:mod:`chieu.tablelog.capped`); the
+    hand and seats must be the ones reserved (else ``seats_changed``: the caller reserves again)."""
     if player != t.host:
         return denied("not_host", "only the host (chủ bàn) starts a hand")
     if t.playing:
@@ -256,6 +261,9 @@ def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes,
     waiting = [p for p in players if p != t.host and p not in t.ready]
     if t.require_ready and waiting:
         return precondition("players_not_ready", f"waiting for {', '.join(waiting)} to be ready")
+    if reserved is not None and (sorted(reserved[1]) != sorted(players) or reserved[0] != t.hand_no + 1):
+        return Refused(Kind.ABORTED, "seats_changed", "the seats changed while the hand was starting; start again")
+    coins = [reserved[1][p] for p in players] if reserved is not None else []
     seed = server_seed
     client_seeds = [t.client_seeds.get(p, b"") for p in players]
     owner_seat = players.index(t.host) if t.host in players else -1
@@ -264,22 +272,26 @@ def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes,
     events = [_ev(hand_started=log_pb2.HandStarted(
         hand_no=hand_no, algorithm=fair.ALGORITHM, seed_commitment=fair.commitment(seed),
         server_seed=seed, players=players, client_seeds=client_seeds, owner_seat=owner_seat,
-        game=t.game_key, stake=t.stake, currency=t.currency, next_seed=next_seed))]
+        game=t.game_key, stake=t.stake, currency=t.currency, next_seed=next_seed, reserved=coins))]
     try:
         state = game.initial(t.options, len(players))
-        return events + _game_events(t, game, state, list(game.start(hand)), seed, players, hand_no, fresh=True)
+        return events + _game_events(t, game, state, list(game.start(hand)), seed, players, hand_no, fresh=True,
+                                     reserved=coins)
     except RuleViolation as v:
         return refusals.of(v)
 
 
 def _game_events(t: Table, game: Game[Any, Any, Any, Any], state: Any, game_events: list[Any], seed: bytes,
-                 players: list[str], hand_no: int, *, fresh: bool = False) -> Events:
+                 players: list[str], hand_no: int, *, fresh: bool = False,
+                 reserved: list[int] | None = None) -> Events:
     out = [_ev(game_event=codec.pack(e, t.game_key)) for e in game_events]
     for e in game_events:
         state = game.evolve(state, e)
     settled = 0 if fresh else t.settled_legs
     paid, outcome = rule_money(game, state, game_events, settled)
-    return out + money_events(t, paid, outcome, seed, players, hand_no, settled)
+    reserve = list(reserved if fresh and reserved is not None else t.reserved)
+    lost = [0] * len(players) if fresh else list(t.hand_lost)
+    return out + money_events(t, paid, outcome, seed, players, hand_no, settled, reserve, lost)
 
 
 def act(t: Table, player: str, command: Any, now_ms: int) -> Decision:

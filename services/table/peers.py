@@ -1,7 +1,8 @@
 """The table's calls to the other services, through their generated gRPC APIs only.
 
-- The ledger: a table's gà pot (before the stake or a gà option changes) and whether a player
-  has more 金币 than the minimum (a coin table's gate, GC-1).
+- The ledger: a table's gà pot (before the stake or a gà option changes), whether a player
+  has more 金币 than the minimum (a coin table's gate, GC-1), and a coin hand's reservations
+  (``ReserveHand``, before it starts).
 - The ladder: a player's reputation (信誉度) and whether their level admits them to a ladder
   table (过关斩将).
 - The lobby: the sessions it revoked, polled by a :class:`~chieu.kit.revocations.RevocationList`;
@@ -113,6 +114,15 @@ class Peers:
         r = await self._call("ledger", "tell a player's 金币", self._ledger().CheckEligibility,
                              ledger_pb.CheckEligibilityRequest(player_id=player), LEDGER_TIMEOUT_S)
         return not r.eligible
+
+    async def reserve_hand(self, table_id: str, hand_no: int, coins: dict[str, int]) -> list[str]:
+        """Reserve ``coins`` per player for the hand, all or none, once per table and hand
+        (:mod:`chieu.table.reservations`); the players whose 金币 do not cover theirs."""
+        r = await self._call("ledger", "reserve the hand's 金币", self._ledger().ReserveHand,
+                             ledger_pb.ReserveHandRequest(table_id=table_id, hand_no=hand_no, seats=[
+                                 ledger_pb.SeatReservation(player_id=p, coins=c) for p, c in coins.items()]),
+                             LEDGER_TIMEOUT_S)
+        return list(r.short_players)
 
     # -- ladder -------------------------------------------------------------------------------
 

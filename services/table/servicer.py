@@ -22,7 +22,7 @@ from chieu.kit import auth
 from chieu.kit.errors import GuardedServer, invalid, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
-from chieu.table import decide
+from chieu.table import decide, reservations
 from chieu.table.clocks import now_ms
 from chieu.table.decide import Decision, Events
 from chieu.table.peers import Peers
@@ -180,12 +180,15 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         who = self._who(context)
         table_id = check_table_id(request.table_id)
         live = await self.tables.get(table_id)
+        reserved = None
         if _gated(live.table) and f"{who.player_id}/{request.command_id}" not in live.table.commands:
             _decided(decide.start_hand(live.table, who.player_id, now_ms(), bytes(32)))  # its refusals first
-            await self._stand_down(live.table)
+            # the gates, and at a coin table each seat's largest loss reserved, at once
+            reserved = await reservations.gated(self._stand_down, self.peers, live.table)
         table = await self.tables.execute(
             table_id, who.player_id, request.command_id,
-            lambda t, now: decide.start_hand(t, who.player_id, now, *self.tables.seeds_to_deal(t)), request=request)
+            lambda t, now: decide.start_hand(t, who.player_id, now, *self.tables.seeds_to_deal(t), reserved=reserved),
+            request=request)
         return table_service_pb2.StartHandResponse(table=self.tables.view(table, who.player_id))
 
     async def _stand_down(self, table: Table) -> None:

@@ -49,7 +49,7 @@ def encode(table: Table) -> bytes:
         commands=[snapshot_pb2.RememberedCommand(key=k, version=v, digest=d) for k, (v, d) in table.commands.items()],
         ladder_level=table.ladder_level, ladder_seq=table.ladder_seq, min_reputation=table.min_reputation,
         profiles={p: snapshot_pb2.Profile(name=n, avatar=a) for p, (n, a) in table.profiles.items()},
-        next_seed=table.next_seed,
+        next_seed=table.next_seed, reserved=table.reserved, hand_lost=table.hand_lost,
     )
     if table.game_state is not None:
         msg.game_state.shape = plain.shape(type(table.game_state))
@@ -82,6 +82,7 @@ def decode(data: bytes) -> Table:
             ladder_level=msg.ladder_level, ladder_seq=msg.ladder_seq, min_reputation=msg.min_reputation,
             profiles={p: (v.name, v.avatar) for p, v in msg.profiles.items()},
             next_seed=msg.next_seed if msg.HasField("next_seed") else None,
+            reserved=list(msg.reserved), hand_lost=list(msg.hand_lost),
         )
         if msg.game:
             table.set_options(msg.options)

@@ -111,6 +111,11 @@ class Table:
     """The next hand's server seed, committed and sealed (``TableCreated``, ``HandStarted``)."""
     settled_legs: int = 0
     """Transfers of the current hand already put in a Settlement."""
+    reserved: list[int] = field(default_factory=list)
+    """The 金币 the ledger reserved per seat for the hand in play (``HandStarted.reserved``; empty
+    at points tables and for hands logged before reservations)."""
+    hand_lost: list[int] = field(default_factory=list)
+    """Per seat, the net 金币 lost in the hand in play so far (negative: won), with ``reserved``."""
     auto: set[str] = field(default_factory=set)
     """Players of the hand whose seat is auto-played (disconnected, or quit)."""
     lost: dict[str, int] = field(default_factory=dict)
@@ -261,6 +266,8 @@ class Table:
         self.next_seed = h.next_seed if h.HasField("next_seed") else None
         self.game_state = self.game.initial(self.options, len(self.hand_players))
         self.settled_legs = 0
+        self.reserved = list(h.reserved)
+        self.hand_lost = [0] * len(h.players) if h.reserved else []
         self.auto = set()
         self.away = (self.away | set(self.lost)) & set(self.hand_players)
         self.lost = {}
@@ -269,6 +276,15 @@ class Table:
 
     def _on_settlement(self, s: log_pb2.Settlement, version: int) -> None:
         self.settled_legs += len(s.transfers)
+        if self.hand_lost:  # what each seat lost in 金币: the capped nets when capped, else the legs
+            if s.capped:
+                self.hand_lost = [lo - n for lo, n in zip(self.hand_lost, s.capped, strict=True)]
+            else:
+                for t in s.transfers:
+                    if t.HasField("from_seat"):
+                        self.hand_lost[t.from_seat] += t.amount * s.stake
+                    if t.HasField("to_seat"):
+                        self.hand_lost[t.to_seat] -= t.amount * s.stake
         for t in s.transfers:
             if not t.HasField("from_seat"):
                 self.pot -= t.amount

@@ -5,11 +5,12 @@ functions (:mod:`chieu.table.decide`) and the auditor proves the logged ones wit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from chieu.games.core import Game, Outcome, Transfer
 from chieu.table.v1 import log_pb2
-from chieu.tablelog import codec
+from chieu.tablelog import capped, codec
 from chieu.tablelog.fold import Table
 
 
@@ -27,15 +28,26 @@ def rule_money(game: Game[Any, Any, Any, Any], after: Any, game_events: list[Any
 
 
 def money_events(t: Table, paid: list[Transfer], outcome: Outcome | None, seed: bytes, players: list[str],
-                 hand_no: int, settled: int) -> list[log_pb2.TableEvent]:
+                 hand_no: int, settled: int, reserved: Sequence[int] = (),
+                 lost: Sequence[int] = ()) -> list[log_pb2.TableEvent]:
     """The ``Settlement`` of ``paid`` (none if nothing is paid) and the ``HandEnded`` of
-    ``outcome`` (none while the hand goes on), at the table's stake, currency and ladder level."""
+    ``outcome`` (none while the hand goes on), at the table's stake, currency and ladder level.
+    At a coin table whose hand reserved each seat's loss (``reserved``, 金币 per seat; ``lost``:
+    what each seat lost in the hand before this record), a settlement some seat cannot pay within
+    what is left of its reservation carries the capped nets (``Settlement.capped``,
+    :func:`chieu.tablelog.capped.within`); its transfers stay the rules'."""
     out: list[log_pb2.TableEvent] = []
     if paid:
-        out.append(log_pb2.TableEvent(settlement=log_pb2.Settlement(
-            hand_no=hand_no, first_leg=settled, players=players, stake=t.stake,
-            currency=t.currency, game=t.game_key,
-            transfers=[codec.transfer_message(x) for x in paid])))
+        s = log_pb2.Settlement(hand_no=hand_no, first_leg=settled, players=players, stake=t.stake,
+                               currency=t.currency, game=t.game_key,
+                               transfers=[codec.transfer_message(x) for x in paid])
+        if reserved and t.currency == log_pb2.CURRENCY_COINS:
+            legs = [(x.from_seat, x.to_seat, x.amount * t.stake) for x in paid]
+            cut = capped.within(legs, [r - lo for r, lo in zip(reserved, lost, strict=True)])
+            if cut is not None:
+                s.capped.extend(cut[0])
+                s.capped_pot = cut[1]
+        out.append(log_pb2.TableEvent(settlement=s))
     if outcome is not None:
         out.append(log_pb2.TableEvent(hand_ended=log_pb2.HandEnded(
             hand_no=hand_no, outcome=codec.outcome_message(outcome), server_seed=seed, players=players,
@@ -52,3 +64,20 @@ def aborted(players: int, reason: str, pot: int) -> Outcome:
     pot keeps what the settlements put in it (``pot``, stake units): the next hand starts with it."""
     return Outcome(winner=None, ranking=(), scores=(0,) * players, transfers=(), reason=ABORTED + reason,
                    pot_balance=pot)
+
+
+def lost_before(t: Table, logged: Sequence[log_pb2.Settlement]) -> list[int]:
+    """Each seat's 金币 lost in the hand before a record, from the fold after it (``t``) and the
+    settlements the record logged (what the fold added for them taken off again): what the
+    auditor caps the record's settlement with, as the table did with its fold before the record."""
+    lost = list(t.hand_lost)
+    for s in logged:
+        if s.capped:
+            lost = [lo + n for lo, n in zip(lost, s.capped, strict=True)]
+            continue
+        for x in s.transfers:
+            if x.HasField("from_seat") and x.from_seat < len(lost):
+                lost[x.from_seat] -= x.amount * s.stake
+            if x.HasField("to_seat") and x.to_seat < len(lost):
+                lost[x.to_seat] += x.amount * s.stake
+    return lost

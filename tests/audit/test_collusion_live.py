@@ -48,7 +48,11 @@ async def test_the_dumping_script_at_a_room_stake_is_flagged_by_the_audit(
         for p in (main, *guests):  # each account's welcome coins
             await ledger.Adjust(gpb.AdjustRequest(adjustment_id=f"w-{p}", player_id=p, currency="coins", delta=200,
                                                   reason="welcome (test)"), metadata=ops)
-        for g in guests:
+        async def coins() -> int:
+            got = await ledger.GetBalances(gpb.GetBalancesRequest(player_id=main), metadata=ops)
+            return {b.currency: b.amount for b in got.balances}["coins"]
+
+        for k, g in enumerate(guests):
             guest = TableClient(table_server, token(settings, g))
             try:
                 view = await guest.create("xiangqi", {}, stake=100, currency=log_pb2.CURRENCY_COINS)
@@ -58,10 +62,12 @@ async def test_the_dumping_script_at_a_room_stake_is_flagged_by_the_audit(
                 tables.append(view.table_id)
             finally:
                 await guest.close()
-
-        async def coins() -> int:
-            got = await ledger.GetBalances(gpb.GetBalancesRequest(player_id=main), metadata=ops)
-            return {b.currency: b.amount for b in got.balances}["coins"]
+            # the main account's 200 金币 were reserved for that hand (its largest loss at stake 100)
+            # until the ledger reads the hand's end: the next hand starts once it has
+            for _ in range(300):
+                if await coins() >= 200 + 200 * (k + 1):
+                    break
+                await asyncio.sleep(0.1)
 
         deadline = time.monotonic() + 30
         for _ in range(300):  # the ledger posts the settlements from the log

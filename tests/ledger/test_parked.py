@@ -25,8 +25,8 @@ from chieu.games.core import Transfer
 from chieu.kit import db, metrics
 from chieu.ledger import books as b
 from chieu.ledger import parked
-from chieu.ledger.consumer import retry
 from chieu.ledger.books import Books
+from chieu.ledger.consumer import retry
 
 from .conftest import Log, settlement, uid, until
 

@@ -80,6 +80,7 @@ ledger.Adjust               no_token expired  bad_key  role   role  ok       rol
 ledger.HoldCoins            no_token expired  bad_key  role   role  ok       role    role    role     role     role
 ledger.ReleaseCoins         no_token expired  bad_key  role   role  ok       role    role    role     role     role
 ledger.Audit                no_token expired  bad_key  role   role  ok       ok      role    role     role     role
+ledger.ReserveHand          no_token expired  bad_key  role   role  role     role    ok      role     role     role
 ladder.GetStanding          no_token expired  bad_key  ok     yours ok       ok      yours   yours    yours    ok
 ladder.GetHistory           no_token expired  bad_key  ok     yours ok       ok      yours   yours    yours    yours
 ladder.CheckSeat            no_token expired  bad_key  role   role  ok       ok      ok      ok       ok       ok
@@ -226,6 +227,7 @@ def test_the_readme_parser_reads_what_it_should() -> None:
     """The parser is not vacuous: a few rows read as a person would read them."""
     readme = readme_allowed()
     assert readme["ledger.CreditReward"] == {"operator"}  # no service credential mints money (issue 27)
+    assert readme["ledger.ReserveHand"] == {"s:table"}  # a hand's reservations: the table's alone (issue 32)
     assert readme["table.AuditLog"] == {"auditor"} and readme["table.Act"] == {"player", "other", "operator",
                                                                                 "auditor"}
     assert readme["lobby.ListRoomAudit"] == {"operator", "auditor"} and readme["lobby.SignIn"] == set(COLUMNS)

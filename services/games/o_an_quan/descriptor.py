@@ -3,8 +3,15 @@
 from chieu.games.descriptor import Descriptor, Exercise, Titles
 from chieu.games.fairness import Fairness, Label
 from chieu.games.o_an_quan.drawing import draw
-from chieu.games.o_an_quan.options import MAX_MOVE_UNITS
+from chieu.games.o_an_quan.options import MAX_MOVE_UNITS, Options
 from chieu.games.o_an_quan.vectors import VECTORS
+
+
+def max_loss(options: Options, seats: int) -> int:
+    """1 cược (``payout=fixed``), or the score difference (``perPoint``): at most every piece on
+    the board, 50 dân and the two quan."""
+    return 1 if options.payout == "fixed" else 50 + 2 * options.quan_value
+
 
 DESCRIPTOR = Descriptor(
     key="o_an_quan",
@@ -17,6 +24,7 @@ DESCRIPTOR = Descriptor(
     short_clock={"turnSeconds": 3},
     exercise=Exercise(players=2, full_players=2, short_room="points", full_rooms=("points", "coins", "ladder")),
     draw=draw,
+    max_loss=max_loss,
     rules_file="o_an_quan.md",
     fairness=Fairness(
         labels=(

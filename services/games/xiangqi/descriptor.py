@@ -3,6 +3,13 @@
 from chieu.games.descriptor import Descriptor, Exercise, Titles, Tool
 from chieu.games.xiangqi import perft
 from chieu.games.xiangqi.drawing import draw
+from chieu.games.xiangqi.game import WIN_POINTS
+
+
+def max_loss(options: object, seats: int) -> int:
+    """The loser pays the winner 2 cược (coins.md §6.5: Xiangqi ±2); nothing else moves."""
+    return WIN_POINTS
+
 
 DESCRIPTOR = Descriptor(
     key="xiangqi",
@@ -15,6 +22,7 @@ DESCRIPTOR = Descriptor(
     short_clock={"timeControl": "1min/20+1min/10", "moveLimit": "120-plies"},
     exercise=Exercise(players=2, full_players=2, short_room="ladder", full_rooms=("points", "coins", "ladder")),
     draw=draw,
+    max_loss=max_loss,
     rules_file="xiangqi.md",
     tools=(Tool("perft", perft.HELP, perft.arguments, perft.run),),
 )

@@ -1076,3 +1076,97 @@ class AdjustResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AdjustResponse: _TypeAlias = AdjustResponse  # noqa: Y015
+
+@_typing.final
+class SeatReservation(_message.Message):
+    """One seat's reservation: the most 金币 the player can lose in the hand."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    COINS_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    coins: _builtins.int
+    """金币, > 0."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        coins: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["coins", b"coins", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatReservation: _TypeAlias = SeatReservation  # noqa: Y015
+
+@_typing.final
+class ReserveHandRequest(_message.Message):
+    """ReserveHand request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    HAND_NO_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The coin table and the hand about to start (its number in the log's HandStarted): the key
+    that makes a retried or taken-over start reserve once.
+    """
+    hand_no: _builtins.int
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatReservation]:
+        """Every seat of the hand, in seat order."""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        hand_no: _builtins.int = ...,
+        seats: _abc.Iterable[Global___SeatReservation] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_no", b"hand_no", "seats", b"seats", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReserveHandRequest: _TypeAlias = ReserveHandRequest  # noqa: Y015
+
+@_typing.final
+class ReserveHandResponse(_message.Message):
+    """ReserveHand response."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESERVED_FIELD_NUMBER: _builtins.int
+    SHORT_PLAYERS_FIELD_NUMBER: _builtins.int
+    REPLAYED_FIELD_NUMBER: _builtins.int
+    reserved: _builtins.bool
+    """Whether every seat is reserved (false: none is)."""
+    replayed: _builtins.bool
+    """True when this table and hand were reserved before with the same seats: nothing was reserved
+    again.
+    """
+    @_builtins.property
+    def short_players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The players whose 金币 not already reserved are fewer than their seat's coins (the hand may
+        not start: not_enough_coins).
+        """
+
+    def __init__(
+        self,
+        *,
+        reserved: _builtins.bool = ...,
+        short_players: _abc.Iterable[_builtins.str] | None = ...,
+        replayed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["replayed", b"replayed", "reserved", b"reserved", "short_players", b"short_players"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReserveHandResponse: _TypeAlias = ReserveHandResponse  # noqa: Y015

@@ -120,6 +120,11 @@ class LedgerServiceStub:
                 request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AuditRequest.SerializeToString,
                 response_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AuditResponse.FromString,
                 _registered_method=True)
+        self.ReserveHand = channel.unary_unary(
+                '/chieu.ledger.v1.LedgerService/ReserveHand',
+                request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReserveHandRequest.SerializeToString,
+                response_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReserveHandResponse.FromString,
+                _registered_method=True)
 
 
 class LedgerServiceServicer:
@@ -248,6 +253,15 @@ class LedgerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReserveHand(self, request, context):
+        """Reserve, before a coin table's hand starts, each seat's largest possible loss in 金币 from the
+        balance not already reserved: all seats or none, once per table and hand (a repeat returns the
+        first answer). Held until the log ends the hand (HandEnded). Only the table service calls it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LedgerServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -335,6 +349,11 @@ def add_LedgerServiceServicer_to_server(servicer, server):
                     servicer.Audit,
                     request_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AuditRequest.FromString,
                     response_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AuditResponse.SerializeToString,
+            ),
+            'ReserveHand': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReserveHand,
+                    request_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReserveHandRequest.FromString,
+                    response_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReserveHandResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -797,6 +816,33 @@ class LedgerService:
             '/chieu.ledger.v1.LedgerService/Audit',
             chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AuditRequest.SerializeToString,
             chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AuditResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReserveHand(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.ledger.v1.LedgerService/ReserveHand',
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReserveHandRequest.SerializeToString,
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReserveHandResponse.FromString,
             options,
             channel_credentials,
             insecure,

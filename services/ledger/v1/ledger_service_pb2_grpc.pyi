@@ -78,6 +78,11 @@ class LedgerServiceStub:
     """Release a hold (after the review). Idempotent."""
     Audit: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.AuditRequest, _ledger_service_pb2.AuditResponse]
     """Recompute every balance from the transfers; check every currency sums to zero."""
+    ReserveHand: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.ReserveHandRequest, _ledger_service_pb2.ReserveHandResponse]
+    """Reserve, before a coin table's hand starts, each seat's largest possible loss in 金币 from the
+    balance not already reserved: all seats or none, once per table and hand (a repeat returns the
+    first answer). Held until the log ends the hand (HandEnded). Only the table service calls it.
+    """
 
 @_typing.type_check_only
 class LedgerServiceAsyncStub(LedgerServiceStub):
@@ -123,6 +128,11 @@ class LedgerServiceAsyncStub(LedgerServiceStub):
     """Release a hold (after the review). Idempotent."""
     Audit: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.AuditRequest, _ledger_service_pb2.AuditResponse]  # type: ignore[assignment]
     """Recompute every balance from the transfers; check every currency sums to zero."""
+    ReserveHand: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.ReserveHandRequest, _ledger_service_pb2.ReserveHandResponse]  # type: ignore[assignment]
+    """Reserve, before a coin table's hand starts, each seat's largest possible loss in 金币 from the
+    balance not already reserved: all seats or none, once per table and hand (a repeat returns the
+    first answer). Held until the log ends the hand (HandEnded). Only the table service calls it.
+    """
 
 class LedgerServiceServicer(metaclass=_abc_1.ABCMeta):
     """The ledger service."""
@@ -267,5 +277,16 @@ class LedgerServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ledger_service_pb2.AuditResponse, _abc.Awaitable[_ledger_service_pb2.AuditResponse]]:
         """Recompute every balance from the transfers; check every currency sums to zero."""
+
+    @_abc_1.abstractmethod
+    def ReserveHand(
+        self,
+        request: _ledger_service_pb2.ReserveHandRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ledger_service_pb2.ReserveHandResponse, _abc.Awaitable[_ledger_service_pb2.ReserveHandResponse]]:
+        """Reserve, before a coin table's hand starts, each seat's largest possible loss in 金币 from the
+        balance not already reserved: all seats or none, once per table and hand (a repeat returns the
+        first answer). Held until the log ends the hand (HandEnded). Only the table service calls it.
+        """
 
 def add_LedgerServiceServicer_to_server(servicer: LedgerServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

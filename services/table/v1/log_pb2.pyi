@@ -448,6 +448,8 @@ class Settlement(_message.Message):
     STAKE_FIELD_NUMBER: _builtins.int
     CURRENCY_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
+    CAPPED_FIELD_NUMBER: _builtins.int
+    CAPPED_POT_FIELD_NUMBER: _builtins.int
     hand_no: _builtins.int
     first_leg: _builtins.int
     """The index of the first transfer here among all transfers of the hand."""
@@ -456,11 +458,23 @@ class Settlement(_message.Message):
     currency: Global___Currency.ValueType
     game: _builtins.str
     """The game key."""
+    capped_pot: _builtins.int
+    """The gà pot's capped net in 金币 (with capped)."""
     @_builtins.property
     def transfers(self) -> _containers.RepeatedCompositeFieldContainer[_games_pb2.Transfer]: ...
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The player id in each seat of the hand (the seats of the transfers)."""
+
+    @_builtins.property
+    def capped(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """At a coin table whose hand reserved each seat's largest loss (HandStarted.reserved), when some
+        seat owes more than what is left of its reservation: what each seat pays (negative) or gets
+        (positive) in 金币, capped within the reservations (coins.md §6.5: each loser pays what is left,
+        the winners share it in proportion, leftovers one at a time to the winners owed most). Empty
+        when nothing was capped: then the transfers are paid as they are (× stake). The ledger posts
+        exactly these amounts; transfers keep what the rules said was owed.
+        """
 
     def __init__(
         self,
@@ -472,10 +486,12 @@ class Settlement(_message.Message):
         stake: _builtins.int = ...,
         currency: Global___Currency.ValueType = ...,
         game: _builtins.str = ...,
+        capped: _abc.Iterable[_builtins.int] | None = ...,
+        capped_pot: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "first_leg", b"first_leg", "game", b"game", "hand_no", b"hand_no", "players", b"players", "stake", b"stake", "transfers", b"transfers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["capped", b"capped", "capped_pot", b"capped_pot", "currency", b"currency", "first_leg", b"first_leg", "game", b"game", "hand_no", b"hand_no", "players", b"players", "stake", b"stake", "transfers", b"transfers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -706,6 +722,7 @@ class HandStarted(_message.Message):
     STAKE_FIELD_NUMBER: _builtins.int
     CURRENCY_FIELD_NUMBER: _builtins.int
     NEXT_SEED_FIELD_NUMBER: _builtins.int
+    RESERVED_FIELD_NUMBER: _builtins.int
     hand_no: _builtins.int
     algorithm: _builtins.str
     """The fairness algorithm id, e.g. "chieu-fair-v1"."""
@@ -735,6 +752,14 @@ class HandStarted(_message.Message):
     def next_seed(self) -> Global___NextSeed:
         """The next hand's server seed, committed now: every client seed of that hand is given later."""
 
+    @_builtins.property
+    def reserved(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """At a coin table: the 金币 the ledger reserved for each seat before the hand started (its
+        largest possible loss in the hand, by the game's rules and options, × the stake). Every
+        settlement of the hand is capped so that no seat's net loss over the hand exceeds it. Empty
+        at points tables and in logs written before reservations.
+        """
+
     def __init__(
         self,
         *,
@@ -749,10 +774,11 @@ class HandStarted(_message.Message):
         stake: _builtins.int = ...,
         currency: Global___Currency.ValueType = ...,
         next_seed: Global___NextSeed | None = ...,
+        reserved: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["next_seed", b"next_seed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["algorithm", b"algorithm", "client_seeds", b"client_seeds", "currency", b"currency", "game", b"game", "hand_no", b"hand_no", "next_seed", b"next_seed", "owner_seat", b"owner_seat", "players", b"players", "seed_commitment", b"seed_commitment", "server_seed", b"server_seed", "stake", b"stake"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["algorithm", b"algorithm", "client_seeds", b"client_seeds", "currency", b"currency", "game", b"game", "hand_no", b"hand_no", "next_seed", b"next_seed", "owner_seat", b"owner_seat", "players", b"players", "reserved", b"reserved", "seed_commitment", b"seed_commitment", "server_seed", b"server_seed", "stake", b"stake"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -150,6 +150,8 @@ class TableSnapshot(_message.Message):
     MIN_REPUTATION_FIELD_NUMBER: _builtins.int
     PROFILES_FIELD_NUMBER: _builtins.int
     NEXT_SEED_FIELD_NUMBER: _builtins.int
+    RESERVED_FIELD_NUMBER: _builtins.int
+    HAND_LOST_FIELD_NUMBER: _builtins.int
     format: _builtins.int
     """The format of this message: 1."""
     table_id: _builtins.str
@@ -230,6 +232,14 @@ class TableSnapshot(_message.Message):
     def next_seed(self) -> _log_pb2.NextSeed:
         """The next hand's server seed, committed and sealed (TableCreated / HandStarted.next_seed)."""
 
+    @_builtins.property
+    def reserved(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The hand in play's reservations in 金币 per seat (HandStarted.reserved), and each seat's net
+        金币 lost in the hand so far (negative: won), for the cap within the reservations.
+        """
+
+    @_builtins.property
+    def hand_lost(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     def __init__(
         self,
         *,
@@ -270,10 +280,12 @@ class TableSnapshot(_message.Message):
         min_reputation: _builtins.int = ...,
         profiles: _abc.Mapping[_builtins.str, Global___Profile] | None = ...,
         next_seed: _log_pb2.NextSeed | None = ...,
+        reserved: _abc.Iterable[_builtins.int] | None = ...,
+        hand_lost: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game_state", b"game_state", "last_outcome", b"last_outcome", "next_seed", b"next_seed", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "away", b"away", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed", b"next_seed", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "profiles", b"profiles", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "away", b"away", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_lost", b"hand_lost", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed", b"next_seed", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "profiles", b"profiles", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "reserved", b"reserved", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
