@@ -234,6 +234,19 @@ class Settings:
     ledger_audit_every_s: float = 60.0
     """``CHIEU_LEDGER_AUDIT_EVERY_S``: how often the ledger audits its own books for
     ``chieu_ledger_audit_clean`` (every balance from its transfers, every currency summing to 0)."""
+    screen_payers: int = 3
+    """``CHIEU_SCREEN_PAYERS``: the ledger's collusion screen flags an account, and holds its
+    winnings for review, when at least so many accounts lost it nearly all their net 金币 losses
+    (docs/ledger.md, "The collusion screen"); 0: the screen is off."""
+    screen_min_coins: int = 100
+    """``CHIEU_SCREEN_MIN_COINS``: the least net 金币 a payer must have lost to the account to count."""
+    screen_share: float = 0.9
+    """``CHIEU_SCREEN_SHARE``: the least part of a payer's net losses (to everyone) that went to the account."""
+    screen_drain: float = 0.5
+    """``CHIEU_SCREEN_DRAIN``: the least part of the 金币 a payer was ever given (welcome, rewards,
+    conversions, adjustments) that it lost to the account."""
+    screen_window_days: int = 30
+    """``CHIEU_SCREEN_WINDOW_DAYS``: the UTC days of flows the screen nets."""
     tracing: str = ""
     """``CHIEU_TRACING``: ``otlp`` exports OpenTelemetry traces over OTLP/gRPC, ``console`` prints them,
     ``off`` never traces; empty: traces are exported over OTLP when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is
@@ -323,6 +336,11 @@ _ENV = {
     "metrics_addr": "CHIEU_METRICS_ADDR",
     "metrics_refresh_s": "CHIEU_METRICS_REFRESH_S",
     "ledger_audit_every_s": "CHIEU_LEDGER_AUDIT_EVERY_S",
+    "screen_payers": "CHIEU_SCREEN_PAYERS",
+    "screen_min_coins": "CHIEU_SCREEN_MIN_COINS",
+    "screen_share": "CHIEU_SCREEN_SHARE",
+    "screen_drain": "CHIEU_SCREEN_DRAIN",
+    "screen_window_days": "CHIEU_SCREEN_WINDOW_DAYS",
     "tracing": "CHIEU_TRACING",
     "otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT",
 }
@@ -406,6 +424,10 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError(f"CHIEU_LOG_FORMAT must be console or json, not {s.log_format!r}")
     if s.tracing not in ("", "otlp", "console", "off"):
         raise SettingsError(f"CHIEU_TRACING must be otlp, console, off or empty, not {s.tracing!r}")
+    if min(s.screen_payers, s.screen_min_coins) < 0 or not 0 < s.screen_share <= 1 \
+            or not 0 <= s.screen_drain <= 1 or s.screen_window_days < 1:
+        raise SettingsError("CHIEU_SCREEN_PAYERS and _MIN_COINS must be at least 0, _SHARE within (0, 1], "
+                            "_DRAIN within [0, 1], _WINDOW_DAYS at least 1")
     if not (s.metrics_refresh_s > 0 and s.ledger_audit_every_s > 0):
         raise SettingsError("CHIEU_METRICS_REFRESH_S and CHIEU_LEDGER_AUDIT_EVERY_S must be positive")
     return s

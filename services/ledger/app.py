@@ -9,6 +9,7 @@ from chieu.kit.server import Server, nats_check, run
 from chieu.kit.settings import Settings, from_env
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
+from chieu.ledger.holds import Screen
 from chieu.ledger.rewards import RewardConsumer
 from chieu.ledger.schema import MIGRATIONS
 from chieu.ledger.service import LedgerService, self_audit
@@ -24,7 +25,9 @@ async def build(settings: Settings) -> Server:
     async with pool.acquire() as conn:
         await db.migrate(conn, "ledger", MIGRATIONS)
     nc = await natsauth.connect(settings, "ledger", max_reconnect_attempts=-1)
-    books = Books(pool)
+    screen = Screen(settings.screen_payers, settings.screen_min_coins, settings.screen_share, settings.screen_drain,
+                    settings.screen_window_days) if settings.screen_payers > 0 else None
+    books = Books(pool, screen)
     consumer = SettlementConsumer(books, nc.jetstream(), ack_wait_s=settings.ledger_ack_wait_s,
                                   metrics_every_s=settings.metrics_refresh_s)
     rewards = RewardConsumer(books, nc.jetstream(), daily_cap=settings.reward_daily_cap,

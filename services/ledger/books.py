@@ -19,12 +19,15 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
 from chieu.kit import db
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
+
+if TYPE_CHECKING:
+    from chieu.ledger.holds import Screen
 
 COINS = "coins"
 """金币 gold coins."""
@@ -32,9 +35,11 @@ HEARTS = "hearts"
 """红心币: the purchased currency."""
 WALLETS = (COINS, HEARTS)
 """Currencies a player (or a gà pot) can never owe."""
-PAST_A_HOLD = ("settlement", "adjust")
+PAST_A_HOLD = ("settlement", "adjust", "review")
 """The only postings that take 金币 from a held player (``ledger_holds``): a hand already played,
-and an operator's adjustment (the review's outcome); anything else is refused (``coins_held``)."""
+an operator's adjustment (the review's outcome) and the collusion screen's move of flagged
+winnings into their review escrow (:mod:`chieu.ledger.holds`); anything else is refused
+(``coins_held``)."""
 
 
 def points(game: str) -> str:
@@ -78,7 +83,7 @@ def valid_currency(currency: str) -> bool:
 def guarded(account_id: str) -> bool:
     """Whether the account may never go below 0."""
     kind, currency, _ = parse_account(account_id)
-    return kind in ("player", "pot") and currency in WALLETS
+    return kind in ("player", "pot", "review") and currency in WALLETS
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,10 +218,12 @@ def cap(legs: Sequence[Leg], balances: Mapping[str, int], seats: Sequence[str] =
 
 
 class Books:
-    """The ledger's books on one asyncpg pool."""
+    """The ledger's books on one asyncpg pool (``screen``: the collusion screen run on every 金币
+    settlement posted, :mod:`chieu.ledger.holds`; ``None``: off)."""
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, screen: Screen | None = None) -> None:
         self.pool = pool
+        self.screen = screen
 
     async def post(self, p: Posting, *, conn: db.Conn | None = None) -> Result:
         """Apply ``p`` exactly once (in ``conn``'s open transaction when given)."""
@@ -293,6 +300,11 @@ class Books:
             await conn.executemany(
                 "INSERT INTO ledger_outbox (posting_id, topic, payload) VALUES ($1, $2, $3::jsonb)",
                 [(p.id, topic, json.dumps(dict(payload), ensure_ascii=False)) for topic, payload in p.outbox])
+        if self.screen is not None and p.kind == "settlement" and legs and legs[0].currency == COINS:
+            from chieu.ledger import holds  # here: holds builds on this module
+
+            if await holds.screen(self, conn, legs, self.screen):  # flagged winnings moved out
+                after = {**after, **await self.lock(conn, accounts)}
         return Result(p.id, {a: after[a] for a in accounts})
 
     async def _not_held(self, conn: db.Conn, legs: Sequence[Leg]) -> None:

@@ -13,9 +13,14 @@
 - ``ledger_reward_days``: 金币 rewards credited per player and UTC day, for the daily cap (V5).
 - ``ledger_holds`` / ``ledger_hold_log``: players whose 金币 are held for an operator's review,
   and every hold and release (V5).
+- ``ledger_flows``, ``ledger_flow_pots``, ``ledger_review_holds``, ``ledger_review_payers``: the
+  collusion screen's 金币 flows between players per day, the gà pots' shares, and the holds of
+  flagged winnings in their ``review`` escrow accounts (V6, :mod:`chieu.ledger.holds`).
 """
 
 from __future__ import annotations
+
+from chieu.ledger import holds
 
 V1 = """
 CREATE TABLE ledger_accounts (
@@ -158,5 +163,7 @@ CREATE TABLE ledger_hold_log (
 CREATE INDEX ledger_hold_log_player ON ledger_hold_log (player_id, id);
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
+V6 = holds.MIGRATION
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
 """Append only: a new script for every change; never edit an applied one."""
