@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
@@ -250,3 +251,29 @@ async def test_release_and_reverse_work_exactly_once_through_the_api(
                                                          (f"review/{hold}/reverse", "ops")]
     _, _, problems = await screened.audit()
     assert problems == []  # every currency sums to 0, every balance is its transfers
+
+
+async def _cli(*args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "chieu.cli", "holds", *args,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert "Traceback" not in err.decode(), err.decode()
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def test_the_operator_command_lists_and_reviews_once(settings: Settings, screened: Books,
+                                                           ledger_server: str) -> None:
+    main, guests, hold = await _farmed(screened)
+    ops = ("--ledger", ledger_server, "--token", token(settings, "ops", "operator"))
+    code, out, _ = await _cli(*ops, "--player", main)
+    assert code == 0 and out.startswith(f"hold {hold}: {main} 450 金币 held (net_dump_target: ")
+    assert all(f"{g} 150" in out for g in guests)
+    assert (await _cli(*ops, str(hold), "--reverse"))[0] == 2  # a review needs its reason
+    player = ("--ledger", ledger_server, "--token", token(settings, main))
+    code, _, err = await _cli(*player, str(hold), "--release", "--reason", "mine")
+    assert code == 1 and "PERMISSION_DENIED" in err
+    code, out, _ = await _cli(*ops, str(hold), "--reverse", "--reason", "farm: coins back to the guests")
+    assert code == 0 and f"posted review/{hold}/reverse" in out and "reversed by ops" in out
+    code, _, err = await _cli(*ops, str(hold), "--release", "--reason", "again")
+    assert code == 1 and "already reversed" in err
+    assert all([await coins(screened, g) == 200 for g in guests])
