@@ -26,7 +26,7 @@ async def build(settings: Settings) -> Server:
         await db.migrate(conn, "ledger", MIGRATIONS)
     nc = await natsauth.connect(settings, "ledger", max_reconnect_attempts=-1)
     screen = Screen(settings.screen_payers, settings.screen_min_coins, settings.screen_share, settings.screen_drain,
-                    settings.screen_window_days) if settings.screen_payers > 0 else None
+                    settings.screen_window_days, settings.screen_welcome_payers) if settings.screen_payers > 0 else None
     books = Books(pool, screen)
     consumer = SettlementConsumer(books, nc.jetstream(), ack_wait_s=settings.ledger_ack_wait_s,
                                   metrics_every_s=settings.metrics_refresh_s)

@@ -21,7 +21,9 @@ counts when ``net(p → r) ≥ min_coins``, it is at least ``share`` of all ``p`
 everyone, each counterparty netted the same way), and at least ``drain`` of all the 金币 ``p``
 was ever given (credits from system accounts: welcome, rewards, conversions, adjustments): a
 farm's account is emptied into ``r``, a player who lost a hand or two to ``r`` from a larger
-purse is not. ``r`` is flagged when at least ``payers`` accounts count. Account age plays no
+purse is not. ``r`` is flagged when at least ``payers`` accounts count, or at least
+``welcome_payers`` of them were given nothing but their welcome 金币 (a script's accounts: no
+more than one welcome bonus moves into any account). Account age plays no
 part: an account aged past any threshold is seen all the same.
 
 **The hold.** For a flagged ``r``, the counted payers' net winnings not held before (by any hold
@@ -81,6 +83,9 @@ class Screen:
     adjustments: credits from system accounts) that it lost to the account."""
     window_days: int = 30
     """The flows screened: the last so many UTC days."""
+    welcome_payers: int = 2
+    """Flagged as soon as so many of the counted payers were given nothing but their welcome 金币
+    (a script's fresh accounts: at most one welcome bonus moves into any account); 0: off."""
 
 
 def escrow(player_id: str) -> str:
@@ -173,7 +178,7 @@ async def finding(conn: db.Conn, receiver: str, s: Screen) -> dict[str, int]:
                UNION ALL
                SELECT receiver, -coins FROM ledger_flows WHERE payer = $1 AND day > current_date - $2::int) x
            GROUP BY cp HAVING sum(c) >= $3""", receiver, s.window_days, s.min_coins)
-    if len(nets) < s.payers:
+    if len(nets) < min(s.payers, s.welcome_payers or s.payers):
         return {}
     net = {r["cp"]: int(r["net"]) for r in nets}
     losses = await conn.fetch(
@@ -188,14 +193,18 @@ async def finding(conn: db.Conn, receiver: str, s: Screen) -> dict[str, int]:
            GROUP BY p""", sorted(net), s.window_days)
     lost = {r["p"]: int(r["lost"]) for r in losses}
     counted = {p: n for p, n in net.items() if n >= s.share * lost.get(p, 0)}
-    if len(counted) < s.payers:
+    if len(counted) < min(s.payers, s.welcome_payers or s.payers):
         return {}
-    given = {b.parse_account(r["credit"])[2]: int(r["coins"]) for r in await conn.fetch(
-        "SELECT credit, sum(amount)::bigint AS coins FROM ledger_transfers WHERE credit = ANY($1::text[])"
-        " AND debit LIKE 'system/coins/%' AND debit <> $2 GROUP BY credit",
-        [b.player(b.COINS, p) for p in sorted(counted)], b.system(b.COINS, "clearing"))}
-    counted = {p: n for p, n in counted.items() if n >= s.drain * given.get(p, 0)}
-    return counted if len(counted) >= s.payers else {}
+    given: dict[str, tuple[int, bool]] = {b.parse_account(r["credit"])[2]: (int(r["coins"]), bool(r["welcome"]))
+                                          for r in await conn.fetch(
+        "SELECT credit, sum(amount)::bigint AS coins, bool_and(debit = $3) AS welcome FROM ledger_transfers"
+        " WHERE credit = ANY($1::text[]) AND debit LIKE 'system/coins/%' AND debit <> $2 GROUP BY credit",
+        [b.player(b.COINS, p) for p in sorted(counted)], b.system(b.COINS, "clearing"), b.system(b.COINS, "welcome"))}
+    counted = {p: n for p, n in counted.items() if n >= s.drain * given.get(p, (0, False))[0]}
+    welcomed = [p for p in counted if given.get(p, (0, False))[1]]
+    if len(counted) >= s.payers or (s.welcome_payers and len(welcomed) >= s.welcome_payers):
+        return counted
+    return {}
 
 
 async def screen(books: Books, conn: db.Conn, legs: Sequence[Leg], s: Screen) -> bool:

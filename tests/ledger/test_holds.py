@@ -46,10 +46,12 @@ def screened(pool: asyncpg.Pool) -> Books:
     return Books(pool, Screen())
 
 
-async def welcome(books: Books, *players: str, coins: int = 200) -> None:
+async def welcome(books: Books, *players: str, coins: int = 200, source: str = "welcome") -> None:
+    """Each player's 金币: its welcome (or, ``source="adjustments"``, an operator's credit)."""
     for p in players:
-        await books.post(Posting(f"welcome/{p}", "welcome", (Leg(f"welcome/{p}", b.system(b.COINS, "welcome"),
-                                                                 b.player(b.COINS, p), coins, "welcome"),)))
+        pid = f"welcome/{p}" if source == "welcome" else f"adjust/{p}"
+        await books.post(Posting(pid, source if source == "welcome" else "adjust", (
+            Leg(pid, b.system(b.COINS, source), b.player(b.COINS, p), coins, source),), actor="ops", memo="test"))
 
 
 async def coins(books: Books, player: str) -> int:
@@ -132,7 +134,7 @@ async def test_a_route_through_the_ga_pot_is_seen(screened: Books) -> None:
     """Guests lose into a table's gà pot and the main account wins the pot: the pot is a
     pass-through, its payout counted as paid by its feeders."""
     main, guests = uid("main-"), [uid("guest-") for _ in range(4)]
-    await welcome(screened, main, *guests)
+    await welcome(screened, main, *guests, source="adjustments")
     table = uid("ga-")
     for i, g in enumerate(guests):  # each guest feeds the pot 150 (15 units at stake 10)
         await post(screened, table, [g, main], [T(0, None, 15, "ga")], hand_no=i + 1)
@@ -144,9 +146,10 @@ async def test_a_route_through_the_ga_pot_is_seen(screened: Books) -> None:
 
 
 async def test_accounts_aged_past_72_hours_and_flows_of_days_ago_are_seen(screened: Books) -> None:
-    """Account age plays no part, and the flows of earlier days within the window still count."""
+    """Account age plays no part, and the flows of earlier days within the window still count
+    (accounts funded otherwise than by the welcome alone: three payers are needed)."""
     main, guests = uid("main-"), [uid("guest-") for _ in range(3)]
-    await welcome(screened, main, *guests)
+    await welcome(screened, main, *guests, source="adjustments")
     async with screened.pool.acquire() as conn:
         await conn.execute("UPDATE ledger_accounts SET opened_at = now() - interval '10 days'"
                            " WHERE owner = ANY($1::text[])", [main, *guests])
@@ -154,7 +157,7 @@ async def test_accounts_aged_past_72_hours_and_flows_of_days_ago_are_seen(screen
         await post(screened, uid("t-"), [g, main], [T(0, 1, 20)])
     async with screened.pool.acquire() as conn:  # those two dumps were four days ago
         await conn.execute("UPDATE ledger_flows SET day = day - 4 WHERE payer = ANY($1::text[])", guests[:2])
-    assert await holds.holds(screened.pool, main) == []  # two payers: not yet
+    assert await holds.holds(screened.pool, main) == []  # two such payers: not yet
     await post(screened, uid("t-"), [guests[2], main], [T(0, 1, 20)])
     row, payers = (await holds.holds(screened.pool, main))[0]
     assert int(row["coins"]) == 600 and payers == dict.fromkeys(guests, 200)
