@@ -132,9 +132,11 @@ def split(amount: int, shares: Mapping[str, int]) -> dict[str, int]:
     return {k: v for k, v in out.items() if v > 0}
 
 
-async def record(conn: db.Conn, legs: Sequence[Leg]) -> set[str]:
-    """Add a 金币 settlement's flows to ``ledger_flows`` (through its gà pot's shares); the
-    players who received something."""
+async def record(conn: db.Conn, legs: Sequence[Leg], window_days: int) -> dict[str, dict[str, int]]:
+    """Add a 金币 settlement's flows to ``ledger_flows`` (through its gà pot's shares); for each
+    player who received something, its net flows with every counterparty over the window
+    (counterparty → 金币 it paid the player, net), this settlement's included. One statement
+    without a gà pot: the upsert and the nets read together."""
     flows: dict[tuple[str, str], int] = defaultdict(int)
     feeds: dict[tuple[str, str], int] = defaultdict(int)
     payouts: list[tuple[str, str, int]] = []
@@ -161,26 +163,41 @@ async def record(conn: db.Conn, legs: Sequence[Leg]) -> set[str]:
         for feeder, coins in parts.items():
             flows[(feeder, receiver)] += coins
     flows = {k: v for k, v in flows.items() if k[0] != k[1] and v > 0}
-    if flows:
-        await conn.executemany(
-            "INSERT INTO ledger_flows (payer, receiver, day, coins) VALUES ($1, $2, current_date, $3)"
-            " ON CONFLICT (payer, receiver, day) DO UPDATE SET coins = ledger_flows.coins + excluded.coins",
-            [(p, r, c) for (p, r), c in sorted(flows.items())])
-    return {r for _, r in flows}
-
-
-async def finding(conn: db.Conn, receiver: str, s: Screen) -> dict[str, int]:
-    """The payers that count against ``receiver`` (payer → net 金币 it lost to it), or ``{}``
-    when fewer than ``s.payers`` count."""
-    nets = await conn.fetch(
-        """SELECT cp, sum(c)::bigint AS net FROM (
-               SELECT payer AS cp, coins AS c FROM ledger_flows WHERE receiver = $1 AND day > current_date - $2::int
-               UNION ALL
-               SELECT receiver, -coins FROM ledger_flows WHERE payer = $1 AND day > current_date - $2::int) x
-           GROUP BY cp HAVING sum(c) >= $3""", receiver, s.window_days, s.min_coins)
-    if len(nets) < min(s.payers, s.welcome_payers or s.payers):
+    if not flows:
         return {}
-    net = {r["cp"]: int(r["net"]) for r in nets}
+    keys = sorted(flows)
+    receivers = sorted({r for _, r in keys})
+    # the nets are read from the snapshot before the upsert (one statement): this settlement's
+    # flows are added to them here
+    rows = await conn.fetch(
+        """WITH up AS (
+               INSERT INTO ledger_flows (payer, receiver, day, coins)
+               SELECT p, r, current_date, c FROM unnest($1::text[], $2::text[], $3::bigint[]) AS f(p, r, c)
+               ON CONFLICT (payer, receiver, day) DO UPDATE SET coins = ledger_flows.coins + excluded.coins)
+           SELECT me, cp, sum(c)::bigint AS net FROM (
+               SELECT receiver AS me, payer AS cp, coins AS c FROM ledger_flows
+               WHERE receiver = ANY($4::text[]) AND day > current_date - $5::int
+               UNION ALL
+               SELECT payer, receiver, -coins FROM ledger_flows
+               WHERE payer = ANY($4::text[]) AND day > current_date - $5::int) x
+           GROUP BY me, cp""",
+        [p for p, _ in keys], [r for _, r in keys], [flows[k] for k in keys], receivers, window_days)
+    nets: dict[str, dict[str, int]] = {r: defaultdict(int) for r in receivers}
+    for row in rows:
+        nets[row["me"]][row["cp"]] += int(row["net"])
+    for (payer, receiver), coins in flows.items():
+        nets[receiver][payer] += coins
+        if payer in nets:
+            nets[payer][receiver] -= coins
+    return {r: dict(n) for r, n in nets.items()}
+
+
+async def finding(conn: db.Conn, receiver: str, nets: Mapping[str, int], s: Screen) -> dict[str, int]:
+    """The payers that count against ``receiver`` (payer → net 金币 it lost to it; ``nets``: its
+    net flows with each counterparty), or ``{}`` when too few count."""
+    net = {cp: n for cp, n in nets.items() if n >= s.min_coins}
+    if len(net) < min(s.payers, s.welcome_payers or s.payers):
+        return {}
     losses = await conn.fetch(
         """SELECT p, sum(greatest(n, 0))::bigint AS lost FROM (
                SELECT p, q, sum(c) AS n FROM (
@@ -212,8 +229,8 @@ async def screen(books: Books, conn: db.Conn, legs: Sequence[Leg], s: Screen) ->
     finding against (inside the settlement's transaction: its accounts are locked); whether it
     held any."""
     held = False
-    for receiver in sorted(await record(conn, legs)):
-        counted = await finding(conn, receiver, s)
+    for receiver, nets in sorted((await record(conn, legs, s.window_days)).items()):
+        counted = await finding(conn, receiver, nets, s)
         if counted:
             held = await _hold(books, conn, receiver, counted, s) or held
     return held

@@ -250,7 +250,9 @@ async def test_release_and_reverse_work_exactly_once_through_the_api(
     async with screened.pool.acquire() as conn:
         postings = await conn.fetch("SELECT id, actor, memo FROM ledger_postings WHERE id LIKE $1 ORDER BY id",
                                     f"review/{hold}/%")
+    # held at the second welcome-only payer (300), then the third's 150 added to the same hold
     assert [(p["id"], p["actor"]) for p in postings] == [(f"review/{hold}/hold/1", holds.SCREEN_ACTOR),
+                                                         (f"review/{hold}/hold/2", holds.SCREEN_ACTOR),
                                                          (f"review/{hold}/reverse", "ops")]
     _, _, problems = await screened.audit()
     assert problems == []  # every currency sums to 0, every balance is its transfers
