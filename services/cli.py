@@ -118,6 +118,65 @@ def _ledger_parked(args: argparse.Namespace) -> int:
         return 3
 
 
+def _holds(args: argparse.Namespace) -> int:
+    """The collusion screen's holds (chieu.ledger.holds): list them, or review one (release or
+    reverse, once), as an operator: ``--token`` or ``CHIEU_OPERATOR_TOKEN``, an operator's token
+    (``chieu token NAME --role operator``). 0: done; 1: refused (the reason printed); 2: bad
+    arguments; 3: the ledger cannot be reached."""
+    import asyncio
+    import os
+
+    import grpc
+
+    from chieu.kit import channels
+    from chieu.kit.settings import SettingsError, from_env
+    from chieu.ledger.v1 import ledger_service_pb2 as pb
+    from chieu.ledger.v1 import ledger_service_pb2_grpc as pb_grpc
+
+    try:
+        env = from_env()
+    except SettingsError as e:
+        print(f"chieu holds: {e}", file=sys.stderr)
+        return 2
+    bearer = args.token or os.environ.get("CHIEU_OPERATOR_TOKEN", "")
+    if not bearer:
+        print("chieu holds: an operator's token is needed (--token or CHIEU_OPERATOR_TOKEN; "
+              "chieu token NAME --role operator makes one)", file=sys.stderr)
+        return 2
+    if args.hold is not None and (args.release == args.reverse or not (args.reason or "").strip()):
+        print("chieu holds: reviewing a hold needs --release or --reverse, and --reason", file=sys.stderr)
+        return 2
+    meta = (("authorization", f"Bearer {bearer}"),)
+
+    def show(h: pb.ReviewHoldRecord) -> str:
+        payers = ", ".join(f"{p.player_id} {p.coins}" for p in h.payers)
+        done = f"; {h.status} by {h.reviewed_by}: {h.review_reason}" if h.status != "held" else ""
+        return f"hold {h.hold_id}: {h.player_id} {h.coins} 金币 {h.status} ({h.code}: {h.detail}) from {payers}{done}"
+
+    async def run() -> list[str]:
+        async with channels.channel(env, args.ledger or env.ledger_addr) as ch:
+            stub = pb_grpc.LedgerServiceStub(ch)
+            if args.hold is None:
+                got = await stub.ListReviewHolds(pb.ListReviewHoldsRequest(player_id=args.player or "",
+                                                                           reviewed=args.reviewed), metadata=meta)
+                return [show(h) for h in got.holds] or ["no holds"]
+            action = pb.ReviewHoldRequest.ACTION_RELEASE if args.release else pb.ReviewHoldRequest.ACTION_REVERSE
+            done = await stub.ReviewHold(pb.ReviewHoldRequest(hold_id=args.hold, action=action, reason=args.reason),
+                                         metadata=meta)
+            return [show(done.hold), f"posted {done.posting_id}"]
+
+    try:
+        lines = asyncio.run(run())
+    except grpc.aio.AioRpcError as e:
+        if e.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            print(f"chieu holds: the ledger at {args.ledger or env.ledger_addr} cannot be reached", file=sys.stderr)
+            return 3
+        print(f"chieu holds: refused: {e.code().name}: {e.details()}", file=sys.stderr)
+        return 1
+    print("\n".join(lines))
+    return 0
+
+
 def _token(args: argparse.Namespace) -> int:
     """Sign a token with the private key (``--key``, else ``CHIEU_TOKEN_PRIVATE_KEY``, else the key
     ``chieu up`` generated in ``.var/keys/``): a player's, or with ``--service`` a service's credential."""
@@ -592,6 +651,18 @@ def build_parser() -> argparse.ArgumentParser:
     sl.add_argument("--retire", metavar="KID", action="append", default=[],
                     help="leave this key out (only once no hand or next deal is sealed under it)")
     sl.set_defaults(func=_seal_keys)
+
+    ho = sub.add_parser("holds", help="operator: the collusion screen's holds of flagged winnings; review one "
+                        "(release it to the player, or reverse it to the payers)")
+    ho.add_argument("hold", nargs="?", type=int, help="the hold to review (omitted: list the holds)")
+    ho.add_argument("--release", action="store_true", help="give the held coins back to the flagged player")
+    ho.add_argument("--reverse", action="store_true", help="give each payer back what it lost into the hold")
+    ho.add_argument("--reason", help="what the review found (mandatory for a review)")
+    ho.add_argument("--player", help="list only this player's holds")
+    ho.add_argument("--reviewed", action="store_true", help="list the reviewed holds too")
+    ho.add_argument("--token", help="an operator's token (default: CHIEU_OPERATOR_TOKEN)")
+    ho.add_argument("--ledger", help="the ledger's address (default: CHIEU_LEDGER_ADDR)")
+    ho.set_defaults(func=_holds)
 
     tok = sub.add_parser("token", help="sign a session token or a service credential (CHIEU_TOKEN_PRIVATE_KEY)")
     tok.add_argument("player", nargs="?", help="the player id")

@@ -208,7 +208,8 @@ async def lobby_server(settings: Settings, database_url: str) -> AsyncIterator[s
     lobby_settings = replace(settings, database_url=database_url, lobby_ack_wait_s=2.0,
                              token_private_key=str(PRIVATE_KEY), service_token=credential("lobby"),
                              nats_creds=nats_creds("lobby"), lobby_new_players_per_address=0,
-                             lobby_welcome_per_address=0, lobby_welcome_per_device=0)
+                             lobby_welcome_per_address=0, lobby_welcome_per_device=0,
+                             lobby_welcome_after_hands=0)
     server = await build(lobby_settings)
     await server.start()
     try:

@@ -12,9 +12,10 @@ SERVICES = Path(__file__).resolve().parents[1] / "services"
 SQL = re.compile(r"^\s*(SELECT|INSERT INTO|UPDATE \w+ (AS \w+ )?SET|DELETE FROM|WITH \w+ AS)\b")
 NO_SQL = ("service.py", "servicer.py", "consumer.py")
 """Modules of the gRPC edge and of the log's consumers: they call a store."""
-HOMES = {"ledger": {"books.py", "reservations.py", "schema.py"}}
+HOMES = {"ledger": {"books.py", "holds.py", "reservations.py", "schema.py"}}
 """Services whose every statement is in its store's module (and the schema's migrations): the
-ledger's books (postings, the inbox, parked records) and its coin hands' reservations."""
+ledger's books (postings, the inbox, parked records), its coin hands' reservations and its collusion
+screen's flows and holds."""
 
 
 def statements(path: Path) -> list[int]:

@@ -4,7 +4,9 @@ hands, found in the table logs and reported with its evidence for an operator's 
 Each coin hand of the logs is read once: its table, players, how many moves were played in it
 (records caused by a player's command), whether someone quit or dropped out (强退, 断线), why it
 ended (the game's reason: ``resignation`` …), and who paid whom how many 金币 (the settlement's
-transfers between seats × the stake; the gà pot is nobody's). Three patterns are flagged:
+transfers between seats × the stake; a table's gà pot is a pass-through: what a player pays into
+it is its share, and what the pot pays out is counted as paid by its feeders in proportion).
+Four patterns are flagged:
 
 - ``dump_target`` — coins flowing from **new accounts** to one account: at least
   ``new_payers`` distinct accounts, each younger than ``new_account_h`` hours at the hand, each
@@ -21,6 +23,14 @@ transfers between seats × the stake; the gà pot is nobody's). Three patterns a
   ``pair_hands`` coin hands together, the coins between them flowing one way (at least
   ``one_way`` of what moved between them, and at least ``min_coins`` net). Friends who play
   often and win in turn are not flagged: only the one-way flow is.
+
+- ``net_dump_target`` — the ledger's screen, derived again from the logs (issue 32): a receiver
+  into which at least ``new_payers`` accounts emptied themselves, **whatever their age**, each
+  pair's flows netted over the period (wash trades between the farm's own accounts cancel out):
+  each payer lost it at least ``min_coins`` net, at least ``one_way`` of its net losses (to
+  everyone, netted), and, when the ledger is read, at least half of the 金币 it was ever given.
+  The ledger holds such winnings for review as it posts them (docs/ledger.md); the audit names
+  the account too.
 
 An account's age is from the ledger when it is read (the opening of its 金币 account, e.g. the
 welcome coins), else from its first appearance in the logs. A flag is a suspicion, not a
@@ -97,6 +107,7 @@ def coin_hands(logs: Logs) -> list[Hand]:
     out: list[tuple[int, Hand]] = []
     for table_id, records in logs.tables.items():
         open_hands: dict[int, Hand] = {}
+        pot: dict[str, int] = {}  # the table's gà pot: feeder → its share
         current: Hand | None = None
         for seq, rec in records:
             if rec.WhichOneof("cause") in ("game_command", "sealed_command") and current is not None:
@@ -113,7 +124,7 @@ def coin_hands(logs: Logs) -> list[Hand]:
                     if (hand := open_hands.get(int(ev.hand_no))) is not None:
                         hand.quits.add(ev.player_id)
                 elif kind == "settlement":
-                    _settle(open_hands, e.settlement)
+                    _settle(open_hands, e.settlement, pot)
                 elif kind == "hand_ended":
                     if (hand := open_hands.get(int(e.hand_ended.hand_no))) is not None:
                         hand.reason = e.hand_ended.outcome.reason
@@ -122,19 +133,52 @@ def coin_hands(logs: Logs) -> list[Hand]:
     return [h for _, h in sorted(out, key=lambda x: x[0]) if h.flows]
 
 
-def _settle(open_hands: Mapping[int, Hand], s: log_pb2.Settlement) -> None:
+def _settle(open_hands: Mapping[int, Hand], s: log_pb2.Settlement, pot: dict[str, int]) -> None:
     hand = open_hands.get(int(s.hand_no))
     if hand is None or s.currency != COINS:
         return
     hand.stake = int(s.stake)
+    payouts: list[tuple[str, int]] = []
     for t in s.transfers:
-        if not (t.HasField("from_seat") and t.HasField("to_seat")):
-            continue  # the gà pot is nobody's
-        if not (0 <= t.from_seat < len(s.players) and 0 <= t.to_seat < len(s.players)):
-            continue
-        key = (s.players[t.from_seat], s.players[t.to_seat])
-        if key[0] != key[1]:
-            hand.flows[key] = hand.flows.get(key, 0) + int(t.amount) * int(s.stake)
+        ends = []
+        for has, seat in ((t.HasField("from_seat"), t.from_seat), (t.HasField("to_seat"), t.to_seat)):
+            if has and not 0 <= seat < len(s.players):
+                break
+            ends.append(s.players[seat] if has else None)
+        else:
+            payer, receiver = ends
+            coins = int(t.amount) * int(s.stake)
+            if payer is not None and receiver is not None:
+                if payer != receiver:
+                    hand.flows[(payer, receiver)] = hand.flows.get((payer, receiver), 0) + coins
+            elif payer is not None:  # into the gà pot: the payer's share of it
+                pot[payer] = pot.get(payer, 0) + coins
+            elif receiver is not None:
+                payouts.append((receiver, coins))
+    for receiver, coins in payouts:  # fed first: a hand may feed the pot it wins
+        for feeder, part in split(coins, pot).items():
+            pot[feeder] -= part
+            if feeder != receiver:
+                hand.flows[(feeder, receiver)] = hand.flows.get((feeder, receiver), 0) + part
+
+
+def split(amount: int, shares: Mapping[str, int]) -> dict[str, int]:
+    """``amount`` over ``shares`` in proportion, rounded down, the rest one at a time to the
+    largest shares (ties: by name); never more than a share."""
+    shares = {k: v for k, v in shares.items() if v > 0}
+    total = sum(shares.values())
+    if total <= 0 or amount <= 0:
+        return {}
+    amount = min(amount, total)
+    out = {k: amount * v // total for k, v in shares.items()}
+    left = amount - sum(out.values())
+    for k in sorted(shares, key=lambda k: (-shares[k], k)):
+        if left == 0:
+            break
+        if out[k] < shares[k]:
+            out[k] += 1
+            left -= 1
+    return {k: v for k, v in out.items() if v > 0}
 
 
 def first_seen(hands: list[Hand], logs: Logs) -> dict[str, int]:
@@ -151,6 +195,15 @@ def first_seen(hands: list[Hand], logs: Logs) -> dict[str, int]:
     return seen
 
 
+async def given(conn: Any) -> dict[str, int]:
+    """The 金币 each player was ever given (credits from system accounts but the clearing:
+    welcome, rewards, conversions, adjustments), from the ledger (asyncpg)."""
+    rows = await conn.fetch("SELECT substr(credit, 14) AS owner, sum(amount)::bigint AS coins FROM ledger_transfers"
+                            " WHERE credit LIKE 'player/coins/%' AND debit LIKE 'system/coins/%'"
+                            " AND debit <> 'system/coins/clearing' GROUP BY credit")
+    return {r["owner"]: int(r["coins"]) for r in rows}
+
+
 async def opened(conn: Any) -> dict[str, int]:
     """When each player's 金币 account was opened (ms), from the ledger (asyncpg)."""
     rows = await conn.fetch("SELECT owner, (extract(epoch from opened_at) * 1000)::bigint AS ms FROM ledger_accounts"
@@ -158,8 +211,10 @@ async def opened(conn: Any) -> dict[str, int]:
     return {r["owner"]: int(r["ms"]) for r in rows}
 
 
-def check(logs: Logs, report: Report, t: Thresholds | None = None, born: Mapping[str, int] | None = None) -> None:
-    """Flag the chip-dumping patterns of ``logs`` into ``report`` (``born``: account openings, ms)."""
+def check(logs: Logs, report: Report, t: Thresholds | None = None, born: Mapping[str, int] | None = None,
+          funds: Mapping[str, int] | None = None) -> None:
+    """Flag the chip-dumping patterns of ``logs`` into ``report`` (``born``: account openings, ms;
+    ``funds``: the 金币 each player was ever given, from the ledger)."""
     t = t or Thresholds()
     hands = coin_hands(logs)
     report.count("coin_hands_screened", len(hands))
@@ -168,6 +223,45 @@ def check(logs: Logs, report: Report, t: Thresholds | None = None, born: Mapping
     _dump_targets(hands, birth, report, t)
     _short_wins(hands, report, t)
     _pairs(hands, report, t)
+    _net_targets(hands, report, t, funds)
+
+
+DRAIN = 0.5
+"""The least part of what a payer was ever given that it lost to the receiver (as the ledger's
+``CHIEU_SCREEN_DRAIN``), when the ledger is read."""
+
+
+def _net_targets(hands: list[Hand], report: Report, t: Thresholds, funds: Mapping[str, int] | None) -> None:
+    flow: dict[tuple[str, str], int] = defaultdict(int)  # (payer, receiver) → 金币 over the period
+    refs: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for h in hands:
+        for key, coins in h.flows.items():
+            flow[key] += coins
+            refs[key].append(h.ref)
+    net: dict[tuple[str, str], int] = {}
+    for (a, c), coins in flow.items():
+        n = coins - flow.get((c, a), 0)
+        if n > 0:
+            net[(a, c)] = n
+    lost: dict[str, int] = defaultdict(int)
+    for (payer, _), n in net.items():
+        lost[payer] += n
+    into: dict[str, dict[str, int]] = defaultdict(dict)
+    for (payer, receiver), n in net.items():
+        if n < t.min_coins or n < t.one_way * lost[payer]:
+            continue
+        if funds is not None and n < DRAIN * funds.get(payer, 0):
+            continue
+        into[receiver][payer] = n
+    for receiver, payers in sorted(into.items()):
+        if len(payers) < t.new_payers:
+            continue
+        evidence = [f"{p} lost {n} 金币 net ({n * 100 // max(lost[p], 1)}% of its net losses):"
+                    f" {', '.join(refs[(p, receiver)][:3])}{' …' if len(refs[(p, receiver)]) > 3 else ''}"
+                    for p, n in sorted(payers.items(), key=lambda x: (-x[1], x[0]))][:EVIDENCE]
+        report.flag(AREA, "net_dump_target", receiver,
+                    f"{sum(payers.values())} 金币 net from {len(payers)} accounts that lost it at least "
+                    f"{t.one_way:.0%} of their net losses, whatever their age", evidence)
 
 
 def _dump_targets(hands: list[Hand], birth: Mapping[str, int], report: Report, t: Thresholds) -> None:

@@ -30,7 +30,7 @@ from chieu.kit import names
 from chieu.table.v1 import log_pb2
 
 AREA = "ledger"
-OPERATOR_KINDS = ("adjust", "reward", "purchase")
+OPERATOR_KINDS = ("adjust", "reward", "purchase", "review")
 """Postings an operator makes (with an actor and a reason: the memo)."""
 PLAYER_KINDS = ("welcome", "convert", "negative_reset", "reputation_reset", "song", "membership")
 """Postings a player's own request makes: ``<kind>/<player>[/<request>]``, moving that player's money."""

@@ -65,6 +65,8 @@ FLAG_CODES: dict[str, str] = {
     "dump_target": "coins flowed from several new accounts to this account",
     "short_hand_wins": "this account won many coin hands resigned or abandoned after few moves",
     "pair_meetings": "this account met the same player in many coin hands and the coins flowed one way",
+    "net_dump_target": "several accounts, of any age, emptied themselves into this account (flows netted per pair, "
+                       "gà pots included)",
 }
 """Every flag code (chip-dumping patterns, :mod:`chieu.audit.collusion`) and what it means."""
 

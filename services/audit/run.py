@@ -108,7 +108,8 @@ async def audit(options: Options, progress: Callable[[int, int], None] | None = 
         try:
             if options.collusion is not None:  # accounts' ages from the ledger
                 born = await collusion.opened(conn) if options.ledger else {}
-                collusion.check(period, report, options.collusion, born)
+                funds = await collusion.given(conn) if options.ledger else None
+                collusion.check(period, report, options.collusion, born, funds)
             if options.ledger:
                 await money.reconcile(conn, period, report)
             if options.ladder:

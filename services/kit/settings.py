@@ -176,15 +176,20 @@ class Settings:
     lobby_signin_delay_max_s: float = 900.0
     """``CHIEU_LOBBY_SIGNIN_DELAY_MAX_S``: the longest wait between failed sign-ins (seconds): a delay,
     never a lock."""
-    lobby_new_players_per_address: int = 20
+    lobby_new_players_per_address: int = 60
     """``CHIEU_LOBBY_NEW_PLAYERS_PER_ADDRESS``: new players (guests and accounts) one client address
     may create per ``CHIEU_LOBBY_NEW_PLAYERS_WINDOW_S``; the next is refused (``RESOURCE_EXHAUSTED``
     / ``too_many_new_players`` with the time to wait). 0: no limit."""
     lobby_new_players_window_s: int = 3600
     """``CHIEU_LOBBY_NEW_PLAYERS_WINDOW_S``: the window of the new-player limit (seconds)."""
-    lobby_welcome_per_address: int = 1
+    lobby_welcome_per_address: int = 60
     """``CHIEU_LOBBY_WELCOME_PER_ADDRESS``: welcome 金币 one client address may collect per
-    ``CHIEU_LOBBY_WELCOME_WINDOW_S``; a new player over it is made, with no welcome coins. 0: no limit."""
+    ``CHIEU_LOBBY_WELCOME_WINDOW_S`` (a café's or a mobile network's players behind one address);
+    a new player over it is made, with no welcome coins. 0: no limit."""
+    lobby_welcome_after_hands: int = 3
+    """``CHIEU_LOBBY_WELCOME_AFTER_HANDS``: the welcome 金币 are paid once the new player has
+    finished so many hands against an opponent (at its next sign-in or token refresh); 0: at
+    the first sign-in."""
     lobby_welcome_per_device: int = 1
     """``CHIEU_LOBBY_WELCOME_PER_DEVICE``: welcome 金币 one device may collect per
     ``CHIEU_LOBBY_WELCOME_WINDOW_S`` (a guest and the accounts registered on it). 0: no limit."""
@@ -234,6 +239,23 @@ class Settings:
     ledger_audit_every_s: float = 60.0
     """``CHIEU_LEDGER_AUDIT_EVERY_S``: how often the ledger audits its own books for
     ``chieu_ledger_audit_clean`` (every balance from its transfers, every currency summing to 0)."""
+    screen_payers: int = 3
+    """``CHIEU_SCREEN_PAYERS``: the ledger's collusion screen flags an account, and holds its
+    winnings for review, when at least so many accounts lost it nearly all their net 金币 losses
+    (docs/ledger.md, "The collusion screen"); 0: the screen is off."""
+    screen_min_coins: int = 100
+    """``CHIEU_SCREEN_MIN_COINS``: the least net 金币 a payer must have lost to the account to count."""
+    screen_share: float = 0.9
+    """``CHIEU_SCREEN_SHARE``: the least part of a payer's net losses (to everyone) that went to the account."""
+    screen_drain: float = 0.5
+    """``CHIEU_SCREEN_DRAIN``: the least part of the 金币 a payer was ever given (welcome, rewards,
+    conversions, adjustments) that it lost to the account."""
+    screen_welcome_payers: int = 2
+    """``CHIEU_SCREEN_WELCOME_PAYERS``: the screen flags an account as soon as so many accounts whose
+    only 金币 were their welcome emptied themselves into it (a script's accounts: at most one
+    welcome bonus moves into any account); 0: only ``CHIEU_SCREEN_PAYERS`` counts."""
+    screen_window_days: int = 30
+    """``CHIEU_SCREEN_WINDOW_DAYS``: the UTC days of flows the screen nets."""
     tracing: str = ""
     """``CHIEU_TRACING``: ``otlp`` exports OpenTelemetry traces over OTLP/gRPC, ``console`` prints them,
     ``off`` never traces; empty: traces are exported over OTLP when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is
@@ -308,6 +330,7 @@ _ENV = {
     "lobby_new_players_window_s": "CHIEU_LOBBY_NEW_PLAYERS_WINDOW_S",
     "lobby_welcome_per_address": "CHIEU_LOBBY_WELCOME_PER_ADDRESS",
     "lobby_welcome_per_device": "CHIEU_LOBBY_WELCOME_PER_DEVICE",
+    "lobby_welcome_after_hands": "CHIEU_LOBBY_WELCOME_AFTER_HANDS",
     "lobby_welcome_window_s": "CHIEU_LOBBY_WELCOME_WINDOW_S",
     "lobby_ack_wait_s": "CHIEU_LOBBY_ACK_WAIT_S",
     "coin_stakes": "CHIEU_COIN_STAKES",
@@ -323,6 +346,12 @@ _ENV = {
     "metrics_addr": "CHIEU_METRICS_ADDR",
     "metrics_refresh_s": "CHIEU_METRICS_REFRESH_S",
     "ledger_audit_every_s": "CHIEU_LEDGER_AUDIT_EVERY_S",
+    "screen_payers": "CHIEU_SCREEN_PAYERS",
+    "screen_min_coins": "CHIEU_SCREEN_MIN_COINS",
+    "screen_share": "CHIEU_SCREEN_SHARE",
+    "screen_drain": "CHIEU_SCREEN_DRAIN",
+    "screen_welcome_payers": "CHIEU_SCREEN_WELCOME_PAYERS",
+    "screen_window_days": "CHIEU_SCREEN_WINDOW_DAYS",
     "tracing": "CHIEU_TRACING",
     "otlp_endpoint": "OTEL_EXPORTER_OTLP_ENDPOINT",
 }
@@ -358,7 +387,8 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError("the CHIEU_LOBBY_* lifetimes, windows, limits and ack wait must be positive")
     if not 0 < s.lobby_signin_delay_s <= s.lobby_signin_delay_max_s:
         raise SettingsError("CHIEU_LOBBY_SIGNIN_DELAY_S must be positive and at most CHIEU_LOBBY_SIGNIN_DELAY_MAX_S")
-    if min(s.lobby_new_players_per_address, s.lobby_welcome_per_address, s.lobby_welcome_per_device) < 0 \
+    if min(s.lobby_new_players_per_address, s.lobby_welcome_per_address, s.lobby_welcome_per_device,
+           s.lobby_welcome_after_hands) < 0 \
             or min(s.lobby_new_players_window_s, s.lobby_welcome_window_s) < 1:
         raise SettingsError("the CHIEU_LOBBY_NEW_PLAYERS_* and CHIEU_LOBBY_WELCOME_* limits must not be negative, "
                             "their windows positive")
@@ -406,6 +436,10 @@ def from_env(environ: Mapping[str, str] | None = None) -> Settings:
         raise SettingsError(f"CHIEU_LOG_FORMAT must be console or json, not {s.log_format!r}")
     if s.tracing not in ("", "otlp", "console", "off"):
         raise SettingsError(f"CHIEU_TRACING must be otlp, console, off or empty, not {s.tracing!r}")
+    if min(s.screen_payers, s.screen_min_coins, s.screen_welcome_payers) < 0 or not 0 < s.screen_share <= 1 \
+            or not 0 <= s.screen_drain <= 1 or s.screen_window_days < 1:
+        raise SettingsError("CHIEU_SCREEN_PAYERS, _MIN_COINS and _WELCOME_PAYERS must be at least 0, _SHARE "
+                            "within (0, 1], _DRAIN within [0, 1], _WINDOW_DAYS at least 1")
     if not (s.metrics_refresh_s > 0 and s.ledger_audit_every_s > 0):
         raise SettingsError("CHIEU_METRICS_REFRESH_S and CHIEU_LEDGER_AUDIT_EVERY_S must be positive")
     return s

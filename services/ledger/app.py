@@ -10,6 +10,7 @@ from chieu.kit.server import Server, nats_check, run
 from chieu.kit.settings import Settings, from_env
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
+from chieu.ledger.holds import Screen
 from chieu.ledger.peers import Ladder
 from chieu.ledger.reservations import Reservations
 from chieu.ledger.rewards import RewardConsumer
@@ -27,7 +28,9 @@ async def build(settings: Settings) -> Server:
     async with pool.acquire() as conn:
         await db.migrate(conn, "ledger", MIGRATIONS)
     nc = await natsauth.connect(settings, "ledger", max_reconnect_attempts=-1)
-    books = Books(pool)
+    screen = Screen(settings.screen_payers, settings.screen_min_coins, settings.screen_share, settings.screen_drain,
+                    settings.screen_window_days, settings.screen_welcome_payers) if settings.screen_payers > 0 else None
+    books = Books(pool, screen)
     reservations = Reservations(pool, names.TABLES.name)
     books.holds_back = reservations.held
     consumer = SettlementConsumer(books, nc.jetstream(), ack_wait_s=settings.ledger_ack_wait_s,

@@ -19,7 +19,7 @@ import hashlib
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import asyncpg
 
@@ -32,9 +32,11 @@ HEARTS = "hearts"
 """红心币: the purchased currency."""
 WALLETS = (COINS, HEARTS)
 """Currencies a player (or a gà pot) can never owe."""
-PAST_A_HOLD = ("settlement", "adjust")
+PAST_A_HOLD = ("settlement", "adjust", "review")
 """The only postings that take 金币 from a held player (``ledger_holds``): a hand already played,
-and an operator's adjustment (the review's outcome); anything else is refused (``coins_held``)."""
+an operator's adjustment (the review's outcome) and the collusion screen's move of flagged
+winnings into their review escrow (:mod:`chieu.ledger.holds`); anything else is refused
+(``coins_held``)."""
 
 
 def points(game: str) -> str:
@@ -78,7 +80,7 @@ def valid_currency(currency: str) -> bool:
 def guarded(account_id: str) -> bool:
     """Whether the account may never go below 0."""
     kind, currency, _ = parse_account(account_id)
-    return kind in ("player", "pot") and currency in WALLETS
+    return kind in ("player", "pot", "review") and currency in WALLETS
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,14 +214,23 @@ def cap(legs: Sequence[Leg], balances: Mapping[str, int], seats: Sequence[str] =
     return out
 
 
-class Books:
-    """The ledger's books on one asyncpg pool."""
+class Screening(Protocol):
+    """The collusion screen run inside every 金币 settlement's transaction (:class:`chieu.ledger.holds.Screen`):
+    whether it moved flagged winnings out."""
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    async def __call__(self, books: Books, conn: db.Conn, legs: Sequence[Leg]) -> bool: ...
+
+
+class Books:
+    """The ledger's books on one asyncpg pool (``screen``: the collusion screen run on every 金币
+    settlement posted, :mod:`chieu.ledger.holds`; ``None``: off)."""
+
+    def __init__(self, pool: asyncpg.Pool, screen: Screening | None = None) -> None:
         self.pool = pool
         self.holds_back: Callable[[db.Conn, list[str]], Awaitable[dict[str, int]]] | None = None
         """The 金币 of players reserved for coin hands in play (:mod:`chieu.ledger.reservations`):
         a posting that is not a settlement may not take them."""
+        self.screen = screen
 
     async def post(self, p: Posting, *, conn: db.Conn | None = None) -> Result:
         """Apply ``p`` exactly once (in ``conn``'s open transaction when given)."""
@@ -298,6 +309,9 @@ class Books:
             await conn.executemany(
                 "INSERT INTO ledger_outbox (posting_id, topic, payload) VALUES ($1, $2, $3::jsonb)",
                 [(p.id, topic, json.dumps(dict(payload), ensure_ascii=False)) for topic, payload in p.outbox])
+        if (self.screen is not None and p.kind == "settlement" and legs and legs[0].currency == COINS
+                and await self.screen(self, conn, legs)):  # flagged winnings moved out
+                after = {**after, **await self.lock(conn, accounts)}
         return Result(p.id, {a: after[a] for a in accounts})
 
     async def _not_reserved(self, conn: db.Conn, accounts: Sequence[str], balances: Mapping[str, int],

@@ -16,10 +16,14 @@
 - ``ledger_parked``: table-log records the ledger could not post, for an operator to retry (V6).
 - ``ledger_reservations``: each seat's largest loss in a coin hand, reserved before it starts
   and closed when the log ends it (V7, :mod:`chieu.ledger.reservations`).
+- ``ledger_flows``, ``ledger_flow_pots``, ``ledger_review_holds``, ``ledger_review_payers``: the
+  collusion screen's 金币 flows between players per day, the gà pots' shares, and the holds of
+  flagged winnings in their ``review`` escrow accounts (V8, :mod:`chieu.ledger.holds`).
 """
 
 from __future__ import annotations
 
+from chieu.ledger import holds
 from chieu.ledger.parked import SCHEMA as PARKED
 from chieu.ledger.reservations import SCHEMA as RESERVATIONS
 
@@ -168,6 +172,8 @@ V6 = PARKED
 """``ledger_parked``: records of the table log that could not be posted (:mod:`chieu.ledger.parked`)."""
 V7 = RESERVATIONS
 """The hands' reservations at coin tables (:mod:`chieu.ledger.reservations`)."""
+V8 = holds.MIGRATION
+"""The collusion screen's flows and its holds of flagged winnings (:mod:`chieu.ledger.holds`)."""
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
 """Append only: a new script for every change; never edit an applied one."""

@@ -10,9 +10,11 @@ ClaimWelcome ``service:lobby`` (a player never claims its own welcome coins: the
 within its limits); a service credential never passes for an operator. No service
 credential mints money: the ladder's rewards come as its records on NATS
 (:mod:`chieu.ledger.rewards`), and ``CreditReward`` is an operator's, within the daily cap. An
-operator holds a flagged player's 金币 for review (``HoldCoins``, ``ReleaseCoins``). ``ReserveHand``
-is the table service's alone (``service:table``): a coin hand's reservations before it starts
-(:mod:`chieu.ledger.reservations`). Every refusal
+operator holds a flagged player's 金币 for review (``HoldCoins``, ``ReleaseCoins``), and reviews the
+collusion screen's holds of flagged winnings (``ListReviewHolds``, ``ReviewHold``: release or
+reverse, once, :mod:`chieu.ledger.holds`). ``ReserveHand`` is the table service's alone
+(``service:table``): a coin hand's reservations before it starts (:mod:`chieu.ledger.reservations`).
+Every refusal
 is a gRPC status with a stable reason, and changes nothing.
 """
 
@@ -29,7 +31,7 @@ from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings
 from chieu.ledger import books as b
-from chieu.ledger import parked, rewards
+from chieu.ledger import holds, parked, rewards
 from chieu.ledger.books import Books, Leg, Posting, Result
 from chieu.ledger.reservations import Reservations
 from chieu.ledger.v1 import ledger_service_pb2 as pb
@@ -407,12 +409,42 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         return pb.ReserveHandResponse(reserved=answer.reserved, short_players=answer.short,
                                       replayed=answer.replayed)
 
+    async def ListReviewHolds(self, request: pb.ListReviewHoldsRequest,
+                              context: Context) -> pb.ListReviewHoldsResponse:
+        auth.require(self._who(context), "operator", "auditor")
+        if request.player_id:
+            fields.ident(request.player_id, "player_id")
+        found = await holds.holds(self.books.pool, request.player_id, request.reviewed)
+        return pb.ListReviewHoldsResponse(holds=[_hold(r, p) for r, p in found])
+
+    async def ReviewHold(self, request: pb.ReviewHoldRequest, context: Context) -> pb.ReviewHoldResponse:
+        who = self._operator(context)
+        actions = {pb.ReviewHoldRequest.ACTION_RELEASE: holds.RELEASE,
+                   pb.ReviewHoldRequest.ACTION_REVERSE: holds.REVERSE}
+        if request.action not in actions:
+            raise invalid("bad_action", "action must be release or reverse")
+        if request.hold_id <= 0:
+            raise invalid("bad_hold_id", f"hold_id must be positive, not {request.hold_id}")
+        reason = fields.reason(request.reason, "a review")
+        row, payers, posting = await holds.review(self.books, request.hold_id, actions[request.action], reason,
+                                                  who.player_id)
+        metrics.LEDGER_POSTINGS.labels(holds.REVIEW).inc()
+        return pb.ReviewHoldResponse(hold=_hold(row, payers), posting_id=posting)
+
     async def Audit(self, request: pb.AuditRequest, context: Context) -> pb.AuditResponse:
         auth.require(self._who(context), "operator", "auditor")
         accounts, transfers, problems = await self.books.audit()
         audited(problems)
         return pb.AuditResponse(ok=not problems, accounts=accounts, transfers=transfers, problems=[
             pb.AuditProblem(account=a, currency=c, message=m) for a, c, m in problems])
+
+
+def _hold(r: asyncpg.Record, payers: dict[str, int]) -> pb.ReviewHoldRecord:
+    return pb.ReviewHoldRecord(
+        hold_id=int(r["id"]), player_id=r["player_id"], coins=int(r["coins"]), status=r["status"], code=r["code"],
+        detail=r["detail"], held_ms=int(r["held_ms"]), reviewed_by=r["reviewed_by"], review_reason=r["review_reason"],
+        reviewed_ms=int(r["reviewed_ms"]),
+        payers=[pb.HeldFrom(player_id=p, coins=c) for p, c in sorted(payers.items())])
 
 
 def audited(problems: list[tuple[str, str, str]]) -> None:

@@ -42,7 +42,7 @@ from nats.js.client import JetStreamContext
 from chieu.kit import db, logs, names, tasks
 from chieu.kit.durable import Durable
 from chieu.kit.durable import seq as _seq
-from chieu.lobby import rooms
+from chieu.lobby import rooms, welcome
 from chieu.lobby.v1 import lobby_service_pb2 as pb
 from chieu.table.v1 import log_pb2, table_service_pb2
 
@@ -274,6 +274,7 @@ class Projection(Durable):
                 if fresh is None:
                     seen += 1
                     continue
+                await welcome.count(conn, rec)  # the hands that earn a new player its welcome 金币
                 if rec.table_id not in lines:
                     row = await conn.fetchrow(f"SELECT {COLUMNS} FROM lobby_tables WHERE table_id = $1 FOR UPDATE",
                                               rec.table_id)

@@ -19,9 +19,13 @@
   room the lobby created a table for (quick seat).
 - ``lobby_inbox``: one row per applied table-log message (stream sequence), in the same
   transaction as the change it made: exactly once from an at-least-once log.
+- ``lobby_hands_played``: the finished hands each player played against an opponent, for the
+  welcome 金币 paid after a few (V3, :mod:`chieu.lobby.welcome`).
 """
 
 from __future__ import annotations
+
+from chieu.lobby import welcome
 
 V1 = """
 CREATE TABLE lobby_players (
@@ -170,5 +174,7 @@ CREATE TABLE lobby_limits (
 CREATE INDEX lobby_limits_tat ON lobby_limits (tat);
 """
 
-MIGRATIONS: tuple[str, ...] = (V1, V2)
+V3 = welcome.MIGRATION
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3)
 """Append only: a new script for every change; never edit an applied one."""

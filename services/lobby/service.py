@@ -22,7 +22,7 @@ from chieu.kit import address, auth, fields, logs, metrics, words
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
 from chieu.kit.settings import Settings, coin_stakes
-from chieu.lobby import accounts, listing, names, projection, rooms
+from chieu.lobby import accounts, listing, names, projection, rooms, welcome
 from chieu.lobby.accounts import PlayerRow
 from chieu.lobby.peers import Peers, Standing
 from chieu.lobby.presence import Spectators, seatable
@@ -213,17 +213,28 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         what a trusted proxy says: :mod:`chieu.kit.address`)."""
         return Caller(account, device, address.client_key(context, self.settings))
 
-    async def _welcome(self, p: PlayerRow, caller: Caller) -> int:
-        """The welcome 金币 (GC-4) on a player's first sign-in, through the ledger (idempotent there:
-        ``welcome/<player>``), within the caller's address and device allowance: a player over it
-        is marked ``limited`` and never paid. A ledger that cannot answer leaves it for the next
-        sign-in."""
-        if p.welcome:
+    async def _welcome(self, p: PlayerRow, caller: Caller | None) -> int:
+        """The welcome 金币 (GC-4), through the ledger (idempotent there: ``welcome/<player>``).
+        At a new player's first sign-in it is taken from the caller's address and device allowance
+        (a player over it is marked ``limited`` and never paid) and, when
+        ``CHIEU_LOBBY_WELCOME_AFTER_HANDS`` is set, left ``pending`` until the player has finished
+        that many hands against an opponent (:mod:`chieu.lobby.welcome`); it is paid at the sign-in
+        or token refresh after. A ledger that cannot answer leaves it for the next one."""
+        if p.welcome not in ("", welcome.PENDING):
             return 0
-        if not await self.sessions.welcome_allowed(caller):
-            await accounts.limit_welcome(self.pool, p.player_id)
-            log.info("welcome coins over the address or device allowance", player_id=p.player_id)
-            return 0
+        if not p.welcome:
+            if caller is None:
+                return 0
+            if not await self.sessions.welcome_allowed(caller):
+                await accounts.limit_welcome(self.pool, p.player_id)
+                log.info("welcome coins over the address or device allowance", player_id=p.player_id)
+                return 0
+            if self.settings.lobby_welcome_after_hands > 0:
+                await welcome.mark_pending(self.pool, p.player_id)
+        if self.settings.lobby_welcome_after_hands > 0:
+            async with self.pool.acquire() as conn:
+                if await welcome.played(conn, p.player_id) < self.settings.lobby_welcome_after_hands:
+                    return 0
         try:
             paid, campaign = await self.peers.claim_welcome(p.player_id)
         except ServiceError as e:
@@ -294,7 +305,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         async with self.pool.acquire() as conn:
             p = await accounts.player(conn, tokens.player_id)
         assert p is not None
-        return pb.RefreshResponse(session=_session(tokens, p))
+        return pb.RefreshResponse(session=_session(tokens, p, await self._welcome(p, None)))
 
     async def SignOut(self, request: pb.SignOutRequest, context: Context) -> pb.SignOutResponse:
         who = self._who(context)

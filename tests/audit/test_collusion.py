@@ -190,3 +190,70 @@ def test_hands_abandoned_after_few_moves_are_flagged_and_the_thresholds_are_the_
     assert [(f.code, f.account) for f in screened(period, old).flags] == [("short_hand_wins", "taker")]
     assert screened(period, old, Thresholds(short_hands=4)).flags == []
     assert screened(period, old, Thresholds(min_coins=301)).flags == []
+
+
+def wash_then_lose(period: Period, main: str, guests: Sequence[str], at_ms: int) -> None:
+    """Issue 32's farm: pairs of guests wash-trade two hands each way at stake 10, then each loses
+    its 200 金币 to the main account after 6 plies (past ``max_moves``)."""
+    for i in range(0, len(guests), 2):
+        a, c = guests[i], guests[i + 1]
+        for h in range(4):
+            winner = h % 2
+            table = period.table(a, at_ms, 10)
+            period.hand(table, 1, [a, c], at_ms + 500, stake=10, moves=8, losses=[(1 - winner, winner, 3)])
+            at_ms += 3000
+    for g in guests:
+        table = period.table(g, at_ms, 10)
+        period.hand(table, 1, [g, main], at_ms + 500, stake=10, moves=6, losses=[(0, 1, 20)], reason="resignation")
+        at_ms += 3000
+
+
+def test_the_wash_trade_then_lose_farm_of_aged_accounts_is_named() -> None:
+    """Issue 32: 12 guests moved 2,400 金币 and the screen named the account 0 times. The wash
+    trades diluted the one-way share and the 6 plies passed the short-hand bound; aged past 72 h,
+    the guests were not new either. Netted per pair, whatever the age, the account is named."""
+    period = Period()
+    born = ordinary(period, random.Random(5), T0)
+    main, guests = "main-account", [f"guest-{i:02d}" for i in range(12)]
+    at = T0 + 200 * HOUR
+    wash_then_lose(period, main, guests, at)
+    for g in guests:
+        born[g] = at - 100 * HOUR  # aged past 72 h
+    born[main] = T0
+    funds = {p: 200 for p in [*guests, main]}
+    old = screened(period, born)
+    assert [f for f in old.flags if f.code != "net_dump_target"] == []  # what the screen saw before
+    flags = [(f.code, f.account) for f in old.flags]
+    assert flags == [("net_dump_target", main)], flags
+    report = Report()
+    collusion.check(period.logs, report, None, born, funds)
+    (flag,) = report.flags
+    assert flag.detail == ("2400 金币 net from 12 accounts that lost it at least 90% of their net losses, "
+                           "whatever their age")
+    assert all(any(e.startswith(f"{g} lost 200 金币 net (100% of its net losses)") for e in flag.evidence[:10])
+               for g in sorted(guests)[:10])
+
+
+def test_a_route_through_the_ga_pot_is_named() -> None:
+    """Guests lose into a table's gà pot (no seat receives it) and the main account wins the pot."""
+    period = Period()
+    main, guests = "main", ["g1", "g2", "g3"]
+    table = period.table(main, T0, 10)
+    for n, g in enumerate(guests, start=1):
+        period.hand(table, n, [g, main], T0 + n * 60_000, stake=10, moves=30, losses=[])
+        s = period.logs.tables[table][-1][1].events[-1].settlement
+        s.transfers.add(from_seat=0, amount=15, reason="ga")
+    period.hand(table, 4, [guests[0], main], T0 + 300_000, stake=10, moves=30, losses=[])
+    period.logs.tables[table][-1][1].events[-1].settlement.transfers.add(to_seat=1, amount=45, reason="an_ga")
+    report = screened(period, {p: T0 - 1000 * HOUR for p in [main, *guests]})
+    assert [(f.code, f.account) for f in report.flags] == [("net_dump_target", main)]
+    assert report.flags[0].detail.startswith("450 金币 net from 3 accounts")
+
+
+def test_ordinary_play_is_not_named_with_the_ledgers_funds() -> None:
+    for seed in range(5):
+        period = Period()
+        born = ordinary(period, random.Random(seed), T0)
+        report = Report()
+        collusion.check(period.logs, report, None, born, {p: 200 for p in born})
+        assert report.flags == [], (seed, report.flags)

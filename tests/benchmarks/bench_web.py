@@ -45,7 +45,7 @@ def main() -> int:
            "CHIEU_LADDER_ADDR": f"127.0.0.1:{ports['ladder']}", "CHIEU_LOBBY_ADDR": f"127.0.0.1:{ports['lobby']}",
            # every guest signs in from 127.0.0.1: no per-address limits of new players and welcome coins
            "CHIEU_LOBBY_NEW_PLAYERS_PER_ADDRESS": "0", "CHIEU_LOBBY_WELCOME_PER_ADDRESS": "0",
-           "CHIEU_LOBBY_WELCOME_PER_DEVICE": "0",
+           "CHIEU_LOBBY_WELCOME_PER_DEVICE": "0", "CHIEU_LOBBY_WELCOME_AFTER_HANDS": "0",
            # every client is 127.0.0.1 and plays far faster than a person: no request rates per address
            "CHIEU_WEB_RATE_PER_ADDRESS": "0", "CHIEU_RATE_PER_ADDRESS": "0", "CHIEU_RATE_PER_PLAYER": "0"}
     for k in ("CHIEU_TOKEN_PRIVATE_KEY", "CHIEU_TOKEN_PUBLIC_KEYS", "CHIEU_SERVICE_TOKEN", "DATABASE_URL", "NATS_URL"):

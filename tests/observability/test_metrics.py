@@ -52,6 +52,7 @@ def stack(private_nats: str, private_db: str) -> Iterator[Stack]:
     s = Stack()
     base = {**os.environ, "NATS_URL": private_nats, "DATABASE_URL": private_db, "CHIEU_LOG_FORMAT": "json",
             "CHIEU_METRICS_REFRESH_S": "0.2", "CHIEU_LEDGER_AUDIT_EVERY_S": "0.5", "CHIEU_REVOCATION_POLL_S": "0.5",
+            "CHIEU_LOBBY_WELCOME_AFTER_HANDS": "0",  # the guest's welcome at its sign-in
             **{f"CHIEU_{name.upper()}_ADDR": s.addr(name) for name in MODULES}}
     try:
         for name, module in MODULES.items():  # the table first: it creates the table stream

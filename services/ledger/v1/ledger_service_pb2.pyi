@@ -13,6 +13,7 @@ from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -803,6 +804,205 @@ class ReleaseCoinsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReleaseCoinsResponse: _TypeAlias = ReleaseCoinsResponse  # noqa: Y015
+
+@_typing.final
+class ListReviewHoldsRequest(_message.Message):
+    """ListReviewHolds request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    REVIEWED_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """Only this player's holds (empty: everyone's)."""
+    reviewed: _builtins.bool
+    """Also the holds already reviewed (released or reversed); default: only those awaiting review."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        reviewed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "reviewed", b"reviewed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListReviewHoldsRequest: _TypeAlias = ListReviewHoldsRequest  # noqa: Y015
+
+@_typing.final
+class HeldFrom(_message.Message):
+    """What one payer's net losses put into a hold."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    COINS_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    coins: _builtins.int
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        coins: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["coins", b"coins", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HeldFrom: _TypeAlias = HeldFrom  # noqa: Y015
+
+@_typing.final
+class ReviewHoldRecord(_message.Message):
+    """One hold of the collusion screen."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOLD_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    COINS_FIELD_NUMBER: _builtins.int
+    PAYERS_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    HELD_MS_FIELD_NUMBER: _builtins.int
+    REVIEWED_BY_FIELD_NUMBER: _builtins.int
+    REVIEW_REASON_FIELD_NUMBER: _builtins.int
+    REVIEWED_MS_FIELD_NUMBER: _builtins.int
+    hold_id: _builtins.int
+    player_id: _builtins.str
+    """The flagged account, whose winnings are held."""
+    coins: _builtins.int
+    """金币 in the hold's escrow (the sum of payers)."""
+    status: _builtins.str
+    """held, released or reversed."""
+    code: _builtins.str
+    """The finding: the screen's code (net_dump_target) and its detail."""
+    detail: _builtins.str
+    held_ms: _builtins.int
+    reviewed_by: _builtins.str
+    review_reason: _builtins.str
+    reviewed_ms: _builtins.int
+    @_builtins.property
+    def payers(self) -> _containers.RepeatedCompositeFieldContainer[Global___HeldFrom]: ...
+    def __init__(
+        self,
+        *,
+        hold_id: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+        coins: _builtins.int = ...,
+        payers: _abc.Iterable[Global___HeldFrom] | None = ...,
+        status: _builtins.str = ...,
+        code: _builtins.str = ...,
+        detail: _builtins.str = ...,
+        held_ms: _builtins.int = ...,
+        reviewed_by: _builtins.str = ...,
+        review_reason: _builtins.str = ...,
+        reviewed_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "coins", b"coins", "detail", b"detail", "held_ms", b"held_ms", "hold_id", b"hold_id", "payers", b"payers", "player_id", b"player_id", "review_reason", b"review_reason", "reviewed_by", b"reviewed_by", "reviewed_ms", b"reviewed_ms", "status", b"status"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReviewHoldRecord: _TypeAlias = ReviewHoldRecord  # noqa: Y015
+
+@_typing.final
+class ListReviewHoldsResponse(_message.Message):
+    """ListReviewHolds response."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOLDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def holds(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReviewHoldRecord]: ...
+    def __init__(
+        self,
+        *,
+        holds: _abc.Iterable[Global___ReviewHoldRecord] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["holds", b"holds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListReviewHoldsResponse: _TypeAlias = ListReviewHoldsResponse  # noqa: Y015
+
+@_typing.final
+class ReviewHoldRequest(_message.Message):
+    """ReviewHold request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    class _Action:
+        ValueType = _typing.NewType("ValueType", _builtins.int)
+        V: _TypeAlias = ValueType  # noqa: Y015
+
+    class _ActionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[ReviewHoldRequest._Action.ValueType], _builtins.type):
+        DESCRIPTOR: _descriptor.EnumDescriptor
+        ACTION_UNSPECIFIED: ReviewHoldRequest._Action.ValueType  # 0
+        ACTION_RELEASE: ReviewHoldRequest._Action.ValueType  # 1
+        ACTION_REVERSE: ReviewHoldRequest._Action.ValueType  # 2
+
+    class Action(_Action, metaclass=_ActionEnumTypeWrapper):
+        """release: the held coins go back to the player; reverse: each payer gets back what it put in."""
+
+    ACTION_UNSPECIFIED: ReviewHoldRequest.Action.ValueType  # 0
+    ACTION_RELEASE: ReviewHoldRequest.Action.ValueType  # 1
+    ACTION_REVERSE: ReviewHoldRequest.Action.ValueType  # 2
+
+    HOLD_ID_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    hold_id: _builtins.int
+    action: Global___ReviewHoldRequest.Action.ValueType
+    reason: _builtins.str
+    """Mandatory: what the review found."""
+    def __init__(
+        self,
+        *,
+        hold_id: _builtins.int = ...,
+        action: Global___ReviewHoldRequest.Action.ValueType = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "hold_id", b"hold_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReviewHoldRequest: _TypeAlias = ReviewHoldRequest  # noqa: Y015
+
+@_typing.final
+class ReviewHoldResponse(_message.Message):
+    """ReviewHold response."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOLD_FIELD_NUMBER: _builtins.int
+    POSTING_ID_FIELD_NUMBER: _builtins.int
+    posting_id: _builtins.str
+    """The posting that moved the held coins out of the escrow."""
+    @_builtins.property
+    def hold(self) -> Global___ReviewHoldRecord: ...
+    def __init__(
+        self,
+        *,
+        hold: Global___ReviewHoldRecord | None = ...,
+        posting_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["hold", b"hold"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hold", b"hold", "posting_id", b"posting_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReviewHoldResponse: _TypeAlias = ReviewHoldResponse  # noqa: Y015
 
 @_typing.final
 class AuditRequest(_message.Message):

@@ -115,6 +115,16 @@ class LedgerServiceStub:
                 request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReleaseCoinsRequest.SerializeToString,
                 response_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReleaseCoinsResponse.FromString,
                 _registered_method=True)
+        self.ListReviewHolds = channel.unary_unary(
+                '/chieu.ledger.v1.LedgerService/ListReviewHolds',
+                request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListReviewHoldsRequest.SerializeToString,
+                response_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListReviewHoldsResponse.FromString,
+                _registered_method=True)
+        self.ReviewHold = channel.unary_unary(
+                '/chieu.ledger.v1.LedgerService/ReviewHold',
+                request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReviewHoldRequest.SerializeToString,
+                response_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReviewHoldResponse.FromString,
+                _registered_method=True)
         self.Audit = channel.unary_unary(
                 '/chieu.ledger.v1.LedgerService/Audit',
                 request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.AuditRequest.SerializeToString,
@@ -246,6 +256,21 @@ class LedgerServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListReviewHolds(self, request, context):
+        """The collusion screen's holds: winnings moved out of a flagged account into its review escrow
+        (review/coins/<player>), newest first (operator or auditor).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReviewHold(self, request, context):
+        """Review one hold, once: release its coins to the player, or reverse them to the payers (operator).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Audit(self, request, context):
         """Recompute every balance from the transfers; check every currency sums to zero.
         """
@@ -344,6 +369,16 @@ def add_LedgerServiceServicer_to_server(servicer, server):
                     servicer.ReleaseCoins,
                     request_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReleaseCoinsRequest.FromString,
                     response_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReleaseCoinsResponse.SerializeToString,
+            ),
+            'ListReviewHolds': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListReviewHolds,
+                    request_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListReviewHoldsRequest.FromString,
+                    response_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListReviewHoldsResponse.SerializeToString,
+            ),
+            'ReviewHold': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReviewHold,
+                    request_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReviewHoldRequest.FromString,
+                    response_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReviewHoldResponse.SerializeToString,
             ),
             'Audit': grpc.unary_unary_rpc_method_handler(
                     servicer.Audit,
@@ -789,6 +824,60 @@ class LedgerService:
             '/chieu.ledger.v1.LedgerService/ReleaseCoins',
             chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReleaseCoinsRequest.SerializeToString,
             chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReleaseCoinsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListReviewHolds(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.ledger.v1.LedgerService/ListReviewHolds',
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListReviewHoldsRequest.SerializeToString,
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListReviewHoldsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReviewHold(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.ledger.v1.LedgerService/ReviewHold',
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReviewHoldRequest.SerializeToString,
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ReviewHoldResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -76,6 +76,12 @@ class LedgerServiceStub:
     """
     ReleaseCoins: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.ReleaseCoinsRequest, _ledger_service_pb2.ReleaseCoinsResponse]
     """Release a hold (after the review). Idempotent."""
+    ListReviewHolds: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.ListReviewHoldsRequest, _ledger_service_pb2.ListReviewHoldsResponse]
+    """The collusion screen's holds: winnings moved out of a flagged account into its review escrow
+    (review/coins/<player>), newest first (operator or auditor).
+    """
+    ReviewHold: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.ReviewHoldRequest, _ledger_service_pb2.ReviewHoldResponse]
+    """Review one hold, once: release its coins to the player, or reverse them to the payers (operator)."""
     Audit: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.AuditRequest, _ledger_service_pb2.AuditResponse]
     """Recompute every balance from the transfers; check every currency sums to zero."""
     ReserveHand: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.ReserveHandRequest, _ledger_service_pb2.ReserveHandResponse]
@@ -126,6 +132,12 @@ class LedgerServiceAsyncStub(LedgerServiceStub):
     """
     ReleaseCoins: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.ReleaseCoinsRequest, _ledger_service_pb2.ReleaseCoinsResponse]  # type: ignore[assignment]
     """Release a hold (after the review). Idempotent."""
+    ListReviewHolds: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.ListReviewHoldsRequest, _ledger_service_pb2.ListReviewHoldsResponse]  # type: ignore[assignment]
+    """The collusion screen's holds: winnings moved out of a flagged account into its review escrow
+    (review/coins/<player>), newest first (operator or auditor).
+    """
+    ReviewHold: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.ReviewHoldRequest, _ledger_service_pb2.ReviewHoldResponse]  # type: ignore[assignment]
+    """Review one hold, once: release its coins to the player, or reverse them to the payers (operator)."""
     Audit: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.AuditRequest, _ledger_service_pb2.AuditResponse]  # type: ignore[assignment]
     """Recompute every balance from the transfers; check every currency sums to zero."""
     ReserveHand: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.ReserveHandRequest, _ledger_service_pb2.ReserveHandResponse]  # type: ignore[assignment]
@@ -269,6 +281,24 @@ class LedgerServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ledger_service_pb2.ReleaseCoinsResponse, _abc.Awaitable[_ledger_service_pb2.ReleaseCoinsResponse]]:
         """Release a hold (after the review). Idempotent."""
+
+    @_abc_1.abstractmethod
+    def ListReviewHolds(
+        self,
+        request: _ledger_service_pb2.ListReviewHoldsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ledger_service_pb2.ListReviewHoldsResponse, _abc.Awaitable[_ledger_service_pb2.ListReviewHoldsResponse]]:
+        """The collusion screen's holds: winnings moved out of a flagged account into its review escrow
+        (review/coins/<player>), newest first (operator or auditor).
+        """
+
+    @_abc_1.abstractmethod
+    def ReviewHold(
+        self,
+        request: _ledger_service_pb2.ReviewHoldRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ledger_service_pb2.ReviewHoldResponse, _abc.Awaitable[_ledger_service_pb2.ReviewHoldResponse]]:
+        """Review one hold, once: release its coins to the player, or reverse them to the payers (operator)."""
 
     @_abc_1.abstractmethod
     def Audit(

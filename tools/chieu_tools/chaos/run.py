@@ -58,11 +58,14 @@ WINDOW_AFTER_S = 5.0
 SERVICE_ENV = {"CHIEU_LOG_FORMAT": "json", "CHIEU_LEDGER_ACK_WAIT_S": "5", "CHIEU_LADDER_ACK_WAIT_S": "5",
                "CHIEU_LOBBY_ACK_WAIT_S": "5", "CHIEU_LOBBY_ACCESS_TTL_S": "240",
                "CHIEU_LOBBY_NEW_PLAYERS_PER_ADDRESS": "0", "CHIEU_LOBBY_WELCOME_PER_ADDRESS": "0",
-               "CHIEU_LOBBY_WELCOME_PER_DEVICE": "0"}
+               "CHIEU_LOBBY_WELCOME_PER_DEVICE": "0", "CHIEU_LOBBY_WELCOME_AFTER_HANDS": "0",
+               "CHIEU_SCREEN_PAYERS": "0"}
 """Short ack waits (a message held by a killed consumer comes back within 5 s) and 4-minute access
 tokens (every player refreshes its session, and its watch streams end with their token, every
 two minutes or so); every bot signs in from 127.0.0.1, so the per-address limits of new players
-and welcome coins are off."""
+and welcome coins are off, the welcome is paid at the first sign-in (bots sit at coin tables at
+once), and the ledger's collusion screen is off: bots from one address living on their welcome
+alone, losing to each other at random, are what the screen looks for."""
 
 
 @dataclass

@@ -9,15 +9,15 @@
 // call on the caller's own account may leave player_id empty (the token names the caller).
 // Refusals carry a stable reason (chieu-reason trailing metadata and an ErrorInfo).
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file chieu/ledger/v1/ledger_service.proto.
  */
 export const file_chieu_ledger_v1_ledger_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRjaGlldS9sZWRnZXIvdjEvbGVkZ2VyX3NlcnZpY2UucHJvdG8SD2NoaWV1LmxlZGdlci52MSI8CgdCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoAxIPCgdhY2NvdW50GAMgASgJIicKEkdldEJhbGFuY2VzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiWgoTR2V0QmFsYW5jZXNSZXNwb25zZRIqCghiYWxhbmNlcxgBIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhcKD21lbWJlcnNoaXBfZGF5cxgCIAEoAyLMAQoFRW50cnkSEwoLdHJhbnNmZXJfaWQYASABKAkSEgoKcG9zdGluZ19pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIMCgRvd2VkGAUgASgDEg4KBnJlYXNvbhgGIAEoCRIPCgdhY2NvdW50GAcgASgJEhQKDGNvdW50ZXJwYXJ0eRgIIAEoCRIQCgh0YWJsZV9pZBgJIAEoCRIPCgdoYW5kX25vGAogASgDEhEKCXBvc3RlZF9tcxgLIAEoAyKSAQoRR2V0SGlzdG9yeVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhAKCHRhYmxlX2lkGAMgASgJEg8KB2hhbmRfbm8YBCABKAMSDgoGcmVhc29uGAUgASgJEhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJIlYKEkdldEhpc3RvcnlSZXNwb25zZRInCgdlbnRyaWVzGAEgAygLMhYuY2hpZXUubGVkZ2VyLnYxLkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSITChFMaXN0UHJpY2VzUmVxdWVzdCKFAQoSTGlzdFByaWNlc1Jlc3BvbnNlEhYKDm5lZ2F0aXZlX3Jlc2V0GAEgASgDEhgKEHJlcHV0YXRpb25fcmVzZXQYAiABKAMSDAoEc29uZxgDIAEoAxIWCg5tZW1iZXJzaGlwX2RheRgEIAEoAxIXCg9oZWFydHNfdG9fY29pbnMYBSABKAMiIQoNR2V0UG90UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSJFCg5HZXRQb3RSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIPCgdiYWxhbmNlGAIgASgDEhAKCGN1cnJlbmN5GAMgASgJIiwKF0NoZWNrRWxpZ2liaWxpdHlSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCSJaChhDaGVja0VsaWdpYmlsaXR5UmVzcG9uc2USEAoIZWxpZ2libGUYASABKAgSDQoFY29pbnMYAiABKAMSDwoHbWluaW11bRgDIAEoAxIMCgRoZWxkGAQgASgIIigKE0NsYWltV2VsY29tZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJImEKDVBvc3RpbmdSZXN1bHQSEgoKcG9zdGluZ19pZBgBIAEoCRIqCghiYWxhbmNlcxgCIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhAKCHJlcGxheWVkGAMgASgIIk4KFUNyZWRpdFB1cmNoYXNlUmVxdWVzdBISCgpwYXltZW50X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIOCgZoZWFydHMYAyABKAMiTQoUQ29udmVydEhlYXJ0c1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSDgoGaGVhcnRzGAMgASgDIlAKGVJlc2V0TmVnYXRpdmVTY29yZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSDAoEZ2FtZRgDIAEoCSI/ChZSZXNldFJlcHV0YXRpb25SZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJIlkKElJlcXVlc3RTb25nUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRzb25nGAMgASgJEg4KBnRhcmdldBgEIAEoCSJLChRCdXlNZW1iZXJzaGlwUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRkYXlzGAMgASgDIloKE0NyZWRpdFJld2FyZFJlcXVlc3QSEQoJcmV3YXJkX2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRINCgVjb2lucxgDIAEoAxIOCgZyZWFzb24YBCABKAkiagoNQWRqdXN0UmVxdWVzdBIVCg1hZGp1c3RtZW50X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIOCgZyZWFzb24YBSABKAkiNQoQSG9sZENvaW5zUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIlMKEUhvbGRDb2luc1Jlc3BvbnNlEgwKBGhlbGQYASABKAgSDwoHaGVsZF9ieRgCIAEoCRIOCgZyZWFzb24YAyABKAkSDwoHaGVsZF9tcxgEIAEoAyI4ChNSZWxlYXNlQ29pbnNSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiKAoUUmVsZWFzZUNvaW5zUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiDgoMQXVkaXRSZXF1ZXN0IkIKDEF1ZGl0UHJvYmxlbRIPCgdhY2NvdW50GAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEg8KB21lc3NhZ2UYAyABKAkicQoNQXVkaXRSZXNwb25zZRIKCgJvaxgBIAEoCBIQCghhY2NvdW50cxgCIAEoAxIRCgl0cmFuc2ZlcnMYAyABKAMSLwoIcHJvYmxlbXMYBCADKAsyHS5jaGlldS5sZWRnZXIudjEuQXVkaXRQcm9ibGVtIkYKFENsYWltV2VsY29tZVJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkgKFkNyZWRpdFB1cmNoYXNlUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRwoVQ29udmVydEhlYXJ0c1Jlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkwKGlJlc2V0TmVnYXRpdmVTY29yZVJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkkKF1Jlc2V0UmVwdXRhdGlvblJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkUKE1JlcXVlc3RTb25nUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRwoVQnV5TWVtYmVyc2hpcFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkYKFENyZWRpdFJld2FyZFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkAKDkFkanVzdFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IjMKD1NlYXRSZXNlcnZhdGlvbhIRCglwbGF5ZXJfaWQYASABKAkSDQoFY29pbnMYAiABKAMiaAoSUmVzZXJ2ZUhhbmRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEg8KB2hhbmRfbm8YAiABKAMSLwoFc2VhdHMYAyADKAsyIC5jaGlldS5sZWRnZXIudjEuU2VhdFJlc2VydmF0aW9uIlAKE1Jlc2VydmVIYW5kUmVzcG9uc2USEAoIcmVzZXJ2ZWQYASABKAgSFQoNc2hvcnRfcGxheWVycxgCIAMoCRIQCghyZXBsYXllZBgDIAEoCDL1DAoNTGVkZ2VyU2VydmljZRJYCgtHZXRCYWxhbmNlcxIjLmNoaWV1LmxlZGdlci52MS5HZXRCYWxhbmNlc1JlcXVlc3QaJC5jaGlldS5sZWRnZXIudjEuR2V0QmFsYW5jZXNSZXNwb25zZRJVCgpHZXRIaXN0b3J5EiIuY2hpZXUubGVkZ2VyLnYxLkdldEhpc3RvcnlSZXF1ZXN0GiMuY2hpZXUubGVkZ2VyLnYxLkdldEhpc3RvcnlSZXNwb25zZRJJCgZHZXRQb3QSHi5jaGlldS5sZWRnZXIudjEuR2V0UG90UmVxdWVzdBofLmNoaWV1LmxlZGdlci52MS5HZXRQb3RSZXNwb25zZRJVCgpMaXN0UHJpY2VzEiIuY2hpZXUubGVkZ2VyLnYxLkxpc3RQcmljZXNSZXF1ZXN0GiMuY2hpZXUubGVkZ2VyLnYxLkxpc3RQcmljZXNSZXNwb25zZRJnChBDaGVja0VsaWdpYmlsaXR5EiguY2hpZXUubGVkZ2VyLnYxLkNoZWNrRWxpZ2liaWxpdHlSZXF1ZXN0GikuY2hpZXUubGVkZ2VyLnYxLkNoZWNrRWxpZ2liaWxpdHlSZXNwb25zZRJbCgxDbGFpbVdlbGNvbWUSJC5jaGlldS5sZWRnZXIudjEuQ2xhaW1XZWxjb21lUmVxdWVzdBolLmNoaWV1LmxlZGdlci52MS5DbGFpbVdlbGNvbWVSZXNwb25zZRJhCg5DcmVkaXRQdXJjaGFzZRImLmNoaWV1LmxlZGdlci52MS5DcmVkaXRQdXJjaGFzZVJlcXVlc3QaJy5jaGlldS5sZWRnZXIudjEuQ3JlZGl0UHVyY2hhc2VSZXNwb25zZRJeCg1Db252ZXJ0SGVhcnRzEiUuY2hpZXUubGVkZ2VyLnYxLkNvbnZlcnRIZWFydHNSZXF1ZXN0GiYuY2hpZXUubGVkZ2VyLnYxLkNvbnZlcnRIZWFydHNSZXNwb25zZRJtChJSZXNldE5lZ2F0aXZlU2NvcmUSKi5jaGlldS5sZWRnZXIudjEuUmVzZXROZWdhdGl2ZVNjb3JlUmVxdWVzdBorLmNoaWV1LmxlZGdlci52MS5SZXNldE5lZ2F0aXZlU2NvcmVSZXNwb25zZRJkCg9SZXNldFJlcHV0YXRpb24SJy5jaGlldS5sZWRnZXIudjEuUmVzZXRSZXB1dGF0aW9uUmVxdWVzdBooLmNoaWV1LmxlZGdlci52MS5SZXNldFJlcHV0YXRpb25SZXNwb25zZRJYCgtSZXF1ZXN0U29uZxIjLmNoaWV1LmxlZGdlci52MS5SZXF1ZXN0U29uZ1JlcXVlc3QaJC5jaGlldS5sZWRnZXIudjEuUmVxdWVzdFNvbmdSZXNwb25zZRJeCg1CdXlNZW1iZXJzaGlwEiUuY2hpZXUubGVkZ2VyLnYxLkJ1eU1lbWJlcnNoaXBSZXF1ZXN0GiYuY2hpZXUubGVkZ2VyLnYxLkJ1eU1lbWJlcnNoaXBSZXNwb25zZRJbCgxDcmVkaXRSZXdhcmQSJC5jaGlldS5sZWRnZXIudjEuQ3JlZGl0UmV3YXJkUmVxdWVzdBolLmNoaWV1LmxlZGdlci52MS5DcmVkaXRSZXdhcmRSZXNwb25zZRJJCgZBZGp1c3QSHi5jaGlldS5sZWRnZXIudjEuQWRqdXN0UmVxdWVzdBofLmNoaWV1LmxlZGdlci52MS5BZGp1c3RSZXNwb25zZRJSCglIb2xkQ29pbnMSIS5jaGlldS5sZWRnZXIudjEuSG9sZENvaW5zUmVxdWVzdBoiLmNoaWV1LmxlZGdlci52MS5Ib2xkQ29pbnNSZXNwb25zZRJbCgxSZWxlYXNlQ29pbnMSJC5jaGlldS5sZWRnZXIudjEuUmVsZWFzZUNvaW5zUmVxdWVzdBolLmNoaWV1LmxlZGdlci52MS5SZWxlYXNlQ29pbnNSZXNwb25zZRJGCgVBdWRpdBIdLmNoaWV1LmxlZGdlci52MS5BdWRpdFJlcXVlc3QaHi5jaGlldS5sZWRnZXIudjEuQXVkaXRSZXNwb25zZRJYCgtSZXNlcnZlSGFuZBIjLmNoaWV1LmxlZGdlci52MS5SZXNlcnZlSGFuZFJlcXVlc3QaJC5jaGlldS5sZWRnZXIudjEuUmVzZXJ2ZUhhbmRSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("CiRjaGlldS9sZWRnZXIvdjEvbGVkZ2VyX3NlcnZpY2UucHJvdG8SD2NoaWV1LmxlZGdlci52MSI8CgdCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoAxIPCgdhY2NvdW50GAMgASgJIicKEkdldEJhbGFuY2VzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiWgoTR2V0QmFsYW5jZXNSZXNwb25zZRIqCghiYWxhbmNlcxgBIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhcKD21lbWJlcnNoaXBfZGF5cxgCIAEoAyLMAQoFRW50cnkSEwoLdHJhbnNmZXJfaWQYASABKAkSEgoKcG9zdGluZ19pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIMCgRvd2VkGAUgASgDEg4KBnJlYXNvbhgGIAEoCRIPCgdhY2NvdW50GAcgASgJEhQKDGNvdW50ZXJwYXJ0eRgIIAEoCRIQCgh0YWJsZV9pZBgJIAEoCRIPCgdoYW5kX25vGAogASgDEhEKCXBvc3RlZF9tcxgLIAEoAyKSAQoRR2V0SGlzdG9yeVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhAKCHRhYmxlX2lkGAMgASgJEg8KB2hhbmRfbm8YBCABKAMSDgoGcmVhc29uGAUgASgJEhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJIlYKEkdldEhpc3RvcnlSZXNwb25zZRInCgdlbnRyaWVzGAEgAygLMhYuY2hpZXUubGVkZ2VyLnYxLkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSITChFMaXN0UHJpY2VzUmVxdWVzdCKFAQoSTGlzdFByaWNlc1Jlc3BvbnNlEhYKDm5lZ2F0aXZlX3Jlc2V0GAEgASgDEhgKEHJlcHV0YXRpb25fcmVzZXQYAiABKAMSDAoEc29uZxgDIAEoAxIWCg5tZW1iZXJzaGlwX2RheRgEIAEoAxIXCg9oZWFydHNfdG9fY29pbnMYBSABKAMiIQoNR2V0UG90UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSJFCg5HZXRQb3RSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIPCgdiYWxhbmNlGAIgASgDEhAKCGN1cnJlbmN5GAMgASgJIiwKF0NoZWNrRWxpZ2liaWxpdHlSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCSJaChhDaGVja0VsaWdpYmlsaXR5UmVzcG9uc2USEAoIZWxpZ2libGUYASABKAgSDQoFY29pbnMYAiABKAMSDwoHbWluaW11bRgDIAEoAxIMCgRoZWxkGAQgASgIIigKE0NsYWltV2VsY29tZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJImEKDVBvc3RpbmdSZXN1bHQSEgoKcG9zdGluZ19pZBgBIAEoCRIqCghiYWxhbmNlcxgCIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhAKCHJlcGxheWVkGAMgASgIIk4KFUNyZWRpdFB1cmNoYXNlUmVxdWVzdBISCgpwYXltZW50X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIOCgZoZWFydHMYAyABKAMiTQoUQ29udmVydEhlYXJ0c1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSDgoGaGVhcnRzGAMgASgDIlAKGVJlc2V0TmVnYXRpdmVTY29yZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSDAoEZ2FtZRgDIAEoCSI/ChZSZXNldFJlcHV0YXRpb25SZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJIlkKElJlcXVlc3RTb25nUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRzb25nGAMgASgJEg4KBnRhcmdldBgEIAEoCSJLChRCdXlNZW1iZXJzaGlwUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRkYXlzGAMgASgDIloKE0NyZWRpdFJld2FyZFJlcXVlc3QSEQoJcmV3YXJkX2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRINCgVjb2lucxgDIAEoAxIOCgZyZWFzb24YBCABKAkiagoNQWRqdXN0UmVxdWVzdBIVCg1hZGp1c3RtZW50X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIOCgZyZWFzb24YBSABKAkiNQoQSG9sZENvaW5zUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIlMKEUhvbGRDb2luc1Jlc3BvbnNlEgwKBGhlbGQYASABKAgSDwoHaGVsZF9ieRgCIAEoCRIOCgZyZWFzb24YAyABKAkSDwoHaGVsZF9tcxgEIAEoAyI4ChNSZWxlYXNlQ29pbnNSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiKAoUUmVsZWFzZUNvaW5zUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiPQoWTGlzdFJldmlld0hvbGRzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEAoIcmV2aWV3ZWQYAiABKAgiLAoISGVsZEZyb20SEQoJcGxheWVyX2lkGAEgASgJEg0KBWNvaW5zGAIgASgDIvABChBSZXZpZXdIb2xkUmVjb3JkEg8KB2hvbGRfaWQYASABKAMSEQoJcGxheWVyX2lkGAIgASgJEg0KBWNvaW5zGAMgASgDEikKBnBheWVycxgEIAMoCzIZLmNoaWV1LmxlZGdlci52MS5IZWxkRnJvbRIOCgZzdGF0dXMYBSABKAkSDAoEY29kZRgGIAEoCRIOCgZkZXRhaWwYByABKAkSDwoHaGVsZF9tcxgIIAEoAxITCgtyZXZpZXdlZF9ieRgJIAEoCRIVCg1yZXZpZXdfcmVhc29uGAogASgJEhMKC3Jldmlld2VkX21zGAsgASgDIksKF0xpc3RSZXZpZXdIb2xkc1Jlc3BvbnNlEjAKBWhvbGRzGAEgAygLMiEuY2hpZXUubGVkZ2VyLnYxLlJldmlld0hvbGRSZWNvcmQiuQEKEVJldmlld0hvbGRSZXF1ZXN0Eg8KB2hvbGRfaWQYASABKAMSOQoGYWN0aW9uGAIgASgOMikuY2hpZXUubGVkZ2VyLnYxLlJldmlld0hvbGRSZXF1ZXN0LkFjdGlvbhIOCgZyZWFzb24YAyABKAkiSAoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhIKDkFDVElPTl9SRUxFQVNFEAESEgoOQUNUSU9OX1JFVkVSU0UQAiJZChJSZXZpZXdIb2xkUmVzcG9uc2USLwoEaG9sZBgBIAEoCzIhLmNoaWV1LmxlZGdlci52MS5SZXZpZXdIb2xkUmVjb3JkEhIKCnBvc3RpbmdfaWQYAiABKAkiDgoMQXVkaXRSZXF1ZXN0IkIKDEF1ZGl0UHJvYmxlbRIPCgdhY2NvdW50GAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEg8KB21lc3NhZ2UYAyABKAkicQoNQXVkaXRSZXNwb25zZRIKCgJvaxgBIAEoCBIQCghhY2NvdW50cxgCIAEoAxIRCgl0cmFuc2ZlcnMYAyABKAMSLwoIcHJvYmxlbXMYBCADKAsyHS5jaGlldS5sZWRnZXIudjEuQXVkaXRQcm9ibGVtIkYKFENsYWltV2VsY29tZVJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkgKFkNyZWRpdFB1cmNoYXNlUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRwoVQ29udmVydEhlYXJ0c1Jlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkwKGlJlc2V0TmVnYXRpdmVTY29yZVJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkkKF1Jlc2V0UmVwdXRhdGlvblJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkUKE1JlcXVlc3RTb25nUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRwoVQnV5TWVtYmVyc2hpcFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkYKFENyZWRpdFJld2FyZFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkAKDkFkanVzdFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IjMKD1NlYXRSZXNlcnZhdGlvbhIRCglwbGF5ZXJfaWQYASABKAkSDQoFY29pbnMYAiABKAMiaAoSUmVzZXJ2ZUhhbmRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEg8KB2hhbmRfbm8YAiABKAMSLwoFc2VhdHMYAyADKAsyIC5jaGlldS5sZWRnZXIudjEuU2VhdFJlc2VydmF0aW9uIlAKE1Jlc2VydmVIYW5kUmVzcG9uc2USEAoIcmVzZXJ2ZWQYASABKAgSFQoNc2hvcnRfcGxheWVycxgCIAMoCRIQCghyZXBsYXllZBgDIAEoCDKyDgoNTGVkZ2VyU2VydmljZRJYCgtHZXRCYWxhbmNlcxIjLmNoaWV1LmxlZGdlci52MS5HZXRCYWxhbmNlc1JlcXVlc3QaJC5jaGlldS5sZWRnZXIudjEuR2V0QmFsYW5jZXNSZXNwb25zZRJVCgpHZXRIaXN0b3J5EiIuY2hpZXUubGVkZ2VyLnYxLkdldEhpc3RvcnlSZXF1ZXN0GiMuY2hpZXUubGVkZ2VyLnYxLkdldEhpc3RvcnlSZXNwb25zZRJJCgZHZXRQb3QSHi5jaGlldS5sZWRnZXIudjEuR2V0UG90UmVxdWVzdBofLmNoaWV1LmxlZGdlci52MS5HZXRQb3RSZXNwb25zZRJVCgpMaXN0UHJpY2VzEiIuY2hpZXUubGVkZ2VyLnYxLkxpc3RQcmljZXNSZXF1ZXN0GiMuY2hpZXUubGVkZ2VyLnYxLkxpc3RQcmljZXNSZXNwb25zZRJnChBDaGVja0VsaWdpYmlsaXR5EiguY2hpZXUubGVkZ2VyLnYxLkNoZWNrRWxpZ2liaWxpdHlSZXF1ZXN0GikuY2hpZXUubGVkZ2VyLnYxLkNoZWNrRWxpZ2liaWxpdHlSZXNwb25zZRJbCgxDbGFpbVdlbGNvbWUSJC5jaGlldS5sZWRnZXIudjEuQ2xhaW1XZWxjb21lUmVxdWVzdBolLmNoaWV1LmxlZGdlci52MS5DbGFpbVdlbGNvbWVSZXNwb25zZRJhCg5DcmVkaXRQdXJjaGFzZRImLmNoaWV1LmxlZGdlci52MS5DcmVkaXRQdXJjaGFzZVJlcXVlc3QaJy5jaGlldS5sZWRnZXIudjEuQ3JlZGl0UHVyY2hhc2VSZXNwb25zZRJeCg1Db252ZXJ0SGVhcnRzEiUuY2hpZXUubGVkZ2VyLnYxLkNvbnZlcnRIZWFydHNSZXF1ZXN0GiYuY2hpZXUubGVkZ2VyLnYxLkNvbnZlcnRIZWFydHNSZXNwb25zZRJtChJSZXNldE5lZ2F0aXZlU2NvcmUSKi5jaGlldS5sZWRnZXIudjEuUmVzZXROZWdhdGl2ZVNjb3JlUmVxdWVzdBorLmNoaWV1LmxlZGdlci52MS5SZXNldE5lZ2F0aXZlU2NvcmVSZXNwb25zZRJkCg9SZXNldFJlcHV0YXRpb24SJy5jaGlldS5sZWRnZXIudjEuUmVzZXRSZXB1dGF0aW9uUmVxdWVzdBooLmNoaWV1LmxlZGdlci52MS5SZXNldFJlcHV0YXRpb25SZXNwb25zZRJYCgtSZXF1ZXN0U29uZxIjLmNoaWV1LmxlZGdlci52MS5SZXF1ZXN0U29uZ1JlcXVlc3QaJC5jaGlldS5sZWRnZXIudjEuUmVxdWVzdFNvbmdSZXNwb25zZRJeCg1CdXlNZW1iZXJzaGlwEiUuY2hpZXUubGVkZ2VyLnYxLkJ1eU1lbWJlcnNoaXBSZXF1ZXN0GiYuY2hpZXUubGVkZ2VyLnYxLkJ1eU1lbWJlcnNoaXBSZXNwb25zZRJbCgxDcmVkaXRSZXdhcmQSJC5jaGlldS5sZWRnZXIudjEuQ3JlZGl0UmV3YXJkUmVxdWVzdBolLmNoaWV1LmxlZGdlci52MS5DcmVkaXRSZXdhcmRSZXNwb25zZRJJCgZBZGp1c3QSHi5jaGlldS5sZWRnZXIudjEuQWRqdXN0UmVxdWVzdBofLmNoaWV1LmxlZGdlci52MS5BZGp1c3RSZXNwb25zZRJSCglIb2xkQ29pbnMSIS5jaGlldS5sZWRnZXIudjEuSG9sZENvaW5zUmVxdWVzdBoiLmNoaWV1LmxlZGdlci52MS5Ib2xkQ29pbnNSZXNwb25zZRJbCgxSZWxlYXNlQ29pbnMSJC5jaGlldS5sZWRnZXIudjEuUmVsZWFzZUNvaW5zUmVxdWVzdBolLmNoaWV1LmxlZGdlci52MS5SZWxlYXNlQ29pbnNSZXNwb25zZRJkCg9MaXN0UmV2aWV3SG9sZHMSJy5jaGlldS5sZWRnZXIudjEuTGlzdFJldmlld0hvbGRzUmVxdWVzdBooLmNoaWV1LmxlZGdlci52MS5MaXN0UmV2aWV3SG9sZHNSZXNwb25zZRJVCgpSZXZpZXdIb2xkEiIuY2hpZXUubGVkZ2VyLnYxLlJldmlld0hvbGRSZXF1ZXN0GiMuY2hpZXUubGVkZ2VyLnYxLlJldmlld0hvbGRSZXNwb25zZRJGCgVBdWRpdBIdLmNoaWV1LmxlZGdlci52MS5BdWRpdFJlcXVlc3QaHi5jaGlldS5sZWRnZXIudjEuQXVkaXRSZXNwb25zZRJYCgtSZXNlcnZlSGFuZBIjLmNoaWV1LmxlZGdlci52MS5SZXNlcnZlSGFuZFJlcXVlc3QaJC5jaGlldS5sZWRnZXIudjEuUmVzZXJ2ZUhhbmRSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * One balance.
@@ -893,6 +893,239 @@ export const ReleaseCoinsResponseSchema: GenMessage<ReleaseCoinsResponse> = /*@_
   messageDesc(file_chieu_ledger_v1_ledger_service, 25);
 
 /**
+ * ListReviewHolds request.
+ *
+ * @generated from message chieu.ledger.v1.ListReviewHoldsRequest
+ */
+export type ListReviewHoldsRequest = Message<"chieu.ledger.v1.ListReviewHoldsRequest"> & {
+  /**
+   * Only this player's holds (empty: everyone's).
+   *
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * Also the holds already reviewed (released or reversed); default: only those awaiting review.
+   *
+   * @generated from field: bool reviewed = 2;
+   */
+  reviewed: boolean;
+};
+
+/**
+ * Describes the message chieu.ledger.v1.ListReviewHoldsRequest.
+ * Use `create(ListReviewHoldsRequestSchema)` to create a new message.
+ */
+export const ListReviewHoldsRequestSchema: GenMessage<ListReviewHoldsRequest> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 26);
+
+/**
+ * What one payer's net losses put into a hold.
+ *
+ * @generated from message chieu.ledger.v1.HeldFrom
+ */
+export type HeldFrom = Message<"chieu.ledger.v1.HeldFrom"> & {
+  /**
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * @generated from field: int64 coins = 2;
+   */
+  coins: bigint;
+};
+
+/**
+ * Describes the message chieu.ledger.v1.HeldFrom.
+ * Use `create(HeldFromSchema)` to create a new message.
+ */
+export const HeldFromSchema: GenMessage<HeldFrom> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 27);
+
+/**
+ * One hold of the collusion screen.
+ *
+ * @generated from message chieu.ledger.v1.ReviewHoldRecord
+ */
+export type ReviewHoldRecord = Message<"chieu.ledger.v1.ReviewHoldRecord"> & {
+  /**
+   * @generated from field: int64 hold_id = 1;
+   */
+  holdId: bigint;
+
+  /**
+   * The flagged account, whose winnings are held.
+   *
+   * @generated from field: string player_id = 2;
+   */
+  playerId: string;
+
+  /**
+   * 金币 in the hold's escrow (the sum of payers).
+   *
+   * @generated from field: int64 coins = 3;
+   */
+  coins: bigint;
+
+  /**
+   * @generated from field: repeated chieu.ledger.v1.HeldFrom payers = 4;
+   */
+  payers: HeldFrom[];
+
+  /**
+   * held, released or reversed.
+   *
+   * @generated from field: string status = 5;
+   */
+  status: string;
+
+  /**
+   * The finding: the screen's code (net_dump_target) and its detail.
+   *
+   * @generated from field: string code = 6;
+   */
+  code: string;
+
+  /**
+   * @generated from field: string detail = 7;
+   */
+  detail: string;
+
+  /**
+   * @generated from field: int64 held_ms = 8;
+   */
+  heldMs: bigint;
+
+  /**
+   * @generated from field: string reviewed_by = 9;
+   */
+  reviewedBy: string;
+
+  /**
+   * @generated from field: string review_reason = 10;
+   */
+  reviewReason: string;
+
+  /**
+   * @generated from field: int64 reviewed_ms = 11;
+   */
+  reviewedMs: bigint;
+};
+
+/**
+ * Describes the message chieu.ledger.v1.ReviewHoldRecord.
+ * Use `create(ReviewHoldRecordSchema)` to create a new message.
+ */
+export const ReviewHoldRecordSchema: GenMessage<ReviewHoldRecord> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 28);
+
+/**
+ * ListReviewHolds response.
+ *
+ * @generated from message chieu.ledger.v1.ListReviewHoldsResponse
+ */
+export type ListReviewHoldsResponse = Message<"chieu.ledger.v1.ListReviewHoldsResponse"> & {
+  /**
+   * @generated from field: repeated chieu.ledger.v1.ReviewHoldRecord holds = 1;
+   */
+  holds: ReviewHoldRecord[];
+};
+
+/**
+ * Describes the message chieu.ledger.v1.ListReviewHoldsResponse.
+ * Use `create(ListReviewHoldsResponseSchema)` to create a new message.
+ */
+export const ListReviewHoldsResponseSchema: GenMessage<ListReviewHoldsResponse> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 29);
+
+/**
+ * ReviewHold request.
+ *
+ * @generated from message chieu.ledger.v1.ReviewHoldRequest
+ */
+export type ReviewHoldRequest = Message<"chieu.ledger.v1.ReviewHoldRequest"> & {
+  /**
+   * @generated from field: int64 hold_id = 1;
+   */
+  holdId: bigint;
+
+  /**
+   * @generated from field: chieu.ledger.v1.ReviewHoldRequest.Action action = 2;
+   */
+  action: ReviewHoldRequest_Action;
+
+  /**
+   * Mandatory: what the review found.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message chieu.ledger.v1.ReviewHoldRequest.
+ * Use `create(ReviewHoldRequestSchema)` to create a new message.
+ */
+export const ReviewHoldRequestSchema: GenMessage<ReviewHoldRequest> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 30);
+
+/**
+ * release: the held coins go back to the player; reverse: each payer gets back what it put in.
+ *
+ * @generated from enum chieu.ledger.v1.ReviewHoldRequest.Action
+ */
+export enum ReviewHoldRequest_Action {
+  /**
+   * @generated from enum value: ACTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: ACTION_RELEASE = 1;
+   */
+  RELEASE = 1,
+
+  /**
+   * @generated from enum value: ACTION_REVERSE = 2;
+   */
+  REVERSE = 2,
+}
+
+/**
+ * Describes the enum chieu.ledger.v1.ReviewHoldRequest.Action.
+ */
+export const ReviewHoldRequest_ActionSchema: GenEnum<ReviewHoldRequest_Action> = /*@__PURE__*/
+  enumDesc(file_chieu_ledger_v1_ledger_service, 30, 0);
+
+/**
+ * ReviewHold response.
+ *
+ * @generated from message chieu.ledger.v1.ReviewHoldResponse
+ */
+export type ReviewHoldResponse = Message<"chieu.ledger.v1.ReviewHoldResponse"> & {
+  /**
+   * @generated from field: chieu.ledger.v1.ReviewHoldRecord hold = 1;
+   */
+  hold?: ReviewHoldRecord | undefined;
+
+  /**
+   * The posting that moved the held coins out of the escrow.
+   *
+   * @generated from field: string posting_id = 2;
+   */
+  postingId: string;
+};
+
+/**
+ * Describes the message chieu.ledger.v1.ReviewHoldResponse.
+ * Use `create(ReviewHoldResponseSchema)` to create a new message.
+ */
+export const ReviewHoldResponseSchema: GenMessage<ReviewHoldResponse> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 31);
+
+/**
  * Audit request.
  *
  * @generated from message chieu.ledger.v1.AuditRequest
@@ -905,7 +1138,7 @@ export type AuditRequest = Message<"chieu.ledger.v1.AuditRequest"> & {
  * Use `create(AuditRequestSchema)` to create a new message.
  */
 export const AuditRequestSchema: GenMessage<AuditRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 26);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 32);
 
 /**
  * One audit finding.
@@ -934,7 +1167,7 @@ export type AuditProblem = Message<"chieu.ledger.v1.AuditProblem"> & {
  * Use `create(AuditProblemSchema)` to create a new message.
  */
 export const AuditProblemSchema: GenMessage<AuditProblem> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 27);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 33);
 
 /**
  * Audit response.
@@ -968,7 +1201,7 @@ export type AuditResponse = Message<"chieu.ledger.v1.AuditResponse"> & {
  * Use `create(AuditResponseSchema)` to create a new message.
  */
 export const AuditResponseSchema: GenMessage<AuditResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 28);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 34);
 
 /**
  * ClaimWelcome response.
@@ -987,7 +1220,7 @@ export type ClaimWelcomeResponse = Message<"chieu.ledger.v1.ClaimWelcomeResponse
  * Use `create(ClaimWelcomeResponseSchema)` to create a new message.
  */
 export const ClaimWelcomeResponseSchema: GenMessage<ClaimWelcomeResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 29);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 35);
 
 /**
  * CreditPurchase response.
@@ -1006,7 +1239,7 @@ export type CreditPurchaseResponse = Message<"chieu.ledger.v1.CreditPurchaseResp
  * Use `create(CreditPurchaseResponseSchema)` to create a new message.
  */
 export const CreditPurchaseResponseSchema: GenMessage<CreditPurchaseResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 30);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 36);
 
 /**
  * ConvertHearts response.
@@ -1025,7 +1258,7 @@ export type ConvertHeartsResponse = Message<"chieu.ledger.v1.ConvertHeartsRespon
  * Use `create(ConvertHeartsResponseSchema)` to create a new message.
  */
 export const ConvertHeartsResponseSchema: GenMessage<ConvertHeartsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 31);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 37);
 
 /**
  * ResetNegativeScore response.
@@ -1044,7 +1277,7 @@ export type ResetNegativeScoreResponse = Message<"chieu.ledger.v1.ResetNegativeS
  * Use `create(ResetNegativeScoreResponseSchema)` to create a new message.
  */
 export const ResetNegativeScoreResponseSchema: GenMessage<ResetNegativeScoreResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 32);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 38);
 
 /**
  * ResetReputation response.
@@ -1063,7 +1296,7 @@ export type ResetReputationResponse = Message<"chieu.ledger.v1.ResetReputationRe
  * Use `create(ResetReputationResponseSchema)` to create a new message.
  */
 export const ResetReputationResponseSchema: GenMessage<ResetReputationResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 33);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 39);
 
 /**
  * RequestSong response.
@@ -1082,7 +1315,7 @@ export type RequestSongResponse = Message<"chieu.ledger.v1.RequestSongResponse">
  * Use `create(RequestSongResponseSchema)` to create a new message.
  */
 export const RequestSongResponseSchema: GenMessage<RequestSongResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 34);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 40);
 
 /**
  * BuyMembership response.
@@ -1101,7 +1334,7 @@ export type BuyMembershipResponse = Message<"chieu.ledger.v1.BuyMembershipRespon
  * Use `create(BuyMembershipResponseSchema)` to create a new message.
  */
 export const BuyMembershipResponseSchema: GenMessage<BuyMembershipResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 35);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 41);
 
 /**
  * CreditReward response.
@@ -1120,7 +1353,7 @@ export type CreditRewardResponse = Message<"chieu.ledger.v1.CreditRewardResponse
  * Use `create(CreditRewardResponseSchema)` to create a new message.
  */
 export const CreditRewardResponseSchema: GenMessage<CreditRewardResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 36);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 42);
 
 /**
  * Adjust response.
@@ -1139,7 +1372,7 @@ export type AdjustResponse = Message<"chieu.ledger.v1.AdjustResponse"> & {
  * Use `create(AdjustResponseSchema)` to create a new message.
  */
 export const AdjustResponseSchema: GenMessage<AdjustResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 37);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 43);
 
 /**
  * One seat's reservation: the most 金币 the player can lose in the hand.
@@ -1165,7 +1398,7 @@ export type SeatReservation = Message<"chieu.ledger.v1.SeatReservation"> & {
  * Use `create(SeatReservationSchema)` to create a new message.
  */
 export const SeatReservationSchema: GenMessage<SeatReservation> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 38);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 44);
 
 /**
  * ReserveHand request.
@@ -1199,7 +1432,7 @@ export type ReserveHandRequest = Message<"chieu.ledger.v1.ReserveHandRequest"> &
  * Use `create(ReserveHandRequestSchema)` to create a new message.
  */
 export const ReserveHandRequestSchema: GenMessage<ReserveHandRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 39);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 45);
 
 /**
  * ReserveHand response.
@@ -1236,7 +1469,7 @@ export type ReserveHandResponse = Message<"chieu.ledger.v1.ReserveHandResponse">
  * Use `create(ReserveHandResponseSchema)` to create a new message.
  */
 export const ReserveHandResponseSchema: GenMessage<ReserveHandResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 40);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 46);
 
 /**
  * The ledger service.
@@ -1406,6 +1639,27 @@ export const LedgerService: GenService<{
     methodKind: "unary";
     input: typeof ReleaseCoinsRequestSchema;
     output: typeof ReleaseCoinsResponseSchema;
+  },
+  /**
+   * The collusion screen's holds: winnings moved out of a flagged account into its review escrow
+   * (review/coins/<player>), newest first (operator or auditor).
+   *
+   * @generated from rpc chieu.ledger.v1.LedgerService.ListReviewHolds
+   */
+  listReviewHolds: {
+    methodKind: "unary";
+    input: typeof ListReviewHoldsRequestSchema;
+    output: typeof ListReviewHoldsResponseSchema;
+  },
+  /**
+   * Review one hold, once: release its coins to the player, or reverse them to the payers (operator).
+   *
+   * @generated from rpc chieu.ledger.v1.LedgerService.ReviewHold
+   */
+  reviewHold: {
+    methodKind: "unary";
+    input: typeof ReviewHoldRequestSchema;
+    output: typeof ReviewHoldResponseSchema;
   },
   /**
    * Recompute every balance from the transfers; check every currency sums to zero.
