@@ -41,6 +41,8 @@ export interface HandResult {
   coinsBefore?: string[]; coinsAfter?: string[];
   finalVersion?: string | null; spectatorSaw?: string | null;
   overflow: string[]; axe: string[]; errors: string[]; screenshots: string[];
+  /** Phone screens with something needed for play below the fold, and how many were measured. */
+  fold: string[]; folds: number;
   sessions: { name: string; lang: string; phone: boolean; role: string }[];
   /** Seconds spent in each part (setup, play, the end's checks). */
   timings: Record<string, number>;
@@ -90,11 +92,37 @@ export async function overflows(page: Page): Promise<boolean> {
   return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1);
 }
 
+/**
+ * What a phone player needs for play that is not on the first screen: scrolled to the top, every
+ * opponent's seat, one's own hand and dock (elements with data-zone) and every offered action
+ * (an enabled [data-act]) must lie inside the viewport, as "what top–bottom" strings.
+ */
+export async function belowFold(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    window.scrollTo(0, 0);
+    const vw = window.innerWidth, vh = window.innerHeight, out: string[] = [];
+    const els = document.querySelectorAll<HTMLElement>("#table [data-zone], #table [data-act]:not([disabled])");
+    for (const el of els) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if (r.top < -1 || r.left < -1 || r.bottom > vh + 1 || r.right > vw + 1) {
+        const what = el.dataset.zone ? `${el.dataset.zone}${el.dataset.seat ? `:${el.dataset.seat}` : ""}` : `act:${el.dataset.act}`;
+        out.push(`${what} ${Math.round(r.left)},${Math.round(r.top)}–${Math.round(r.right)},${Math.round(r.bottom)}`);
+      }
+    }
+    return out;
+  });
+}
+
 export class Harness {
   readonly overflow: string[] = [];
   readonly axe: string[] = [];
   readonly errors: string[] = [];
   readonly screenshots: string[] = [];
+  /** Phone screens where something needed for play lay below the fold (belowFold). */
+  readonly fold: string[] = [];
+  /** How many phone screens were measured for it. */
+  folds = 0;
 
   constructor(readonly browser: Browser, readonly url: string, readonly out: string) {}
 
@@ -128,6 +156,12 @@ export class Harness {
     const file = `${label}-${s.lang}-${s.phone ? "phone" : "desktop"}${s.role === "spectator" ? "-watch" : ""}.png`;
     await s.page.screenshot({ path: join(this.out, file), fullPage: true });
     this.screenshots.push(file);
+    if (s.phone && label.includes("-mid")) {  // the first screen as a phone shows it, no scroll
+      await s.page.evaluate(() => window.scrollTo(0, 0));
+      const first = file.replace(".png", "-screen.png");
+      await s.page.screenshot({ path: join(this.out, first) });
+      this.screenshots.push(first);
+    }
   }
 
   /** From the home screen to a room, by clicks: Rooms, the game's tab, the room's Enter. */
@@ -148,7 +182,7 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
   const n = spec.players ?? 2;
   const room = spec.room ?? `${spec.game}.points`;
   const result: HandResult = { ok: false, game: spec.game, moves: 0, overflow: hn.overflow, axe: hn.axe, errors: hn.errors,
-    screenshots: hn.screenshots, sessions: [], timings: {} };
+    screenshots: hn.screenshots, fold: hn.fold, folds: 0, sessions: [], timings: {} };
   const t0 = Date.now();
   const lap = (k: string) => { result.timings[k] = (Date.now() - t0) / 1000; };
   try {
@@ -188,6 +222,10 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
         const v = await version(s.page);
         if (v === null || acted.get(s.page) === v) continue;
         if (await s.page.$('#table .table[data-status="playing"]') === null) continue;
+        if (s.phone && result.folds < 12) {  // the first screen holds all one plays with
+          result.folds++;
+          for (const f of await belowFold(s.page)) if (hn.fold.length < 20) hn.fold.push(`move ${result.moves}/${s.name}: ${f}`);
+        }
         const byKeys = spec.keys !== undefined && !result.keyboard && s === players[0];
         if (await tryMove(() => (byKeys ? spec.keys! : spec.move)(s.page))) {
           acted.set(s.page, v); result.moves++; any = true;

@@ -14,7 +14,7 @@ import { commandId, GAMES, gameView, Portal, reason, type RoomEntry } from "../c
 import { gameMessages, loadBoards, type BoardContext } from "./board.js";
 import { h, mount, type Child } from "./dom.js";
 import { LANGUAGES, lang, setLang, t, tIn, word, type Key, type Language } from "./i18n/index.js";
-import { button, focusedKey, initialOf, refocus } from "./ui/kit.js";
+import { button, focusedKey, initialOf, mmss, refocus } from "./ui/kit.js";
 import { presencePill } from "./ui/presence.js";
 
 const boards = await loadBoards();
@@ -415,7 +415,7 @@ function banner(lost: boolean): void {
 function tick(): void {
   for (const el of document.querySelectorAll<HTMLElement>("[data-deadline]")) {
     const left = Math.max(0, Math.ceil((Number(el.dataset.deadline) - Date.now()) / 1000));
-    el.textContent = t("table.secs", { s: left });
+    el.textContent = mmss(left);
     el.classList.toggle("urgent", left <= 5);
   }
 }
@@ -441,7 +441,7 @@ function context(tv: TableView, mySeat: number | undefined, send: (c: Message) =
     initial: (s) => initialOf(tv.handPlayers[s] === portal.playerId ? portal.session?.player?.name || t("you") : handName(tv, s)),
     autoPlayed: (s) => tv.autoPlayed.includes(tv.handPlayers[s] ?? "\0"),
     secondsLeft,
-    clock: (d) => { const s = secondsLeft(d); return s === undefined ? "" : t("table.secs", { s }); },
+    clock: (d) => { const s = secondsLeft(d); return s === undefined ? "" : mmss(s); },
     state: <T>(key: string, init: () => T): T => {
       const k = `${tv.tableId}:${key}`;
       if (!uiState.has(k)) uiState.set(k, init());
@@ -479,7 +479,7 @@ function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => vo
   const auto = tv.autoPlayed.filter((p) => tv.handPlayers.includes(p));
   return h("div", { class: "table", "data-version": String(tv.version), "data-status": playing ? "playing" : "waiting",
     "data-game": tv.game, "data-hand": String(tv.handNo), "data-to-move": g.view ? String(toMove) : "", "data-my-seat": mySeat ?? "" },
-  h("div", { class: "table-head" },
+  h("div", { class: "table-top" }, h("div", { class: "table-head" },
     h("a", { href: `#/rooms/${tv.game}`, class: "back", id: "leave" }, "← ", t("table.leave")),
     h("h1", {}, game?.titles[lang()] ?? tv.game),
     h("span", { class: "pill" }, t("table.stakeLine", { stake: money(tv.stake, tv.currency) })),
@@ -491,7 +491,7 @@ function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => vo
     [...tv.seats, ...tv.handSeats].some((x) => x.presence)  // each seat's presence in words (older servers: the pills as before)
       ? (playing ? tv.handSeats : tv.seats).map((x) => presencePill(x, nameOf(x.playerId)))
       : [auto.map((p) => h("span", { class: "pill auto" }, `${nameOf(p)}: ${t("table.auto")}`)),
-        Object.entries(tv.reconnectDeadlines).map(([p, d]) => h("span", { class: "pill away" }, `${nameOf(p)}: `, h("span", { "data-deadline": Number(d) })))]),
+        Object.entries(tv.reconnectDeadlines).map(([p, d]) => h("span", { class: "pill away" }, `${nameOf(p)}: `, h("span", { "data-deadline": Number(d) })))])),
   !playing ? h("div", { class: "waiting" },
     h("div", { class: "table-seats" }, Array.from({ length: Number(tv.maxSeats) }, (_, i) => {
       const s = tv.seats.find((x) => Number(x.seat) === i);

@@ -66,9 +66,33 @@ export function cardBack(small = true): HTMLElement {
   return h("span", { class: `pcard back${small ? " small" : ""}`, "aria-hidden": "true" });
 }
 
-/** A hand of cards fanned (overlapping on a narrow screen; CSS .fan). */
+/** A hand of cards fanned: one row that overlaps on a narrow screen (CSS .fan, its --n the
+ * number of cards), so a phone shows a whole hand in one row, each card's corner index visible. */
 export function fan(cards: HTMLElement[], label: string): HTMLElement {
-  return h("div", { class: "fan", role: "group", "aria-label": label }, cards);
+  const el = h("div", { class: "fan", role: "group", "aria-label": label, "data-zone": "hand" }, cards);
+  el.style.setProperty("--n", String(Math.max(1, cards.length)));
+  return el;
+}
+
+/**
+ * The player's own corner of a table: their seat, hand and actions. On a phone it stays at the
+ * bottom of the screen (CSS .dock: sticky), so what one plays with is never below the fold.
+ */
+export function dock(...children: Child[]): HTMLElement {
+  return h("div", { class: "dock", "data-zone": "dock" }, children);
+}
+
+/** The other players around the table, in seat order from one's own (each child one seat:
+ * data-zone="seat"); on a phone a row across the top, on a desktop spread around the centre. */
+export function ring(seats: HTMLElement[], cls = ""): HTMLElement {
+  for (const s of seats) s.dataset.zone = "seat";
+  return h("div", { class: `ring${cls ? ` ${cls}` : ""}`, "data-n": seats.length }, seats);
+}
+
+/** Seconds as a clock, m:ss ("0:07", "59:58"), in every language. */
+export function mmss(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
 /** An upright tile (a mahjong face, a 连连看 pattern): its text, clickable when `onclick`. */
@@ -130,7 +154,7 @@ export function seatBadge(s: SeatBadge, autoLabel: string): HTMLElement {
     h("div", { class: "who" }, h("span", { class: "avatar", "aria-hidden": "true" }, s.initial || initialOf(s.name)),
       h("b", { class: "name" }, s.name),
       s.toMove && s.deadlineMs !== undefined && Number(s.deadlineMs) > 0 ? h("span", { class: "clock", "data-deadline": Number(s.deadlineMs) })
-        : s.toMove && left !== undefined ? h("span", { class: `clock${left <= 5 ? " urgent" : ""}` }, `${left}`) : null),
+        : s.toMove && left !== undefined ? h("span", { class: `clock${left <= 5 ? " urgent" : ""}` }, mmss(left)) : null),
     s.auto ? h("span", { class: "auto" }, autoLabel) : null,
     s.lines?.length ? h("div", { class: "facts" }, s.lines) : null);
 }
