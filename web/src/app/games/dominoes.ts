@@ -6,7 +6,7 @@ import type { Message } from "@bufbuild/protobuf";
 import { End, type Command, type View } from "../../../gen/chieu/games/dominoes/v1/dominoes_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { arrowKeys, button, domino, h, seatBadge, type Child } from "../ui/kit.js";
+import { arrowKeys, button, dock, domino, h, ring, seatBadge, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "dom.draw": "Draw (bốc)", "dom.pass": "Pass", "dom.left": "Play on the left end ({n})", "dom.right": "Play on the right end ({n})",
@@ -58,7 +58,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       v.finished && v.result ? ` · ${ctx.t("dom.pips", { n: v.result.pips[s] ?? 0n })}` : null],
   }, ctx.t("table.auto"));
   const seats = v.counts.map((_, s) => s);
-  const hand = mine ? arrowKeys(h("div", { class: "fan", role: "group", "aria-label": ctx.t("dom.hand") }, v.hand.map((t) => {
+  const hand = mine ? arrowKeys(h("div", { class: "fan dom-hand", role: "group", "aria-label": ctx.t("dom.hand"), "data-zone": "hand" }, v.hand.map((t) => {
     const k = key(t.a, t.b);
     const options = plays.get(k) ?? [];
     const onclick = options.length === 1 ? go(options[0]!)
@@ -70,17 +70,21 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     : picked.tile ? h("p", { class: "hint" }, ctx.t("dom.where"))
       : plays.size && v.line.length === 0 ? h("p", { class: "hint" }, ctx.t("dom.lead"))
         : plays.size ? h("p", { class: "hint" }, ctx.t("dom.pick")) : null;
-  return h("div", { class: "dom", "data-legal": v.legal.length },
-    h("div", { class: "dom-seats" }, seats.filter((s) => s !== Number(v.seat)).map(seat)),
-    h("div", { class: "phom-center" },
-      h("span", { class: "pill" }, ctx.t("dom.boneyard", { n: v.boneyard })),
-      ends ? h("span", { class: "pill" }, ctx.t("dom.ends", { l: ends.left, r: ends.right })) : null),
-    line,
-    mine ? seat(Number(v.seat)) : null,
-    hand, prompt,
-    mine && !v.finished ? h("div", { class: "actions" },
-      button(ctx.t("dom.draw"), draw ? go(draw) : undefined, { key: "act:draw", kind: draw ? "primary" : undefined, attrs: { "data-act": "draw" } }),
-      button(ctx.t("dom.pass"), pass ? go(pass) : undefined, { key: "act:pass", kind: pass ? "primary" : undefined, attrs: { "data-act": "pass" } })) : null,
-    v.finished && v.revealed.length ? h("div", { class: "revealed" }, v.revealed.map((hd, s) => s === Number(v.seat) ? null
-      : h("div", { class: "dom-seats" }, h("span", { class: "pill" }, ctx.name(s)), hd.tiles.map((t) => domino(Number(t.a), Number(t.b), { small: true, key: `rev:${s}:${key(t.a, t.b)}` }))))) : null);
+  // the others in playing order from one's own seat (the next one first)
+  const from = mine ? Number(v.seat) : 0;
+  const others = seats.map((_, i) => (from + i + (mine ? 1 : 0)) % seats.length).slice(0, mine ? seats.length - 1 : seats.length);
+  return h("div", { class: "dom felt", "data-legal": v.legal.length },
+    ring(others.map((s) => h("div", { class: "dom-seat", "data-seat": s }, seat(s)))),
+    h("div", { class: "center" },
+      h("div", { class: "phom-center" },
+        h("span", { class: "pill" }, ctx.t("dom.boneyard", { n: v.boneyard })),
+        ends ? h("span", { class: "pill" }, ctx.t("dom.ends", { l: ends.left, r: ends.right })) : null),
+      line,
+      v.finished && v.revealed.length ? h("div", { class: "revealed" }, v.revealed.map((hd, s) => s === Number(v.seat) ? null
+        : h("div", { class: "dom-seats" }, h("span", { class: "pill" }, ctx.name(s)), hd.tiles.map((t) => domino(Number(t.a), Number(t.b), { small: true, key: `rev:${s}:${key(t.a, t.b)}` }))))) : null),
+    dock(mine ? seat(Number(v.seat)) : null,
+      hand, prompt,
+      mine && !v.finished ? h("div", { class: "actions" },
+        button(ctx.t("dom.draw"), draw ? go(draw) : undefined, { key: "act:draw", kind: draw ? "primary" : undefined, attrs: { "data-act": "draw" } }),
+        button(ctx.t("dom.pass"), pass ? go(pass) : undefined, { key: "act:pass", kind: pass ? "primary" : undefined, attrs: { "data-act": "pass" } })) : null));
 }

@@ -11,7 +11,7 @@ import { create, type Message } from "@bufbuild/protobuf";
 import { PlaySchema, type Command, type View } from "../../../gen/chieu/games/gouji/v1/gouji_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { arrowKeys, button, card, h, seatBadge, type Child } from "../ui/kit.js";
+import { arrowKeys, button, card, dock, h, ring, seatBadge, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "gj.hand": "Your cards by rank: a click takes all of a rank, each next click one fewer", "gj.play": "Play (出牌)", "gj.pass": "Pass (不要)",
@@ -144,7 +144,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       : h("span", { class: "gj-label" }, v.phase === "tribute" ? ctx.t("gj.tribute") : ctx.t("gj.nothing")),
     v.fourWay ? h("span", { class: "tag" }, ctx.t("gj.fourWay")) : null);
 
-  const groups = mine ? arrowKeys(h("div", { class: "gj-hand", role: "group", "aria-label": ctx.t("gj.hand") },
+  const groups = mine ? arrowKeys(h("div", { class: "gj-hand", role: "group", "aria-label": ctx.t("gj.hand"), "data-zone": "hand" },
     RANKS.filter((r) => held.has(r)).map((r) => {
       const n = held.get(r)!;
       const k = sel.get(r) ?? 0;
@@ -175,12 +175,11 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     picked.length ? button(ctx.t("gj.clear"), () => { sel.clear(); ctx.rerender(); }, { kind: "quiet", key: "act:clear", attrs: { "data-act": "clear" } }) : null) : null;
   const chosen = mine && picked.length ? h("p", { class: "gj-chosen" }, ctx.t("gj.selected", { cards: picked.map((c) => JOKER[c] ?? c).join(" ") }),
     play || burn || ret ? null : h("span", { class: "muted" }, " — ", ctx.t("gj.noSet"))) : null;
-  return h("div", { class: "gj", "data-legal": v.legal.length + (leads ? 1 : 0), "data-phase": v.phase,
+  return h("div", { class: "gj felt", "data-legal": v.legal.length + (leads ? 1 : 0), "data-phase": v.phase,
     // what the lists offer, for tests that play by clicks (no rule in them either)
     "data-offers": JSON.stringify(v.legal.map((c) => ({ kind: c.command.case, ...(c.command.value as object) }))),
     "data-leads": leads ? JSON.stringify({ wilds: leads.wilds.map((w) => w.cards), bases: leads.bases.map((b) => b.cards) }) : "" },
-  h("div", { class: "gj-ring" }, others.map(seatBox)),
-  middle,
-  mine ? seatBox(me) : null,
-  groups, chosen, actions, hint);
+  ring(others.map(seatBox)),
+  h("div", { class: "center" }, middle),
+  dock(mine ? seatBox(me) : null, groups, chosen, actions, hint));
 }

@@ -9,7 +9,7 @@ import type { Message } from "@bufbuild/protobuf";
 import { Declare, MeldType, Phase, type Command, type MeldView, type View } from "../../../gen/chieu/games/mahjong/v1/mahjong_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { arrowKeys, button, h, seatBadge, type Child } from "../ui/kit.js";
+import { arrowKeys, button, dock, h, ring, seatBadge, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "mj.hand": "Your tiles", "mj.drawn": "Drawn", "mj.discard": "Discard (打)", "mj.ting": "报听 — declare ready", "mj.yingkou": "硬扣",
@@ -132,7 +132,10 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
         p.discards.map((t, j) => mjTile(t, { small: true, key: `pond:${s}:${j}`,
           mark: claimFrom && j === p.discards.length - 1 ? "claim" : undefined }, wildWord))));
   };
-  const others = v.players.filter((p) => Number(p.seat) !== me);
+  // the others in playing order from one's own seat (the next one first)
+  const np = v.players.length;
+  const others = Array.from({ length: np }, (_, i) => v.players.find((p) => Number(p.seat) === ((mine ? me : 0) + i + (mine ? 1 : 0)) % np))
+    .filter((p): p is View["players"][number] => p !== undefined && Number(p.seat) !== me);
   // the hand, the drawn tile apart (one copy of it taken out of the sorted hand)
   const hand = [...v.hand];
   if (v.drawn) { const i = hand.lastIndexOf(v.drawn); if (i >= 0) hand.splice(i, 1); }
@@ -140,7 +143,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     key: drawn ? "drawn" : `hand:${i}:${t}`, selected: sel.tile === t && (drawn ? !hand.includes(t) : i === hand.indexOf(t)),
     wild: wild(t, myLaizi), mark: discardable.has(t) ? "playable" : "idle",
     onclick: discardable.has(t) ? () => { sel.tile = sel.tile === t ? "" : t; ctx.rerender(); } : undefined }, wildWord);
-  const handRow = mine ? arrowKeys(h("div", { class: "mj-hand", role: "group", "aria-label": ctx.t("mj.hand") },
+  const handRow = mine ? arrowKeys(h("div", { class: "mj-hand", role: "group", "aria-label": ctx.t("mj.hand"), "data-zone": "hand" },
     hand.map((t, i) => handTile(t, i, false)),
     v.drawn ? h("span", { class: "mj-drawn" }, h("small", {}, ctx.t("mj.drawn")), handTile(v.drawn, hand.length, true)) : null)) : null;
 
@@ -175,16 +178,17 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       v.items.length ? h("ul", { class: "mj-items" }, v.items.map((it) => h("li", {}, `${ITEMS[it.code] ?? ctx.t("mj.other")} +${it.points}`))) : null]
     : h("p", {}, h("b", {}, ctx.t("mj.drawnGame")))) : null;
 
-  return h("div", { class: "mj", "data-legal": v.legal.length,
+  return h("div", { class: "mj felt", "data-legal": v.legal.length,
     "data-offers": JSON.stringify(v.legal.map((c) => ({ kind: c.command.case, ...(c.command.value as object) }))) },
-  h("div", { class: "mj-others" }, others.map(seatBox)),
-  h("div", { class: "mj-center" },
-    h("span", { class: "pill" }, ctx.t("mj.wall", { n: v.wallCount })), h("span", { class: "pill" }, ctx.t("mj.live", { n: v.liveCount })),
-    v.indicator ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.indicator")), mjTile(v.indicator, { small: true, key: "ind" }, wildWord)) : null,
-    myLaizi ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.laizi")), mjTile(myLaizi, { small: true, wild: true, key: "mylz" }, wildWord)) : null,
-    v.waits.length ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.waits")), v.waits.map((t, i) => mjTile(t, { small: true, key: `wait:${i}` }, wildWord))) : null),
-  claim, result,
-  myView ? seatBox(myView) : null,
-  handRow ?? h("p", { class: "hint" }, ctx.t("mj.spectating")),
-  actions, hint);
+  ring(others.map(seatBox)),
+  h("div", { class: "center" },
+    h("div", { class: "mj-center" },
+      h("span", { class: "pill" }, ctx.t("mj.wall", { n: v.wallCount })), h("span", { class: "pill" }, ctx.t("mj.live", { n: v.liveCount })),
+      v.indicator ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.indicator")), mjTile(v.indicator, { small: true, key: "ind" }, wildWord)) : null,
+      myLaizi ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.laizi")), mjTile(myLaizi, { small: true, wild: true, key: "mylz" }, wildWord)) : null,
+      v.waits.length ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.waits")), v.waits.map((t, i) => mjTile(t, { small: true, key: `wait:${i}` }, wildWord))) : null),
+    claim, result),
+  dock(myView ? seatBox(myView) : null,
+    handRow ?? h("p", { class: "hint" }, ctx.t("mj.spectating")),
+    actions, hint));
 }

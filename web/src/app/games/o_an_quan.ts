@@ -6,7 +6,7 @@ import type { Message } from "@bufbuild/protobuf";
 import { Direction, type Command, type View } from "../../../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { arrowKeys, button, h, seatBadge, type Child } from "../ui/kit.js";
+import { arrowKeys, button, dock, h, ring, seatBadge, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "oaq.pick": "Pick one of your squares to sow.", "oaq.dir": "Sow which way?", "oaq.dan": "{n} dân",
@@ -93,11 +93,10 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
         : h("div", { class: "prompt mine dirs" }, h("span", {}, ctx.t("oaq.dir")), dirButtons,
           button(ctx.t("oaq.cancel"), () => { picked.sq = -1; ctx.rerender(); }, { kind: "quiet", key: "dir:cancel" }));
   return h("div", { class: "oaq", "data-legal": v.legal.length, "data-flip": flip ? "1" : "0" },
-    store(other),
-    arrowKeys(h("div", { class: "oaq-board" }, square(L.left),
+    ring([h("div", { class: "oaq-seat", "data-seat": other }, store(other))]),
+    arrowKeys(h("div", { class: "oaq-board", "data-zone": "board" }, square(L.left),
       h("div", { class: "rows" }, h("div", { class: "row top" }, L.top.map(square)), h("div", { class: "row bottom" }, L.bottom.map(square))),
       square(L.right)), "button"),
-    prompt,
-    store(me),
+    dock(prompt, store(me)),
     h("p", { class: "muted small" }, ctx.t("oaq.moves", { n: v.movesMade })));
 }

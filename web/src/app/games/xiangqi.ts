@@ -9,7 +9,7 @@ import { create, type Message } from "@bufbuild/protobuf";
 import { MoveSchema, OfferDrawSchema, ResignSchema, type Command, type View } from "../../../gen/chieu/games/xiangqi/v1/xiangqi_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { button, h, seatBadge } from "../ui/kit.js";
+import { button, dock, h, ring, seatBadge } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "xq.red": "Red (红)", "xq.black": "Black (黑)", "xq.check": "将军 — check!", "xq.pick": "Pick a piece to move.",
@@ -107,7 +107,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       onclick: active ? () => pick(sq) : undefined },
     p ? h("span", { class: `xq-piece ${red ? "red" : "black"}`, "aria-hidden": "true" }, GLYPH[p] ?? p) : null));
   }
-  const grid = h("div", { class: "xq-grid", role: "group", "aria-label": ctx.t("xq.board") }, lines(), points);
+  const grid = h("div", { class: "xq-grid", role: "group", "aria-label": ctx.t("xq.board"), "data-zone": "board" }, lines(), points);
   gridKeys(grid, 9);
 
   const seat = (s: number) => {
@@ -139,12 +139,11 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     v.moves.slice(-12).map((m, i, arr) => h("li", { class: i === arr.length - 1 ? "last" : "", value: v.moves.length - arr.length + i + 1 }, m.chinese || m.move))) : null;
   return h("div", { class: `xq${black ? " flipped" : ""}`, "data-legal": v.legalMoves.reduce((n, p) => n + p.to.length, 0) + v.legal.length,
     "data-turn": toMove === me && !v.finished ? "mine" : "", "data-plies": v.moves.length },
-  seat(top),
+  ring([h("div", { class: "xq-seat", "data-seat": top }, seat(top))]),
   v.inCheck && !v.finished ? h("p", { class: "banner window xq-checkline", role: "status" }, ctx.t("xq.check")) : null,
   h("div", { class: "xq-wrap" }, grid, played),
-  seat(1 - top),
-  me === undefined ? h("p", { class: "hint" }, ctx.t("xq.spectating")) : prompt,
-  controls);
+  dock(h("div", { class: "me-line" }, seat(1 - top), me === undefined ? h("p", { class: "hint" }, ctx.t("xq.spectating")) : prompt),
+    controls));
 }
 
 /** A clock's milliseconds as m:ss. */
