@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { HAN, NATIVE_TERMS } from "../src/app/i18n/native.js";
 
 /** One move by clicks on `page` when this page's player may act now; true when it acted. Read
  * what the board offers from the DOM (controls that are enabled, data-* attributes), never a rule. */
@@ -42,7 +43,7 @@ export interface HandResult {
   finalVersion?: string | null; spectatorSaw?: string | null;
   overflow: string[]; axe: string[]; errors: string[]; screenshots: string[];
   /** Phone screens with something needed for play below the fold, and how many were measured. */
-  fold: string[]; folds: number;
+  fold: string[]; folds: number; hanzi: string[];
   sessions: { name: string; lang: string; phone: boolean; role: string }[];
   /** Seconds spent in each part (setup, play, the end's checks). */
   timings: Record<string, number>;
@@ -114,6 +115,28 @@ export async function belowFold(page: Page): Promise<string[]> {
   });
 }
 
+/**
+ * Hanzi on a Vietnamese or English page outside the native game terms (src/app/i18n/native.ts):
+ * every text node of the page, but those under [data-native] (pieces, tile faces, the 象棋 move
+ * list) or [lang=zh] (the language switch's 中), with the native terms taken out; each text that
+ * still has a Han character, once.
+ */
+export async function hanziOutside(page: Page): Promise<string[]> {
+  return page.evaluate(([terms, han]) => {
+    const re = new RegExp(han, "u");
+    const out = new Set<string>();
+    const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const el = n.parentElement;
+      if (!el || el.closest("[data-native], [lang=zh], script, style")) continue;
+      let text = n.textContent ?? "";
+      for (const t of terms as string[]) text = text.split(t).join("");
+      if (re.test(text)) out.add((n.textContent ?? "").trim().slice(0, 60));
+    }
+    return [...out];
+  }, [NATIVE_TERMS, HAN.source] as const);
+}
+
 export class Harness {
   readonly overflow: string[] = [];
   readonly axe: string[] = [];
@@ -121,6 +144,8 @@ export class Harness {
   readonly screenshots: string[] = [];
   /** Phone screens where something needed for play lay below the fold (belowFold). */
   readonly fold: string[] = [];
+  /** Hanzi seen on a vi or en page outside the native game terms (hanziOutside). */
+  readonly hanzi: string[] = [];
   /** How many phone screens were measured for it. */
   folds = 0;
 
@@ -151,6 +176,7 @@ export class Harness {
   /** Checks the screen (overflow, and axe when `a11y`) and keeps a screenshot named `label`. */
   async look(s: Session, label: string, a11y = false): Promise<void> {
     if (await overflows(s.page)) this.overflow.push(`${label}/${s.name}`);
+    if (s.lang !== "zh") for (const x of await hanziOutside(s.page)) if (this.hanzi.length < 20) this.hanzi.push(`${label}/${s.name}: ${x}`);
     if (a11y) for (const v of await axe(s.page)) this.axe.push(`${label}/${s.name}: ${v}`);
     // a spectator's own name: with six players it shares a layout with one of them
     const file = `${label}-${s.lang}-${s.phone ? "phone" : "desktop"}${s.role === "spectator" ? "-watch" : ""}.png`;
@@ -182,7 +208,7 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
   const n = spec.players ?? 2;
   const room = spec.room ?? `${spec.game}.points`;
   const result: HandResult = { ok: false, game: spec.game, moves: 0, overflow: hn.overflow, axe: hn.axe, errors: hn.errors,
-    screenshots: hn.screenshots, fold: hn.fold, folds: 0, sessions: [], timings: {} };
+    screenshots: hn.screenshots, fold: hn.fold, folds: 0, hanzi: hn.hanzi, sessions: [], timings: {} };
   const t0 = Date.now();
   const lap = (k: string) => { result.timings[k] = (Date.now() - t0) / 1000; };
   try {
@@ -278,7 +304,7 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
 }
 
 export interface TourResult {
-  ok: boolean; error?: string; overflow: string[]; axe: string[]; errors: string[]; screenshots: string[];
+  ok: boolean; error?: string; overflow: string[]; axe: string[]; errors: string[]; screenshots: string[]; hanzi: string[];
   memberDays?: string; leaders?: number; prices?: string[]; coinsBeforeBuy?: string; coinsAfterBuy?: string;
 }
 
@@ -286,7 +312,7 @@ export interface TourResult {
  * rooms, leaderboards, the services (buying a membership day shows on the home screen). */
 export async function tour(browser: Browser, url: string, out: string): Promise<TourResult> {
   const hn = new Harness(browser, url, out);
-  const r: TourResult = { ok: false, overflow: hn.overflow, axe: hn.axe, errors: hn.errors, screenshots: hn.screenshots };
+  const r: TourResult = { ok: false, overflow: hn.overflow, axe: hn.axe, errors: hn.errors, screenshots: hn.screenshots, hanzi: hn.hanzi };
   try {
     for (const [i, { lang, phone }] of [{ lang: "vi", phone: true }, { lang: "zh", phone: false }, { lang: "en", phone: true }].entries()) {
       const s = await hn.open(["Lan", "Minh", "Quân"][i]!, lang, phone);

@@ -120,13 +120,13 @@ function drawBar(): void {
   const signedIn = portal.session !== undefined;
   const nav = (label: Key, hash: string, key: string) =>
     h("a", { class: `nav${probe.screen === key ? " on" : ""}`, href: hash, "data-nav": key }, t(label));
-  mount(bar, h("a", { class: "brand", href: signedIn ? "#/home" : "#/" }, h("span", { class: "logo", "aria-hidden": "true" }, "棋"), t("app.name")),
+  mount(bar, h("a", { class: "brand", href: signedIn ? "#/home" : "#/" }, h("span", { class: "logo", "aria-hidden": "true", "data-native": "" }, "棋"), t("app.name")),
     signedIn ? h("nav", { class: "main-nav", "aria-label": t("app.name") },
       nav("nav.home", "#/home", "home"), nav("nav.rooms", `#/rooms/${FIRST}`, "rooms"),
       nav("nav.leaders", `#/leaders/${FIRST}`, "leaders"), nav("nav.shop", "#/shop", "shop")) : null,
     h("span", { class: "spacer" }),
     signedIn ? h("span", { id: "coins", class: "pill", "data-coins": coins === undefined ? "" : String(coins) },
-      coins === undefined ? "… 金币" : t("money.coins", { n: coins })) : null,
+      t("money.coins", { n: coins === undefined ? "…" : coins })) : null,
     langSwitch());
 }
 
@@ -361,6 +361,8 @@ async function sit(tableId: string): Promise<void> {
 // ---------------------------------------------------------------- a table
 
 const uiState = new Map<string, unknown>();
+/** Games whose rounds are hands (dealt cards or tiles); the others' are games ("Game 1" for chess). */
+const HANDS = new Set(["phom", "gouji", "mahjong", "dominoes"]);
 
 async function table(tableId: string): Promise<void> {
   const signal = screen("table");
@@ -484,7 +486,7 @@ function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => vo
     h("h1", {}, game?.titles[lang()] ?? tv.game),
     h("span", { class: "pill" }, t("table.stakeLine", { stake: money(tv.stake, tv.currency) })),
     tv.ladderLevel > 0n ? h("span", { class: "pill" }, t("table.level", { n: tv.ladderLevel })) : null,
-    tv.handNo > 0n ? h("span", { class: "pill" }, t("table.hand", { n: tv.handNo })) : null,
+    tv.handNo > 0n ? h("span", { class: "pill" }, t(HANDS.has(tv.game) ? "table.hand" : "table.game", { n: tv.handNo })) : null,
     tv.pot > 0n ? h("span", { class: "pill" }, t("table.pot", { n: tv.pot })) : null,
     seated ? null : h("span", { class: "pill watch" }, t("table.spectating"))),
   h("div", { class: "table-status" }, status,
@@ -528,8 +530,9 @@ function outcome(tv: TableView): HTMLElement {
   const who = (seat: bigint | undefined) => (seat === undefined ? t("result.pot") : handName(tv, Number(seat)));
   const unit = tv.stake || 1n;
   return h("div", { class: "outcome panel", id: "outcome", role: "status" },
-    h("h2", {}, t("result.title", { n: tv.handNo })),
-    h("p", { class: "verdict" }, h("b", {}, o.winner === undefined ? t("result.draw") : t("result.won", { name: who(o.winner) })),
+    h("h2", {}, t(HANDS.has(tv.game) ? "result.title" : "result.gameTitle", { n: tv.handNo })),
+    h("p", { class: "verdict" }, h("b", {}, o.winner === undefined ? t("result.draw")
+      : tv.handPlayers[Number(o.winner)] === portal.playerId ? t("result.youWon") : t("result.won", { name: who(o.winner) })),
       " — ", word("outcome", o.reason)),
     h("div", { class: "scores" }, tv.handPlayers.map((_, i) => h("span", { class: `chip${o.winner !== undefined && Number(o.winner) === i ? " winner" : ""}` },
       `${handName(tv, i)}: ${o.scores[i] ?? 0n}`))),

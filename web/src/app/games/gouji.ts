@@ -14,10 +14,10 @@ import type { Catalog } from "../i18n/index.js";
 import { arrowKeys, button, card, dock, h, ring, seatBadge, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
-  en: { "gj.hand": "Your cards by rank: a click takes all of a rank, each next click one fewer", "gj.play": "Play (出牌)", "gj.pass": "Pass (不要)",
+  en: { "gj.hand": "Your cards by rank: a click takes all of a rank, each next click one fewer", "gj.play": "Play", "gj.pass": "Pass",
     "gj.kou": "扣 — close the round", "gj.burn": "Burn (烧 / 捎牌)", "gj.return": "Return (还贡)", "gj.clear": "Clear",
-    "gj.revolt": "革命 — sit out", "gj.decline": "No 革命", "gj.team": "Team {t}", "gj.opposite": "对门", "gj.cards": "{n} cards",
-    "gj.many": "over 10 cards", "gj.passed": "不要", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (sits out)",
+    "gj.revolt": "革命 — sit out", "gj.decline": "No 革命", "gj.team": "Team {t}", "gj.opposite": "Opposite", "gj.cards": "{n} cards",
+    "gj.many": "over 10 cards", "gj.passed": "Pass", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (sits out)",
     "gj.top": "On the table", "gj.nothing": "Nothing on the table: the leader plays any set.", "gj.by": "by {name}",
     "gj.gouji": "够级", "gj.lead": "You lead: choose any set (one rank, with 2s and jokers if you like).",
     "gj.answer": "Beat the set with as many cards, or pass.", "gj.kouHint": "扣牌: close the round (扣), or play on.",
@@ -25,10 +25,10 @@ export const words: Catalog = {
     "gj.revWait": "革命 window: waiting for {names}.", "gj.tribute": "进贡 / 还贡: tribute is being paid and returned.",
     "gj.selected": "Selected: {cards}", "gj.noSet": "Not a set you may play now.", "gj.fourWay": "四人乱缠",
     "gj.score": "{n} points", "gj.spectating": "Watching: hands are hidden.", "gj.mayBurn": "may burn (捎牌)", "gj.you": "you" },
-  vi: { "gj.hand": "Bài của bạn theo quân: bấm lần đầu lấy cả loại, mỗi lần sau bớt một lá", "gj.play": "Đánh (出牌)", "gj.pass": "Bỏ (不要)",
+  vi: { "gj.hand": "Bài của bạn theo quân: bấm lần đầu lấy cả loại, mỗi lần sau bớt một lá", "gj.play": "Đánh", "gj.pass": "Bỏ",
     "gj.kou": "扣 — đóng vòng", "gj.burn": "Đốt (烧 / 捎牌)", "gj.return": "Trả bài (还贡)", "gj.clear": "Bỏ chọn",
-    "gj.revolt": "革命 — ngồi ngoài", "gj.decline": "Không 革命", "gj.team": "Đội {t}", "gj.opposite": "对门", "gj.cards": "{n} lá",
-    "gj.many": "hơn 10 lá", "gj.passed": "不要", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (ngồi ngoài)",
+    "gj.revolt": "革命 — ngồi ngoài", "gj.decline": "Không 革命", "gj.team": "Đội {t}", "gj.opposite": "Đối diện", "gj.cards": "{n} lá",
+    "gj.many": "hơn 10 lá", "gj.passed": "Bỏ", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (ngồi ngoài)",
     "gj.top": "Trên bàn", "gj.nothing": "Bàn trống: người đi đầu đánh bộ bất kỳ.", "gj.by": "của {name}",
     "gj.gouji": "够级", "gj.lead": "Bạn đi đầu: chọn một bộ (một loại quân, có thể kèm 2 và phăng teo).",
     "gj.answer": "Chặn bằng bộ cùng số lá, hoặc bỏ.", "gj.kouHint": "扣牌: đóng vòng (扣), hoặc đánh tiếp.",

@@ -97,7 +97,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       const ring = r < 0 || c < 0 || r >= rows || c >= cols;
       if (ring || p === 0) { cells.push(h("span", { class: ring ? "llk-ring" : "llk-gap", "aria-hidden": "true" })); continue; }
       cells.push(h("button", { type: "button", class: `llk-tile p${(p - 1) % 9}${k === st.picked ? " picked" : ""}`,
-        "data-tile": String(p), "data-cell": k, "data-key": `cell:${k}`, tabindex: k === focusable ? 0 : -1,
+        "data-tile": String(p), "data-cell": k, "data-key": `cell:${k}`, "data-native": "", tabindex: k === focusable ? 0 : -1,
         "aria-label": ctx.t("llk.cell", { p: face(p), r: r + 1, c: c + 1 }), "aria-pressed": String(k === st.picked),
         onclick: () => click(k) }, face(p),
         why?.cell === k ? h("span", { class: "why", role: "status" }, why.text) : null));

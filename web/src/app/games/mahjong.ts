@@ -8,26 +8,26 @@
 import type { Message } from "@bufbuild/protobuf";
 import { Declare, MeldType, Phase, type Command, type MeldView, type View } from "../../../gen/chieu/games/mahjong/v1/mahjong_pb.js";
 import type { BoardContext } from "../board.js";
-import type { Catalog } from "../i18n/index.js";
+import type { Catalog, Language } from "../i18n/index.js";
 import { arrowKeys, button, dock, h, ring, seatBadge, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
-  en: { "mj.hand": "Your tiles", "mj.drawn": "Drawn", "mj.discard": "Discard (打)", "mj.ting": "报听 — declare ready", "mj.yingkou": "硬扣",
-    "mj.win": "胡 — win (自摸)", "mj.peng": "碰", "mj.gang": "杠 {t}", "mj.pass": "过 — pass", "mj.pair": "对王: pair {t}",
+  en: { "mj.hand": "Your tiles", "mj.drawn": "Drawn", "mj.discard": "Discard", "mj.ting": "报听 — declare ready", "mj.yingkou": "硬扣",
+    "mj.win": "胡 — win (自摸)", "mj.peng": "碰", "mj.gang": "杠 {t}", "mj.pass": "Pass", "mj.pair": "对王: pair {t}",
     "mj.claim": "{name} discarded {t}: 碰 or 杠 it, or pass.", "mj.claimOthers": "Claim window on {t}.",
     "mj.pick": "Pick a tile to discard.", "mj.pickPair": "对王大将报: choose the pair that becomes your laizi.",
-    "mj.wall": "Wall {n}", "mj.live": "{n} draws left", "mj.indicator": "Indicator", "mj.laizi": "Laizi (赖子)",
-    "mj.waits": "Waiting on (听)", "mj.dealer": "庄", "mj.tiles": "{n} tiles", "mj.pond": "Discards",
+    "mj.wall": "Wall {n}", "mj.live": "{n} draws left", "mj.indicator": "Indicator", "mj.laizi": "Laizi",
+    "mj.waits": "Waiting on", "mj.dealer": "Dealer", "mj.tiles": "{n} tiles", "mj.pond": "Discards",
     "mj.wild": "wild", "mj.ting.tag": "报听", "mj.yingkou.tag": "硬扣", "mj.won": "{name} won on {t} (自摸): {n} points",
     "mj.drawnGame": "荒庄 — nobody won.", "mj.spectating": "Watching: hands are hidden.", "mj.hidden": "face down",
     "mj.peng.m": "碰", "mj.minggang.m": "明杠", "mj.bugang.m": "补杠", "mj.angang.m": "暗杠", "mj.from": "from {name}",
     "mj.winning": "Winning hand", "mj.other": "other" },
-  vi: { "mj.hand": "Bài của bạn", "mj.drawn": "Vừa bốc", "mj.discard": "Đánh (打)", "mj.ting": "报听 — báo sẵn", "mj.yingkou": "硬扣",
-    "mj.win": "胡 — ù (自摸)", "mj.peng": "碰", "mj.gang": "杠 {t}", "mj.pass": "过 — bỏ qua", "mj.pair": "对王: đôi {t}",
+  vi: { "mj.hand": "Bài của bạn", "mj.drawn": "Vừa bốc", "mj.discard": "Đánh", "mj.ting": "报听 — báo sẵn", "mj.yingkou": "硬扣",
+    "mj.win": "胡 — ù (自摸)", "mj.peng": "碰", "mj.gang": "杠 {t}", "mj.pass": "Bỏ qua", "mj.pair": "对王: đôi {t}",
     "mj.claim": "{name} đánh {t}: 碰 hoặc 杠, hoặc bỏ qua.", "mj.claimOthers": "Đang chờ 碰/杠 quân {t}.",
     "mj.pick": "Chọn một quân để đánh.", "mj.pickPair": "对王大将报: chọn đôi làm laizi của bạn.",
-    "mj.wall": "Tường {n}", "mj.live": "còn {n} lượt bốc", "mj.indicator": "Quân chỉ", "mj.laizi": "Laizi (赖子)",
-    "mj.waits": "Đang chờ (听)", "mj.dealer": "庄", "mj.tiles": "{n} quân", "mj.pond": "Quân đã đánh",
+    "mj.wall": "Tường {n}", "mj.live": "còn {n} lượt bốc", "mj.indicator": "Quân chỉ", "mj.laizi": "Laizi",
+    "mj.waits": "Đang chờ", "mj.dealer": "Cái", "mj.tiles": "{n} quân", "mj.pond": "Quân đã đánh",
     "mj.wild": "quân tự do", "mj.ting.tag": "报听", "mj.yingkou.tag": "硬扣", "mj.won": "{name} ù quân {t} (自摸): {n} điểm",
     "mj.drawnGame": "荒庄 — không ai ù.", "mj.spectating": "Đang xem: bài được giấu.", "mj.hidden": "úp",
     "mj.peng.m": "碰", "mj.minggang.m": "明杠", "mj.bugang.m": "补杠", "mj.angang.m": "暗杠", "mj.from": "của {name}",
@@ -55,7 +55,18 @@ const SUIT: Record<string, string> = { m: "万", s: "条", p: "筒" };
 const HONOR: Record<string, string> = { E: "东", S: "南", W: "西", N: "北", "中": "中", "发": "发", "白": "白", "王": "王" };
 
 /** A tile's name as players write it (五万, 三条, 东, 中, 王). */
-export function tileName(t: string): string {
+const SUIT_WORD: Record<"vi" | "en", Record<string, string>> = {
+  vi: { m: "Vạn", s: "Sách", p: "Đồng" }, en: { m: "Characters", s: "Bamboo", p: "Dots" } };
+const HONOR_WORD: Record<"vi" | "en", Record<string, string>> = {
+  vi: { E: "Đông", S: "Nam", W: "Tây", N: "Bắc", "中": "Trung", "发": "Phát", "白": "Bạch", "王": "Vương" },
+  en: { E: "East", S: "South", W: "West", N: "North", "中": "Red dragon", "发": "Green dragon", "白": "White dragon", "王": "King" } };
+
+/** A tile's name in words: hanzi in Chinese ("五万"), "5 Vạn" / "5 Characters" in vi and en. */
+export function tileName(t: string, lang: Language = "zh"): string {
+  if (lang !== "zh") {
+    const suit = SUIT_WORD[lang][t.slice(-1)];
+    return suit ? `${t[0]} ${suit}` : HONOR_WORD[lang][t] ?? t;
+  }
   const suit = SUIT[t.slice(-1)];
   return suit ? `${NUM[Number(t[0]) - 1] ?? t[0]}${suit}` : HONOR[t] ?? t;
 }
@@ -72,7 +83,7 @@ function mjTile(t: string, o: TileOpts, wildWord: string): HTMLElement {
   const cls = `mj-tile${suit ? ` suit-${suitKey}` : t === "中" ? " red" : t === "发" ? " green" : t === "王" ? " king" : ""}`
     + `${t === "" ? " back" : ""}${o.small ? " small" : ""}${o.selected ? " selected" : ""}${o.wild ? " wild" : ""}${o.mark ? ` ${o.mark}` : ""}`;
   const label = o.label ?? (t ? `${tileName(t)}${o.wild ? ` (${wildWord})` : ""}` : "");
-  const attrs = { class: cls, "data-tile": t, "data-key": o.key, "aria-label": label || undefined };
+  const attrs = { class: cls, "data-tile": t, "data-key": o.key, "aria-label": label || undefined, "data-native": "" };
   if (!o.onclick) return h("span", { ...attrs, role: label ? "img" : undefined, "aria-hidden": label ? undefined : "true" }, face);
   const click = o.onclick;
   return h("button", { ...attrs, type: "button", "aria-pressed": o.selected ? "true" : "false", onclick: () => click() }, face);
@@ -149,17 +160,17 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
 
   const claim = v.phase === Phase.CLAIM && v.claimTile ? h("div", { class: "mj-claim banner window", role: "status" },
     mjTile(v.claimTile, { key: "claim", wild: wild(v.claimTile, myLaizi) }, wildWord), " ",
-    of("pass").length ? ctx.t("mj.claim", { name: name(Number(v.claimFrom)), t: tileName(v.claimTile) })
-      : ctx.t("mj.claimOthers", { t: tileName(v.claimTile) }),
+    of("pass").length ? ctx.t("mj.claim", { name: name(Number(v.claimFrom)), t: tileName(v.claimTile, ctx.lang) })
+      : ctx.t("mj.claimOthers", { t: tileName(v.claimTile, ctx.lang) }),
     Number(v.deadlineMs) > 0 ? h("span", { class: "clock", "data-deadline": Number(v.deadlineMs) }) : null) : null;
   const pairs = of("choosePair");
   const actions = mine && !over ? h("div", { class: "actions" },
     of("win").map((c) => button(ctx.t("mj.win"), send(c), { kind: "danger", key: "act:win", attrs: { "data-act": "win" } })),
     pairs.map((c) => { const t = (c.command.value as { tile: string }).tile;
-      return button(ctx.t("mj.pair", { t: tileName(t) }), send(c), { kind: "primary", key: `act:pair:${t}`, attrs: { "data-act": "pair", "data-tile": t } }); }),
+      return button(ctx.t("mj.pair", { t: tileName(t, ctx.lang) }), send(c), { kind: "primary", key: `act:pair:${t}`, attrs: { "data-act": "pair", "data-tile": t } }); }),
     of("peng").map((c) => button(ctx.t("mj.peng"), send(c), { kind: "primary", key: "act:peng", attrs: { "data-act": "peng" } })),
     of("gang").map((c) => { const t = (c.command.value as { tile: string }).tile;
-      return button(ctx.t("mj.gang", { t: tileName(t) }), send(c), { kind: "primary", key: `act:gang:${t}`, attrs: { "data-act": "gang", "data-tile": t } }); }),
+      return button(ctx.t("mj.gang", { t: tileName(t, ctx.lang) }), send(c), { kind: "primary", key: `act:gang:${t}`, attrs: { "data-act": "gang", "data-tile": t } }); }),
     of("pass").map((c) => button(ctx.t("mj.pass"), send(c), { key: "act:pass", attrs: { "data-act": "pass" } })),
     discards.length ? [
       button(ctx.t("mj.discard"), send(sel.tile ? discardOf(sel.tile, Declare.NONE) : undefined), { kind: "primary", key: "act:discard", attrs: { "data-act": "discard" } }),
@@ -172,7 +183,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     : discards.length && !sel.tile ? h("p", { class: "hint" }, ctx.t("mj.pick")) : null;
   const winner = Number(v.winner);
   const result = over ? h("div", { class: "mj-result" }, winner >= 0
-    ? [h("p", {}, h("b", {}, ctx.t("mj.won", { name: name(winner), t: tileName(v.winTile), n: v.total }))),
+    ? [h("p", {}, h("b", {}, ctx.t("mj.won", { name: name(winner), t: tileName(v.winTile, ctx.lang), n: v.total }))),
       v.winningHand.length ? h("div", { class: "mj-hand", role: "group", "aria-label": ctx.t("mj.winning") },
         v.winningHand.map((t, i) => mjTile(t, { small: true, key: `win:${i}`, mark: t === v.winTile && i === v.winningHand.lastIndexOf(t) ? "claim" : undefined }, wildWord))) : null,
       v.items.length ? h("ul", { class: "mj-items" }, v.items.map((it) => h("li", {}, `${ITEMS[it.code] ?? ctx.t("mj.other")} +${it.points}`))) : null]

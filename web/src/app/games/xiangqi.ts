@@ -12,17 +12,17 @@ import type { Catalog } from "../i18n/index.js";
 import { button, dock, h, ring, seatBadge } from "../ui/kit.js";
 
 export const words: Catalog = {
-  en: { "xq.red": "Red (红)", "xq.black": "Black (黑)", "xq.check": "将军 — check!", "xq.pick": "Pick a piece to move.",
+  en: { "xq.red": "Red", "xq.black": "Black", "xq.check": "Check!", "xq.pick": "Pick a piece to move.",
     "xq.to": "Pick where it goes, or another piece.", "xq.wait": "Waiting for {name}.", "xq.moves": "Moves",
-    "xq.offer": "Offer a draw (提和)", "xq.offered": "{name} offers a draw (提和).", "xq.accept": "Accept the draw",
-    "xq.decline": "Decline", "xq.resign": "Resign (认输)", "xq.sure": "Resign now?", "xq.yes": "Yes, resign",
+    "xq.offer": "Offer a draw", "xq.offered": "{name} offers a draw.", "xq.accept": "Accept the draw",
+    "xq.decline": "Decline", "xq.resign": "Resign", "xq.sure": "Resign now?", "xq.yes": "Yes, resign",
     "xq.no": "Keep playing", "xq.board": "Board: arrow keys move, Enter picks", "xq.empty": "empty point",
     "xq.dest": "move here", "xq.capture": "capture", "xq.last": "last move", "xq.clock": "{s} left",
     "xq.spectating": "Watching.", "xq.time": "{m}:{s}" },
-  vi: { "xq.red": "Đỏ (红)", "xq.black": "Đen (黑)", "xq.check": "将军 — chiếu tướng!", "xq.pick": "Chọn một quân để đi.",
+  vi: { "xq.red": "Đỏ", "xq.black": "Đen", "xq.check": "Chiếu tướng!", "xq.pick": "Chọn một quân để đi.",
     "xq.to": "Chọn ô đến, hoặc quân khác.", "xq.wait": "Chờ {name} đi.", "xq.moves": "Nước đã đi",
-    "xq.offer": "Cầu hòa (提和)", "xq.offered": "{name} cầu hòa (提和).", "xq.accept": "Đồng ý hòa",
-    "xq.decline": "Từ chối", "xq.resign": "Xin thua (认输)", "xq.sure": "Xin thua ngay?", "xq.yes": "Xin thua",
+    "xq.offer": "Cầu hòa", "xq.offered": "{name} cầu hòa.", "xq.accept": "Đồng ý hòa",
+    "xq.decline": "Từ chối", "xq.resign": "Xin thua", "xq.sure": "Xin thua ngay?", "xq.yes": "Xin thua",
     "xq.no": "Đánh tiếp", "xq.board": "Bàn cờ: phím mũi tên để di chuyển, Enter để chọn", "xq.empty": "điểm trống",
     "xq.dest": "đi đến đây", "xq.capture": "ăn quân", "xq.last": "nước vừa đi", "xq.clock": "còn {s}",
     "xq.spectating": "Đang xem.", "xq.time": "{m}:{s}" },
@@ -105,7 +105,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       "data-row": row, "data-col": col, tabindex: sq === focusable ? 0 : -1, "aria-label": label,
       "aria-disabled": active ? undefined : "true", "aria-pressed": movable ? String(sq === sel.square) : undefined,
       onclick: active ? () => pick(sq) : undefined },
-    p ? h("span", { class: `xq-piece ${red ? "red" : "black"}`, "aria-hidden": "true" }, GLYPH[p] ?? p) : null));
+    p ? h("span", { class: `xq-piece ${red ? "red" : "black"}`, "aria-hidden": "true", "data-native": "" }, GLYPH[p] ?? p) : null));
   }
   const grid = h("div", { class: "xq-grid", role: "group", "aria-label": ctx.t("xq.board"), "data-zone": "board" }, lines(), points);
   gridKeys(grid, 9);
@@ -135,7 +135,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       button(ctx.t("xq.yes"), go(create(ResignSchema)), { kind: "danger", key: "act:resign-yes", attrs: { "data-act": "resign-yes" } }),
       button(ctx.t("xq.no"), () => { sel.confirm = false; ctx.rerender(); }, { key: "act:resign-no", attrs: { "data-act": "resign-no" } })]
       : button(ctx.t("xq.resign"), () => { sel.confirm = true; ctx.rerender(); }, { kind: "quiet", key: "act:resign", attrs: { "data-act": "resign" } })) : null;
-  const played = v.moves.length ? h("ol", { class: "xq-moves", "aria-label": ctx.t("xq.moves") },
+  const played = v.moves.length ? h("ol", { class: "xq-moves", "aria-label": ctx.t("xq.moves"), "data-native": "" },
     v.moves.slice(-12).map((m, i, arr) => h("li", { class: i === arr.length - 1 ? "last" : "", value: v.moves.length - arr.length + i + 1 }, m.chinese || m.move))) : null;
   return h("div", { class: `xq${black ? " flipped" : ""}`, "data-legal": v.legalMoves.reduce((n, p) => n + p.to.length, 0) + v.legal.length,
     "data-turn": toMove === me && !v.finished ? "mine" : "", "data-plies": v.moves.length },
@@ -174,7 +174,7 @@ function lines(): SVGElement {
   line(3.5, 0.5, 5.5, 2.5); line(5.5, 0.5, 3.5, 2.5); line(3.5, 7.5, 5.5, 9.5); line(5.5, 7.5, 3.5, 9.5);
   return svg("svg", { class: "xq-lines", viewBox: "0 0 9 10", preserveAspectRatio: "none", "aria-hidden": "true" },
     svg("g", { class: "ln" }, ...ls),
-    svg("text", { x: 2.5, y: 5.18, class: "river" }, "楚 河"), svg("text", { x: 6.5, y: 5.18, class: "river" }, "汉 界"));
+    svg("text", { x: 2.5, y: 5.18, class: "river", "data-native": "" }, "楚 河"), svg("text", { x: 6.5, y: 5.18, class: "river", "data-native": "" }, "汉 界"));
 }
 
 /** Arrow keys move the focus over a grid of `cols` columns (one tab stop: roving tabindex). */
