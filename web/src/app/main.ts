@@ -88,7 +88,7 @@ function screen(name: string): AbortSignal {
 function toast(msg: string, error = true): void {
   (error ? probe.errors : probe.notes).push(msg);
   const el = h("div", { class: `toast${error ? " error" : ""}`, role: error ? "alert" : "status" }, msg);
-  document.getElementById("toasts")!.appendChild(el);
+  document.getElementById("toasts")!.replaceChildren(el);  // the latest replaces the one before: toasts never pile up
   setTimeout(() => el.remove(), 4000);
 }
 
