@@ -1,4 +1,4 @@
-// 连连看 (Nối thú): one's own copy of the layout, tiles drawn as animal characters in colour, the
+// 连连看 (Nối thú): one's own copy of the layout, tiles drawn as pictures of animals (Twemoji), the
 // empty ring around the board where a link may run, and every seat's remaining count (a race:
 // everybody plays at once). One clicks a tile, then its partner: when the two are a pair of the
 // view's legal_pairs the removal is sent and the pair's path (the one its Removed event carries)
@@ -32,10 +32,22 @@ export const words: Catalog = {
     "llk.timeLeft": "剩余时间", "llk.race": "比赛", "llk.notSame": "图案不同", "llk.noPath": "连不上（超过两个弯）" },
 };
 
-/** The patterns' faces: animals (连连看's classic theme) in Chinese characters, which the page's
- * Noto Sans SC draws on every machine; the colour comes from the pattern's number too. */
+/** The patterns' names for screen readers: animals (连连看's classic theme); the tile shows the
+ * animal's picture (picture(), in the same order). */
 const FACES = "鼠牛虎兔龙蛇马羊猴鸡狗猪猫熊鹿鹤龟鱼鹰燕鸭鹅蛙蝶蜂狮象狼狐豹蟹虾蚁雀鲸蝉";
 const face = (p: number) => FACES[(p - 1) % FACES.length] ?? "?";
+
+/** A pattern's picture: an animal from Twemoji (CC BY 4.0), a symbol of the sprite llk-tiles.svg
+ * the build writes from @iconify-json/twemoji (fetched once, only where a 连连看 board shows). */
+function picture(p: number): SVGElement {
+  const el = document.createElementNS(SVG, "svg");
+  el.setAttribute("class", "pic");
+  el.setAttribute("aria-hidden", "true");
+  const use = document.createElementNS(SVG, "use");
+  use.setAttribute("href", `llk-tiles.svg#t${((p - 1) % FACES.length) + 1}`);
+  el.append(use);
+  return el;
+}
 const cellKey = (r: bigint | number, c: bigint | number) => `${r},${c}`;
 
 /** Boards drawn since the page loaded redraw when the screen turns (upright ↔ wide). */
@@ -51,7 +63,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
   const upright = narrow?.matches ?? false;
   redrawOnTurn = ctx.rerender;
   const st = ctx.state("llk", () => ({ picked: "", confirm: false, path: [] as { r: number; c: number }[], at: 0,
-    why: { cell: "", text: "", at: 0 } }));
+    why: { cell: "", text: "", at: 0 }, paths: 0 }));
   // each tile's partners among the legal pairs
   const partners = new Map<string, Map<string, Pair>>();
   for (const p of v.legalPairs) {
@@ -73,6 +85,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       st.picked = "";
       st.path = pair.path.map((pt) => ({ r: Number(pt.row), c: Number(pt.col) }));
       st.at = Date.now();
+      if (st.path.length >= 2) st.paths++;  // drawn with this very redraw (pathLine)
       ctx.send(create(RemoveSchema, { first: pair.first, second: pair.second }));  // what the Pair stands for
       ctx.rerender();  // the path at once, over the two tiles until the next view takes them away
       return;
@@ -97,9 +110,9 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       const ring = r < 0 || c < 0 || r >= rows || c >= cols;
       if (ring || p === 0) { cells.push(h("span", { class: ring ? "llk-ring" : "llk-gap", "aria-hidden": "true" })); continue; }
       cells.push(h("button", { type: "button", class: `llk-tile p${(p - 1) % 9}${k === st.picked ? " picked" : ""}`,
-        "data-tile": String(p), "data-cell": k, "data-key": `cell:${k}`, "data-native": "", tabindex: k === focusable ? 0 : -1,
+        "data-tile": String(p), "data-cell": k, "data-key": `cell:${k}`, tabindex: k === focusable ? 0 : -1,
         "aria-label": ctx.t("llk.cell", { p: face(p), r: r + 1, c: c + 1 }), "aria-pressed": String(k === st.picked),
-        onclick: () => click(k) }, face(p),
+        onclick: () => click(k) }, picture(p),
         why?.cell === k ? h("span", { class: "why", role: "status" }, why.text) : null));
     }
     const g = h("div", { class: `llk-grid${upright ? " upright" : ""}`, role: "group", "aria-label": ctx.t("llk.board"), "data-zone": "board",
@@ -123,6 +136,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     ? h("span", { class: "pill llk-clock" }, ctx.t("llk.timeLeft"), " ", h("span", { class: "clock", "data-deadline": Number(v.deadlineMs) })) : null;
   const go = () => { st.confirm = false; if (leave) ctx.send(leave); };
   return h("div", { class: "llk", "data-legal": v.legalPairs.length + v.legal.length, "data-pairs": v.legalPairs.length,
+    "data-paths": st.paths,  // how many removals this page sent with their path drawn (tests)
     // the legal pairs, for tests that play by clicks (the board itself shows none of them)
     "data-offers": JSON.stringify(v.legalPairs.map((p) => [cellKey(p.first?.row ?? 0, p.first?.col ?? 0), cellKey(p.second?.row ?? 0, p.second?.col ?? 0)])) },
     h("div", { class: "llk-top" },
