@@ -467,7 +467,9 @@ function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => vo
   const game = GAMES.find((x) => x.key === tv.game);
   const canStart = isHost && !playing && tv.seats.length >= (game?.minSeats ?? 2);
   const mySeat = tv.handSeat === undefined ? undefined : Number(tv.handSeat);
-  const toMove = g.view?.toMove === undefined ? -1 : Number(g.view.toMove);
+  // whose turn: the view's to_move, or mahjong's turn (it names it so)
+  const turnOf = g.view?.toMove ?? (g.view as { turn?: bigint } | undefined)?.turn;
+  const toMove = turnOf === undefined ? -1 : Number(turnOf);
   const deadline = Number(g.view?.deadlineMs ?? 0n);
   const mod = boards.get(tv.game);
   const act = (label: Key, fn: () => Promise<unknown>, id: string, kind?: "primary" | "quiet") =>

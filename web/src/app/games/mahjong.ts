@@ -71,22 +71,79 @@ export function tileName(t: string, lang: Language = "zh"): string {
   return suit ? `${NUM[Number(t[0]) - 1] ?? t[0]}${suit}` : HONOR[t] ?? t;
 }
 
+const SVG_NS = "http://www.w3.org/2000/svg";
+function svgEl(tag: string, attrs: Record<string, string | number>, ...kids: Node[]): SVGElement {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  el.append(...kids);
+  return el;
+}
+
+/** Where the dots of 1–9 筒 lie on a 30 × 40 face, and their radius (the classic layouts). */
+const DOTS: Record<number, { r: number; at: [number, number][] }> = {
+  1: { r: 9, at: [[15, 20]] }, 2: { r: 5, at: [[15, 10.5], [15, 29.5]] }, 3: { r: 4.3, at: [[7.5, 8.5], [15, 20], [22.5, 31.5]] },
+  4: { r: 5, at: [[9, 12], [21, 12], [9, 28], [21, 28]] }, 5: { r: 4.3, at: [[8.5, 9.5], [21.5, 9.5], [15, 20], [8.5, 30.5], [21.5, 30.5]] },
+  6: { r: 4.2, at: [[9, 8.5], [21, 8.5], [9, 20], [21, 20], [9, 31.5], [21, 31.5]] },
+  7: { r: 3.5, at: [[6.5, 6], [15, 10], [23.5, 14], [9, 24], [21, 24], [9, 33], [21, 33]] },
+  8: { r: 3.6, at: [[9, 6.5], [21, 6.5], [9, 15.5], [21, 15.5], [9, 24.5], [21, 24.5], [9, 33.5], [21, 33.5]] },
+  9: { r: 3.7, at: [[7, 8.5], [15, 8.5], [23, 8.5], [7, 20], [15, 20], [23, 20], [7, 31.5], [15, 31.5], [23, 31.5]] },
+};
+/** Where the sticks of 1–9 条 stand (centre x, centre y) and how tall they are. */
+const STICKS: Record<number, { h: number; at: [number, number][] }> = {
+  1: { h: 26, at: [[15, 20]] }, 2: { h: 13, at: [[15, 11], [15, 29]] }, 3: { h: 13, at: [[15, 11], [9, 29], [21, 29]] },
+  4: { h: 13, at: [[9, 11], [21, 11], [9, 29], [21, 29]] }, 5: { h: 13, at: [[8, 11], [22, 11], [15, 20], [8, 29], [22, 29]] },
+  6: { h: 13, at: [[7, 11], [15, 11], [23, 11], [7, 29], [15, 29], [23, 29]] },
+  7: { h: 9, at: [[15, 7], [7, 20], [15, 20], [23, 20], [7, 32], [15, 32], [23, 32]] },
+  8: { h: 9, at: [[6, 8], [12, 8], [18, 8], [24, 8], [6, 32], [12, 32], [18, 32], [24, 32]] },
+  9: { h: 9, at: [[7, 8], [15, 8], [23, 8], [7, 20], [15, 20], [23, 20], [7, 32], [15, 32], [23, 32]] },
+};
+const LETTER: Record<string, string> = { E: "E", S: "S", W: "W", N: "N" };
+
+/** A suit tile's picture: dots (筒) as rings, bamboo (条) as jointed sticks, so they read
+ * without any hanzi; 万 keeps its numeral and character, with the number in the corner. */
+function tileArt(t: string): SVGElement | null {
+  const n = Number(t[0]);
+  const suit = t.slice(-1);
+  if (suit === "p" && DOTS[n]) {
+    const d = DOTS[n]!;
+    return svgEl("svg", { viewBox: "0 0 30 40", class: "art", "aria-hidden": "true" }, ...d.at.map(([x, y], i) =>
+      svgEl("g", { class: `dot c${(i + n) % 3}` }, svgEl("circle", { cx: x, cy: y, r: d.r }), svgEl("circle", { cx: x, cy: y, r: d.r * 0.45, class: "in" }))));
+  }
+  if (suit === "s" && STICKS[n]) {
+    const b = STICKS[n]!;
+    return svgEl("svg", { viewBox: "0 0 30 40", class: "art", "aria-hidden": "true" }, ...b.at.map(([x, y], i) =>
+      svgEl("g", { class: `stick${n === 1 || (n === 5 && i === 2) || (n === 7 && i === 0) || (n === 9 && i % 3 === 1) ? " red" : ""}` },
+        svgEl("rect", { x: x - 1.9, y: y - b.h / 2, width: 3.8, height: b.h, rx: 1.6 }),
+        svgEl("line", { x1: x - 1.9, x2: x + 1.9, y1: y, y2: y }))));
+  }
+  return null;
+}
+
 interface TileOpts { onclick?: () => void; selected?: boolean; wild?: boolean; small?: boolean; key: string; label?: string; mark?: string }
 
-/** A mahjong tile: the number over its suit (万 red, 条 green, 筒 blue), an honour alone; a wild
- * tile (laizi, 王) with its corner mark. A button when clickable. */
+/** A mahjong tile drawn as a tile: 筒 as rings and 条 as sticks (pictures), 万 as its numeral
+ * over 万 in red, the winds with their letter in the corner, 中 red, 发 green, 白 an empty blue
+ * frame; every suit tile with its number in the corner. A wild tile (laizi, 王) with its corner
+ * mark. A button when clickable. */
 function mjTile(t: string, o: TileOpts, wildWord: string): HTMLElement {
   const suitKey = t.slice(-1);
   const suit = SUIT[suitKey];
-  const face: Child[] = t === "" ? [] : suit ? [h("span", { class: "n" }, NUM[Number(t[0]) - 1] ?? t[0]), h("span", { class: "s" }, suit)]
-    : [h("span", { class: "h" }, HONOR[t] ?? t)];
-  const cls = `mj-tile${suit ? ` suit-${suitKey}` : t === "中" ? " red" : t === "发" ? " green" : t === "王" ? " king" : ""}`
+  const art = t === "" ? null : tileArt(t);
+  // the corner index: the number of a suit tile, a wind's letter (E S W N), so no hanzi is needed
+  const corner = t === "" ? null : suit ? t[0]! : LETTER[t] ?? null;
+  const face: Child[] = t === "" ? [] : art ? [art, h("span", { class: "corner", "aria-hidden": "true" }, corner)]
+    : suit ? [h("span", { class: "n", "aria-hidden": "true" }, NUM[Number(t[0]) - 1] ?? t[0]), h("span", { class: "s", "aria-hidden": "true" }, suit), h("span", { class: "corner", "aria-hidden": "true" }, corner)]
+      : t === "白" ? [h("span", { class: "white-frame", "aria-hidden": "true" })]
+        : [h("span", { class: "h", "aria-hidden": "true" }, HONOR[t] ?? t), corner ? h("span", { class: "corner", "aria-hidden": "true" }, corner) : null];
+  const cls = `mj-tile${suit ? ` suit-${suitKey}` : t === "中" ? " red" : t === "发" ? " green" : t === "王" ? " king" : t === "白" ? " white" : ""}${art ? " pictured" : ""}`
     + `${t === "" ? " back" : ""}${o.small ? " small" : ""}${o.selected ? " selected" : ""}${o.wild ? " wild" : ""}${o.mark ? ` ${o.mark}` : ""}`;
   const label = o.label ?? (t ? `${tileName(t)}${o.wild ? ` (${wildWord})` : ""}` : "");
   const attrs = { class: cls, "data-tile": t, "data-key": o.key, "aria-label": label || undefined, "data-native": "" };
   if (!o.onclick) return h("span", { ...attrs, role: label ? "img" : undefined, "aria-hidden": label ? undefined : "true" }, face);
   const click = o.onclick;
-  return h("button", { ...attrs, type: "button", "aria-pressed": o.selected ? "true" : "false", onclick: () => click() }, face);
+  // a button is named by a hidden text (its face is aria-hidden), so name and content agree
+  return h("button", { ...attrs, "aria-label": undefined, type: "button", "aria-pressed": o.selected ? "true" : "false", onclick: () => click() },
+    face, h("span", { class: "sr" }, label));
 }
 
 export function board(view: Message, ctx: BoardContext): HTMLElement {
