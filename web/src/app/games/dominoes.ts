@@ -1,4 +1,4 @@
-// Đô Mi Nô: the line of tiles with its two open ends, the other seats' tile counts, the
+// Đô Mi Nô: the line of tiles as a snake with its two open ends marked, the other seats' tile counts, the
 // boneyard, and one's own hand. A tile the legal list lets one play is a button: one click plays
 // it where it can only go; where it fits both ends, the two ends become buttons to choose from.
 // Bốc (draw) and bỏ lượt (pass) are buttons enabled only when the legal list offers them.
@@ -24,6 +24,8 @@ export const words: Catalog = {
 };
 
 const key = (a: bigint | number, b: bigint | number) => `${a}|${b}`;
+/** A phone's width: the snake's rows are shorter there. */
+const narrow = typeof matchMedia === "function" ? matchMedia("(max-width: 600px)") : undefined;
 
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
@@ -47,11 +49,26 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     return c ? button(end === End.LEFT ? "◀" : "▶", go(c), { kind: "primary", key: `end:${end}`,
       attrs: { "data-act": end === End.LEFT ? "left" : "right", "aria-label": ctx.t(end === End.LEFT ? "dom.left" : "dom.right", { n: n ?? 0n }) } }) : null;
   };
-  const line = h("div", { class: "dom-line", role: "group", "aria-label": ctx.t("dom.line") },
-    endButton(End.LEFT),
-    v.line.map((t, i) => domino(Number(t.left), Number(t.right), { small: v.line.length > 10, vertical: t.left === t.right, key: `line:${i}`,
-      mark: i === 0 || i === v.line.length - 1 ? "end" : undefined })),
-    endButton(End.RIGHT));
+  // the line as a snake: rows of `per` tiles, every other row running right to left (its tiles
+  // turned, so touching halves still match), each open end marked with its number (or, when a
+  // picked tile fits there, the button to play it there)
+  const phone = narrow?.matches ?? false;
+  const per = phone ? 5 : 10;
+  const open = (end: End): Child => endButton(end) ?? (ends && v.line.length
+    ? h("span", { class: "dom-open", title: ctx.t(end === End.LEFT ? "dom.left" : "dom.right", { n: end === End.LEFT ? ends.left : ends.right }) },
+      String(end === End.LEFT ? ends.left : ends.right)) : null);
+  const rows: { t: View["line"][number]; i: number }[][] = [];
+  v.line.forEach((t, i) => { if (i % per === 0) rows.push([]); rows.at(-1)!.push({ t, i }); });
+  const line = h("div", { class: "dom-line snake", role: "group", "aria-label": ctx.t("dom.line") },
+    rows.length ? rows.map((row, r) => {
+      const back = r % 2 === 1;
+      const tiles: Child[] = row.map(({ t, i }) => domino(Number(back ? t.right : t.left), Number(back ? t.left : t.right), {
+        small: phone || v.line.length > per, vertical: t.left === t.right, key: `line:${i}`,
+        mark: i === 0 || i === v.line.length - 1 ? "end" : undefined }));
+      if (r === 0) tiles.unshift(open(End.LEFT));
+      if (r === rows.length - 1) tiles.push(open(End.RIGHT));
+      return h("div", { class: `dom-row${back ? " back" : ""}` }, tiles);
+    }) : h("div", { class: "dom-row" }, endButton(End.LEFT), endButton(End.RIGHT)));
   const seat = (s: number): HTMLElement => seatBadge({
     name: ctx.name(s), initial: ctx.initial(s), me: s === Number(v.seat), toMove: toMove === s && !v.finished, deadlineMs: v.deadlineMs, auto: ctx.autoPlayed(s),
     key: `seat:${s}`, lines: [ctx.t("dom.tiles", { n: v.counts[s] ?? 0n }),
