@@ -231,6 +231,7 @@ async function home(): Promise<void> {
     h("div", { class: "games" }, GAMES.map((g) => {
       const l = level(g.key);
       return h("div", { class: "game-card", "data-game": g.key },
+        boards.get(g.key)?.picture?.() ?? null,
         h("h3", {}, g.titles[lang()]),
         h("dl", {}, h("dt", {}, t("home.level")), h("dd", {}, String(l?.level ?? 1n)),
           h("dt", {}, t("home.best")), h("dd", {}, String(l?.best ?? 1n)),

@@ -27,6 +27,10 @@ const key = (a: bigint | number, b: bigint | number) => `${a}|${b}`;
 /** A phone's width: the snake's rows are shorter there. */
 const narrow = typeof matchMedia === "function" ? matchMedia("(max-width: 600px)") : undefined;
 
+/** Home's picture: two tiles joined, a double across. */
+export const picture = (): HTMLElement => h("div", { class: "game-pic", "aria-hidden": "true" },
+  domino(5, 3, { key: "pic:a" }), domino(3, 3, { vertical: true, key: "pic:b" }));
+
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
   const mine = Number(v.seat) >= 0;

@@ -67,6 +67,10 @@ function gCard(rank: string, o: Parameters<typeof card>[1] = {}): HTMLElement {
   return el;
 }
 
+/** Home's picture: the two jokers and a 2, 够级's strongest cards. */
+export const picture = (): HTMLElement => h("div", { class: "game-pic cards", "aria-hidden": "true" },
+  gCard("BJ", { key: "pic:BJ" }), gCard("SJ", { key: "pic:SJ" }), card("2♠", { key: "pic:2" }));
+
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
   const me = Number(v.seat);

@@ -39,7 +39,7 @@ const face = (p: number) => FACES[(p - 1) % FACES.length] ?? "?";
 
 /** A pattern's picture: an animal from Twemoji (CC BY 4.0), a symbol of the sprite llk-tiles.svg
  * the build writes from @iconify-json/twemoji (fetched once, only where a 连连看 board shows). */
-function picture(p: number): SVGElement {
+function picture_(p: number): SVGElement {
   const el = document.createElementNS(SVG, "svg");
   el.setAttribute("class", "pic");
   el.setAttribute("aria-hidden", "true");
@@ -54,6 +54,10 @@ const cellKey = (r: bigint | number, c: bigint | number) => `${r},${c}`;
 const narrow = typeof matchMedia === "function" ? matchMedia("(max-width: 640px)") : undefined;
 let redrawOnTurn: (() => void) | undefined;
 narrow?.addEventListener("change", () => redrawOnTurn?.());
+
+/** Home's picture: two twin tiles joined by a line. */
+export const picture = (): HTMLElement => h("div", { class: "game-pic llk-pic", "aria-hidden": "true" },
+  h("span", { class: "llk-tile" }, picture_(10)), h("span", { class: "llk-link" }), h("span", { class: "llk-tile" }, picture_(10)));
 
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
@@ -112,7 +116,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       cells.push(h("button", { type: "button", class: `llk-tile p${(p - 1) % 9}${k === st.picked ? " picked" : ""}`,
         "data-tile": String(p), "data-cell": k, "data-key": `cell:${k}`, tabindex: k === focusable ? 0 : -1,
         "aria-label": ctx.t("llk.cell", { p: face(p), r: r + 1, c: c + 1 }), "aria-pressed": String(k === st.picked),
-        onclick: () => click(k) }, picture(p),
+        onclick: () => click(k) }, picture_(p),
         why?.cell === k ? h("span", { class: "why", role: "status" }, why.text) : null));
     }
     const g = h("div", { class: `llk-grid${upright ? " upright" : ""}`, role: "group", "aria-label": ctx.t("llk.board"), "data-zone": "board",

@@ -146,6 +146,10 @@ function mjTile(t: string, o: TileOpts, wildWord: string): HTMLElement {
     face, h("span", { class: "sr" }, label));
 }
 
+/** Home's picture: three tiles: 筒, 条 and 中. */
+export const picture = (): HTMLElement => h("div", { class: "game-pic", "aria-hidden": "true" },
+  mjTile("5p", { key: "pic:p" }, ""), mjTile("3s", { key: "pic:s" }, ""), mjTile("中", { key: "pic:z" }, ""));
+
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
   const me = Number(v.seat);

@@ -32,6 +32,11 @@ function layout(flip: boolean) {
     : { top: [11, 10, 9, 8, 7], bottom: [1, 2, 3, 4, 5], left: 0, right: 6 };
 }
 
+/** Home's picture: a quan's half-moon and two squares of stones. */
+export const picture = (): HTMLElement => h("div", { class: "game-pic oaq-pic", "aria-hidden": "true" },
+  h("span", { class: "sq quan left" }, h("span", { class: "quan-piece" })),
+  [5, 5].map((n) => h("span", { class: "sq" }, h("span", { class: "stones" }, Array.from({ length: n }, () => h("i"))))));
+
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
   const flip = ctx.mySeat === 1;

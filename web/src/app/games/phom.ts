@@ -36,6 +36,10 @@ export const words: Catalog = {
     "phom.cards": "{n} 张" },
 };
 
+/** Home's picture: a hand of three cards. */
+export const picture = (): HTMLElement => h("div", { class: "game-pic cards", "aria-hidden": "true" },
+  ["7♥", "8♥", "9♥"].map((c) => card(c, { key: `pic:${c}` })));
+
 type Case = NonNullable<Command["command"]["case"]>;
 const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
 

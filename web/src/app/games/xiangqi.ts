@@ -58,6 +58,10 @@ export function placement(fen: string): Map<string, string> {
   return out;
 }
 
+/** Home's picture: the two generals face to face. */
+export const picture = (): HTMLElement => h("div", { class: "game-pic", "aria-hidden": "true" },
+  h("span", { class: "xq-piece red", "data-native": "" }, "帥"), h("span", { class: "xq-piece black", "data-native": "" }, "將"));
+
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
   const me = ctx.mySeat;
