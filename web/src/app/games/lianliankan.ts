@@ -49,6 +49,8 @@ function picture_(p: number): SVGElement {
   return el;
 }
 const cellKey = (r: bigint | number, c: bigint | number) => `${r},${c}`;
+/** Which way a tile's "why" opens, so it never reaches past the board's sides. */
+const edge = (i: number, n: number) => (i < n / 3 ? " from-left" : i >= (2 * n) / 3 ? " from-right" : "");
 
 /** Boards drawn since the page loaded redraw when the screen turns (upright ↔ wide). */
 const narrow = typeof matchMedia === "function" ? matchMedia("(max-width: 640px)") : undefined;
@@ -115,9 +117,9 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       if (ring || p === 0) { cells.push(h("span", { class: ring ? "llk-ring" : "llk-gap", "aria-hidden": "true" })); continue; }
       cells.push(h("button", { type: "button", class: `llk-tile p${(p - 1) % 9}${k === st.picked ? " picked" : ""}`,
         "data-tile": String(p), "data-cell": k, "data-key": `cell:${k}`, tabindex: k === focusable ? 0 : -1,
-        "aria-label": ctx.t("llk.cell", { p: face(p), r: r + 1, c: c + 1 }), "aria-pressed": String(k === st.picked),
+        "aria-label": ctx.t("llk.cell", { p: face(p), r: r + 1, c: c + 1 }) + (why?.cell === k ? `, ${why.text}` : ""), "aria-pressed": String(k === st.picked),
         onclick: () => click(k) }, picture_(p),
-        why?.cell === k ? h("span", { class: "why", role: "status" }, why.text) : null));
+        why?.cell === k ? h("span", { class: `why${edge(upright ? r : c, upright ? rows : cols)}` }, why.text) : null));
     }
     const g = h("div", { class: `llk-grid${upright ? " upright" : ""}`, role: "group", "aria-label": ctx.t("llk.board"), "data-zone": "board",
       "data-rows": rows, "data-cols": cols }, cells, pathLine(st, rows, cols, upright));

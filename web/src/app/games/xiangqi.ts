@@ -13,6 +13,8 @@ import { button, dock, h, ring, seatBadge } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "xq.red": "Red", "xq.black": "Black", "xq.check": "Check!", "xq.pick": "Pick a piece to move.",
+    "xq.notTurn": "Not your turn", "xq.stuck": "This piece has no move", "xq.notThere": "It cannot go there",
+    "xq.notYours": "Not your piece",
     "xq.to": "Pick where it goes, or another piece.", "xq.wait": "Waiting for {name}.", "xq.moves": "Moves",
     "xq.offer": "Offer a draw", "xq.offered": "{name} offers a draw.", "xq.accept": "Accept the draw",
     "xq.decline": "Decline", "xq.resign": "Resign", "xq.sure": "Resign now?", "xq.yes": "Yes, resign",
@@ -20,6 +22,8 @@ export const words: Catalog = {
     "xq.dest": "move here", "xq.capture": "capture", "xq.last": "last move", "xq.clock": "{s} left",
     "xq.spectating": "Watching.", "xq.time": "{m}:{s}" },
   vi: { "xq.red": "Đỏ", "xq.black": "Đen", "xq.check": "Chiếu tướng!", "xq.pick": "Chọn một quân để đi.",
+    "xq.notTurn": "Chưa đến lượt bạn", "xq.stuck": "Quân này không đi được", "xq.notThere": "Không đi tới đó được",
+    "xq.notYours": "Không phải quân của bạn",
     "xq.to": "Chọn ô đến, hoặc quân khác.", "xq.wait": "Chờ {name} đi.", "xq.moves": "Nước đã đi",
     "xq.offer": "Cầu hòa", "xq.offered": "{name} cầu hòa.", "xq.accept": "Đồng ý hòa",
     "xq.decline": "Từ chối", "xq.resign": "Xin thua", "xq.sure": "Xin thua ngay?", "xq.yes": "Xin thua",
@@ -27,6 +31,7 @@ export const words: Catalog = {
     "xq.dest": "đi đến đây", "xq.capture": "ăn quân", "xq.last": "nước vừa đi", "xq.clock": "còn {s}",
     "xq.spectating": "Đang xem.", "xq.time": "{m}:{s}" },
   zh: { "xq.red": "红方", "xq.black": "黑方", "xq.check": "将军！", "xq.pick": "选一个要走的棋子。",
+    "xq.notTurn": "还没轮到你", "xq.stuck": "这个棋子无路可走", "xq.notThere": "不能走到这里", "xq.notYours": "不是你的棋子",
     "xq.to": "选目标点，或换一个棋子。", "xq.wait": "等待{name}走棋。", "xq.moves": "着法",
     "xq.offer": "提和", "xq.offered": "{name}提和。", "xq.accept": "同意和棋",
     "xq.decline": "拒绝", "xq.resign": "认输", "xq.sure": "确定认输？", "xq.yes": "确定认输",
@@ -43,6 +48,8 @@ const GLYPH: Record<string, string> = {
   k: "將", a: "士", b: "象", e: "象", n: "馬", h: "馬", r: "車", c: "砲", p: "卒",
 };
 const FILES = "abcdefghi";
+/** How long the why of a refused click stays beside the point. */
+const WHY_MS = 1400;
 
 /** The FEN's placement as square → letter (ICCS squares: files a–i, ranks 0–9 from Red's side). */
 export function placement(fen: string): Map<string, string> {
@@ -67,7 +74,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
   const me = ctx.mySeat;
   const black = me === 1;
   const pieces = placement(v.fen);
-  const sel = ctx.state("xq.sel", () => ({ square: "", confirm: false }));
+  const sel = ctx.state("xq.sel", () => ({ square: "", confirm: false, why: { square: "", text: "", at: 0 } }));
   const moves = new Map(v.legalMoves.map((p) => [p.square, p.to]));
   if (sel.square && !moves.has(sel.square)) sel.square = "";
   const dests = new Set(sel.square ? moves.get(sel.square) : []);
@@ -88,8 +95,20 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       ctx.rerender();
     }
   };
+  // a click the rules refuse says why, in a word, beside the point (the legal list decides which)
+  const refuse = (square: string, piece: string | undefined) => {
+    if (me === undefined || v.finished) return;
+    const own = piece !== undefined && (piece === piece.toUpperCase()) === (me === 0);
+    const text = toMove !== me ? "xq.notTurn" : own ? "xq.stuck" : sel.square ? "xq.notThere" : piece ? "xq.notYours" : "";
+    if (!text) return;
+    sel.why = { square, text: ctx.t(text), at: Date.now() };
+    ctx.rerender();
+    setTimeout(ctx.rerender, WHY_MS + 50);
+  };
+  const why = sel.why.text && Date.now() - sel.why.at < WHY_MS ? sel.why : undefined;
   // the points in display order: Red's view has rank 9 on top and file a on the left
   const points: HTMLElement[] = [];
+  let bubble: HTMLElement | undefined;
   const focusable = sel.square || [...moves.keys()][0] || (black ? "i0" : "a9");
   for (let row = 0; row < 10; row++) for (let col = 0; col < 9; col++) {
     const file = black ? 8 - col : col;
@@ -108,10 +127,16 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     points.push(h("button", { type: "button", class: cls, "data-square": sq, "data-key": `sq:${sq}`,
       "data-row": row, "data-col": col, tabindex: sq === focusable ? 0 : -1, "aria-label": label,
       "aria-disabled": active ? undefined : "true", "aria-pressed": movable ? String(sq === sel.square) : undefined,
-      onclick: active ? () => pick(sq) : undefined },
+      onclick: active ? () => pick(sq) : () => refuse(sq, p) },
     p ? h("span", { class: `xq-piece ${red ? "red" : "black"}`, "aria-hidden": "true", "data-native": "" }, GLYPH[p] ?? p) : null));
+    if (why?.square === sq) {  // beside the point, on the board (not inside the button: its name stays the point's)
+      const b = h("span", { class: `why-bubble${col < 3 ? " from-left" : col > 5 ? " from-right" : ""}`, role: "status" }, why.text);
+      b.style.left = `${((col + (col < 3 ? 0 : col > 5 ? 1 : 0.5)) / 9) * 100}%`;
+      b.style.top = `${(row / 10) * 100}%`;
+      bubble = b;
+    }
   }
-  const grid = h("div", { class: "xq-grid", role: "group", "aria-label": ctx.t("xq.board"), "data-zone": "board" }, lines(), points);
+  const grid = h("div", { class: "xq-grid", role: "group", "aria-label": ctx.t("xq.board"), "data-zone": "board" }, lines(), points, bubble);
   gridKeys(grid, 9);
 
   const seat = (s: number) => {
