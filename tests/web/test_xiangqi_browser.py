@@ -41,7 +41,7 @@ async def test_a_draw_is_offered_declined_offered_again_and_accepted_by_clicks(
     r = await scene(web_url, web_built, "xiangqi_draw", limit_s=150)
     check_scene(r)
     f = r["facts"]
-    assert f["whyRed"] == "Không phải quân của bạn" and f["whyBlack"] == "还没轮到你", "a refused click says why, near the piece"
+    assert f["whyRed"] == "Không phải quân của bạn" and f["whyBlack"] == "还没轮到你", "a refused click says why"
     assert f["redSeat"] == "0" and f["offerEnabledAtStart"]
     assert f["offerText"] == "An提和。" and f["declineShown"], f["offerText"]
     assert not f["redOfferAgainEnabled"] and not f["redSeesAnswers"], "one offer per turn; the answers are Black's"
