@@ -27,7 +27,8 @@ export interface GameSpec {
   /** Optionally, one move by the keyboard alone (Tab, arrows, Enter): played once, by the first
    * player, to show the board is playable without a mouse. */
   keys?: Move;
-  /** The screenshot "mid-hand" is taken after this many moves (default 6). */
+  /** The screenshot "mid-hand" is taken after this many moves (default 6; at the end when the
+   * hand is over sooner). */
   midAfter?: number;
   /** The longest the hand may take, ms (default 150 s). */
   limitMs?: number;
@@ -268,6 +269,9 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
     }
     for (const s of all) await s.page.waitForSelector("#outcome", { timeout: 15_000 });
     lap("ended");
+    // a hand over before `midAfter` moves (random play ends Ô ăn quan in 4 now and then): its
+    // "mid-hand" look is taken at the end
+    if (!midShot) for (const x of all) await hn.look(x, `${spec.game}-1-mid`, x === players[0] || x === watcher);
     result.outcome = await host!.page.textContent("#outcome .verdict");
     await host!.page.click("#fairness summary");  // the hand's fairness: its commitment and revealed seed
     result.fairness = {
