@@ -377,7 +377,9 @@ async function table(tableId: string): Promise<void> {
     const t0 = performance.now();
     last = tv;
     const key = focusedKey();
-    mount(view, tableBody(tv, send, () => draw(tv)));
+    // a board's rerender draws the latest view (one asked for later, by a timer, must not bring
+    // back an older one)
+    mount(view, tableBody(tv, send, () => draw(last ?? tv)));
     refocus(view, key);
     tick();
     probe.renders.set(`${tv.tableId}@${tv.version}`, now());
