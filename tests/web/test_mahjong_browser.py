@@ -95,4 +95,4 @@ async def test_ying_kou_and_bao_ting_are_declared_by_clicks(
         assert d["own"]["pond"][-1:] == [tile] or tile in d["own"]["pond"], d
         assert d["other"]["pond"] == d["own"]["pond"], "the other page shows the same pond"
         assert d["waits"] and d["waits"] == d["viewWaits"], d
-    assert f["yk"]["waitsWord"] == "Đang chờ (听)" and f["ting"]["waitsWord"] == "听牌"
+    assert f["yk"]["waitsWord"] == "Đang chờ" and f["ting"]["waitsWord"] == "听牌"

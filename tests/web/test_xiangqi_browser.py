@@ -31,7 +31,9 @@ async def test_a_game_of_xiangqi_is_played_to_the_end_by_clicks(
 @pytest.mark.timeout(180)
 async def test_a_draw_is_offered_declined_offered_again_and_accepted_by_clicks(
         web_url: str, web_built: Path, settings: Settings) -> None:
-    """提和 by clicks (web/test/scenes/xiangqi.ts): Red (Vietnamese, desktop) offers on its move;
+    """提和 by clicks (web/test/scenes/xiangqi.ts), after two clicks the rules refuse (Red on a
+    Black piece, Black before its turn), each told why beside the point in the page's language.
+    Red (Vietnamese, desktop) offers on its move;
     Black (Chinese, phone) sees who offers with both answers and declines; the offer is gone and
     Red may not offer again that turn; after a move each Red offers again and Black accepts: the
     hand ends without a winner, by agreement, on both pages."""
@@ -39,6 +41,7 @@ async def test_a_draw_is_offered_declined_offered_again_and_accepted_by_clicks(
     r = await scene(web_url, web_built, "xiangqi_draw", limit_s=150)
     check_scene(r)
     f = r["facts"]
+    assert f["whyRed"] == "Không phải quân của bạn" and f["whyBlack"] == "还没轮到你", "a refused click says why"
     assert f["redSeat"] == "0" and f["offerEnabledAtStart"]
     assert f["offerText"] == "An提和。" and f["declineShown"], f["offerText"]
     assert not f["redOfferAgainEnabled"] and not f["redSeesAnswers"], "one offer per turn; the answers are Black's"

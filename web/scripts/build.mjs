@@ -48,6 +48,21 @@ head.writeUInt16LE(1, 2); head.writeUInt16LE(1, 4); head.writeUInt8(size, 6); he
 head.writeUInt16LE(1, 10); head.writeUInt16LE(32, 12); head.writeUInt32LE(image.length, 14); head.writeUInt32LE(22, 18);
 writeFileSync(join(dist, "favicon.ico"), Buffer.concat([head, image]));
 
+// 连连看's tiles: pictures of animals from Twemoji (@iconify-json/twemoji, graphics CC BY 4.0,
+// by Twitter and the jdecked/twemoji contributors), one <symbol> per pattern in one sprite the
+// page fetches only when a 连连看 board is shown (its order is the board's FACES, pattern p = #tp).
+const ANIMALS = ["mouse-face", "cow-face", "tiger-face", "rabbit-face", "dragon-face", "snake", "horse-face", "ewe",
+  "monkey-face", "rooster", "dog-face", "pig-face", "cat-face", "bear", "deer", "flamingo", "turtle", "fish", "eagle",
+  "dove", "duck", "swan", "frog", "butterfly", "honeybee", "lion", "elephant", "wolf", "fox", "leopard", "crab",
+  "shrimp", "ant", "parrot", "whale", "cricket"];
+const twemoji = JSON.parse(readFileSync(join(web, "node_modules/@iconify-json/twemoji/icons.json"), "utf8"));
+const icon = twemoji.width ?? 36;
+writeFileSync(join(dist, "llk-tiles.svg"), `<svg xmlns="http://www.w3.org/2000/svg">
+<!-- Twemoji by Twitter, Inc and other contributors, CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/) -->
+${ANIMALS.map((n, i) => `<symbol id="t${i + 1}" viewBox="0 0 ${icon} ${icon}">${twemoji.icons[n].body}</symbol>`).join("\n")}
+</svg>
+`);
+
 await build({
   entryPoints: [join(web, "src/app/main.ts")],
   outfile: join(dist, "app.js"),

@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { HAN, NATIVE_TERMS } from "../src/app/i18n/native.js";
 
 /** One move by clicks on `page` when this page's player may act now; true when it acted. Read
  * what the board offers from the DOM (controls that are enabled, data-* attributes), never a rule. */
@@ -26,7 +27,8 @@ export interface GameSpec {
   /** Optionally, one move by the keyboard alone (Tab, arrows, Enter): played once, by the first
    * player, to show the board is playable without a mouse. */
   keys?: Move;
-  /** The screenshot "mid-hand" is taken after this many moves (default 6). */
+  /** The screenshot "mid-hand" is taken after this many moves (default 6; at the end when the
+   * hand is over sooner). */
   midAfter?: number;
   /** The longest the hand may take, ms (default 150 s). */
   limitMs?: number;
@@ -41,6 +43,8 @@ export interface HandResult {
   coinsBefore?: string[]; coinsAfter?: string[];
   finalVersion?: string | null; spectatorSaw?: string | null;
   overflow: string[]; axe: string[]; errors: string[]; screenshots: string[];
+  /** Phone screens with something needed for play below the fold, and how many were measured. */
+  fold: string[]; folds: number; hanzi: string[];
   sessions: { name: string; lang: string; phone: boolean; role: string }[];
   /** Seconds spent in each part (setup, play, the end's checks). */
   timings: Record<string, number>;
@@ -90,11 +94,61 @@ export async function overflows(page: Page): Promise<boolean> {
   return page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1);
 }
 
+/**
+ * What a phone player needs for play that is not on the first screen: scrolled to the top, every
+ * opponent's seat, one's own hand and dock (elements with data-zone) and every offered action
+ * (an enabled [data-act]) must lie inside the viewport, as "what top–bottom" strings.
+ */
+export async function belowFold(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    window.scrollTo(0, 0);
+    const vw = window.innerWidth, vh = window.innerHeight, out: string[] = [];
+    const els = document.querySelectorAll<HTMLElement>("#table [data-zone], #table [data-act]:not([disabled])");
+    for (const el of els) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if (r.top < -1 || r.left < -1 || r.bottom > vh + 1 || r.right > vw + 1) {
+        const what = el.dataset.zone ? `${el.dataset.zone}${el.dataset.seat ? `:${el.dataset.seat}` : ""}` : `act:${el.dataset.act}`;
+        out.push(`${what} ${Math.round(r.left)},${Math.round(r.top)}–${Math.round(r.right)},${Math.round(r.bottom)}`);
+      }
+    }
+    return out;
+  });
+}
+
+/**
+ * Hanzi on a Vietnamese or English page outside the native game terms (src/app/i18n/native.ts):
+ * every text node of the page, but those under [data-native] (pieces, tile faces, the 象棋 move
+ * list) or [lang=zh] (the language switch's 中), with the native terms taken out; each text that
+ * still has a Han character, once.
+ */
+export async function hanziOutside(page: Page): Promise<string[]> {
+  return page.evaluate(([terms, han]) => {
+    const re = new RegExp(han, "u");
+    const out = new Set<string>();
+    const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const el = n.parentElement;
+      if (!el || el.closest("[data-native], [lang=zh], script, style")) continue;
+      let text = n.textContent ?? "";
+      for (const t of terms as string[]) text = text.split(t).join("");
+      if (re.test(text)) out.add((n.textContent ?? "").trim().slice(0, 60));
+    }
+    return [...out];
+  }, [NATIVE_TERMS, HAN.source] as const);
+}
+
 export class Harness {
   readonly overflow: string[] = [];
   readonly axe: string[] = [];
   readonly errors: string[] = [];
   readonly screenshots: string[] = [];
+  /** Phone screens where something needed for play lay below the fold (belowFold). */
+  readonly fold: string[] = [];
+  /** Hanzi seen on a vi or en page outside the native game terms (hanziOutside). */
+  readonly hanzi: string[] = [];
+  /** How many phone screens were measured for it. */
+  folds = 0;
 
   constructor(readonly browser: Browser, readonly url: string, readonly out: string) {}
 
@@ -123,11 +177,18 @@ export class Harness {
   /** Checks the screen (overflow, and axe when `a11y`) and keeps a screenshot named `label`. */
   async look(s: Session, label: string, a11y = false): Promise<void> {
     if (await overflows(s.page)) this.overflow.push(`${label}/${s.name}`);
+    if (s.lang !== "zh") for (const x of await hanziOutside(s.page)) if (this.hanzi.length < 20) this.hanzi.push(`${label}/${s.name}: ${x}`);
     if (a11y) for (const v of await axe(s.page)) this.axe.push(`${label}/${s.name}: ${v}`);
     // a spectator's own name: with six players it shares a layout with one of them
     const file = `${label}-${s.lang}-${s.phone ? "phone" : "desktop"}${s.role === "spectator" ? "-watch" : ""}.png`;
     await s.page.screenshot({ path: join(this.out, file), fullPage: true });
     this.screenshots.push(file);
+    if (s.phone && label.includes("-mid")) {  // the first screen as a phone shows it, no scroll
+      await s.page.evaluate(() => window.scrollTo(0, 0));
+      const first = file.replace(".png", "-screen.png");
+      await s.page.screenshot({ path: join(this.out, first) });
+      this.screenshots.push(first);
+    }
   }
 
   /** From the home screen to a room, by clicks: Rooms, the game's tab, the room's Enter. */
@@ -148,7 +209,7 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
   const n = spec.players ?? 2;
   const room = spec.room ?? `${spec.game}.points`;
   const result: HandResult = { ok: false, game: spec.game, moves: 0, overflow: hn.overflow, axe: hn.axe, errors: hn.errors,
-    screenshots: hn.screenshots, sessions: [], timings: {} };
+    screenshots: hn.screenshots, fold: hn.fold, folds: 0, hanzi: hn.hanzi, sessions: [], timings: {} };
   const t0 = Date.now();
   const lap = (k: string) => { result.timings[k] = (Date.now() - t0) / 1000; };
   try {
@@ -188,6 +249,10 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
         const v = await version(s.page);
         if (v === null || acted.get(s.page) === v) continue;
         if (await s.page.$('#table .table[data-status="playing"]') === null) continue;
+        if (s.phone && result.folds < 12) {  // the first screen holds all one plays with
+          result.folds++;
+          for (const f of await belowFold(s.page)) if (hn.fold.length < 20) hn.fold.push(`move ${result.moves}/${s.name}: ${f}`);
+        }
         const byKeys = spec.keys !== undefined && !result.keyboard && s === players[0];
         if (await tryMove(() => (byKeys ? spec.keys! : spec.move)(s.page))) {
           acted.set(s.page, v); result.moves++; any = true;
@@ -204,6 +269,9 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
     }
     for (const s of all) await s.page.waitForSelector("#outcome", { timeout: 15_000 });
     lap("ended");
+    // a hand over before `midAfter` moves (random play ends Ô ăn quan in 4 now and then): its
+    // "mid-hand" look is taken at the end
+    if (!midShot) for (const x of all) await hn.look(x, `${spec.game}-1-mid`, x === players[0] || x === watcher);
     result.outcome = await host!.page.textContent("#outcome .verdict");
     await host!.page.click("#fairness summary");  // the hand's fairness: its commitment and revealed seed
     result.fairness = {
@@ -240,7 +308,7 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
 }
 
 export interface TourResult {
-  ok: boolean; error?: string; overflow: string[]; axe: string[]; errors: string[]; screenshots: string[];
+  ok: boolean; error?: string; overflow: string[]; axe: string[]; errors: string[]; screenshots: string[]; hanzi: string[];
   memberDays?: string; leaders?: number; prices?: string[]; coinsBeforeBuy?: string; coinsAfterBuy?: string;
 }
 
@@ -248,7 +316,7 @@ export interface TourResult {
  * rooms, leaderboards, the services (buying a membership day shows on the home screen). */
 export async function tour(browser: Browser, url: string, out: string): Promise<TourResult> {
   const hn = new Harness(browser, url, out);
-  const r: TourResult = { ok: false, overflow: hn.overflow, axe: hn.axe, errors: hn.errors, screenshots: hn.screenshots };
+  const r: TourResult = { ok: false, overflow: hn.overflow, axe: hn.axe, errors: hn.errors, screenshots: hn.screenshots, hanzi: hn.hanzi };
   try {
     for (const [i, { lang, phone }] of [{ lang: "vi", phone: true }, { lang: "zh", phone: false }, { lang: "en", phone: true }].entries()) {
       const s = await hn.open(["Lan", "Minh", "Quân"][i]!, lang, phone);

@@ -33,7 +33,8 @@ def settle(state: State, reason: str, winner: int | None = None) -> Finished:
     for place, seat in enumerate(order):
         scores[seat] = table[place]
     win = order[0]
-    transfers = tuple(Transfer(s, win, -scores[s], "rank") for s in order[1:] if scores[s] < 0)
+    # "race_place", not Phỏm's "rank" (nhất, nhì, ba, bét): the page words a payment by its reason
+    transfers = tuple(Transfer(s, win, -scores[s], "race_place") for s in order[1:] if scores[s] < 0)
     return Finished(
         reason, win, order, tuple(scores), tuple(b.remaining for b in state.boards), transfers
     )

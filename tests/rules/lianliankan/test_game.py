@@ -144,6 +144,8 @@ def test_random_simultaneous_games_conserve_tiles_pay_zero_sum_and_replay(
     assert out is not None and sum(out.scores) == 0 and sum(out.net(players)) == 0
     assert list(out.net(players)) == list(out.scores)
     assert sorted(out.ranking) == list(range(players))
+    # each payment is worded as the race's (not Phỏm's "rank": nhất, nhì, ba, bét)
+    assert {t.reason for t in out.transfers} <= {"race_place"}
     r = GAME.initial(o, players)
     for e in log:
         r = GAME.evolve(r, e)

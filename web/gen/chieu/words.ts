@@ -298,6 +298,7 @@ export const WORDS: Readonly<Record<WordKind, Readonly<Record<string, Words>>>> 
     "negative_reset": { vi: "Xóa điểm âm về 0 (负分清零).", zh: "负分清零。", en: "A negative score bought back to 0 (负分清零)." },
     "out": { vi: "Điểm quân còn lại trên tay.", zh: "手中剩余点数。", en: "Pips left in hand." },
     "purchase": { vi: "Mua 红心币 (tim).", zh: "购买红心币。", en: "红心币 bought." },
+    "race_place": { vi: "Theo thứ hạng trong cuộc đua.", zh: "按比赛名次结算。", en: "By place in the race." },
     "rank": { vi: "Theo thứ hạng (nhất, nhì, ba, bét).", zh: "按名次结算。", en: "By rank at the end (nhất, nhì, ba, bét)." },
     "reputation_reset": { vi: "Khôi phục uy tín (信誉度复位).", zh: "信誉度复位。", en: "Reputation reset (信誉度复位)." },
     "review_hold": { vi: "Tiền thắng bị tạm giữ để xem xét.", zh: "奖金冻结待审核。", en: "Winnings held for review." },

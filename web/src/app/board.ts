@@ -8,6 +8,7 @@
  *   export const board: Board = (view, ctx) => HTMLElement;   // required
  *   export const words: Catalog = { vi: {…}, zh: {…}, en: {…} }; // optional: the board's own
  *                                                               // strings, read with ctx.t(key)
+ *   export const picture = () => HTMLElement;                  // optional: home's picture of it
  *
  * `board(view, ctx)` is called with the caller's decoded game view (the game's own View type:
  * cast `view as View`) every time the table changes, and again on ctx.rerender() (a selection
@@ -86,6 +87,9 @@ export type Board = (view: Message, ctx: BoardContext) => HTMLElement;
 export interface BoardModule {
   board: Board;
   words?: Catalog;
+  /** A small picture of the game (home shows it on the game's card), drawn with the board's own
+   * pieces: no image file to fetch. */
+  picture?: () => HTMLElement;
 }
 
 /** Every game's board that this page has, by key (bundled; a game without one is absent). */
@@ -93,7 +97,7 @@ export async function loadBoards(): Promise<Map<string, BoardModule>> {
   const found = await Promise.all(GAMES.map(async (g): Promise<[string, BoardModule | undefined]> => {
     try {
       const mod = (await import(`./games/${g.key}.ts`)) as Partial<BoardModule>;
-      return [g.key, mod.board ? { board: mod.board, words: mod.words } : undefined];
+      return [g.key, mod.board ? { board: mod.board, words: mod.words, picture: mod.picture } : undefined];
     } catch {
       return [g.key, undefined]; // no board for this game yet: the page says so
     }

@@ -14,7 +14,7 @@ import { commandId, GAMES, gameView, Portal, reason, type RoomEntry } from "../c
 import { gameMessages, loadBoards, type BoardContext } from "./board.js";
 import { h, mount, type Child } from "./dom.js";
 import { LANGUAGES, lang, setLang, t, tIn, word, type Key, type Language } from "./i18n/index.js";
-import { button, focusedKey, initialOf, refocus } from "./ui/kit.js";
+import { button, focusedKey, initialOf, mmss, refocus } from "./ui/kit.js";
 import { presencePill } from "./ui/presence.js";
 
 const boards = await loadBoards();
@@ -88,7 +88,7 @@ function screen(name: string): AbortSignal {
 function toast(msg: string, error = true): void {
   (error ? probe.errors : probe.notes).push(msg);
   const el = h("div", { class: `toast${error ? " error" : ""}`, role: error ? "alert" : "status" }, msg);
-  document.getElementById("toasts")!.appendChild(el);
+  document.getElementById("toasts")!.replaceChildren(el);  // the latest replaces the one before: toasts never pile up
   setTimeout(() => el.remove(), 4000);
 }
 
@@ -120,13 +120,13 @@ function drawBar(): void {
   const signedIn = portal.session !== undefined;
   const nav = (label: Key, hash: string, key: string) =>
     h("a", { class: `nav${probe.screen === key ? " on" : ""}`, href: hash, "data-nav": key }, t(label));
-  mount(bar, h("a", { class: "brand", href: signedIn ? "#/home" : "#/" }, h("span", { class: "logo", "aria-hidden": "true" }, "棋"), t("app.name")),
+  mount(bar, h("a", { class: "brand", href: signedIn ? "#/home" : "#/" }, h("span", { class: "logo", "aria-hidden": "true", "data-native": "" }, "棋"), t("app.name")),
     signedIn ? h("nav", { class: "main-nav", "aria-label": t("app.name") },
       nav("nav.home", "#/home", "home"), nav("nav.rooms", `#/rooms/${FIRST}`, "rooms"),
       nav("nav.leaders", `#/leaders/${FIRST}`, "leaders"), nav("nav.shop", "#/shop", "shop")) : null,
     h("span", { class: "spacer" }),
     signedIn ? h("span", { id: "coins", class: "pill", "data-coins": coins === undefined ? "" : String(coins) },
-      coins === undefined ? "… 金币" : t("money.coins", { n: coins })) : null,
+      t("money.coins", { n: coins === undefined ? "…" : coins })) : null,
     langSwitch());
 }
 
@@ -231,6 +231,7 @@ async function home(): Promise<void> {
     h("div", { class: "games" }, GAMES.map((g) => {
       const l = level(g.key);
       return h("div", { class: "game-card", "data-game": g.key },
+        boards.get(g.key)?.picture?.() ?? null,
         h("h3", {}, g.titles[lang()]),
         h("dl", {}, h("dt", {}, t("home.level")), h("dd", {}, String(l?.level ?? 1n)),
           h("dt", {}, t("home.best")), h("dd", {}, String(l?.best ?? 1n)),
@@ -361,6 +362,8 @@ async function sit(tableId: string): Promise<void> {
 // ---------------------------------------------------------------- a table
 
 const uiState = new Map<string, unknown>();
+/** Games whose rounds are hands (dealt cards or tiles); the others' are games ("Game 1" for chess). */
+const HANDS = new Set(["phom", "gouji", "mahjong", "dominoes"]);
 
 async function table(tableId: string): Promise<void> {
   const signal = screen("table");
@@ -374,7 +377,9 @@ async function table(tableId: string): Promise<void> {
     const t0 = performance.now();
     last = tv;
     const key = focusedKey();
-    mount(view, tableBody(tv, send, () => draw(tv)));
+    // a board's rerender draws the latest view (one asked for later, by a timer, must not bring
+    // back an older one)
+    mount(view, tableBody(tv, send, () => draw(last ?? tv)));
     refocus(view, key);
     tick();
     probe.renders.set(`${tv.tableId}@${tv.version}`, now());
@@ -415,7 +420,7 @@ function banner(lost: boolean): void {
 function tick(): void {
   for (const el of document.querySelectorAll<HTMLElement>("[data-deadline]")) {
     const left = Math.max(0, Math.ceil((Number(el.dataset.deadline) - Date.now()) / 1000));
-    el.textContent = t("table.secs", { s: left });
+    el.textContent = mmss(left);
     el.classList.toggle("urgent", left <= 5);
   }
 }
@@ -441,7 +446,7 @@ function context(tv: TableView, mySeat: number | undefined, send: (c: Message) =
     initial: (s) => initialOf(tv.handPlayers[s] === portal.playerId ? portal.session?.player?.name || t("you") : handName(tv, s)),
     autoPlayed: (s) => tv.autoPlayed.includes(tv.handPlayers[s] ?? "\0"),
     secondsLeft,
-    clock: (d) => { const s = secondsLeft(d); return s === undefined ? "" : t("table.secs", { s }); },
+    clock: (d) => { const s = secondsLeft(d); return s === undefined ? "" : mmss(s); },
     state: <T>(key: string, init: () => T): T => {
       const k = `${tv.tableId}:${key}`;
       if (!uiState.has(k)) uiState.set(k, init());
@@ -465,7 +470,9 @@ function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => vo
   const game = GAMES.find((x) => x.key === tv.game);
   const canStart = isHost && !playing && tv.seats.length >= (game?.minSeats ?? 2);
   const mySeat = tv.handSeat === undefined ? undefined : Number(tv.handSeat);
-  const toMove = g.view?.toMove === undefined ? -1 : Number(g.view.toMove);
+  // whose turn: the view's to_move, or mahjong's turn (it names it so)
+  const turnOf = g.view?.toMove ?? (g.view as { turn?: bigint } | undefined)?.turn;
+  const toMove = turnOf === undefined ? -1 : Number(turnOf);
   const deadline = Number(g.view?.deadlineMs ?? 0n);
   const mod = boards.get(tv.game);
   const act = (label: Key, fn: () => Promise<unknown>, id: string, kind?: "primary" | "quiet") =>
@@ -479,19 +486,19 @@ function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => vo
   const auto = tv.autoPlayed.filter((p) => tv.handPlayers.includes(p));
   return h("div", { class: "table", "data-version": String(tv.version), "data-status": playing ? "playing" : "waiting",
     "data-game": tv.game, "data-hand": String(tv.handNo), "data-to-move": g.view ? String(toMove) : "", "data-my-seat": mySeat ?? "" },
-  h("div", { class: "table-head" },
+  h("div", { class: "table-top" }, h("div", { class: "table-head" },
     h("a", { href: `#/rooms/${tv.game}`, class: "back", id: "leave" }, "← ", t("table.leave")),
     h("h1", {}, game?.titles[lang()] ?? tv.game),
     h("span", { class: "pill" }, t("table.stakeLine", { stake: money(tv.stake, tv.currency) })),
     tv.ladderLevel > 0n ? h("span", { class: "pill" }, t("table.level", { n: tv.ladderLevel })) : null,
-    tv.handNo > 0n ? h("span", { class: "pill" }, t("table.hand", { n: tv.handNo })) : null,
+    tv.handNo > 0n ? h("span", { class: "pill" }, t(HANDS.has(tv.game) ? "table.hand" : "table.game", { n: tv.handNo })) : null,
     tv.pot > 0n ? h("span", { class: "pill" }, t("table.pot", { n: tv.pot })) : null,
     seated ? null : h("span", { class: "pill watch" }, t("table.spectating"))),
   h("div", { class: "table-status" }, status,
     [...tv.seats, ...tv.handSeats].some((x) => x.presence)  // each seat's presence in words (older servers: the pills as before)
       ? (playing ? tv.handSeats : tv.seats).map((x) => presencePill(x, nameOf(x.playerId)))
       : [auto.map((p) => h("span", { class: "pill auto" }, `${nameOf(p)}: ${t("table.auto")}`)),
-        Object.entries(tv.reconnectDeadlines).map(([p, d]) => h("span", { class: "pill away" }, `${nameOf(p)}: `, h("span", { "data-deadline": Number(d) })))]),
+        Object.entries(tv.reconnectDeadlines).map(([p, d]) => h("span", { class: "pill away" }, `${nameOf(p)}: `, h("span", { "data-deadline": Number(d) })))])),
   !playing ? h("div", { class: "waiting" },
     h("div", { class: "table-seats" }, Array.from({ length: Number(tv.maxSeats) }, (_, i) => {
       const s = tv.seats.find((x) => Number(x.seat) === i);
@@ -528,8 +535,9 @@ function outcome(tv: TableView): HTMLElement {
   const who = (seat: bigint | undefined) => (seat === undefined ? t("result.pot") : handName(tv, Number(seat)));
   const unit = tv.stake || 1n;
   return h("div", { class: "outcome panel", id: "outcome", role: "status" },
-    h("h2", {}, t("result.title", { n: tv.handNo })),
-    h("p", { class: "verdict" }, h("b", {}, o.winner === undefined ? t("result.draw") : t("result.won", { name: who(o.winner) })),
+    h("h2", {}, t(HANDS.has(tv.game) ? "result.title" : "result.gameTitle", { n: tv.handNo })),
+    h("p", { class: "verdict" }, h("b", {}, o.winner === undefined ? t("result.draw")
+      : tv.handPlayers[Number(o.winner)] === portal.playerId ? t("result.youWon") : t("result.won", { name: who(o.winner) })),
       " — ", word("outcome", o.reason)),
     h("div", { class: "scores" }, tv.handPlayers.map((_, i) => h("span", { class: `chip${o.winner !== undefined && Number(o.winner) === i ? " winner" : ""}` },
       `${handName(tv, i)}: ${o.scores[i] ?? 0n}`))),

@@ -1,6 +1,6 @@
-// 连连看 by clicks: a tile the board lets pick (an enabled button), then one of the partners it
-// marks for it (the legal pairs' other tiles), and the pair's path must then be drawn; everybody
-// plays at once, so every page moves whenever its board changed.
+// 连连看 by clicks: a pair of the view's legal pairs (read from the board's data-offers: the board
+// itself marks none, as the game is played), its first tile then its second, and the pair's path
+// must then be drawn; everybody plays at once, so every page moves whenever its board changed.
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import type { GameSpec } from "../harness.js";
@@ -19,21 +19,27 @@ export const spec: GameSpec = {
     const cells = (sel: string) => page.$$eval(sel, (els) => els.map((e) => e.getAttribute("data-cell")!));
     const gone = sent.get(page) ?? new Set<string>();
     sent.set(page, gone);
-    const pickedCell = async () => (await (await page.$(".llk-tile.picked"))?.getAttribute("data-cell")) ?? null;
-    const picked = await pickedCell();
-    if (picked && gone.has(picked)) return false;  // an old view: wait for the next
-    const tiles = (await cells(".llk-grid button.llk-tile:not([disabled]):not(.picked)")).filter((c) => !gone.has(c));
-    if (!tiles.length) return false;
-    const click = (cell: string, cls: string) => page.click(`.llk-tile${cls}[data-cell="${cell}"]`, { timeout: 5000 }).then(() => true, () => false);
-    if (picked === null && !(await click(pick(tiles), ":not([disabled])"))) return false;
-    const first = await pickedCell();
-    const partners = (await cells(".llk-grid button.llk-tile.partner")).filter((c) => !gone.has(c));
-    if (!first || !partners.length) return false;
-    const second = pick(partners);
-    if (!(await click(second, ".partner"))) return false;
+    // the board shows no pairs (as the game is played): they are read from the root's data-offers
+    const offers = JSON.parse((await page.getAttribute(".llk", "data-offers")) ?? "[]") as [string, string][];
+    const open = offers.filter(([a, b]) => !gone.has(a) && !gone.has(b));
+    if (!open.length) return false;
+    const [first, second] = pick(open);
+    const click = (cell: string) => page.click(`.llk-tile[data-cell="${cell}"]`, { timeout: 5000 }).then(() => true, () => false);
+    // a tile picked before (an older view) is put down first: a click on it again unpicks it
+    const before = await (await page.$(".llk-tile.picked"))?.getAttribute("data-cell");
+    if (before && before !== first && !(await click(before))) return false;
+    if (before !== first && !(await click(first))) return false;
+    const paths = Number(await page.getAttribute(".llk", "data-paths"));
+    if (!(await click(second))) return false;
+    // the removal was sent with its path drawn over the board (data-paths counts them; the line
+    // itself shows for under a second, too short to catch on a busy machine) — unless the board
+    // changed between reading the pairs and the clicks (a reshuffle of a dead board): then it said
+    // why beside the tile, and the next look tries again
+    if (Number(await page.getAttribute(".llk", "data-paths")) === paths) {
+      if (await page.$(".llk-tile .why")) return false;
+      throw new Error(`a pair of the legal list was clicked (${first}, ${second}) and neither sent with its path nor refused`);
+    }
     gone.add(first).add(second);
-    // the pair's path is drawn over the board (not caught: a removal without its line fails the hand)
-    await page.waitForSelector(".llk-path polyline", { state: "attached", timeout: 2000 });
     if (!shot.has(page) && gone.size >= 12) {  // one picture of a path per page, to look at
       shot.add(page);
       const wide = (page.viewportSize()?.width ?? 0) > 640;

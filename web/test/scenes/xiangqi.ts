@@ -1,4 +1,5 @@
-// 中国象棋's draw offer by clicks: Red (An, Vietnamese, desktop) offers a draw (提和) on its
+// 中国象棋's draw offer by clicks (and, first, two clicks the rules refuse, each told why beside
+// the point): Red (An, Vietnamese, desktop) offers a draw (提和) on its
 // move; Black (Bình, Chinese, phone) sees the offer with the name and its two answers, declines;
 // the offer is gone from both pages and Red may not offer again this turn. A move each, then Red
 // offers again and Black accepts: both pages show the hand over without a winner (和棋 by
@@ -48,6 +49,13 @@ export async function xiangqiDraw(browser: Browser, r: SceneResult): Promise<voi
   for (const p of pages) await p.waitForSelector('#table .table[data-status="playing"]');
   const f = r.facts;
   f.redSeat = await red.page.getAttribute("#table .table", "data-my-seat");
+  // 0. clicks the rules refuse say why beside the point: Red on Black's chariot, Black on its own
+  // before its turn
+  // (aria-disabled: no move from there, so Playwright would wait for it; a player's click lands)
+  await red.page.click('.xq-pt[data-square="a9"]', { force: true });
+  f.whyRed = await red.page.textContent('.xq-grid > .why-bubble');
+  await black.page.click('.xq-pt[data-square="a9"]', { force: true });
+  f.whyBlack = await black.page.textContent('.xq-grid > .why-bubble');
   // 1. Red offers; Black sees it, with both answers
   f.offerEnabledAtStart = await red.page.isEnabled('.xq [data-act="offer"]');
   await act(red, "offer", pages);

@@ -1,4 +1,4 @@
-// Đô Mi Nô: the line of tiles with its two open ends, the other seats' tile counts, the
+// Đô Mi Nô: the line of tiles as a snake with its two open ends marked, the other seats' tile counts, the
 // boneyard, and one's own hand. A tile the legal list lets one play is a button: one click plays
 // it where it can only go; where it fits both ends, the two ends become buttons to choose from.
 // Bốc (draw) and bỏ lượt (pass) are buttons enabled only when the legal list offers them.
@@ -6,7 +6,7 @@ import type { Message } from "@bufbuild/protobuf";
 import { End, type Command, type View } from "../../../gen/chieu/games/dominoes/v1/dominoes_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { arrowKeys, button, domino, h, seatBadge, type Child } from "../ui/kit.js";
+import { arrowKeys, button, dock, domino, h, ring, seatBadge, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "dom.draw": "Draw (bốc)", "dom.pass": "Pass", "dom.left": "Play on the left end ({n})", "dom.right": "Play on the right end ({n})",
@@ -24,6 +24,12 @@ export const words: Catalog = {
 };
 
 const key = (a: bigint | number, b: bigint | number) => `${a}|${b}`;
+/** A phone's width: the snake's rows are shorter there. */
+const narrow = typeof matchMedia === "function" ? matchMedia("(max-width: 600px)") : undefined;
+
+/** Home's picture: two tiles joined, a double across. */
+export const picture = (): HTMLElement => h("div", { class: "game-pic", "aria-hidden": "true" },
+  domino(5, 3, { key: "pic:a" }), domino(3, 3, { vertical: true, key: "pic:b" }));
 
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
@@ -47,18 +53,33 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     return c ? button(end === End.LEFT ? "◀" : "▶", go(c), { kind: "primary", key: `end:${end}`,
       attrs: { "data-act": end === End.LEFT ? "left" : "right", "aria-label": ctx.t(end === End.LEFT ? "dom.left" : "dom.right", { n: n ?? 0n }) } }) : null;
   };
-  const line = h("div", { class: "dom-line", role: "group", "aria-label": ctx.t("dom.line") },
-    endButton(End.LEFT),
-    v.line.map((t, i) => domino(Number(t.left), Number(t.right), { small: v.line.length > 10, vertical: t.left === t.right, key: `line:${i}`,
-      mark: i === 0 || i === v.line.length - 1 ? "end" : undefined })),
-    endButton(End.RIGHT));
+  // the line as a snake: rows of `per` tiles, every other row running right to left (its tiles
+  // turned, so touching halves still match), each open end marked with its number (or, when a
+  // picked tile fits there, the button to play it there)
+  const phone = narrow?.matches ?? false;
+  const per = phone ? 5 : 10;
+  const open = (end: End): Child => endButton(end) ?? (ends && v.line.length
+    ? h("span", { class: "dom-open", title: ctx.t(end === End.LEFT ? "dom.left" : "dom.right", { n: end === End.LEFT ? ends.left : ends.right }) },
+      String(end === End.LEFT ? ends.left : ends.right)) : null);
+  const rows: { t: View["line"][number]; i: number }[][] = [];
+  v.line.forEach((t, i) => { if (i % per === 0) rows.push([]); rows.at(-1)!.push({ t, i }); });
+  const line = h("div", { class: "dom-line snake", role: "group", "aria-label": ctx.t("dom.line") },
+    rows.length ? rows.map((row, r) => {
+      const back = r % 2 === 1;
+      const tiles: Child[] = row.map(({ t, i }) => domino(Number(back ? t.right : t.left), Number(back ? t.left : t.right), {
+        small: phone || v.line.length > per, vertical: t.left === t.right, key: `line:${i}`,
+        mark: i === 0 || i === v.line.length - 1 ? "end" : undefined }));
+      if (r === 0) tiles.unshift(open(End.LEFT));
+      if (r === rows.length - 1) tiles.push(open(End.RIGHT));
+      return h("div", { class: `dom-row${back ? " back" : ""}` }, tiles);
+    }) : h("div", { class: "dom-row" }, endButton(End.LEFT), endButton(End.RIGHT)));
   const seat = (s: number): HTMLElement => seatBadge({
     name: ctx.name(s), initial: ctx.initial(s), me: s === Number(v.seat), toMove: toMove === s && !v.finished, deadlineMs: v.deadlineMs, auto: ctx.autoPlayed(s),
     key: `seat:${s}`, lines: [ctx.t("dom.tiles", { n: v.counts[s] ?? 0n }),
       v.finished && v.result ? ` · ${ctx.t("dom.pips", { n: v.result.pips[s] ?? 0n })}` : null],
   }, ctx.t("table.auto"));
   const seats = v.counts.map((_, s) => s);
-  const hand = mine ? arrowKeys(h("div", { class: "fan", role: "group", "aria-label": ctx.t("dom.hand") }, v.hand.map((t) => {
+  const hand = mine ? arrowKeys(h("div", { class: "fan dom-hand", role: "group", "aria-label": ctx.t("dom.hand"), "data-zone": "hand" }, v.hand.map((t) => {
     const k = key(t.a, t.b);
     const options = plays.get(k) ?? [];
     const onclick = options.length === 1 ? go(options[0]!)
@@ -70,17 +91,21 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     : picked.tile ? h("p", { class: "hint" }, ctx.t("dom.where"))
       : plays.size && v.line.length === 0 ? h("p", { class: "hint" }, ctx.t("dom.lead"))
         : plays.size ? h("p", { class: "hint" }, ctx.t("dom.pick")) : null;
-  return h("div", { class: "dom", "data-legal": v.legal.length },
-    h("div", { class: "dom-seats" }, seats.filter((s) => s !== Number(v.seat)).map(seat)),
-    h("div", { class: "phom-center" },
-      h("span", { class: "pill" }, ctx.t("dom.boneyard", { n: v.boneyard })),
-      ends ? h("span", { class: "pill" }, ctx.t("dom.ends", { l: ends.left, r: ends.right })) : null),
-    line,
-    mine ? seat(Number(v.seat)) : null,
-    hand, prompt,
-    mine && !v.finished ? h("div", { class: "actions" },
-      button(ctx.t("dom.draw"), draw ? go(draw) : undefined, { key: "act:draw", kind: draw ? "primary" : undefined, attrs: { "data-act": "draw" } }),
-      button(ctx.t("dom.pass"), pass ? go(pass) : undefined, { key: "act:pass", kind: pass ? "primary" : undefined, attrs: { "data-act": "pass" } })) : null,
-    v.finished && v.revealed.length ? h("div", { class: "revealed" }, v.revealed.map((hd, s) => s === Number(v.seat) ? null
-      : h("div", { class: "dom-seats" }, h("span", { class: "pill" }, ctx.name(s)), hd.tiles.map((t) => domino(Number(t.a), Number(t.b), { small: true, key: `rev:${s}:${key(t.a, t.b)}` }))))) : null);
+  // the others in playing order from one's own seat (the next one first)
+  const from = mine ? Number(v.seat) : 0;
+  const others = seats.map((_, i) => (from + i + (mine ? 1 : 0)) % seats.length).slice(0, mine ? seats.length - 1 : seats.length);
+  return h("div", { class: "dom felt", "data-legal": v.legal.length },
+    ring(others.map((s) => h("div", { class: "dom-seat", "data-seat": s }, seat(s)))),
+    h("div", { class: "center" },
+      h("div", { class: "phom-center" },
+        h("span", { class: "pill" }, ctx.t("dom.boneyard", { n: v.boneyard })),
+        ends ? h("span", { class: "pill" }, ctx.t("dom.ends", { l: ends.left, r: ends.right })) : null),
+      line,
+      v.finished && v.revealed.length ? h("div", { class: "revealed" }, v.revealed.map((hd, s) => s === Number(v.seat) ? null
+        : h("div", { class: "dom-seats" }, h("span", { class: "pill" }, ctx.name(s)), hd.tiles.map((t) => domino(Number(t.a), Number(t.b), { small: true, key: `rev:${s}:${key(t.a, t.b)}` }))))) : null),
+    dock(mine ? seat(Number(v.seat)) : null,
+      hand, prompt,
+      mine && !v.finished ? h("div", { class: "actions" },
+        button(ctx.t("dom.draw"), draw ? go(draw) : undefined, { key: "act:draw", kind: draw ? "primary" : undefined, attrs: { "data-act": "draw" } }),
+        button(ctx.t("dom.pass"), pass ? go(pass) : undefined, { key: "act:pass", kind: pass ? "primary" : undefined, attrs: { "data-act": "pass" } })) : null));
 }

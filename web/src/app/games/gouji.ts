@@ -11,13 +11,13 @@ import { create, type Message } from "@bufbuild/protobuf";
 import { PlaySchema, type Command, type View } from "../../../gen/chieu/games/gouji/v1/gouji_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { arrowKeys, button, card, h, seatBadge, type Child } from "../ui/kit.js";
+import { arrowKeys, button, card, dock, h, ring, seatBadge, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
-  en: { "gj.hand": "Your cards by rank: a click takes all of a rank, each next click one fewer", "gj.play": "Play (出牌)", "gj.pass": "Pass (不要)",
+  en: { "gj.hand": "Your cards by rank: a click takes all of a rank, each next click one fewer", "gj.play": "Play", "gj.pass": "Pass",
     "gj.kou": "扣 — close the round", "gj.burn": "Burn (烧 / 捎牌)", "gj.return": "Return (还贡)", "gj.clear": "Clear",
-    "gj.revolt": "革命 — sit out", "gj.decline": "No 革命", "gj.team": "Team {t}", "gj.opposite": "对门", "gj.cards": "{n} cards",
-    "gj.many": "over 10 cards", "gj.passed": "不要", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (sits out)",
+    "gj.revolt": "革命 — sit out", "gj.decline": "No 革命", "gj.team": "Team {t}", "gj.opposite": "Opposite", "gj.cards": "{n} cards",
+    "gj.many": "over 10 cards", "gj.passed": "Pass", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (sits out)",
     "gj.top": "On the table", "gj.nothing": "Nothing on the table: the leader plays any set.", "gj.by": "by {name}",
     "gj.gouji": "够级", "gj.lead": "You lead: choose any set (one rank, with 2s and jokers if you like).",
     "gj.answer": "Beat the set with as many cards, or pass.", "gj.kouHint": "扣牌: close the round (扣), or play on.",
@@ -25,10 +25,10 @@ export const words: Catalog = {
     "gj.revWait": "革命 window: waiting for {names}.", "gj.tribute": "进贡 / 还贡: tribute is being paid and returned.",
     "gj.selected": "Selected: {cards}", "gj.noSet": "Not a set you may play now.", "gj.fourWay": "四人乱缠",
     "gj.score": "{n} points", "gj.spectating": "Watching: hands are hidden.", "gj.mayBurn": "may burn (捎牌)", "gj.you": "you" },
-  vi: { "gj.hand": "Bài của bạn theo quân: bấm lần đầu lấy cả loại, mỗi lần sau bớt một lá", "gj.play": "Đánh (出牌)", "gj.pass": "Bỏ (不要)",
+  vi: { "gj.hand": "Bài của bạn theo quân: bấm lần đầu lấy cả loại, mỗi lần sau bớt một lá", "gj.play": "Đánh", "gj.pass": "Bỏ",
     "gj.kou": "扣 — đóng vòng", "gj.burn": "Đốt (烧 / 捎牌)", "gj.return": "Trả bài (还贡)", "gj.clear": "Bỏ chọn",
-    "gj.revolt": "革命 — ngồi ngoài", "gj.decline": "Không 革命", "gj.team": "Đội {t}", "gj.opposite": "对门", "gj.cards": "{n} lá",
-    "gj.many": "hơn 10 lá", "gj.passed": "不要", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (ngồi ngoài)",
+    "gj.revolt": "革命 — ngồi ngoài", "gj.decline": "Không 革命", "gj.team": "Đội {t}", "gj.opposite": "Đối diện", "gj.cards": "{n} lá",
+    "gj.many": "hơn 10 lá", "gj.passed": "Bỏ", "gj.burning": "烧", "gj.wutou": "无头", "gj.sittingOut": "革命 (ngồi ngoài)",
     "gj.top": "Trên bàn", "gj.nothing": "Bàn trống: người đi đầu đánh bộ bất kỳ.", "gj.by": "của {name}",
     "gj.gouji": "够级", "gj.lead": "Bạn đi đầu: chọn một bộ (một loại quân, có thể kèm 2 và phăng teo).",
     "gj.answer": "Chặn bằng bộ cùng số lá, hoặc bỏ.", "gj.kouHint": "扣牌: đóng vòng (扣), hoặc đánh tiếp.",
@@ -66,6 +66,10 @@ function gCard(rank: string, o: Parameters<typeof card>[1] = {}): HTMLElement {
   if (r && JOKER[rank]) r.textContent = JOKER[rank]!;
   return el;
 }
+
+/** Home's picture: the two jokers and a 2, 够级's strongest cards. */
+export const picture = (): HTMLElement => h("div", { class: "game-pic cards", "aria-hidden": "true" },
+  gCard("BJ", { key: "pic:BJ" }), gCard("SJ", { key: "pic:SJ" }), card("2♠", { key: "pic:2" }));
 
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
@@ -144,7 +148,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       : h("span", { class: "gj-label" }, v.phase === "tribute" ? ctx.t("gj.tribute") : ctx.t("gj.nothing")),
     v.fourWay ? h("span", { class: "tag" }, ctx.t("gj.fourWay")) : null);
 
-  const groups = mine ? arrowKeys(h("div", { class: "gj-hand", role: "group", "aria-label": ctx.t("gj.hand") },
+  const groups = mine ? arrowKeys(h("div", { class: "gj-hand", role: "group", "aria-label": ctx.t("gj.hand"), "data-zone": "hand" },
     RANKS.filter((r) => held.has(r)).map((r) => {
       const n = held.get(r)!;
       const k = sel.get(r) ?? 0;
@@ -175,12 +179,11 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     picked.length ? button(ctx.t("gj.clear"), () => { sel.clear(); ctx.rerender(); }, { kind: "quiet", key: "act:clear", attrs: { "data-act": "clear" } }) : null) : null;
   const chosen = mine && picked.length ? h("p", { class: "gj-chosen" }, ctx.t("gj.selected", { cards: picked.map((c) => JOKER[c] ?? c).join(" ") }),
     play || burn || ret ? null : h("span", { class: "muted" }, " — ", ctx.t("gj.noSet"))) : null;
-  return h("div", { class: "gj", "data-legal": v.legal.length + (leads ? 1 : 0), "data-phase": v.phase,
+  return h("div", { class: "gj felt", "data-legal": v.legal.length + (leads ? 1 : 0), "data-phase": v.phase,
     // what the lists offer, for tests that play by clicks (no rule in them either)
     "data-offers": JSON.stringify(v.legal.map((c) => ({ kind: c.command.case, ...(c.command.value as object) }))),
     "data-leads": leads ? JSON.stringify({ wilds: leads.wilds.map((w) => w.cards), bases: leads.bases.map((b) => b.cards) }) : "" },
-  h("div", { class: "gj-ring" }, others.map(seatBox)),
-  middle,
-  mine ? seatBox(me) : null,
-  groups, chosen, actions, hint);
+  ring(others.map(seatBox)),
+  h("div", { class: "center" }, middle),
+  dock(mine ? seatBox(me) : null, groups, chosen, actions, hint));
 }

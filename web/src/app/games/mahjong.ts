@@ -8,26 +8,26 @@
 import type { Message } from "@bufbuild/protobuf";
 import { Declare, MeldType, Phase, type Command, type MeldView, type View } from "../../../gen/chieu/games/mahjong/v1/mahjong_pb.js";
 import type { BoardContext } from "../board.js";
-import type { Catalog } from "../i18n/index.js";
-import { arrowKeys, button, h, seatBadge, type Child } from "../ui/kit.js";
+import type { Catalog, Language } from "../i18n/index.js";
+import { arrowKeys, button, dock, h, ring, seatBadge, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
-  en: { "mj.hand": "Your tiles", "mj.drawn": "Drawn", "mj.discard": "Discard (打)", "mj.ting": "报听 — declare ready", "mj.yingkou": "硬扣",
-    "mj.win": "胡 — win (自摸)", "mj.peng": "碰", "mj.gang": "杠 {t}", "mj.pass": "过 — pass", "mj.pair": "对王: pair {t}",
+  en: { "mj.hand": "Your tiles", "mj.drawn": "Drawn", "mj.discard": "Discard", "mj.ting": "报听 — declare ready", "mj.yingkou": "硬扣",
+    "mj.win": "胡 — win (自摸)", "mj.peng": "碰", "mj.gang": "杠 {t}", "mj.pass": "Pass", "mj.pair": "对王: pair {t}",
     "mj.claim": "{name} discarded {t}: 碰 or 杠 it, or pass.", "mj.claimOthers": "Claim window on {t}.",
     "mj.pick": "Pick a tile to discard.", "mj.pickPair": "对王大将报: choose the pair that becomes your laizi.",
-    "mj.wall": "Wall {n}", "mj.live": "{n} draws left", "mj.indicator": "Indicator", "mj.laizi": "Laizi (赖子)",
-    "mj.waits": "Waiting on (听)", "mj.dealer": "庄", "mj.tiles": "{n} tiles", "mj.pond": "Discards",
+    "mj.wall": "Wall {n}", "mj.live": "{n} draws left", "mj.indicator": "Indicator", "mj.laizi": "Laizi",
+    "mj.waits": "Waiting on", "mj.dealer": "Dealer", "mj.tiles": "{n} tiles", "mj.pond": "Discards",
     "mj.wild": "wild", "mj.ting.tag": "报听", "mj.yingkou.tag": "硬扣", "mj.won": "{name} won on {t} (自摸): {n} points",
     "mj.drawnGame": "荒庄 — nobody won.", "mj.spectating": "Watching: hands are hidden.", "mj.hidden": "face down",
     "mj.peng.m": "碰", "mj.minggang.m": "明杠", "mj.bugang.m": "补杠", "mj.angang.m": "暗杠", "mj.from": "from {name}",
     "mj.winning": "Winning hand", "mj.other": "other" },
-  vi: { "mj.hand": "Bài của bạn", "mj.drawn": "Vừa bốc", "mj.discard": "Đánh (打)", "mj.ting": "报听 — báo sẵn", "mj.yingkou": "硬扣",
-    "mj.win": "胡 — ù (自摸)", "mj.peng": "碰", "mj.gang": "杠 {t}", "mj.pass": "过 — bỏ qua", "mj.pair": "对王: đôi {t}",
+  vi: { "mj.hand": "Bài của bạn", "mj.drawn": "Vừa bốc", "mj.discard": "Đánh", "mj.ting": "报听 — báo sẵn", "mj.yingkou": "硬扣",
+    "mj.win": "胡 — ù (自摸)", "mj.peng": "碰", "mj.gang": "杠 {t}", "mj.pass": "Bỏ qua", "mj.pair": "对王: đôi {t}",
     "mj.claim": "{name} đánh {t}: 碰 hoặc 杠, hoặc bỏ qua.", "mj.claimOthers": "Đang chờ 碰/杠 quân {t}.",
     "mj.pick": "Chọn một quân để đánh.", "mj.pickPair": "对王大将报: chọn đôi làm laizi của bạn.",
-    "mj.wall": "Tường {n}", "mj.live": "còn {n} lượt bốc", "mj.indicator": "Quân chỉ", "mj.laizi": "Laizi (赖子)",
-    "mj.waits": "Đang chờ (听)", "mj.dealer": "庄", "mj.tiles": "{n} quân", "mj.pond": "Quân đã đánh",
+    "mj.wall": "Tường {n}", "mj.live": "còn {n} lượt bốc", "mj.indicator": "Quân chỉ", "mj.laizi": "Laizi",
+    "mj.waits": "Đang chờ", "mj.dealer": "Cái", "mj.tiles": "{n} quân", "mj.pond": "Quân đã đánh",
     "mj.wild": "quân tự do", "mj.ting.tag": "报听", "mj.yingkou.tag": "硬扣", "mj.won": "{name} ù quân {t} (自摸): {n} điểm",
     "mj.drawnGame": "荒庄 — không ai ù.", "mj.spectating": "Đang xem: bài được giấu.", "mj.hidden": "úp",
     "mj.peng.m": "碰", "mj.minggang.m": "明杠", "mj.bugang.m": "补杠", "mj.angang.m": "暗杠", "mj.from": "của {name}",
@@ -55,28 +55,100 @@ const SUIT: Record<string, string> = { m: "万", s: "条", p: "筒" };
 const HONOR: Record<string, string> = { E: "东", S: "南", W: "西", N: "北", "中": "中", "发": "发", "白": "白", "王": "王" };
 
 /** A tile's name as players write it (五万, 三条, 东, 中, 王). */
-export function tileName(t: string): string {
+const SUIT_WORD: Record<"vi" | "en", Record<string, string>> = {
+  vi: { m: "Vạn", s: "Sách", p: "Đồng" }, en: { m: "Characters", s: "Bamboo", p: "Dots" } };
+const HONOR_WORD: Record<"vi" | "en", Record<string, string>> = {
+  vi: { E: "Đông", S: "Nam", W: "Tây", N: "Bắc", "中": "Trung", "发": "Phát", "白": "Bạch", "王": "Vương" },
+  en: { E: "East", S: "South", W: "West", N: "North", "中": "Red dragon", "发": "Green dragon", "白": "White dragon", "王": "King" } };
+
+/** A tile's name in words: hanzi in Chinese ("五万"), "5 Vạn" / "5 Characters" in vi and en. */
+export function tileName(t: string, lang: Language = "zh"): string {
+  if (lang !== "zh") {
+    const suit = SUIT_WORD[lang][t.slice(-1)];
+    return suit ? `${t[0]} ${suit}` : HONOR_WORD[lang][t] ?? t;
+  }
   const suit = SUIT[t.slice(-1)];
   return suit ? `${NUM[Number(t[0]) - 1] ?? t[0]}${suit}` : HONOR[t] ?? t;
 }
 
+const SVG_NS = "http://www.w3.org/2000/svg";
+function svgEl(tag: string, attrs: Record<string, string | number>, ...kids: Node[]): SVGElement {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  el.append(...kids);
+  return el;
+}
+
+/** Where the dots of 1–9 筒 lie on a 30 × 40 face, and their radius (the classic layouts). */
+const DOTS: Record<number, { r: number; at: [number, number][] }> = {
+  1: { r: 9, at: [[15, 20]] }, 2: { r: 5, at: [[15, 10.5], [15, 29.5]] }, 3: { r: 4.3, at: [[7.5, 8.5], [15, 20], [22.5, 31.5]] },
+  4: { r: 5, at: [[9, 12], [21, 12], [9, 28], [21, 28]] }, 5: { r: 4.3, at: [[8.5, 9.5], [21.5, 9.5], [15, 20], [8.5, 30.5], [21.5, 30.5]] },
+  6: { r: 4.2, at: [[9, 8.5], [21, 8.5], [9, 20], [21, 20], [9, 31.5], [21, 31.5]] },
+  7: { r: 3.5, at: [[6.5, 6], [15, 10], [23.5, 14], [9, 24], [21, 24], [9, 33], [21, 33]] },
+  8: { r: 3.6, at: [[9, 6.5], [21, 6.5], [9, 15.5], [21, 15.5], [9, 24.5], [21, 24.5], [9, 33.5], [21, 33.5]] },
+  9: { r: 3.7, at: [[7, 8.5], [15, 8.5], [23, 8.5], [7, 20], [15, 20], [23, 20], [7, 31.5], [15, 31.5], [23, 31.5]] },
+};
+/** Where the sticks of 1–9 条 stand (centre x, centre y) and how tall they are. */
+const STICKS: Record<number, { h: number; at: [number, number][] }> = {
+  1: { h: 26, at: [[15, 20]] }, 2: { h: 13, at: [[15, 11], [15, 29]] }, 3: { h: 13, at: [[15, 11], [9, 29], [21, 29]] },
+  4: { h: 13, at: [[9, 11], [21, 11], [9, 29], [21, 29]] }, 5: { h: 13, at: [[8, 11], [22, 11], [15, 20], [8, 29], [22, 29]] },
+  6: { h: 13, at: [[7, 11], [15, 11], [23, 11], [7, 29], [15, 29], [23, 29]] },
+  7: { h: 9, at: [[15, 7], [7, 20], [15, 20], [23, 20], [7, 32], [15, 32], [23, 32]] },
+  8: { h: 9, at: [[6, 8], [12, 8], [18, 8], [24, 8], [6, 32], [12, 32], [18, 32], [24, 32]] },
+  9: { h: 9, at: [[7, 8], [15, 8], [23, 8], [7, 20], [15, 20], [23, 20], [7, 32], [15, 32], [23, 32]] },
+};
+const LETTER: Record<string, string> = { E: "E", S: "S", W: "W", N: "N" };
+
+/** A suit tile's picture: dots (筒) as rings, bamboo (条) as jointed sticks, so they read
+ * without any hanzi; 万 keeps its numeral and character, with the number in the corner. */
+function tileArt(t: string): SVGElement | null {
+  const n = Number(t[0]);
+  const suit = t.slice(-1);
+  if (suit === "p" && DOTS[n]) {
+    const d = DOTS[n]!;
+    return svgEl("svg", { viewBox: "0 0 30 40", class: "art", "aria-hidden": "true" }, ...d.at.map(([x, y], i) =>
+      svgEl("g", { class: `dot c${(i + n) % 3}` }, svgEl("circle", { cx: x, cy: y, r: d.r }), svgEl("circle", { cx: x, cy: y, r: d.r * 0.45, class: "in" }))));
+  }
+  if (suit === "s" && STICKS[n]) {
+    const b = STICKS[n]!;
+    return svgEl("svg", { viewBox: "0 0 30 40", class: "art", "aria-hidden": "true" }, ...b.at.map(([x, y], i) =>
+      svgEl("g", { class: `stick${n === 1 || (n === 5 && i === 2) || (n === 7 && i === 0) || (n === 9 && i % 3 === 1) ? " red" : ""}` },
+        svgEl("rect", { x: x - 1.9, y: y - b.h / 2, width: 3.8, height: b.h, rx: 1.6 }),
+        svgEl("line", { x1: x - 1.9, x2: x + 1.9, y1: y, y2: y }))));
+  }
+  return null;
+}
+
 interface TileOpts { onclick?: () => void; selected?: boolean; wild?: boolean; small?: boolean; key: string; label?: string; mark?: string }
 
-/** A mahjong tile: the number over its suit (万 red, 条 green, 筒 blue), an honour alone; a wild
- * tile (laizi, 王) with its corner mark. A button when clickable. */
+/** A mahjong tile drawn as a tile: 筒 as rings and 条 as sticks (pictures), 万 as its numeral
+ * over 万 in red, the winds with their letter in the corner, 中 red, 发 green, 白 an empty blue
+ * frame; every suit tile with its number in the corner. A wild tile (laizi, 王) with its corner
+ * mark. A button when clickable. */
 function mjTile(t: string, o: TileOpts, wildWord: string): HTMLElement {
   const suitKey = t.slice(-1);
   const suit = SUIT[suitKey];
-  const face: Child[] = t === "" ? [] : suit ? [h("span", { class: "n" }, NUM[Number(t[0]) - 1] ?? t[0]), h("span", { class: "s" }, suit)]
-    : [h("span", { class: "h" }, HONOR[t] ?? t)];
-  const cls = `mj-tile${suit ? ` suit-${suitKey}` : t === "中" ? " red" : t === "发" ? " green" : t === "王" ? " king" : ""}`
+  const art = t === "" ? null : tileArt(t);
+  // the corner index: the number of a suit tile, a wind's letter (E S W N), so no hanzi is needed
+  const corner = t === "" ? null : suit ? t[0]! : LETTER[t] ?? null;
+  const face: Child[] = t === "" ? [] : art ? [art, h("span", { class: "corner", "aria-hidden": "true" }, corner)]
+    : suit ? [h("span", { class: "n", "aria-hidden": "true" }, NUM[Number(t[0]) - 1] ?? t[0]), h("span", { class: "s", "aria-hidden": "true" }, suit), h("span", { class: "corner", "aria-hidden": "true" }, corner)]
+      : t === "白" ? [h("span", { class: "white-frame", "aria-hidden": "true" })]
+        : [h("span", { class: "h", "aria-hidden": "true" }, HONOR[t] ?? t), corner ? h("span", { class: "corner", "aria-hidden": "true" }, corner) : null];
+  const cls = `mj-tile${suit ? ` suit-${suitKey}` : t === "中" ? " red" : t === "发" ? " green" : t === "王" ? " king" : t === "白" ? " white" : ""}${art ? " pictured" : ""}`
     + `${t === "" ? " back" : ""}${o.small ? " small" : ""}${o.selected ? " selected" : ""}${o.wild ? " wild" : ""}${o.mark ? ` ${o.mark}` : ""}`;
   const label = o.label ?? (t ? `${tileName(t)}${o.wild ? ` (${wildWord})` : ""}` : "");
-  const attrs = { class: cls, "data-tile": t, "data-key": o.key, "aria-label": label || undefined };
+  const attrs = { class: cls, "data-tile": t, "data-key": o.key, "aria-label": label || undefined, "data-native": "" };
   if (!o.onclick) return h("span", { ...attrs, role: label ? "img" : undefined, "aria-hidden": label ? undefined : "true" }, face);
   const click = o.onclick;
-  return h("button", { ...attrs, type: "button", "aria-pressed": o.selected ? "true" : "false", onclick: () => click() }, face);
+  // a button is named by a hidden text (its face is aria-hidden), so name and content agree
+  return h("button", { ...attrs, "aria-label": undefined, type: "button", "aria-pressed": o.selected ? "true" : "false", onclick: () => click() },
+    face, h("span", { class: "sr" }, label));
 }
+
+/** Home's picture: three tiles: 筒, 条 and 中. */
+export const picture = (): HTMLElement => h("div", { class: "game-pic", "aria-hidden": "true" },
+  mjTile("5p", { key: "pic:p" }, ""), mjTile("3s", { key: "pic:s" }, ""), mjTile("中", { key: "pic:z" }, ""));
 
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
@@ -132,7 +204,10 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
         p.discards.map((t, j) => mjTile(t, { small: true, key: `pond:${s}:${j}`,
           mark: claimFrom && j === p.discards.length - 1 ? "claim" : undefined }, wildWord))));
   };
-  const others = v.players.filter((p) => Number(p.seat) !== me);
+  // the others in playing order from one's own seat (the next one first)
+  const np = v.players.length;
+  const others = Array.from({ length: np }, (_, i) => v.players.find((p) => Number(p.seat) === ((mine ? me : 0) + i + (mine ? 1 : 0)) % np))
+    .filter((p): p is View["players"][number] => p !== undefined && Number(p.seat) !== me);
   // the hand, the drawn tile apart (one copy of it taken out of the sorted hand)
   const hand = [...v.hand];
   if (v.drawn) { const i = hand.lastIndexOf(v.drawn); if (i >= 0) hand.splice(i, 1); }
@@ -140,23 +215,23 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     key: drawn ? "drawn" : `hand:${i}:${t}`, selected: sel.tile === t && (drawn ? !hand.includes(t) : i === hand.indexOf(t)),
     wild: wild(t, myLaizi), mark: discardable.has(t) ? "playable" : "idle",
     onclick: discardable.has(t) ? () => { sel.tile = sel.tile === t ? "" : t; ctx.rerender(); } : undefined }, wildWord);
-  const handRow = mine ? arrowKeys(h("div", { class: "mj-hand", role: "group", "aria-label": ctx.t("mj.hand") },
+  const handRow = mine ? arrowKeys(h("div", { class: "mj-hand", role: "group", "aria-label": ctx.t("mj.hand"), "data-zone": "hand" },
     hand.map((t, i) => handTile(t, i, false)),
     v.drawn ? h("span", { class: "mj-drawn" }, h("small", {}, ctx.t("mj.drawn")), handTile(v.drawn, hand.length, true)) : null)) : null;
 
   const claim = v.phase === Phase.CLAIM && v.claimTile ? h("div", { class: "mj-claim banner window", role: "status" },
     mjTile(v.claimTile, { key: "claim", wild: wild(v.claimTile, myLaizi) }, wildWord), " ",
-    of("pass").length ? ctx.t("mj.claim", { name: name(Number(v.claimFrom)), t: tileName(v.claimTile) })
-      : ctx.t("mj.claimOthers", { t: tileName(v.claimTile) }),
+    of("pass").length ? ctx.t("mj.claim", { name: name(Number(v.claimFrom)), t: tileName(v.claimTile, ctx.lang) })
+      : ctx.t("mj.claimOthers", { t: tileName(v.claimTile, ctx.lang) }),
     Number(v.deadlineMs) > 0 ? h("span", { class: "clock", "data-deadline": Number(v.deadlineMs) }) : null) : null;
   const pairs = of("choosePair");
   const actions = mine && !over ? h("div", { class: "actions" },
     of("win").map((c) => button(ctx.t("mj.win"), send(c), { kind: "danger", key: "act:win", attrs: { "data-act": "win" } })),
     pairs.map((c) => { const t = (c.command.value as { tile: string }).tile;
-      return button(ctx.t("mj.pair", { t: tileName(t) }), send(c), { kind: "primary", key: `act:pair:${t}`, attrs: { "data-act": "pair", "data-tile": t } }); }),
+      return button(ctx.t("mj.pair", { t: tileName(t, ctx.lang) }), send(c), { kind: "primary", key: `act:pair:${t}`, attrs: { "data-act": "pair", "data-tile": t } }); }),
     of("peng").map((c) => button(ctx.t("mj.peng"), send(c), { kind: "primary", key: "act:peng", attrs: { "data-act": "peng" } })),
     of("gang").map((c) => { const t = (c.command.value as { tile: string }).tile;
-      return button(ctx.t("mj.gang", { t: tileName(t) }), send(c), { kind: "primary", key: `act:gang:${t}`, attrs: { "data-act": "gang", "data-tile": t } }); }),
+      return button(ctx.t("mj.gang", { t: tileName(t, ctx.lang) }), send(c), { kind: "primary", key: `act:gang:${t}`, attrs: { "data-act": "gang", "data-tile": t } }); }),
     of("pass").map((c) => button(ctx.t("mj.pass"), send(c), { key: "act:pass", attrs: { "data-act": "pass" } })),
     discards.length ? [
       button(ctx.t("mj.discard"), send(sel.tile ? discardOf(sel.tile, Declare.NONE) : undefined), { kind: "primary", key: "act:discard", attrs: { "data-act": "discard" } }),
@@ -169,22 +244,23 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     : discards.length && !sel.tile ? h("p", { class: "hint" }, ctx.t("mj.pick")) : null;
   const winner = Number(v.winner);
   const result = over ? h("div", { class: "mj-result" }, winner >= 0
-    ? [h("p", {}, h("b", {}, ctx.t("mj.won", { name: name(winner), t: tileName(v.winTile), n: v.total }))),
+    ? [h("p", {}, h("b", {}, ctx.t("mj.won", { name: name(winner), t: tileName(v.winTile, ctx.lang), n: v.total }))),
       v.winningHand.length ? h("div", { class: "mj-hand", role: "group", "aria-label": ctx.t("mj.winning") },
         v.winningHand.map((t, i) => mjTile(t, { small: true, key: `win:${i}`, mark: t === v.winTile && i === v.winningHand.lastIndexOf(t) ? "claim" : undefined }, wildWord))) : null,
       v.items.length ? h("ul", { class: "mj-items" }, v.items.map((it) => h("li", {}, `${ITEMS[it.code] ?? ctx.t("mj.other")} +${it.points}`))) : null]
     : h("p", {}, h("b", {}, ctx.t("mj.drawnGame")))) : null;
 
-  return h("div", { class: "mj", "data-legal": v.legal.length,
+  return h("div", { class: "mj felt", "data-legal": v.legal.length,
     "data-offers": JSON.stringify(v.legal.map((c) => ({ kind: c.command.case, ...(c.command.value as object) }))) },
-  h("div", { class: "mj-others" }, others.map(seatBox)),
-  h("div", { class: "mj-center" },
-    h("span", { class: "pill" }, ctx.t("mj.wall", { n: v.wallCount })), h("span", { class: "pill" }, ctx.t("mj.live", { n: v.liveCount })),
-    v.indicator ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.indicator")), mjTile(v.indicator, { small: true, key: "ind" }, wildWord)) : null,
-    myLaizi ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.laizi")), mjTile(myLaizi, { small: true, wild: true, key: "mylz" }, wildWord)) : null,
-    v.waits.length ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.waits")), v.waits.map((t, i) => mjTile(t, { small: true, key: `wait:${i}` }, wildWord))) : null),
-  claim, result,
-  myView ? seatBox(myView) : null,
-  handRow ?? h("p", { class: "hint" }, ctx.t("mj.spectating")),
-  actions, hint);
+  ring(others.map(seatBox)),
+  h("div", { class: "center" },
+    h("div", { class: "mj-center" },
+      h("span", { class: "pill" }, ctx.t("mj.wall", { n: v.wallCount })), h("span", { class: "pill" }, ctx.t("mj.live", { n: v.liveCount })),
+      v.indicator ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.indicator")), mjTile(v.indicator, { small: true, key: "ind" }, wildWord)) : null,
+      myLaizi ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.laizi")), mjTile(myLaizi, { small: true, wild: true, key: "mylz" }, wildWord)) : null,
+      v.waits.length ? h("span", { class: "mj-ind" }, h("small", {}, ctx.t("mj.waits")), v.waits.map((t, i) => mjTile(t, { small: true, key: `wait:${i}` }, wildWord))) : null),
+    claim, result),
+  dock(myView ? seatBox(myView) : null,
+    handRow ?? h("p", { class: "hint" }, ctx.t("mj.spectating")),
+    actions, hint));
 }

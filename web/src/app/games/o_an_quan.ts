@@ -6,19 +6,19 @@ import type { Message } from "@bufbuild/protobuf";
 import { Direction, type Command, type View } from "../../../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { arrowKeys, button, h, seatBadge, type Child } from "../ui/kit.js";
+import { arrowKeys, button, dock, h, ring, seatBadge, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "oaq.pick": "Pick one of your squares to sow.", "oaq.dir": "Sow which way?", "oaq.dan": "{n} dân",
-    "oaq.quan": "{n} quan", "oaq.owes": "owes {n}", "oaq.score": "{n} points", "oaq.moves": "Move {n}",
+    "oaq.quan": "{n} quan", "oaq.owes": "owes {n}", "oaq.score": "{n} points in all (with the stones left on one's side)", "oaq.moves": "Move {n}",
     "oaq.square": "Square {name}: {n} stones", "oaq.left": "Sow to the left", "oaq.right": "Sow to the right",
     "oaq.cancel": "Cancel", "oaq.wait": "Waiting for {name}…" },
   vi: { "oaq.pick": "Chọn một ô của bạn để rải.", "oaq.dir": "Rải về phía nào?", "oaq.dan": "{n} dân",
-    "oaq.quan": "{n} quan", "oaq.owes": "nợ {n}", "oaq.score": "{n} điểm", "oaq.moves": "Nước {n}",
+    "oaq.quan": "{n} quan", "oaq.owes": "nợ {n}", "oaq.score": "Tổng {n} điểm (cả dân còn bên mình)", "oaq.moves": "Nước {n}",
     "oaq.square": "Ô {name}: {n} quân", "oaq.left": "Rải sang trái", "oaq.right": "Rải sang phải",
     "oaq.cancel": "Bỏ chọn", "oaq.wait": "Chờ {name}…" },
   zh: { "oaq.pick": "选一个自己的格子播子。", "oaq.dir": "往哪边播？", "oaq.dan": "{n} 个 dân",
-    "oaq.quan": "{n} 个 quan", "oaq.owes": "欠 {n}", "oaq.score": "{n} 分", "oaq.moves": "第 {n} 手",
+    "oaq.quan": "{n} 个 quan", "oaq.owes": "欠 {n}", "oaq.score": "共 {n} 分（含己方剩余的 dân）", "oaq.moves": "第 {n} 手",
     "oaq.square": "{name} 格：{n} 子", "oaq.left": "向左播", "oaq.right": "向右播",
     "oaq.cancel": "取消", "oaq.wait": "等待 {name}…" },
 };
@@ -31,6 +31,11 @@ function layout(flip: boolean) {
     ? { top: [5, 4, 3, 2, 1], bottom: [7, 8, 9, 10, 11], left: 6, right: 0 }
     : { top: [11, 10, 9, 8, 7], bottom: [1, 2, 3, 4, 5], left: 0, right: 6 };
 }
+
+/** Home's picture: a quan's half-moon and two squares of stones. */
+export const picture = (): HTMLElement => h("div", { class: "game-pic oaq-pic", "aria-hidden": "true" },
+  h("span", { class: "sq quan left" }, h("span", { class: "quan-piece" })),
+  [5, 5].map((n) => h("span", { class: "sq" }, h("span", { class: "stones" }, Array.from({ length: n }, () => h("i"))))));
 
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
@@ -73,9 +78,11 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       name: ctx.name(seat), initial: ctx.initial(seat), me: ctx.mySeat === seat, toMove: !v.finished && Number(v.toMove) === seat,
       deadlineMs: v.deadlineMs, auto: ctx.autoPlayed(seat),
       key: `seat:${seat}`,
-      lines: [h("span", {}, ctx.t("oaq.dan", { n: v.stores[seat] ?? 0n })), " · ", h("span", {}, ctx.t("oaq.quan", { n: v.quansCaptured[seat] ?? 0n })),
-        owes > 0 ? h("span", { class: "owes" }, ` · ${ctx.t("oaq.owes", { n: owes })}`) : null,
-        v.finished ? h("b", { class: "score" }, ` · ${ctx.t("oaq.score", { n: v.scores[seat] ?? 0n })}`) : null],
+      // at the end the score alone: it counts the stones swept to each side and the refills too,
+      // so "28 dân · 1 quan · 40 điểm" read as a sum that does not add up (issue 35)
+      lines: v.finished ? [h("b", { class: "score" }, ctx.t("oaq.score", { n: v.scores[seat] ?? 0n }))]
+        : [h("span", {}, ctx.t("oaq.dan", { n: v.stores[seat] ?? 0n })), " · ", h("span", {}, ctx.t("oaq.quan", { n: v.quansCaptured[seat] ?? 0n })),
+          owes > 0 ? h("span", { class: "owes" }, ` · ${ctx.t("oaq.owes", { n: owes })}`) : null],
     }, ctx.t("table.auto"));
   };
   const me = ctx.mySeat ?? 0;
@@ -93,11 +100,10 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
         : h("div", { class: "prompt mine dirs" }, h("span", {}, ctx.t("oaq.dir")), dirButtons,
           button(ctx.t("oaq.cancel"), () => { picked.sq = -1; ctx.rerender(); }, { kind: "quiet", key: "dir:cancel" }));
   return h("div", { class: "oaq", "data-legal": v.legal.length, "data-flip": flip ? "1" : "0" },
-    store(other),
-    arrowKeys(h("div", { class: "oaq-board" }, square(L.left),
+    ring([h("div", { class: "oaq-seat", "data-seat": other }, store(other))]),
+    arrowKeys(h("div", { class: "oaq-board", "data-zone": "board" }, square(L.left),
       h("div", { class: "rows" }, h("div", { class: "row top" }, L.top.map(square)), h("div", { class: "row bottom" }, L.bottom.map(square))),
       square(L.right)), "button"),
-    prompt,
-    store(me),
+    dock(prompt, store(me)),
     h("p", { class: "muted small" }, ctx.t("oaq.moves", { n: v.movesMade })));
 }

@@ -7,7 +7,7 @@ import { create, type Message } from "@bufbuild/protobuf";
 import { Phase, SortSchema, TurnKind, type Command, type View } from "../../../gen/chieu/games/phom/v1/phom_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { arrowKeys, button, card, cardBack, fan, h, seatBadge, type Child } from "../ui/kit.js";
+import { arrowKeys, button, card, cardBack, dock, fan, h, ring, seatBadge, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "phom.draw": "Draw (bốc)", "phom.eat": "Eat (ăn)", "phom.lay": "Lay (hạ)", "phom.discard": "Discard (đánh)",
@@ -35,6 +35,10 @@ export const words: Catalog = {
     "phom.balance": "本局 {n}", "phom.eats": "吃 {n}", "phom.dealer": "庄", "phom.sendTo": "送到这个 phỏm",
     "phom.cards": "{n} 张" },
 };
+
+/** Home's picture: a hand of three cards. */
+export const picture = (): HTMLElement => h("div", { class: "game-pic cards", "aria-hidden": "true" },
+  ["7♥", "8♥", "9♥"].map((c) => card(c, { key: `pic:${c}` })));
 
 type Case = NonNullable<Command["command"]["case"]>;
 const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
@@ -65,7 +69,10 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
   }
   const toMove = Number(v.toMove);
   const seatOf = (s: number) => v.seats.find((x) => Number(x.seat) === s);
-  const others = v.seats.map((s) => Number(s.seat)).filter((s) => s !== Number(v.seat));
+  // the others in playing order from one's own seat (the next one first; a spectator from seat 0)
+  const n = v.seats.length;
+  const from = Math.max(0, Number(v.seat));
+  const others = Array.from({ length: n }, (_, i) => (from + i + (mine ? 1 : 0)) % n).slice(0, mine ? n - 1 : n);
   const seatBox = (s: number): HTMLElement => {
     const info = seatOf(s)!;
     return h("div", { class: "phom-seat", "data-seat": s },
@@ -106,17 +113,17 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     button(ctx.t("phom.sort"), () => ctx.send(create(SortSchema)), { key: "act:sort", kind: "quiet", attrs: { "data-act": "sort" } })) : null;
   const hint: Child = !mine || v.end ? null : of("send").length && pick.length <= 1 ? h("p", { class: "hint" }, ctx.t("phom.sendHint"))
     : of("lay").length && !lay ? h("p", { class: "hint" }, ctx.t("phom.selectLay")) : null;
-  return h("div", { class: "phom", "data-legal": v.legal.length,
+  return h("div", { class: "phom felt", "data-legal": v.legal.length,
     // What the legal list offers, for tests that play by clicks (no rule in them either).
     "data-offers": JSON.stringify(v.legal.map((c) => ({ kind: c.command.case, ...(c.command.value as object) }))) },
-  h("div", { class: "phom-others" }, others.map(seatBox)),
-  h("div", { class: "phom-center" },
-    h("span", { class: "stock" }, cardBack(false), h("b", {}, ctx.t("phom.stock", { n: v.stockLeft }))),
-    v.eatable ? h("span", { class: "eatable" }, h("small", {}, ctx.t("phom.eatable")), card(v.eatable, { key: "eatable", mark: "eatable" })) : null,
-    Number(v.pot) > 0 ? h("span", { class: "pot" }, ctx.t("phom.pot", { n: v.pot })) : null),
-  banner, melds,
-  mine ? seatBox(Number(v.seat)) : null,
-  hand, actions, hint);
+  ring(others.map(seatBox)),
+  h("div", { class: "center" },
+    h("div", { class: "phom-center" },
+      h("span", { class: "stock" }, cardBack(false), h("b", {}, ctx.t("phom.stock", { n: v.stockLeft }))),
+      v.eatable ? h("span", { class: "eatable" }, h("small", {}, ctx.t("phom.eatable")), card(v.eatable, { key: "eatable", mark: "eatable" })) : null,
+      Number(v.pot) > 0 ? h("span", { class: "pot" }, ctx.t("phom.pot", { n: v.pot })) : null),
+    banner, melds),
+  dock(mine ? seatBox(Number(v.seat)) : null, hand, actions, hint));
 }
 
 function signed(n: bigint): string {

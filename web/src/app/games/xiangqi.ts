@@ -9,24 +9,29 @@ import { create, type Message } from "@bufbuild/protobuf";
 import { MoveSchema, OfferDrawSchema, ResignSchema, type Command, type View } from "../../../gen/chieu/games/xiangqi/v1/xiangqi_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { button, h, seatBadge } from "../ui/kit.js";
+import { button, dock, h, ring, seatBadge } from "../ui/kit.js";
 
 export const words: Catalog = {
-  en: { "xq.red": "Red (红)", "xq.black": "Black (黑)", "xq.check": "将军 — check!", "xq.pick": "Pick a piece to move.",
+  en: { "xq.red": "Red", "xq.black": "Black", "xq.check": "Check!", "xq.pick": "Pick a piece to move.",
+    "xq.notTurn": "Not your turn", "xq.stuck": "This piece has no move", "xq.notThere": "It cannot go there",
+    "xq.notYours": "Not your piece",
     "xq.to": "Pick where it goes, or another piece.", "xq.wait": "Waiting for {name}.", "xq.moves": "Moves",
-    "xq.offer": "Offer a draw (提和)", "xq.offered": "{name} offers a draw (提和).", "xq.accept": "Accept the draw",
-    "xq.decline": "Decline", "xq.resign": "Resign (认输)", "xq.sure": "Resign now?", "xq.yes": "Yes, resign",
+    "xq.offer": "Offer a draw", "xq.offered": "{name} offers a draw.", "xq.accept": "Accept the draw",
+    "xq.decline": "Decline", "xq.resign": "Resign", "xq.sure": "Resign now?", "xq.yes": "Yes, resign",
     "xq.no": "Keep playing", "xq.board": "Board: arrow keys move, Enter picks", "xq.empty": "empty point",
     "xq.dest": "move here", "xq.capture": "capture", "xq.last": "last move", "xq.clock": "{s} left",
     "xq.spectating": "Watching.", "xq.time": "{m}:{s}" },
-  vi: { "xq.red": "Đỏ (红)", "xq.black": "Đen (黑)", "xq.check": "将军 — chiếu tướng!", "xq.pick": "Chọn một quân để đi.",
+  vi: { "xq.red": "Đỏ", "xq.black": "Đen", "xq.check": "Chiếu tướng!", "xq.pick": "Chọn một quân để đi.",
+    "xq.notTurn": "Chưa đến lượt bạn", "xq.stuck": "Quân này không đi được", "xq.notThere": "Không đi tới đó được",
+    "xq.notYours": "Không phải quân của bạn",
     "xq.to": "Chọn ô đến, hoặc quân khác.", "xq.wait": "Chờ {name} đi.", "xq.moves": "Nước đã đi",
-    "xq.offer": "Cầu hòa (提和)", "xq.offered": "{name} cầu hòa (提和).", "xq.accept": "Đồng ý hòa",
-    "xq.decline": "Từ chối", "xq.resign": "Xin thua (认输)", "xq.sure": "Xin thua ngay?", "xq.yes": "Xin thua",
+    "xq.offer": "Cầu hòa", "xq.offered": "{name} cầu hòa.", "xq.accept": "Đồng ý hòa",
+    "xq.decline": "Từ chối", "xq.resign": "Xin thua", "xq.sure": "Xin thua ngay?", "xq.yes": "Xin thua",
     "xq.no": "Đánh tiếp", "xq.board": "Bàn cờ: phím mũi tên để di chuyển, Enter để chọn", "xq.empty": "điểm trống",
     "xq.dest": "đi đến đây", "xq.capture": "ăn quân", "xq.last": "nước vừa đi", "xq.clock": "còn {s}",
     "xq.spectating": "Đang xem.", "xq.time": "{m}:{s}" },
   zh: { "xq.red": "红方", "xq.black": "黑方", "xq.check": "将军！", "xq.pick": "选一个要走的棋子。",
+    "xq.notTurn": "还没轮到你", "xq.stuck": "这个棋子无路可走", "xq.notThere": "不能走到这里", "xq.notYours": "不是你的棋子",
     "xq.to": "选目标点，或换一个棋子。", "xq.wait": "等待{name}走棋。", "xq.moves": "着法",
     "xq.offer": "提和", "xq.offered": "{name}提和。", "xq.accept": "同意和棋",
     "xq.decline": "拒绝", "xq.resign": "认输", "xq.sure": "确定认输？", "xq.yes": "确定认输",
@@ -43,6 +48,8 @@ const GLYPH: Record<string, string> = {
   k: "將", a: "士", b: "象", e: "象", n: "馬", h: "馬", r: "車", c: "砲", p: "卒",
 };
 const FILES = "abcdefghi";
+/** How long the why of a refused click stays beside the point. */
+const WHY_MS = 1400;
 
 /** The FEN's placement as square → letter (ICCS squares: files a–i, ranks 0–9 from Red's side). */
 export function placement(fen: string): Map<string, string> {
@@ -58,12 +65,16 @@ export function placement(fen: string): Map<string, string> {
   return out;
 }
 
+/** Home's picture: the two generals face to face. */
+export const picture = (): HTMLElement => h("div", { class: "game-pic", "aria-hidden": "true" },
+  h("span", { class: "xq-piece red", "data-native": "" }, "帥"), h("span", { class: "xq-piece black", "data-native": "" }, "將"));
+
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
   const me = ctx.mySeat;
   const black = me === 1;
   const pieces = placement(v.fen);
-  const sel = ctx.state("xq.sel", () => ({ square: "", confirm: false }));
+  const sel = ctx.state("xq.sel", () => ({ square: "", confirm: false, why: { square: "", text: "", at: 0 } }));
   const moves = new Map(v.legalMoves.map((p) => [p.square, p.to]));
   if (sel.square && !moves.has(sel.square)) sel.square = "";
   const dests = new Set(sel.square ? moves.get(sel.square) : []);
@@ -84,8 +95,20 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       ctx.rerender();
     }
   };
+  // a click the rules refuse says why, in a word, beside the point (the legal list decides which)
+  const refuse = (square: string, piece: string | undefined) => {
+    if (me === undefined || v.finished) return;
+    const own = piece !== undefined && (piece === piece.toUpperCase()) === (me === 0);
+    const text = toMove !== me ? "xq.notTurn" : own ? "xq.stuck" : sel.square ? "xq.notThere" : piece ? "xq.notYours" : "";
+    if (!text) return;
+    sel.why = { square, text: ctx.t(text), at: Date.now() };
+    ctx.rerender();
+    setTimeout(ctx.rerender, WHY_MS + 50);
+  };
+  const why = sel.why.text && Date.now() - sel.why.at < WHY_MS ? sel.why : undefined;
   // the points in display order: Red's view has rank 9 on top and file a on the left
   const points: HTMLElement[] = [];
+  let bubble: HTMLElement | undefined;
   const focusable = sel.square || [...moves.keys()][0] || (black ? "i0" : "a9");
   for (let row = 0; row < 10; row++) for (let col = 0; col < 9; col++) {
     const file = black ? 8 - col : col;
@@ -104,10 +127,16 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     points.push(h("button", { type: "button", class: cls, "data-square": sq, "data-key": `sq:${sq}`,
       "data-row": row, "data-col": col, tabindex: sq === focusable ? 0 : -1, "aria-label": label,
       "aria-disabled": active ? undefined : "true", "aria-pressed": movable ? String(sq === sel.square) : undefined,
-      onclick: active ? () => pick(sq) : undefined },
-    p ? h("span", { class: `xq-piece ${red ? "red" : "black"}`, "aria-hidden": "true" }, GLYPH[p] ?? p) : null));
+      onclick: active ? () => pick(sq) : () => refuse(sq, p) },
+    p ? h("span", { class: `xq-piece ${red ? "red" : "black"}`, "aria-hidden": "true", "data-native": "" }, GLYPH[p] ?? p) : null));
+    if (why?.square === sq) {  // beside the point, on the board (not inside the button: its name stays the point's)
+      const b = h("span", { class: `why-bubble${col < 3 ? " from-left" : col > 5 ? " from-right" : ""}`, role: "status" }, why.text);
+      b.style.left = `${((col + (col < 3 ? 0 : col > 5 ? 1 : 0.5)) / 9) * 100}%`;
+      b.style.top = `${(row / 10) * 100}%`;
+      bubble = b;
+    }
   }
-  const grid = h("div", { class: "xq-grid", role: "group", "aria-label": ctx.t("xq.board") }, lines(), points);
+  const grid = h("div", { class: "xq-grid", role: "group", "aria-label": ctx.t("xq.board"), "data-zone": "board" }, lines(), points, bubble);
   gridKeys(grid, 9);
 
   const seat = (s: number) => {
@@ -135,16 +164,15 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       button(ctx.t("xq.yes"), go(create(ResignSchema)), { kind: "danger", key: "act:resign-yes", attrs: { "data-act": "resign-yes" } }),
       button(ctx.t("xq.no"), () => { sel.confirm = false; ctx.rerender(); }, { key: "act:resign-no", attrs: { "data-act": "resign-no" } })]
       : button(ctx.t("xq.resign"), () => { sel.confirm = true; ctx.rerender(); }, { kind: "quiet", key: "act:resign", attrs: { "data-act": "resign" } })) : null;
-  const played = v.moves.length ? h("ol", { class: "xq-moves", "aria-label": ctx.t("xq.moves") },
+  const played = v.moves.length ? h("ol", { class: "xq-moves", "aria-label": ctx.t("xq.moves"), "data-native": "" },
     v.moves.slice(-12).map((m, i, arr) => h("li", { class: i === arr.length - 1 ? "last" : "", value: v.moves.length - arr.length + i + 1 }, m.chinese || m.move))) : null;
   return h("div", { class: `xq${black ? " flipped" : ""}`, "data-legal": v.legalMoves.reduce((n, p) => n + p.to.length, 0) + v.legal.length,
     "data-turn": toMove === me && !v.finished ? "mine" : "", "data-plies": v.moves.length },
-  seat(top),
+  ring([h("div", { class: "xq-seat", "data-seat": top }, seat(top))]),
   v.inCheck && !v.finished ? h("p", { class: "banner window xq-checkline", role: "status" }, ctx.t("xq.check")) : null,
   h("div", { class: "xq-wrap" }, grid, played),
-  seat(1 - top),
-  me === undefined ? h("p", { class: "hint" }, ctx.t("xq.spectating")) : prompt,
-  controls);
+  dock(h("div", { class: "me-line" }, seat(1 - top), me === undefined ? h("p", { class: "hint" }, ctx.t("xq.spectating")) : prompt),
+    controls));
 }
 
 /** A clock's milliseconds as m:ss. */
@@ -175,7 +203,7 @@ function lines(): SVGElement {
   line(3.5, 0.5, 5.5, 2.5); line(5.5, 0.5, 3.5, 2.5); line(3.5, 7.5, 5.5, 9.5); line(5.5, 7.5, 3.5, 9.5);
   return svg("svg", { class: "xq-lines", viewBox: "0 0 9 10", preserveAspectRatio: "none", "aria-hidden": "true" },
     svg("g", { class: "ln" }, ...ls),
-    svg("text", { x: 2.5, y: 5.18, class: "river" }, "楚 河"), svg("text", { x: 6.5, y: 5.18, class: "river" }, "汉 界"));
+    svg("text", { x: 2.5, y: 5.18, class: "river", "data-native": "" }, "楚 河"), svg("text", { x: 6.5, y: 5.18, class: "river", "data-native": "" }, "汉 界"));
 }
 
 /** Arrow keys move the focus over a grid of `cols` columns (one tab stop: roving tabindex). */

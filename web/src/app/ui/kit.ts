@@ -43,9 +43,72 @@ export interface CardOptions {
   attrs?: Record<string, string | number | boolean | undefined>;
 }
 
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** An SVG element (the card faces are drawn, not typed). */
+function svg(tag: string, attrs: Record<string, string | number>, ...kids: Node[]): SVGElement {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  el.append(...kids);
+  return el;
+}
+
+/** Each suit's outline in a 10 × 10 box (drawn, so no font is needed for a pip). */
+const SUIT_PATH: Record<string, string> = {
+  "♥": "M5 9.4 1.2 5.3A2.4 2.4 0 0 1 5 2.2 2.4 2.4 0 0 1 8.8 5.3Z",
+  "♦": "M5 .4 8.8 5 5 9.6 1.2 5Z",
+  "♠": "M5 .4 8.9 5.2A2.2 2.2 0 0 1 5.6 7.5L6.5 9.6H3.5L4.4 7.5A2.2 2.2 0 0 1 1.1 5.2Z",
+  "♣": "M5 .6A2.1 2.1 0 0 1 6.6 4.2 2.1 2.1 0 1 1 5.7 7.3L6.5 9.6H3.5L4.3 7.3A2.1 2.1 0 1 1 3.4 4.2 2.1 2.1 0 0 1 5 .6Z",
+};
+
+/** Where the pips of 2–10 lie on a 60 × 84 face (the classic layouts; lower ones turned). */
+const PIP_AT: Record<string, [number, number][]> = (() => {
+  const L = 19, M = 30, R = 41, T = 17, B = 67, C = 42;
+  const six: [number, number][] = [[L, T], [R, T], [L, C], [R, C], [L, B], [R, B]];
+  return {
+    A: [[M, C]], 2: [[M, T], [M, B]], 3: [[M, T], [M, C], [M, B]], 4: [[L, T], [R, T], [L, B], [R, B]],
+    5: [[L, T], [R, T], [M, C], [L, B], [R, B]], 6: six, 7: [...six, [M, 29.5]], 8: [...six, [M, 29.5], [M, 54.5]],
+    9: [[L, T], [R, T], [L, 33.7], [R, 33.7], [M, C], [L, 50.3], [R, 50.3], [L, B], [R, B]],
+    10: [[L, T], [R, T], [M, 25.3], [L, 33.7], [R, 33.7], [L, 50.3], [R, 50.3], [M, 58.7], [L, B], [R, B]],
+  };
+})();
+
+/** A pip: the suit's outline at (x, y), `size` units wide, turned when in the lower half. */
+function pip(suit: string, x: number, y: number, size: number, turn = false): SVGElement {
+  const k = size / 10;
+  return svg("path", { d: SUIT_PATH[suit]!, transform: `translate(${x - size / 2} ${y - size / 2}) scale(${k})${turn ? " rotate(180 5 5)" : ""}` });
+}
+
+/** A court card's figure (J, Q, K): a framed bust in the suit's colour, told apart by its
+ * headwear (the king's crown of three points, the queen's rounded one, the jack's cap), the
+ * suit beside it. Drawn in a few shapes, after the classic French-suited portraits. */
+function court(rank: string, suit: string): SVGElement[] {
+  const head = svg("circle", { cx: 30, cy: 34, r: 7, class: "skin" });
+  const body = svg("path", { d: "M17 66C17 52 22 45 30 45S43 52 43 66Z", class: "robe" });
+  const collar = svg("path", { d: "M24 46 30 54 36 46", class: "trim" });
+  const hat = rank === "K" ? svg("path", { d: "M22 29 22 19 26 24 30 16 34 24 38 19 38 29Z", class: "gold" })
+    : rank === "Q" ? svg("path", { d: "M22 29C22 22 25 19 30 19S38 22 38 29Z M26 19 30 14 34 19", class: "gold" })
+      : svg("path", { d: "M22 30C22 23 26 21 31 21L40 24 37 27 38 30Z", class: "robe" });
+  return [svg("rect", { x: 13, y: 11, width: 34, height: 62, rx: 3, class: "frame" }), body, collar, head, hat,
+    pip(suit, 40, 60, 8)];
+}
+
+/** A card's face as a picture: the corner index (rank over suit, top left and, turned, bottom
+ * right, so an overlapping fan still shows it), and the pips of 2–10, one large pip for an ace,
+ * or a court figure. */
+function face(rank: string, suit: string): SVGElement {
+  const index = (turn: boolean) => svg("g", { class: "index", transform: turn ? "rotate(180 30 42)" : "" },
+    svg("text", { x: 7.5, y: 13, "text-anchor": "middle" }, document.createTextNode(rank)),
+    pip(suit, 7.5, 20, 7));
+  const art = PIP_AT[rank] ? PIP_AT[rank]!.map(([x, y]) => pip(suit, x, y, rank === "A" ? 22 : 11, y > 42))
+    : court(rank, suit);
+  return svg("svg", { viewBox: "0 0 60 84", class: "face", "aria-hidden": "true" }, index(false), index(true), ...art);
+}
+
 /**
- * A playing card from its code: rank then suit ("7♠", "10♥", "Q♦"); any other code (a joker
- * "RJ"/"BJ", a face-down "?") is drawn as its text. A button when `onclick` is given (then
+ * A playing card from its code: rank then suit ("7♠", "10♥", "Q♦"), drawn as a picture (its
+ * corner index, pips or court figure; small cards show the index and one pip); any other code (a
+ * joker "RJ"/"BJ", a face-down "?") is drawn as its text. A button when `onclick` is given (then
  * aria-pressed tells whether it is selected), else a plain element.
  */
 export function card(code: string, o: CardOptions = {}): HTMLElement {
@@ -53,12 +116,17 @@ export function card(code: string, o: CardOptions = {}): HTMLElement {
   const name = SUITS[suit];
   const rank = name ? code.slice(0, -1) : code;
   const red = suit === "♦" || suit === "♥" || /^(R|红)/.test(code);
-  const cls = `pcard${red ? " red" : ""}${o.small ? " small" : ""}${o.selected ? " selected" : ""}${o.mark ? ` ${o.mark}` : ""}${name ? "" : " plain"}`;
-  const face = [h("span", { class: "rank" }, rank), name ? h("span", { class: "suit", "aria-hidden": "true" }, suit) : null];
-  const attrs = { class: cls, "data-card": code, "data-key": o.key ?? `card:${code}`, "aria-label": o.label ?? code, ...o.attrs };
-  if (o.onclick === undefined) return h("span", { ...attrs, role: "img" }, face);
+  const drawn = name !== undefined && !o.small;
+  const cls = `pcard${red ? " red" : ""}${o.small ? " small" : ""}${o.selected ? " selected" : ""}${o.mark ? ` ${o.mark}` : ""}${name ? "" : " plain"}${drawn ? " drawn" : ""}`;
+  // drawn: the text (hidden from sight) is the whole code, as the label says (axe: label = content)
+  const face_ = drawn ? [h("span", { class: "rank" }, code), face(rank, suit)]
+    : [h("span", { class: "rank" }, rank), name ? h("span", { class: "suit", "aria-hidden": "true" }, suit) : null];
+  // a drawn card's button is named by its hidden text (the code), so its name and content agree
+  const label = drawn && o.label === undefined && o.onclick !== undefined ? undefined : o.label ?? code;
+  const attrs = { class: cls, "data-card": code, "data-key": o.key ?? `card:${code}`, "aria-label": label, ...o.attrs };
+  if (o.onclick === undefined) return h("span", { ...attrs, role: "img" }, face_);
   const click = o.onclick;
-  return h("button", { ...attrs, type: "button", disabled: o.dim, "aria-pressed": o.selected ? "true" : "false", onclick: () => click() }, face);
+  return h("button", { ...attrs, type: "button", disabled: o.dim, "aria-pressed": o.selected ? "true" : "false", onclick: () => click() }, face_);
 }
 
 /** A card's back (another player's hidden card). */
@@ -66,9 +134,33 @@ export function cardBack(small = true): HTMLElement {
   return h("span", { class: `pcard back${small ? " small" : ""}`, "aria-hidden": "true" });
 }
 
-/** A hand of cards fanned (overlapping on a narrow screen; CSS .fan). */
+/** A hand of cards fanned: one row that overlaps on a narrow screen (CSS .fan, its --n the
+ * number of cards), so a phone shows a whole hand in one row, each card's corner index visible. */
 export function fan(cards: HTMLElement[], label: string): HTMLElement {
-  return h("div", { class: "fan", role: "group", "aria-label": label }, cards);
+  const el = h("div", { class: "fan", role: "group", "aria-label": label, "data-zone": "hand" }, cards);
+  el.style.setProperty("--n", String(Math.max(1, cards.length)));
+  return el;
+}
+
+/**
+ * The player's own corner of a table: their seat, hand and actions. On a phone it stays at the
+ * bottom of the screen (CSS .dock: sticky), so what one plays with is never below the fold.
+ */
+export function dock(...children: Child[]): HTMLElement {
+  return h("div", { class: "dock", "data-zone": "dock" }, children);
+}
+
+/** The other players around the table, in seat order from one's own (each child one seat:
+ * data-zone="seat"); on a phone a row across the top, on a desktop spread around the centre. */
+export function ring(seats: HTMLElement[], cls = ""): HTMLElement {
+  for (const s of seats) s.dataset.zone = "seat";
+  return h("div", { class: `ring${cls ? ` ${cls}` : ""}`, "data-n": seats.length }, seats);
+}
+
+/** Seconds as a clock, m:ss ("0:07", "59:58"), in every language. */
+export function mmss(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
 /** An upright tile (a mahjong face, a 连连看 pattern): its text, clickable when `onclick`. */
@@ -130,7 +222,7 @@ export function seatBadge(s: SeatBadge, autoLabel: string): HTMLElement {
     h("div", { class: "who" }, h("span", { class: "avatar", "aria-hidden": "true" }, s.initial || initialOf(s.name)),
       h("b", { class: "name" }, s.name),
       s.toMove && s.deadlineMs !== undefined && Number(s.deadlineMs) > 0 ? h("span", { class: "clock", "data-deadline": Number(s.deadlineMs) })
-        : s.toMove && left !== undefined ? h("span", { class: `clock${left <= 5 ? " urgent" : ""}` }, `${left}`) : null),
+        : s.toMove && left !== undefined ? h("span", { class: `clock${left <= 5 ? " urgent" : ""}` }, mmss(left)) : null),
     s.auto ? h("span", { class: "auto" }, autoLabel) : null,
     s.lines?.length ? h("div", { class: "facts" }, s.lines) : null);
 }
