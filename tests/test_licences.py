@@ -32,12 +32,13 @@ LOCKS = ("service", "build", "dev", "uv")
 NPM_LOCKS = {"web": ROOT / "web", "deploy/schemas": ROOT / "deploy" / "schemas"}
 
 # Licences whose code Apache-2.0 code may use, bundle and ship, modified or not (MPL-2.0: unmodified
-# files; OFL-1.1: fonts, not sold alone; the rest permissive: keep their notices).
+# files; OFL-1.1: fonts, not sold alone; CC-BY-4.0: artwork (the 连连看 tiles), credited where
+# shipped; the rest permissive: keep their notices).
 ALLOWED = frozenset({
     "Apache-2.0", "Apache-2.0 WITH LLVM-exception", "MIT", "MIT-0", "X11-distribute-modifications-variant",
     "BSD-2-Clause", "BSD-3-Clause", "ISC", "0BSD", "Zlib", "BSL-1.0", "PSF-2.0", "PostgreSQL",
     "Unicode-3.0", "Unicode-DFS-2016", "CC0-1.0", "Unlicense", "WTFPL", "CDLA-Permissive-2.0",
-    "MPL-2.0", "OFL-1.1",
+    "MPL-2.0", "OFL-1.1", "CC-BY-4.0",
 })
 
 # Packages whose metadata does not say (or says outside ALLOWED), each read by hand at this version:
