@@ -122,8 +122,9 @@ class Table:
     """Players of the hand whose connection is lost → the end of their reconnect grace; between
     hands, seated players with no open stream → when they are stood up (the idle stand)."""
     away: set[str] = field(default_factory=set)
-    """Seated players absent when a hand started or ended (lost, or auto-played) and not given an
-    idle stand since: a process where they have no stream gives them one after the hand."""
+    """Seated players absent when a hand started or ended (lost, or auto-played), or seated while
+    a hand they are not in was played, and not given an idle stand since: a process where they
+    have no stream gives them one after the hand."""
     last_outcome: Outcome | None = None
     last_hand_players: list[str] = field(default_factory=list)
     last_server_seed: bytes = b""
@@ -224,6 +225,8 @@ class Table:
         self.seats[e.seat] = e.player_id
         self.seated_since[e.player_id] = version
         self.profiles[e.player_id] = (e.name, e.avatar)
+        if self.playing:  # not in the hand: not timed during it; after it, the idle stand if no stream
+            self.away.add(e.player_id)
         if e.client_seed:
             self.client_seeds[e.player_id] = e.client_seed
 

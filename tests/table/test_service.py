@@ -171,7 +171,13 @@ async def test_table_level_refusals(settings: Settings, table_server: str,
     assert await refused(a.start(t.table_id)) == (grpc.StatusCode.FAILED_PRECONDITION, "hand_in_progress")
     assert await refused(carol.act(t.table_id, "o_an_quan", Sow(1, Direction.CW))) == (
         grpc.StatusCode.PERMISSION_DENIED, "not_seated")
-    end = await play_to_end(view, {"alice": a, "bob": b})
+    await play_to_end(view, {"alice": a, "bob": b})
+    # nobody watches: after the hand both get their idle stand (ConnectionLost, written after the end)
+    for _ in range(100):
+        end = await a.get(t.table_id)
+        if all(s.presence == pb.SEAT_PRESENCE_RECONNECTING for s in end.seats if s.player_id):
+            break
+        await asyncio.sleep(0.05)
     assert await refused(a.act(t.table_id, "o_an_quan", Sow(1, Direction.CW))) == (
         grpc.StatusCode.FAILED_PRECONDITION, "no_hand")
     await unchanged(a, t.table_id, end.version)
