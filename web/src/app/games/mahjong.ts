@@ -130,7 +130,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
           p.exposedLaizi.map((t, j) => mjTile(t, { small: true, wild: true, key: `ex:${s}:${j}` }, wildWord))) : null) : null,
       // once the hand is over the concealed tiles are laid open (PlayerView.concealed)
       s !== me && p.concealed.length ? h("div", { class: "mj-concealed", "data-concealed": s, role: "group", "aria-label": `${name(s)}: ${ctx.t("mj.concealed")}` },
-        p.concealed.map((t, j) => mjTile(t, { small: true, key: `open:${s}:${j}`, wild: wild(t, p.laizi) }, wildWord))) : null,
+        h("small", {}, ctx.t("mj.concealed")), p.concealed.map((t, j) => mjTile(t, { small: true, key: `open:${s}:${j}`, wild: wild(t, p.laizi) }, wildWord))) : null,
       h("div", { class: "mj-pond", role: "group", "aria-label": `${name(s)}: ${ctx.t("mj.pond")}` },
         p.discards.map((t, j) => mjTile(t, { small: true, key: `pond:${s}:${j}`,
           mark: claimFrom && j === p.discards.length - 1 ? "claim" : undefined }, wildWord))));
