@@ -127,8 +127,7 @@ class Table:
     have no stream gives them one after the hand."""
     unseen: set[str] = field(default_factory=set)
     """Players whose idle stand started as they sat (no stream yet) and who have not watched since:
-    absent for the stand, not announced as gone (the quick seat still seats beside them). Not in the
-    snapshot: a table loaded from one counts them as absent like the others."""
+    absent for the stand, not announced as gone (the quick seat still seats beside them)."""
     last_outcome: Outcome | None = None
     last_hand_players: list[str] = field(default_factory=list)
     last_server_seed: bytes = b""
