@@ -1,8 +1,9 @@
 """The tables' clocks: each cached table has one timer, armed for its earliest deadline (a
 game's timeout or a lost player's reconnect grace); when it fires, the timeout or the disconnect
 is appended like a command (a stale one is refused). After a restart, every table with a hand on
-the clock is loaded again (:meth:`Clocks.resume`) and its lost players are not held to the time
-no process served it."""
+the clock or someone seated is loaded again (:meth:`Clocks.resume`): its lost players are not held
+to the time no process served it, and a waiting table's seated players with no stream get their
+idle stand."""
 
 from __future__ import annotations
 
@@ -26,8 +27,11 @@ def now_ms() -> int:
 
 
 class Clocks:
-    def __init__(self, cache: Cache, store: EventStore, execute: Execute, background: Background) -> None:
+    def __init__(self, cache: Cache, store: EventStore, execute: Execute, background: Background,
+                 idle_stand_s: float = 60.0) -> None:
         self.cache = cache
+        self.idle_stand_s = idle_stand_s
+        """Between hands, how long a seated player with no stream keeps the seat (:meth:`_stand_idle`)."""
         self.store = store
         self.execute = execute
         self.background = background
@@ -76,12 +80,15 @@ class Clocks:
         loading the other tables (thousands, maybe) before this process serves anyone."""
         ids = await self.store.active_keys()
         lost: list[Live] = []
+        waiting: list[Live] = []
         for table_id in ids:
             try:
                 live = await self.cache.get(table_id)
             except Exception:
                 log.exception("cannot resume table", table_id=table_id)
                 continue
+            if not live.table.playing and any(p and p not in live.table.lost for p in live.table.seats):
+                waiting.append(live)
             if live.table.lost:
                 if live.timer is not None:  # armed by the load, with no await since: not fired
                     live.timer.cancel()
@@ -92,7 +99,27 @@ class Clocks:
                 await self._excuse_absence(live)
             except Exception:
                 log.exception("cannot resume table", table_id=live.table.table_id)
+        for live in waiting:
+            try:
+                await self._stand_idle(live)
+            except Exception:
+                log.exception("cannot resume table", table_id=live.table.table_id)
         return len(ids)
+
+    async def _stand_idle(self, live: Live) -> None:
+        """A waiting table's seated players with no idle stand running (their streams closed by a
+        server that stopped, which writes no ``ConnectionLost``) and no stream here get one: a
+        player who watches again in time is back (``Reconnected``, from whichever process holds
+        the stream), the others are stood up at its end. Processes that start together decide it
+        once (the command id is the table's version)."""
+        table = live.table
+        absent = [p for p in table.seats if p and p not in table.lost and not live.present.get(p)]
+        if absent:
+            idle_s = self.idle_stand_s
+            await self.execute(table.table_id, "system", f"idle:{table.version}",
+                               lambda t, now: decide.idle_stands(
+                                   t, [p for p in absent if not live.present.get(p)], now, idle_s))
+            log.info("idle stands started on resume", table_id=table.table_id, players=sorted(absent))
 
     async def _excuse_absence(self, live: Live) -> None:
         """Move the lost players' reconnect graces later by the time since the table's last record:

@@ -136,8 +136,11 @@ def _grace_refused(grace: int) -> Refused | None:
 
 
 def take_seat(t: Table, player: str, seat: int | None, client_seed: bytes = b"",
-              profile: tuple[str, str] = ("", "")) -> Decision:
-    """``profile``: the player's (name, avatar) as the lobby has them, logged with the seat."""
+              profile: tuple[str, str] = ("", ""), idle_deadline_ms: int = 0) -> Decision:
+    """``profile``: the player's (name, avatar) as the lobby has them, logged with the seat.
+    ``idle_deadline_ms``: the player has no open stream here (0: they have one): between hands the
+    seat starts their idle stand (``ConnectionLost`` in the same record), ended by a stream opening
+    (``Reconnected``, from whichever process holds it) — a seat nobody watches is no ghost."""
     if player in t.seats:
         return precondition("already_seated", f"you already sit in seat {t.seats.index(player)}")
     if seat is None:
@@ -155,7 +158,25 @@ def take_seat(t: Table, player: str, seat: int | None, client_seed: bytes = b"",
                                                      name=profile[0], avatar=profile[1]))]
     if not t.host:
         events.append(_ev(host_changed=log_pb2.HostChanged(host=player)))
-    return events
+    return events if t.playing else events + unwatched(player, idle_deadline_ms)
+
+
+def unwatched(player: str, idle_deadline_ms: int) -> Events:
+    """A player seated (between hands) with no open stream here: their idle stand, until
+    ``idle_deadline_ms`` (0: they have a stream: nothing)."""
+    if not idle_deadline_ms:
+        return []
+    return [_ev(connection_lost=log_pb2.ConnectionLost(player_id=player, deadline_ms=idle_deadline_ms))]
+
+
+def idle_stands(t: Table, players: list[str], now_ms: int, idle_stand_s: float) -> Events:
+    """Between hands, the idle stand of each of ``players`` seated and not yet absent (a process
+    that starts, for the seated players no stream of which it holds)."""
+    if t.playing:
+        return []
+    deadline = now_ms + int(idle_stand_s * 1000)
+    return [_ev(connection_lost=log_pb2.ConnectionLost(player_id=p, deadline_ms=deadline))
+            for p in players if p in t.seats and p not in t.lost and p not in t.auto]
 
 
 def stand_up(t: Table, player: str) -> Decision:

@@ -103,10 +103,10 @@ class Pipeline:
                 if appended.duplicate:
                     await self.cache.catch_up(table)
                     return _same_request(table, key, digest)
-                was_playing, was_timed = table.playing, table.playing or bool(table.lost)
+                was_playing, was_timed = table.playing, _timed(table)
                 table.apply(record, appended.seq)
                 self.applied(live)
-                timed = table.playing or bool(table.lost)  # a hand, or between hands an idle stand
+                timed = _timed(table)
                 if timed != was_timed:
                     self.background.spawn(self._mark_active(table_id, timed), mark=True)
                 if was_playing and not table.playing:
@@ -115,12 +115,18 @@ class Pipeline:
         raise ServiceError(grpc.StatusCode.ABORTED, "busy", "the table is too busy; try again")
 
     async def _mark_active(self, table_id: str, active: bool) -> None:
-        """Mark the table active (a hand on the clock) or not, so a restart resumes it; a mark
+        """Mark the table active (a hand on the clock, or someone seated) or not, so a restart resumes it; a mark
         that fails is logged (the table then resumes only when a player asks for it)."""
         try:
             await self.store.mark_active(table_id, active)
         except Exception as exc:
             log.warning("active mark not written", table_id=table_id, active=active, error=str(exc))
+
+
+def _timed(table: Table) -> bool:
+    """A hand on the clock, or someone seated (between hands their idle stand runs, or starts
+    when a process that starts finds no stream of theirs): a restart must load the table."""
+    return table.playing or bool(table.lost) or any(table.seats)
 
 
 def request_digest(request: Message) -> bytes:

@@ -178,6 +178,14 @@ class Connections:
         """In the background: ``who`` is back at the table (``back``), or their last stream here closed."""
         self.background.spawn(self._record(table_id, who, back=back))
 
+    def idle_deadline(self, table_id: str, who: str, now_ms: int) -> int:
+        """When a player taking a seat now is stood up unless a stream of theirs opens: 0 when
+        one is open here (:func:`chieu.table.decide.take_seat`)."""
+        live = self.cache.live.get(table_id)
+        if live is not None and live.present.get(who):
+            return 0
+        return now_ms + int(self.idle_stand_s * 1000)
+
     def still_here(self, live: Live) -> None:
         """After a record: players it says are lost (on another replica) whose stream is open here
         are still present."""

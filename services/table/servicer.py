@@ -91,11 +91,14 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         profile = await self.peers.profile(who.player_id)
 
         def create(t: Table, now: int) -> Decision:
-            return decide.create(t, request.game, raw, who.player_id, request.stake or 1,
+            made = decide.create(t, request.game, raw, who.player_id, request.stake or 1,
                                  request.currency or log_pb2.CURRENCY_POINTS, require_ready=request.require_ready,
                                  reconnect_grace_s=request.reconnect_grace_s, client_seed=request.client_seed,
                                  ladder_level=request.ladder_level, min_reputation=request.min_reputation,
                                  profile=profile, next_seed=self.tables.keys.new_seed(t.table_id, 1))
+            # the creator sits with no stream yet: their idle stand runs until they watch
+            idle = self.tables.connections.idle_deadline(t.table_id, who.player_id, now)
+            return made if isinstance(made, Refused) else made + decide.unwatched(who.player_id, idle)
 
         self.quotas.check_stake(request.currency or log_pb2.CURRENCY_POINTS, request.stake or 1)
         live = await self.tables.get(table_id, must_exist=False)
@@ -135,7 +138,9 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         profile = await named if named is not None else ("", "")
         table = await self.tables.execute(
             table_id, who.player_id, request.command_id,
-            lambda t, now: decide.take_seat(t, who.player_id, seat, request.client_seed, profile), request=request)
+            lambda t, now: decide.take_seat(t, who.player_id, seat, request.client_seed, profile,
+                                            self.tables.connections.idle_deadline(t.table_id, who.player_id, now)),
+            request=request)
         your = table.table_seat_of(who.player_id)
         return table_service_pb2.TakeSeatResponse(seat=-1 if your is None else your,
                                                   table=self.tables.view(table, who.player_id))

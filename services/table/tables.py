@@ -53,7 +53,7 @@ class Tables:
         self.follower = Follower(self.cache, self._applied, self.background)
         self.pipeline = Pipeline(self.cache, self._applied, self.background)
         self.execute: Execute = self.pipeline.execute
-        self.clocks = Clocks(self.cache, store, self.execute, self.background)
+        self.clocks = Clocks(self.cache, store, self.execute, self.background, settings.table_idle_stand_s)
         self.connections = Connections(self.cache, self.execute, self.background, settings.table_idle_stand_s)
         instance = settings.instance or f"{socket.gethostname()}:{os.getpid()}"
         self.watching = Watch(self.cache, self.connections, store.nc.publish, instance)

@@ -42,9 +42,14 @@ class Watch:
             self.beacon.touch(table.table_id)
 
     def absent(self, table_id: str) -> list[str]:
-        """The table's seated players its log says are absent (lost: no stream, not back), sorted."""
+        """The table's seated players its log says are gone (lost: their stream closed, not back),
+        sorted; not those who sat with no stream yet and have not watched (``unseen``: the page of
+        a quick seat opens its stream just after, and their idle stand stands a ghost up anyway)."""
         live = self.cache.live.get(table_id)
-        return sorted(p for p in live.table.lost if p in live.table.seats) if live is not None else []
+        if live is None:
+            return []
+        t = live.table
+        return sorted(p for p in t.lost if p in t.seats and p not in t.unseen)
 
     def absents(self) -> dict[str, list[str]]:
         """Every cached table's absent seated players (tables with none left out)."""

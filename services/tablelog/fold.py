@@ -122,8 +122,12 @@ class Table:
     """Players of the hand whose connection is lost → the end of their reconnect grace; between
     hands, seated players with no open stream → when they are stood up (the idle stand)."""
     away: set[str] = field(default_factory=set)
-    """Seated players absent when a hand started or ended (lost, or auto-played) and not given an
-    idle stand since: a process where they have no stream gives them one after the hand."""
+    """Seated players absent when a hand started or ended (lost, or auto-played), or seated while
+    a hand they are not in was played, and not given an idle stand since: a process where they
+    have no stream gives them one after the hand."""
+    unseen: set[str] = field(default_factory=set)
+    """Players whose idle stand started as they sat (no stream yet) and who have not watched since:
+    absent for the stand, not announced as gone (the quick seat still seats beside them)."""
     last_outcome: Outcome | None = None
     last_hand_players: list[str] = field(default_factory=list)
     last_server_seed: bytes = b""
@@ -224,6 +228,8 @@ class Table:
         self.seats[e.seat] = e.player_id
         self.seated_since[e.player_id] = version
         self.profiles[e.player_id] = (e.name, e.avatar)
+        if self.playing:  # not in the hand: not timed during it; after it, the idle stand if no stream
+            self.away.add(e.player_id)
         if e.client_seed:
             self.client_seeds[e.player_id] = e.client_seed
 
@@ -240,6 +246,7 @@ class Table:
             self.seats[e.seat] = None
         self.seated_since.pop(e.player_id, None)
         self.away.discard(e.player_id)
+        self.unseen.discard(e.player_id)
         if not self.playing:
             self.lost.pop(e.player_id, None)
         self.ready.discard(e.player_id)
@@ -271,6 +278,7 @@ class Table:
         self.auto = set()
         self.away = (self.away | set(self.lost)) & set(self.hand_players)
         self.lost = {}
+        self.unseen = set()
         self.ready = set()
         self.client_seeds = {}
 
@@ -308,8 +316,13 @@ class Table:
         self.lost[e.player_id] = int(e.deadline_ms)
         if not self.playing:
             self.away.discard(e.player_id)
+        if self.seated_since.get(e.player_id) == version:  # in the seat's own record: never watched yet
+            self.unseen.add(e.player_id)
+        else:
+            self.unseen.discard(e.player_id)
 
     def _on_reconnected(self, e: log_pb2.Reconnected, version: int) -> None:
+        self.unseen.discard(e.player_id)
         self.lost.pop(e.player_id, None)
         self.away.discard(e.player_id)
 

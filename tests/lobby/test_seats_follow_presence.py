@@ -119,6 +119,7 @@ async def test_a_player_who_closes_their_stream_is_stood_up_and_the_empty_table_
     watch_a = asyncio.create_task(_drain(ta.watch(table_id)))
     watch_b = asyncio.create_task(_drain(tb.watch(table_id)))
     await until(lambda: _taken(w, table_id, 2))
+    await until(lambda: _presence(tb, table_id, tpb.SEAT_PRESENCE_HERE))  # both watch: back from the seat's stand
     before = (await tb.get(table_id)).version
     watch_a.cancel()  # the host closes the page
     closed = time.monotonic()
@@ -153,7 +154,7 @@ async def test_a_player_back_in_time_keeps_the_seat(stub: Any, idle_table: Setti
     ta = TableClient(idle_table.table_addr, a.access_token)
     table_id = (await ta.create("phom")).table_id
     first = asyncio.create_task(_drain(ta.watch(table_id)))
-    await asyncio.sleep(0.2)
+    await until(lambda: _presence(ta, table_id, tpb.SEAT_PRESENCE_HERE))
     version = (await ta.get(table_id)).version
     first.cancel()
     await until(lambda: _version_above(ta, table_id, version))
@@ -196,9 +197,9 @@ async def test_an_idle_stand_outlives_a_restart(stub: Any, operator: Any, settin
     try:
         await asyncio.wait_for(w.complete.wait(), 5)
         table_id = (await ta.create("phom", stake=room.stake)).table_id
-        version = (await ta.get(table_id)).version
         watch = asyncio.create_task(_drain(ta.watch(table_id)))
-        await asyncio.sleep(0.3)
+        await until(lambda: _presence(ta, table_id, tpb.SEAT_PRESENCE_HERE))
+        version = (await ta.get(table_id)).version
         watch.cancel()
         await until(lambda: _version_above(ta, table_id, version))  # the idle stand is written
         await ta.close()
@@ -213,3 +214,80 @@ async def test_an_idle_stand_outlives_a_restart(stub: Any, operator: Any, settin
             await again.shutdown()
     finally:
         await w.close()
+
+
+async def test_a_player_who_sits_and_never_watches_is_stood_up(stub: Any, operator: Any,
+                                                               idle_table: Settings) -> None:
+    """A seat taken with no stream open starts the idle stand (in the seat's own record); a stream
+    opened in time keeps the seat, none: stood up. The creator who never watches is stood up too."""
+    room = await new_room(stub, operator)
+    a, b, c, d = await guest(stub), await guest(stub), await guest(stub), await guest(stub)
+    ta, tb = TableClient(idle_table.table_addr, a.access_token), TableClient(idle_table.table_addr, b.access_token)
+    tc = TableClient(idle_table.table_addr, c.access_token)
+    w = Watcher(stub, room.room_id, d.access_token)
+    await asyncio.wait_for(w.complete.wait(), 5)
+    created = await ta.create("phom", stake=room.stake)
+    table_id = created.table_id
+    assert [s.presence for s in created.seats if s.player_id] == [tpb.SEAT_PRESENCE_RECONNECTING]
+    watch_a = asyncio.create_task(_drain(ta.watch(table_id)))  # the creator watches: back
+    sat = await tb.sit(table_id)  # b sits and never watches
+    assert sat.table.seats[sat.seat].presence == tpb.SEAT_PRESENCE_RECONNECTING
+    assert sat.table.seats[sat.seat].until_ms > 0
+    watch_c = asyncio.create_task(_drain(tc.watch(table_id)))  # c watches first, then sits: here
+    await asyncio.sleep(0.2)
+    sat_c = await tc.sit(table_id)
+    assert sat_c.table.seats[sat_c.seat].presence == tpb.SEAT_PRESENCE_HERE
+    await until(lambda: _taken(w, table_id, 3))
+    sat_at = time.monotonic()
+    await until(lambda: _taken(w, table_id, 2), within=15)  # b, never watching, is stood up
+    assert time.monotonic() - sat_at >= 3.0
+    seats = {s.player_id: s.presence for s in (await ta.get(table_id)).seats if s.player_id}
+    assert seats == {a.player.player_id: tpb.SEAT_PRESENCE_HERE, c.player.player_id: tpb.SEAT_PRESENCE_HERE}
+    await asyncio.sleep(4.5)  # the watchers keep their seats
+    assert await _taken(w, table_id, 2)
+    for task in (watch_a, watch_c):
+        task.cancel()
+    await w.close()
+    for client in (ta, tb, tc):
+        await client.close()
+
+
+async def test_seated_players_whose_streams_closed_with_every_process_get_the_idle_stand_on_restart(
+        stub: Any, operator: Any, settings: Settings, table_server: str) -> None:
+    """Every table process stops while a waiting table has a seated player watching (a server's stop
+    writes no ConnectionLost): the process that starts gives the player without a stream the idle
+    stand, and stands them up at its end."""
+    from chieu.table.app import build
+
+    room = await new_room(stub, operator)
+    a, c = await guest(stub), await guest(stub)
+    mine = replace(settings, table_addr=f"127.0.0.1:{localnats.free_port()}", table_idle_stand_s=3.0)
+    first = await build(mine)
+    await first.start()
+    ta = TableClient(mine.table_addr, a.access_token)
+    w = Watcher(stub, room.room_id, c.access_token)
+    try:
+        await asyncio.wait_for(w.complete.wait(), 5)
+        table_id = (await ta.create("phom", stake=room.stake)).table_id
+        watch = asyncio.create_task(_drain(ta.watch(table_id)))
+        await until(lambda: _presence(ta, table_id, tpb.SEAT_PRESENCE_HERE))  # watching: back, no stand
+        await first.shutdown()  # the stream closes with the server: no ConnectionLost
+        watch.cancel()
+        await ta.close()
+        await asyncio.sleep(4.0)  # longer than the stand: nothing was running
+        assert await _taken(w, table_id, 1)
+        again = await build(replace(mine, table_addr=f"127.0.0.1:{localnats.free_port()}"))
+        await again.start()  # resumes the tables with someone seated
+        started = time.monotonic()
+        try:
+            await until(lambda: _gone(w, table_id), within=20)
+            assert time.monotonic() - started >= 2.9  # the stand's time, from the start
+        finally:
+            await again.shutdown()
+    finally:
+        await w.close()
+
+
+async def _presence(c: TableClient, table_id: str, where: int) -> bool:
+    view: tpb.TableView = await c.get(table_id)
+    return all(s.presence == where for s in view.seats if s.player_id)

@@ -39,12 +39,14 @@ GRACE_S = 2
 
 
 async def events(url: str, table_id: str) -> list[str]:
-    """The kinds of every event in the table's log, in order."""
+    """The kinds of every event in the table's log from the hand's start, in order (before it, the
+    players' seats, taken with no stream open, started their idle stands: not this file's subject)."""
     nc = await nats_connect(url)
     try:
         store = EventStore(nc, stream=names.TABLES)
-        return [e.WhichOneof("kind") or "" for stored in await store.read(table_id)
-                for e in log_pb2.Record.FromString(stored.data).events]
+        kinds = [e.WhichOneof("kind") or "" for stored in await store.read(table_id)
+                 for e in log_pb2.Record.FromString(stored.data).events]
+        return kinds[kinds.index("hand_started"):] if "hand_started" in kinds else kinds
     finally:
         await nc.close()
 

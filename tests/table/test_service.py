@@ -171,7 +171,13 @@ async def test_table_level_refusals(settings: Settings, table_server: str,
     assert await refused(a.start(t.table_id)) == (grpc.StatusCode.FAILED_PRECONDITION, "hand_in_progress")
     assert await refused(carol.act(t.table_id, "o_an_quan", Sow(1, Direction.CW))) == (
         grpc.StatusCode.PERMISSION_DENIED, "not_seated")
-    end = await play_to_end(view, {"alice": a, "bob": b})
+    await play_to_end(view, {"alice": a, "bob": b})
+    # nobody watches: after the hand both get their idle stand (ConnectionLost, written after the end)
+    for _ in range(100):
+        end = await a.get(t.table_id)
+        if all(s.presence == pb.SEAT_PRESENCE_RECONNECTING for s in end.seats if s.player_id):
+            break
+        await asyncio.sleep(0.05)
     assert await refused(a.act(t.table_id, "o_an_quan", Sow(1, Direction.CW))) == (
         grpc.StatusCode.FAILED_PRECONDITION, "no_hand")
     await unchanged(a, t.table_id, end.version)
@@ -235,7 +241,9 @@ async def test_the_log_holds_one_record_per_command_and_the_settlement(
     logged = [(s.seq, log_pb2.Record.FromString(s.data)) for s in await store.read(t.table_id)]
     await store.close()
     records = [r for _, r in sealing.reveal(logged)]  # the hand is over: its seed opens it
-    assert [r.version for r in records] == list(range(1, end.version + 1))
+    # every version once, in order; nobody watches, so after the hand the idle stands may follow
+    assert [r.version for r in records] == list(range(1, len(records) + 1)) and len(records) >= end.version
+    assert all(e.WhichOneof("kind") == "connection_lost" for r in records[end.version:] for e in r.events)
     # replaying the log gives what the live service shows (its folding shortcuts change nothing)
     replayed = Table(t.table_id)
     for seq, r in enumerate(records, 1):
@@ -255,7 +263,8 @@ async def test_the_log_holds_one_record_per_command_and_the_settlement(
         assert settlements == []
     # the same create command id names the same table and creates nothing new
     again = await a.create("o_an_quan", {"payout": "perPoint", "maxMoves": 60}, command_id="mk-log-test")
-    assert again.table_id == t.table_id and again.version == end.version
+    assert again.table_id == t.table_id and again.version >= end.version
+    assert again.version == (await a.get(t.table_id)).version
 
 
 async def test_idle_tables_leave_the_cache_and_come_back_from_the_log(settings: Settings) -> None:

@@ -25,6 +25,8 @@ async def test_a_hand_is_played_to_the_end_by_clicks(web_url: str, web_built: Pa
     assert r["outcome"], "the result says who won, in words"
     if game == "o_an_quan":
         assert r["keyboard"], "a move was played by the keyboard alone"
+    if game == "phom":  # the end lays every player's remaining cards open, for the spectator too (issue 34)
+        assert len(r["revealed"]["seats"]) >= 2 and all(n > 0 for n in r["revealed"]["seats"].values()), r["revealed"]
     # the page shows the hand's fairness: the revealed seed hashes to the commitment it showed
     fair = r["fairness"]
     assert hashlib.sha256(bytes.fromhex(fair["seed"])).hexdigest() == fair["commitment"], fair

@@ -28,6 +28,8 @@ async def test_a_hand_of_mahjong_is_played_to_the_end_by_clicks(web_url: str, we
     r = (await play(web_url, web_built, ["mahjong"], limit_s=300))["mahjong"]
     check(r)
     assert r["outcome"], "the result says who won, or 荒庄, in words"
+    # the end lays the hands open, for the spectator too (issue 34; the wall's end too, when tiles are left)
+    assert r["revealed"]["seats"] and all(n > 0 for n in r["revealed"]["seats"].values()), r["revealed"]
 
 
 OPTIONS: dict[str, Any] = {"TURN_SECONDS": 30, "CLAIM_SECONDS": 20}

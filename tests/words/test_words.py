@@ -320,3 +320,20 @@ def test_the_web_clients_catalog_is_generated_from_this_one(tmp_path: Path) -> N
         "web/gen/chieu/words.ts is stale: run web/scripts/gen"
     line = '"dealer_first_turn": { vi: "Lượt đầu của nhà cái chỉ được đánh bài."'
     assert line in committed.read_text(encoding="utf-8")
+
+
+def test_every_stand_down_reason_and_presence_has_words() -> None:
+    """Why the table stands a player up (``PlayerLeft.reason``: the idle stand and the gates) and
+    every seat presence a view carries are said in vi, zh and en."""
+    from chieu.table import decide
+    from chieu.table.v1 import table_service_pb2
+
+    cat = words.catalog()
+    left = {decide.IDLE, decide.LADDER_TOO_LOW, decide.NOT_ENOUGH_COINS, decide.REPUTATION_TOO_LOW}
+    assert not sorted(left - set(cat["left"])), "stand-down reasons without words"
+    names = (v.name for v in table_service_pb2.SeatPresence.DESCRIPTOR.values)
+    states = {n.removeprefix("SEAT_PRESENCE_").lower() for n in names} - {"unspecified"}
+    assert states == set(cat["presence"]), "seat presences without words (or words for none)"
+    for kind in ("left", "presence"):
+        for entry in cat[kind].values():
+            assert set(entry) == set(words.LANGUAGES) and all(entry.values())

@@ -42,6 +42,9 @@ export interface HandResult {
   fairness?: { commitment: string; seed: string; next: string };
   coinsBefore?: string[]; coinsAfter?: string[];
   finalVersion?: string | null; spectatorSaw?: string | null;
+  /** At the end, on the spectator's page: cards or tiles of other seats laid open (Phỏm's
+   * remaining cards, mahjong's concealed hands) by seat, and the wall's end shown (mahjong). */
+  revealed?: { seats: Record<string, number>; wallLeft: number };
   overflow: string[]; axe: string[]; errors: string[]; screenshots: string[];
   /** Phone screens with something needed for play below the fold, and how many were measured. */
   fold: string[]; folds: number; hanzi: string[];
@@ -297,6 +300,11 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
     await watcher.page.waitForFunction((v) => document.querySelector("#table .table")?.getAttribute("data-version") === v,
       result.finalVersion, { timeout: 10_000 }).catch(() => undefined);
     result.spectatorSaw = await version(watcher.page);
+    result.revealed = await watcher.page.evaluate(() => ({
+      seats: Object.fromEntries([...document.querySelectorAll("[data-shown], [data-concealed]")].map((e) =>
+        [e.getAttribute("data-shown") ?? e.getAttribute("data-concealed") ?? "", e.querySelectorAll(":scope > :not(small)").length])),
+      wallLeft: Number(document.querySelector("[data-wall-left]")?.getAttribute("data-wall-left") ?? 0),
+    }));
     for (const x of all) await hn.look(x, `${spec.game}-2-end`, x === players[0] || x === watcher);
     for (const s of all) hn.errors.push(...(await s.page.evaluate(() => (window as any).__chieu.errors as string[])).map((e) => `${s.name}: toast: ${e}`));
     lap("checked");

@@ -10,11 +10,13 @@ import { OUT, type SceneResult } from "./scenes/kit.js";
 import { dominoes } from "./scenes/dominoes.js";
 import { gouji } from "./scenes/gouji.js";
 import { mahjong } from "./scenes/mahjong.js";
+import { presence } from "./scenes/presence.js";
 import { reconnect } from "./scenes/reconnect.js";
 import { xiangqiDraw } from "./scenes/xiangqi.js";
 
 const SCENES: Record<string, (browser: Browser, r: SceneResult) => Promise<void>> = {
   reconnect, xiangqi_draw: xiangqiDraw, mahjong_declare: mahjong, gouji_controls: gouji, dominoes_blank: dominoes,
+  presence,
 };
 
 const name = process.argv[2];

@@ -29,13 +29,15 @@ from typing import Literal
 
 LANGUAGES = ("vi", "zh", "en")
 """The portal's languages: Vietnamese, Chinese (简体), English (the fallback)."""
-KINDS = ("refusal", "outcome", "payment")
-"""What a code is: a refusal's reason, a hand's ``Outcome.reason``, a ``Transfer.reason``."""
+KINDS = ("refusal", "outcome", "payment", "left", "presence")
+"""What a code is: a refusal's reason, a hand's ``Outcome.reason``, a ``Transfer.reason``, why the
+table stood a player up (``PlayerLeft.reason``), a seat's presence (``SeatPresence``, lower case,
+without its prefix)."""
 FALLBACK = "en"
 MAX_HEADER = 256
 """The longest ``accept-language`` read (a longer one is cut there: a client's header never costs
 more than this to parse)."""
-Kind = Literal["refusal", "outcome", "payment"]
+Kind = Literal["refusal", "outcome", "payment", "left", "presence"]
 Table = Mapping[str, Mapping[str, Mapping[str, str]]]
 """``{kind: {code: {language: text}}}``."""
 ROOT = Path(__file__).resolve().parents[2]

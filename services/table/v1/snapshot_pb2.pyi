@@ -141,6 +141,7 @@ class TableSnapshot(_message.Message):
     AUTO_PLAYED_FIELD_NUMBER: _builtins.int
     LOST_FIELD_NUMBER: _builtins.int
     AWAY_FIELD_NUMBER: _builtins.int
+    UNSEEN_FIELD_NUMBER: _builtins.int
     LAST_OUTCOME_FIELD_NUMBER: _builtins.int
     LAST_HAND_PLAYERS_FIELD_NUMBER: _builtins.int
     LAST_SERVER_SEED_FIELD_NUMBER: _builtins.int
@@ -215,6 +216,12 @@ class TableSnapshot(_message.Message):
         """Seated players absent when a hand started or ended, not given an idle stand since."""
 
     @_builtins.property
+    def unseen(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Seated players whose idle stand began in their seat's own record and who have not watched
+        since (not announced as absent to the lobby).
+        """
+
+    @_builtins.property
     def last_outcome(self) -> _games_pb2.Outcome: ...
     @_builtins.property
     def last_hand_players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
@@ -271,6 +278,7 @@ class TableSnapshot(_message.Message):
         auto_played: _abc.Iterable[_builtins.str] | None = ...,
         lost: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
         away: _abc.Iterable[_builtins.str] | None = ...,
+        unseen: _abc.Iterable[_builtins.str] | None = ...,
         last_outcome: _games_pb2.Outcome | None = ...,
         last_hand_players: _abc.Iterable[_builtins.str] | None = ...,
         last_server_seed: _builtins.bytes = ...,
@@ -285,7 +293,7 @@ class TableSnapshot(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game_state", b"game_state", "last_outcome", b"last_outcome", "next_seed", b"next_seed", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "away", b"away", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_lost", b"hand_lost", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed", b"next_seed", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "profiles", b"profiles", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "reserved", b"reserved", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "away", b"away", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_lost", b"hand_lost", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed", b"next_seed", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "profiles", b"profiles", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "reserved", b"reserved", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "unseen", b"unseen", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

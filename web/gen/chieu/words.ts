@@ -6,7 +6,7 @@
 export const LANGUAGES = ["vi", "zh", "en"] as const;
 export type Language = (typeof LANGUAGES)[number];
 /** What a code is: a refusal's reason, a hand's Outcome.reason, a Transfer.reason. */
-export type WordKind = "refusal" | "outcome" | "payment";
+export type WordKind = "refusal" | "outcome" | "payment" | "left" | "presence";
 export type Words = Readonly<Record<Language, string>>;
 
 /** Every code's words, by kind then code. */
@@ -317,6 +317,18 @@ export const WORDS: Readonly<Record<WordKind, Readonly<Record<string, Words>>>> 
     "welcome": { vi: "金币 (xu) chào mừng.", zh: "新手欢迎金币。", en: "Welcome 金币." },
     "win": { vi: "Tiền thắng.", zh: "赢分。", en: "For the win." },
     "wrong_accusation": { vi: "Tố sai.", zh: "错误举报。", en: "A wrong accusation." },
+  },
+  left: {
+    "idle": { vi: "Bị mời rời ghế: vắng mặt quá lâu.", zh: "离开太久，已被请离座位。", en: "Stood up: away from the table too long." },
+    "ladder_level_too_low": { vi: "Bị mời rời ghế: cấp 过关斩将 thấp hơn của bàn.", zh: "过关斩将等级低于本桌，已被请离座位。", en: "Stood up: their ladder level is below this table's." },
+    "not_enough_coins": { vi: "Bị mời rời ghế: không đủ 金币 (xu).", zh: "金币不足，已被请离座位。", en: "Stood up: not enough 金币 for this table." },
+    "reputation_too_low": { vi: "Bị mời rời ghế: uy tín (信誉度) thấp hơn mức của bàn.", zh: "信誉度低于本桌要求，已被请离座位。", en: "Stood up: reputation (信誉度) below this table's minimum." },
+  },
+  presence: {
+    "auto_played": { vi: "托管: máy đánh thay", zh: "托管中", en: "托管: played for them" },
+    "here": { vi: "có mặt", zh: "在座", en: "here" },
+    "left": { vi: "đã rời bàn", zh: "已离开", en: "left the table" },
+    "reconnecting": { vi: "mất kết nối, đang chờ", zh: "断线，等待重连", en: "connection lost, waiting" },
   },
 };
 

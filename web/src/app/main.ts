@@ -15,7 +15,7 @@ import { gameMessages, loadBoards, type BoardContext } from "./board.js";
 import { h, mount, type Child } from "./dom.js";
 import { LANGUAGES, lang, setLang, t, tIn, word, type Key, type Language } from "./i18n/index.js";
 import { button, focusedKey, initialOf, mmss, refocus } from "./ui/kit.js";
-import { presencePill } from "./ui/presence.js";
+import { onSeats, presencePill, seatPresence } from "./ui/presence.js";
 
 const boards = await loadBoards();
 const portal = new Portal(location.origin);
@@ -455,6 +455,12 @@ function context(tv: TableView, mySeat: number | undefined, send: (c: Message) =
   };
 }
 
+/** The drawn board with each hand seat's presence on its seat element (ui/presence.ts). */
+function withPresence(board: HTMLElement | undefined, tv: TableView): HTMLElement | undefined {
+  if (board) onSeats(board, tv.handSeats);
+  return board;
+}
+
 function handName(tv: TableView, s: number): string {
   const id = tv.handPlayers[s] ?? "";
   learn(id, (tv as { handSeats?: { name: string }[] }).handSeats?.[s]?.name);
@@ -502,14 +508,15 @@ function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => vo
   !playing ? h("div", { class: "waiting" },
     h("div", { class: "table-seats" }, Array.from({ length: Number(tv.maxSeats) }, (_, i) => {
       const s = tv.seats.find((x) => Number(x.seat) === i);
-      return h("span", { class: `chip${s ? "" : " free"}${s?.playerId === portal.playerId ? " me" : ""}` }, s ? nameOf(s.playerId) : t("room.free"));
+      return h("span", { class: `chip${s ? "" : " free"}${s?.playerId === portal.playerId ? " me" : ""}`, "data-table-seat": i },
+        s ? nameOf(s.playerId) : t("room.free"), seatPresence(s));  // presence on the seat itself
     })),
     h("div", { class: "row-buttons" },
       canStart ? act(tv.handNo > 0n ? "result.next" : "table.start", () => portal.startHand(tv.tableId), "start", "primary") : null,
       !seated && tv.seats.length < Number(tv.maxSeats) ? act("table.sit", () => portal.takeSeat(tv.tableId), "sit", "primary") : null,
       seated ? act("table.stand", () => portal.standUp(tv.tableId), "stand", "quiet") : null)) : null,
   tv.lastOutcome && !playing ? outcome(tv) : null,
-  g.view ? h("div", { class: "board" }, mod?.board(g.view, context(tv, mySeat, send, rerender)) ?? h("p", { class: "no-board" }, t("table.noBoard"))) : null,
+  g.view ? h("div", { class: "board" }, withPresence(mod?.board(g.view, context(tv, mySeat, send, rerender)), tv) ?? h("p", { class: "no-board" }, t("table.noBoard"))) : null,
   fairness(tv, playing));
 }
 

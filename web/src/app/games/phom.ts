@@ -17,7 +17,7 @@ export const words: Catalog = {
     "phom.sendHint": "Select one card, then click a phỏm to send it (gửi).", "phom.hand": "Your hand",
     "phom.selectLay": "Select the cards of a phỏm, then Lay.", "phom.spectating": "Watching: hands are hidden.",
     "phom.balance": "{n} this hand", "phom.eats": "ate {n}", "phom.dealer": "dealer", "phom.sendTo": "Send to this phỏm",
-    "phom.cards": "{n} cards", "phom.cards.one": "1 card" },
+    "phom.cards": "{n} cards", "phom.cards.one": "1 card", "phom.shown": "Cards left" },
   vi: { "phom.draw": "Bốc", "phom.eat": "Ăn", "phom.lay": "Hạ phỏm", "phom.discard": "Đánh",
     "phom.u": "Ù!", "phom.sort": "Xếp bài", "phom.window": "Thời gian báo Ù: ai Ù thì báo ngay.",
     "phom.first": "{name} (cái) đi đầu: Ù hoặc đánh.", "phom.laydown": "Vòng hạ", "phom.tai": "Lượt tái",
@@ -25,7 +25,7 @@ export const words: Catalog = {
     "phom.sendHint": "Chọn một lá rồi bấm vào phỏm để gửi.", "phom.hand": "Bài của bạn",
     "phom.selectLay": "Chọn các lá của phỏm rồi bấm Hạ.", "phom.spectating": "Đang xem: bài được giấu.",
     "phom.balance": "{n} ván này", "phom.eats": "ăn {n}", "phom.dealer": "cái", "phom.sendTo": "Gửi vào phỏm này",
-    "phom.cards": "{n} lá" },
+    "phom.cards": "{n} lá", "phom.shown": "Bài còn lại" },
   zh: { "phom.draw": "摸牌 (bốc)", "phom.eat": "吃 (ăn)", "phom.lay": "亮 phỏm (hạ)", "phom.discard": "出牌 (đánh)",
     "phom.u": "Ù!", "phom.sort": "理牌", "phom.window": "Ù 窗口：有 Ù 的玩家现在可以叫。",
     "phom.first": "{name}（庄家）先出：Ù 或出牌。", "phom.laydown": "亮牌轮 (vòng hạ)", "phom.tai": "tái 轮",
@@ -33,7 +33,7 @@ export const words: Catalog = {
     "phom.sendHint": "选一张牌，再点一个 phỏm 送出 (gửi)。", "phom.hand": "你的手牌",
     "phom.selectLay": "选中一组 phỏm 的牌，再点亮牌。", "phom.spectating": "旁观中：手牌不可见。",
     "phom.balance": "本局 {n}", "phom.eats": "吃 {n}", "phom.dealer": "庄", "phom.sendTo": "送到这个 phỏm",
-    "phom.cards": "{n} 张" },
+    "phom.cards": "{n} 张", "phom.shown": "剩余的牌" },
 };
 
 /** Home's picture: a hand of three cards. */
@@ -83,7 +83,10 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
           Number(info.eats) > 0 ? h("span", {}, ctx.t("phom.eats", { n: info.eats })) : null,
           Number(info.balance) !== 0 ? h("span", { class: Number(info.balance) > 0 ? "plus" : "minus" }, ctx.t("phom.balance", { n: signed(info.balance) })) : null] },
       ctx.t("table.auto")),
-      s !== Number(v.seat) ? h("div", { class: "backs", "aria-hidden": "true" }, Array.from({ length: Math.min(Number(info.cards), 10) }, () => cardBack())) : null,
+      // once the hand is over its cards are laid open (SeatInfo.shown), so every score can be checked
+      s !== Number(v.seat) && info.shown.length ? h("div", { class: "shown", "data-shown": s, role: "group", "aria-label": `${ctx.name(s)}: ${ctx.t("phom.shown")}` },
+        info.shown.map((c) => card(c, { small: true, key: `shown:${s}:${c}` })))
+        : s !== Number(v.seat) ? h("div", { class: "backs", "aria-hidden": "true" }, Array.from({ length: Math.min(Number(info.cards), 10) }, () => cardBack())) : null,
       info.eaten.length ? h("div", { class: "eaten" }, info.eaten.map((c) => card(c, { small: true, mark: "eaten", key: `eaten:${c}` }))) : null,
       h("div", { class: "row" }, info.row.map((c) => card(c, { small: true, mark: c === v.eatable ? "eatable" : undefined, key: `row:${c}` }))));
   };
