@@ -19,6 +19,10 @@
 - ``ledger_flows``, ``ledger_flow_pots``, ``ledger_review_holds``, ``ledger_review_payers``: the
   collusion screen's 金币 flows between players per day, the gà pots' shares, and the holds of
   flagged winnings in their ``review`` escrow accounts (V8, :mod:`chieu.ledger.holds`).
+- ``ledger_boards``: the leaderboards, one row per (game, board, period, player) — the points or
+  金币 a player's settlements of that game moved this ISO week, this month and all time — raised in
+  the settlement's posting transaction (so exactly once, as postings are), read by the index
+  ``(game, board, period, score DESC, player_id)`` (V9).
 """
 
 from __future__ import annotations
@@ -175,5 +179,22 @@ V7 = RESERVATIONS
 V8 = holds.MIGRATION
 """The collusion screen's flows and its holds of flagged winnings (:mod:`chieu.ledger.holds`)."""
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
+V9 = """
+-- the leaderboards: per game, board ('points': the game's score points at points tables; 'coins':
+-- 金币 won at its coin tables), period ('all', 'm2026-11', 'w2026-W48', UTC) and player, the net
+-- amount the player's settlements moved and how many settlements; raised with the posting
+CREATE TABLE ledger_boards (
+    game       text        NOT NULL,
+    board      text        NOT NULL CHECK (board IN ('points', 'coins')),
+    period     text        NOT NULL,
+    player_id  text        NOT NULL,
+    score      bigint      NOT NULL DEFAULT 0,
+    hands      bigint      NOT NULL DEFAULT 0,
+    PRIMARY KEY (game, board, period, player_id)
+);
+-- a page is one range scan of this index, from the top or from a cursor (score, player_id)
+CREATE INDEX ledger_boards_rank ON ledger_boards (game, board, period, score DESC, player_id);
+"""
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9)
 """Append only: a new script for every change; never edit an applied one."""
