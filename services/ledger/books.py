@@ -664,9 +664,9 @@ async def board_ahead(q: Query, game: str, board: str, period: str, score: int, 
     index ranges of at most ``bound`` entries each)."""
     return int(await q.fetchval(
         f"""SELECT (SELECT count(*) FROM (SELECT 1 FROM ledger_boards WHERE {_BOARD_AT} AND score > $4
-                                         LIMIT $6) AS above)
+                                         ORDER BY score DESC, player_id LIMIT $6) AS above)
                  + (SELECT count(*) FROM (SELECT 1 FROM ledger_boards WHERE {_BOARD_AT} AND score = $4
-                                         AND player_id < $5 LIMIT $6) AS tied)""",
+                                         AND player_id < $5 ORDER BY score DESC, player_id LIMIT $6) AS tied)""",
         game, board, period, score, player_id, bound))
 
 
