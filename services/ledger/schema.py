@@ -192,8 +192,9 @@ CREATE TABLE ledger_boards (
     hands      bigint      NOT NULL DEFAULT 0,
     PRIMARY KEY (game, board, period, player_id)
 );
--- a page is one range scan of this index, from the top or from a cursor (score, player_id)
-CREATE INDEX ledger_boards_rank ON ledger_boards (game, board, period, score DESC, player_id);
+-- a page is one range scan of this index, from the top or from a cursor (score, player_id); hands
+-- rides along, so a page is read from the index alone (no heap page per row, where it is all-visible)
+CREATE INDEX ledger_boards_rank ON ledger_boards (game, board, period, score DESC, player_id) INCLUDE (hands);
 """
 
 MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9)
