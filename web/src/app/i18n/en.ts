@@ -27,7 +27,7 @@ export const en = {
   "home.games": "Your games",
   "home.level": "Level",
   "home.best": "Best",
-  "home.lp": "Points",
+  "home.lp": "过关斩将 points",
   "home.seated": "Your tables",
   "home.open": "Open",
   "home.play": "Play",

@@ -30,7 +30,7 @@ export const vi: Readonly<Record<Key, string>> = {
   "home.games": "Trò chơi của bạn",
   "home.level": "Cấp",
   "home.best": "Cao nhất",
-  "home.lp": "Điểm",
+  "home.lp": "Điểm 过关斩将",
   "home.seated": "Bàn của bạn",
   "home.open": "Mở",
   "home.play": "Chơi",

@@ -30,7 +30,7 @@ export const zh: Readonly<Record<Key, string>> = {
   "home.games": "我的游戏",
   "home.level": "关数",
   "home.best": "最高",
-  "home.lp": "积分",
+  "home.lp": "过关积分",
   "home.seated": "我的牌桌",
   "home.open": "打开",
   "home.play": "开始",
