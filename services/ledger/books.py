@@ -608,7 +608,7 @@ def board_of(currency: str) -> str | None:
 async def _raise_boards(conn: db.Conn, game: str, legs: Sequence[Leg], keys: Mapping[str, str]) -> None:
     """Add a settlement's net per player to the game's board rows of every period it counts in, in the
     posting's transaction (the players' accounts are locked already: no other order to deadlock in)."""
-    board = board_of(legs[0].currency)
+    board = board_of(legs[0].currency) if legs else None  # a 金币 cap may leave nothing to move
     if board is None:
         return
     net: dict[str, int] = {}

@@ -300,3 +300,13 @@ async def test_no_token_no_board(stub: Any) -> None:
         await stub.GetBoard(pb.GetBoardRequest(game="phom", kind=1, period=3))
     assert e.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
+
+
+async def test_a_capped_hand_that_moves_nothing(own: tuple[Books, Clock], stub: Any, settings: Settings) -> None:
+    """A 金币 hand whose loser has nothing (the cap leaves no transfer) is posted, and puts nobody
+    on the 金币 board."""
+    books, _ = own
+    w, lo = "zw-" + uid(), "zl-" + uid()
+    await books.post(settle("mahjong", uid("mt"), 1, {lo: -5, w: 5}, coins=True))
+    rows = await whole(stub, settings, "mahjong", pb.BOARD_KIND_COINS, pb.BOARD_PERIOD_ALL)
+    assert not [x for x in rows if x.player_id in (w, lo)]
