@@ -310,3 +310,35 @@ async def test_a_capped_hand_that_moves_nothing(own: tuple[Books, Clock], stub: 
     await books.post(settle("mahjong", uid("mt"), 1, {lo: -5, w: 5}, coins=True))
     rows = await whole(stub, settings, "mahjong", pb.BOARD_KIND_COINS, pb.BOARD_PERIOD_ALL)
     assert not [x for x in rows if x.player_id in (w, lo)]
+
+
+async def test_the_migration_counts_what_was_posted_before(database_url: str) -> None:
+    """V9's backfill (schema.BOARDS_BACKFILL) gives, from the postings alone, exactly the rows the
+    postings raised live: points and 金币 hands, a capped one, a pot's, a net-zero one."""
+    from chieu.ledger.schema import BOARDS_BACKFILL
+
+    url = await new_database(database_url, uid("backfill_"))
+    pool = await db.create_pool(url, max_size=2)
+    try:
+        async with pool.acquire() as conn:
+            await db.migrate(conn, "ledger", MIGRATIONS)
+        books = Books(pool)  # the real clock, as posted_at is
+        await books.post(Posting("fund/r", "test", (Leg("fund/r", b.system(b.COINS, "test"),
+                                                        b.player(b.COINS, "r"), 7, "fund"),)))
+        await books.post(settle("phom", "t1", 1, {"a": -5, "c": 3, "d": 2}))
+        await books.post(settle("phom", "t1", 2, {"c": -1, "a": 1}))
+        await books.post(settle("phom", "t1", 3, {"d": 4, "a": -4}))
+        await books.post(settle("phom", "t1", 4, {"d": -4, "a": 4}))
+        await books.post(settle("xiangqi", "t2", 1, {"r": -10, "s": 10}, coins=True))  # capped at 7
+        cur = b.points("gouji")
+        ga = Leg("t3/1/0", b.player(cur, "a"), b.pot(cur, "t3"), 2, "ga")
+        await books.post(Posting("t3/1/0", "settlement", (ga,), table_id="t3", hand_no=1, memo="gouji"))
+        cols = "SELECT game, board, period, player_id, score, hands FROM ledger_boards ORDER BY 1, 2, 3, 4"
+        live = [tuple(r) for r in await pool.fetch(cols)]
+        assert ("xiangqi", "coins", "all", "s", 7, 1) in live and ("phom", "points", "all", "d", 2, 3) in live
+        async with pool.acquire() as conn, conn.transaction():
+            await conn.execute("DELETE FROM ledger_boards")
+            await conn.execute(BOARDS_BACKFILL)
+        assert [tuple(r) for r in await pool.fetch(cols)] == live
+    finally:
+        await pool.close()
