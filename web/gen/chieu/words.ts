@@ -24,7 +24,7 @@ export const WORDS: Readonly<Record<WordKind, Readonly<Record<string, Words>>>> 
     "bad_algorithm": { vi: "Mã phiên không hợp lệ; hãy đăng nhập lại.", zh: "会话令牌无效，请重新登录。", en: "The session token is not ours; sign in again." },
     "bad_amount": { vi: "Số tiền không hợp lệ.", zh: "金额超出范围。", en: "That amount is out of range." },
     "bad_avatar": { vi: "Ảnh đại diện này không có trong danh sách.", zh: "没有这个头像。", en: "That avatar is not one of ours." },
-    "bad_board": { vi: "Hãy chọn bảng: điểm hoặc 金币 thắng.", zh: "请选择排行榜：积分或赢得的金币。", en: "Choose a board: points or 金币 won." },
+    "bad_board": { vi: "Hãy chọn bảng: điểm hoặc xu thắng.", zh: "请选择排行榜：积分或赢得的金币。", en: "Choose a board: points or coins won." },
     "bad_card": { vi: "Không có lá bài này.", zh: "没有这张牌。", en: "There is no such card." },
     "bad_cards": { vi: "Hãy chọn các lá bài.", zh: "请指定要出的牌。", en: "Name the cards to play." },
     "bad_cell": { vi: "Không có ô này.", zh: "没有这个格子。", en: "There is no such cell." },
