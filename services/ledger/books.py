@@ -225,12 +225,15 @@ class Books:
     """The ledger's books on one asyncpg pool (``screen``: the collusion screen run on every 金币
     settlement posted, :mod:`chieu.ledger.holds`; ``None``: off)."""
 
-    def __init__(self, pool: asyncpg.Pool, screen: Screening | None = None) -> None:
+    def __init__(self, pool: asyncpg.Pool, screen: Screening | None = None,
+                 clock: Callable[[], dt.datetime] | None = None) -> None:
         self.pool = pool
         self.holds_back: Callable[[db.Conn, list[str]], Awaitable[dict[str, int]]] | None = None
         """The 金币 of players reserved for coin hands in play (:mod:`chieu.ledger.reservations`):
         a posting that is not a settlement may not take them."""
         self.screen = screen
+        self.clock = clock or (lambda: dt.datetime.now(dt.UTC))
+        """The time a settlement counts in (its boards' week and month); a test may set it."""
 
     async def post(self, p: Posting, *, conn: db.Conn | None = None) -> Result:
         """Apply ``p`` exactly once (in ``conn``'s open transaction when given)."""
@@ -312,6 +315,8 @@ class Books:
         if (self.screen is not None and p.kind == "settlement" and legs and legs[0].currency == COINS
                 and await self.screen(self, conn, legs)):  # flagged winnings moved out
                 after = {**after, **await self.lock(conn, accounts)}
+        if p.kind == "settlement" and p.memo:
+            await _raise_boards(conn, p.memo, legs, periods(self.clock()))
         return Result(p.id, {a: after[a] for a in accounts})
 
     async def _not_reserved(self, conn: db.Conn, accounts: Sequence[str], balances: Mapping[str, int],
@@ -574,6 +579,95 @@ async def add_membership_days(q: Query, player_id: str, days: int) -> None:
     """Add bought days to the player's membership."""
     await q.execute("INSERT INTO ledger_memberships (player_id, days) VALUES ($1, $2)"
                     " ON CONFLICT (player_id) DO UPDATE SET days = ledger_memberships.days + $2", player_id, days)
+
+
+# -- leaderboards ------------------------------------------------------------------------------
+
+BOARDS = ("points", "coins")
+"""The ledger's boards of a game: its score points (points tables), 金币 won (its coin tables)."""
+RANK_BOUND = 10_000
+"""A player's own rank is counted up to here (an index range of at most this many entries); below
+it the answer is "beyond" (rank 0), so asking one's rank stays cheap at any number of players."""
+
+
+def periods(at: dt.datetime) -> dict[str, str]:
+    """The period keys a moment counts in (UTC): ``week`` (ISO: ``w2026-W48``), ``month``
+    (``m2026-11``) and ``all``."""
+    at = at.astimezone(dt.UTC)
+    year, week, _ = at.isocalendar()
+    return {"week": f"w{year}-W{week:02d}", "month": f"m{at.year}-{at.month:02d}", "all": "all"}
+
+
+def board_of(currency: str) -> str | None:
+    """The board a settlement's currency counts on (``None``: none)."""
+    if currency == COINS:
+        return "coins"
+    return "points" if currency.startswith("points:") else None
+
+
+async def _raise_boards(conn: db.Conn, game: str, legs: Sequence[Leg], keys: Mapping[str, str]) -> None:
+    """Add a settlement's net per player to the game's board rows of every period it counts in, in the
+    posting's transaction (the players' accounts are locked already: no other order to deadlock in)."""
+    board = board_of(legs[0].currency) if legs else None  # a 金币 cap may leave nothing to move
+    if board is None:
+        return
+    net: dict[str, int] = {}
+    for a, n in legs_total(legs).items():
+        kind, _, owner = parse_account(a)
+        if kind == "player":
+            net[owner] = n
+    if not net:
+        return
+    players = sorted(net)
+    await conn.execute(
+        """INSERT INTO ledger_boards (game, board, period, player_id, score, hands)
+           SELECT $1, $2, k.period, d.player, d.score, 1
+           FROM unnest($3::text[]) AS k(period), unnest($4::text[], $5::bigint[]) AS d(player, score)
+           ORDER BY k.period, d.player
+           ON CONFLICT (game, board, period, player_id) DO UPDATE
+           SET score = ledger_boards.score + excluded.score, hands = ledger_boards.hands + 1""",
+        game, board, sorted(keys.values()), players, [net[x] for x in players])
+
+
+_BOARD_COLS = "player_id, score, hands"
+_BOARD_AT = "game = $1 AND board = $2 AND period = $3"
+
+
+async def board_page(q: Query, game: str, board: str, period: str, limit: int,
+                     after: tuple[int, str] | None = None) -> list[asyncpg.Record]:
+    """One page of a board, best first (score descending, ties by player id), after the cursor
+    ``(score, player_id)`` of the previous page's last row: one or two range scans of
+    ``ledger_boards_rank``, never a sort of the board."""
+    if after is None:
+        return list(await q.fetch(
+            f"SELECT {_BOARD_COLS} FROM ledger_boards WHERE {_BOARD_AT} ORDER BY score DESC, player_id LIMIT $4",
+            game, board, period, limit))
+    return list(await q.fetch(
+        f"""(SELECT {_BOARD_COLS} FROM ledger_boards WHERE {_BOARD_AT} AND score = $5 AND player_id > $6
+             ORDER BY score DESC, player_id LIMIT $4)
+            UNION ALL
+            (SELECT {_BOARD_COLS} FROM ledger_boards WHERE {_BOARD_AT} AND score < $5
+             ORDER BY score DESC, player_id LIMIT $4)
+            ORDER BY score DESC, player_id LIMIT $4""",
+        game, board, period, limit, after[0], after[1]))
+
+
+async def board_row(q: Query, game: str, board: str, period: str, player_id: str) -> asyncpg.Record | None:
+    """A player's row of a board (``None``: not on it)."""
+    return await q.fetchrow(f"SELECT {_BOARD_COLS} FROM ledger_boards WHERE {_BOARD_AT} AND player_id = $4",
+                            game, board, period, player_id)
+
+
+async def board_ahead(q: Query, game: str, board: str, period: str, score: int, player_id: str,
+                      bound: int = RANK_BOUND) -> int:
+    """How many rows of a board come before ``(score, player_id)``, counted up to ``bound`` (two
+    index ranges of at most ``bound`` entries each)."""
+    return int(await q.fetchval(
+        f"""SELECT (SELECT count(*) FROM (SELECT 1 FROM ledger_boards WHERE {_BOARD_AT} AND score > $4
+                                         ORDER BY score DESC, player_id LIMIT $6) AS above)
+                 + (SELECT count(*) FROM (SELECT 1 FROM ledger_boards WHERE {_BOARD_AT} AND score = $4
+                                         AND player_id < $5 ORDER BY score DESC, player_id LIMIT $6) AS tied)""",
+        game, board, period, score, player_id, bound))
 
 
 def legs_total(legs: Iterable[Leg]) -> dict[str, int]:

@@ -19,6 +19,10 @@
 - ``ledger_flows``, ``ledger_flow_pots``, ``ledger_review_holds``, ``ledger_review_payers``: the
   collusion screen's 金币 flows between players per day, the gà pots' shares, and the holds of
   flagged winnings in their ``review`` escrow accounts (V8, :mod:`chieu.ledger.holds`).
+- ``ledger_boards``: the leaderboards, one row per (game, board, period, player) — the points or
+  金币 a player's settlements of that game moved this ISO week, this month and all time — raised in
+  the settlement's posting transaction (so exactly once, as postings are), read by the index
+  ``(game, board, period, score DESC, player_id)`` (V9).
 """
 
 from __future__ import annotations
@@ -175,5 +179,44 @@ V7 = RESERVATIONS
 V8 = holds.MIGRATION
 """The collusion screen's flows and its holds of flagged winnings (:mod:`chieu.ledger.holds`)."""
 
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
+V9 = """
+-- the leaderboards: per game, board ('points': the game's score points at points tables; 'coins':
+-- 金币 won at its coin tables), period ('all', 'm2026-11', 'w2026-W48', UTC) and player, the net
+-- amount the player's settlements moved and how many settlements; raised with the posting
+CREATE TABLE ledger_boards (
+    game       text        NOT NULL,
+    board      text        NOT NULL CHECK (board IN ('points', 'coins')),
+    period     text        NOT NULL,
+    player_id  text        NOT NULL,
+    score      bigint      NOT NULL DEFAULT 0,
+    hands      bigint      NOT NULL DEFAULT 0,
+    PRIMARY KEY (game, board, period, player_id)
+);
+-- a page is one range scan of this index, from the top or from a cursor (score, player_id); hands
+-- rides along, so a page is read from the index alone (no heap page per row, where it is all-visible)
+CREATE INDEX ledger_boards_rank ON ledger_boards (game, board, period, score DESC, player_id) INCLUDE (hands);
+""" + "\n"
+
+BOARDS_BACKFILL = """
+-- the settlements posted before the boards existed, counted once as the posting counts them (the net
+-- of each player's account over the posting's transfers, in the week and month of posted_at, UTC)
+INSERT INTO ledger_boards (game, board, period, player_id, score, hands)
+SELECT p.memo, CASE WHEN x.currency = 'coins' THEN 'coins' ELSE 'points' END, per.period, x.owner,
+       sum(x.delta), count(DISTINCT p.id)
+FROM ledger_postings AS p
+JOIN LATERAL (
+    SELECT t.currency, a.owner, CASE WHEN a.id = t.credit THEN t.amount ELSE -t.amount END AS delta
+    FROM ledger_transfers AS t
+    JOIN ledger_accounts AS a ON a.id IN (t.debit, t.credit) AND a.kind = 'player'
+    WHERE t.posting_id = p.id) AS x ON true
+CROSS JOIN LATERAL (VALUES ('all'), ('m' || to_char(p.posted_at AT TIME ZONE 'UTC', 'YYYY-MM')),
+                           ('w' || to_char(p.posted_at AT TIME ZONE 'UTC', 'IYYY-"W"IW'))) AS per(period)
+WHERE p.kind = 'settlement' AND p.memo <> '' AND (x.currency = 'coins' OR x.currency LIKE 'points:%')
+GROUP BY 1, 2, 3, 4;
+"""
+"""The boards of what was posted before V9 (once, in V9's migration); a test holds it to the live upkeep."""
+
+V9 += BOARDS_BACKFILL
+
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9)
 """Append only: a new script for every change; never edit an applied one."""

@@ -20,12 +20,15 @@ is a gRPC status with a stable reason, and changes nothing.
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
 import grpc
 
+from chieu.games import registry
 from chieu.kit import auth, db, fields, metrics, names
 from chieu.kit.errors import ServiceError, invalid, not_found, precondition
 from chieu.kit.revocations import RevocationList
@@ -44,6 +47,32 @@ not fit is refused as an amount (``bad_amount``), not found to lack an account."
 
 MAX_SEATS = 16
 """The most seats one hand reserves (every game has fewer)."""
+
+BOARD_PAGE = 50
+"""Rows per page of a board (and the most one page may ask)."""
+_BOARD_KINDS = {pb.BOARD_KIND_POINTS: "points", pb.BOARD_KIND_COINS: "coins"}
+_BOARD_PERIODS = {pb.BOARD_PERIOD_WEEK: "week", pb.BOARD_PERIOD_MONTH: "month", pb.BOARD_PERIOD_ALL: "all"}
+
+
+def _board_token(game: str, board: str, period: str, score: int, player_id: str, rank: int) -> str:
+    """The cursor after a page: the board and period key it reads, and its last row (score, player, rank)."""
+    raw = json.dumps([game, board, period, score, player_id, rank], ensure_ascii=False, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _board_cursor(token: str, game: str, board: str) -> tuple[str, tuple[int, str], int]:
+    """A page token read back: (period key, (score, player id), rank of that row); ``bad_page_token``
+    when it is not one of this game's and kind's."""
+    try:
+        raw = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        g, k, period, score, player_id, rank = raw
+        ok = (g == game and k == board and isinstance(period, str) and isinstance(score, int)
+              and isinstance(player_id, str) and isinstance(rank, int) and rank > 0)
+    except (ValueError, TypeError, UnicodeDecodeError):
+        ok = False
+    if not ok:
+        raise invalid("bad_page_token", "page_token is not from a previous response of this board")
+    return period, (score, player_id), rank
 
 
 def _positive(value: int, what: str) -> int:
@@ -202,6 +231,45 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
         return pb.ListPricesResponse(negative_reset=s.price_negative_reset, reputation_reset=s.price_reputation_reset,
                                      song=s.price_song, membership_day=s.price_membership_day,
                                      hearts_to_coins=s.hearts_to_coins)
+
+    async def GetBoard(self, request: pb.GetBoardRequest, context: Context) -> pb.GetBoardResponse:
+        """A page of one game's points or 金币 board for a period, best first; any valid token (the
+        ladder's boards are public alike)."""
+        self._who(context)
+        if request.game not in registry.KEYS:
+            if not request.game:
+                raise invalid("bad_game", "a game is needed")
+            raise not_found("unknown_game", f"no game {request.game[:64]!r}; games: {', '.join(registry.KEYS)}")
+        board = _BOARD_KINDS.get(request.kind)
+        if board is None:
+            raise invalid("bad_board", "kind must be BOARD_KIND_POINTS or BOARD_KIND_COINS")
+        period = _BOARD_PERIODS.get(request.period)
+        if period is None:
+            raise invalid("bad_period", "period must be BOARD_PERIOD_WEEK, _MONTH or _ALL")
+        size = fields.page_size(request.page_size, default=BOARD_PAGE, most=BOARD_PAGE)
+        if request.player_id:
+            fields.ident(request.player_id, "player_id")
+        key = b.periods(self.books.clock())[period]
+        after: tuple[int, str] | None = None
+        rank = 0
+        if request.page_token:
+            key, after, rank = _board_cursor(request.page_token, request.game, board)
+        rows = await b.board_page(self.books.pool, request.game, board, key, size + 1, after)
+        out = pb.GetBoardResponse(period_key=key, rank_bound=b.RANK_BOUND, rows=[
+            pb.BoardRow(rank=rank + i, player_id=r["player_id"], score=int(r["score"]), hands=int(r["hands"]))
+            for i, r in enumerate(rows[:size], 1)])
+        if len(rows) > size:
+            last = out.rows[-1]
+            out.next_page_token = _board_token(request.game, board, key, last.score, last.player_id, int(last.rank))
+        if request.player_id:
+            mine = await b.board_row(self.books.pool, request.game, board, key, request.player_id)
+            if mine is not None:
+                ahead = await b.board_ahead(self.books.pool, request.game, board, key, int(mine["score"]),
+                                            request.player_id, b.RANK_BOUND)
+                out.you.CopyFrom(pb.BoardRow(rank=ahead + 1 if ahead < b.RANK_BOUND else 0,
+                                             player_id=request.player_id, score=int(mine["score"]),
+                                             hands=int(mine["hands"])))
+        return out
 
     async def GetPot(self, request: pb.GetPotRequest, context: Context) -> pb.GetPotResponse:
         auth.require(self._who(context), "operator", "auditor", "service")

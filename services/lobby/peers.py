@@ -118,6 +118,18 @@ class Peers:
             raise unavailable("ledger", e) from None
         return {b.currency: int(b.amount) for b in r.balances}, int(r.membership_days)
 
+    async def points_rank(self, player_id: str, game: str) -> ledger_pb.BoardRow | None:
+        """A player's row of a game's all-time points board (rank 0: beyond the ledger's rank bound);
+        ``None``: not on it."""
+        try:
+            r = await self._ledger().GetBoard(
+                ledger_pb.GetBoardRequest(game=game, kind=ledger_pb.BOARD_KIND_POINTS,
+                                          period=ledger_pb.BOARD_PERIOD_ALL, page_size=1, player_id=player_id),
+                timeout=TIMEOUT_S, metadata=self._own())
+        except grpc.aio.AioRpcError as e:
+            raise unavailable("ledger", e) from None
+        return r.you if r.HasField("you") else None
+
     # -- ladder -------------------------------------------------------------------------------
 
     def _ladder(self) -> ladder_grpc.LadderServiceAsyncStub:

@@ -573,6 +573,11 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         async def money() -> None:
             found, out.membership_days = await self.peers.balances(player_id)
             out.coins, out.hearts = found.get("coins", 0), found.get("hearts", 0)
+            # the points boards of the games the player has points in (played at a points table)
+            played = [g for g in registry.KEYS if f"points:{g}" in found]
+            rows = await asyncio.gather(*(self.peers.points_rank(player_id, g) for g in played))
+            out.ranks.extend(pb.GameRank(game=g, points=r.score, rank=r.rank, hands=r.hands)
+                             for g, r in zip(played, rows, strict=True) if r is not None)
 
         async def ladder() -> None:
             standings = await asyncio.gather(*(self.peers.standing(player_id, g) for g in registry.KEYS))

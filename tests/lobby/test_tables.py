@@ -226,17 +226,9 @@ async def test_quick_seat_races_for_the_last_seat(stub: Any, operator: Any, sett
     await w.close()
 
 
-async def test_the_portal_path(stub: Any, operator: Any, settings: Settings) -> None:
-    """Sign in, rooms, watch, quick seat four players into a Phỏm coin room, play a hand, and see
-    the coins change on the home screen."""
-    # a stake the welcome covers at Phỏm's largest loss of four seats (36 stakes reserved a seat)
-    room = await new_room(stub, operator, currency=log_pb2.CURRENCY_COINS, stake=random.randrange(2, 6),
-                          options={"uWindowSeconds": 0, "turnSeconds": 30})  # no Ù window: the bot plays on
-    sessions = [await guest(stub, name=f"P{i}") for i in range(4)]
-    assert all(s.welcome_coins == 200 for s in sessions)
-    rooms = await stub.ListRooms(pb.ListRoomsRequest(game="phom"), metadata=bearer(sessions[0].access_token))
-    mine = next(e for e in rooms.rooms if e.room.room_id == room.room_id)
-    assert mine.gate.allowed and mine.gate.coins == 200
+async def play_a_hand(stub: Any, settings: Settings, room: pb.Room,
+                      sessions: list[Any]) -> tuple[Watcher, str, dict[str, TableClient]]:
+    """Quick seat four players into ``room`` and play one hand of Phỏm to its end (the bot's moves)."""
     w = Watcher(stub, room.room_id, sessions[0].access_token)
     await asyncio.wait_for(w.complete.wait(), 5)
     seats = []
@@ -258,6 +250,21 @@ async def test_the_portal_path(stub: Any, operator: Any, settings: Settings) -> 
         await play_turn(clients[view.hand_players[game_view(view).to_move]], table_id)
     assert view.status == tpb.TABLE_STATUS_WAITING and view.hand_no == 1
     await until(lambda: _status(w, table_id, tpb.TABLE_STATUS_WAITING))
+    return w, table_id, clients
+
+
+async def test_the_portal_path(stub: Any, operator: Any, settings: Settings) -> None:
+    """Sign in, rooms, watch, quick seat four players into a Phỏm coin room, play a hand, and see
+    the coins change on the home screen."""
+    # a stake of 2..4: a Phỏm hand may cost a seat 48 stakes (its max_loss), reserved from 200 welcome 金币
+    room = await new_room(stub, operator, currency=log_pb2.CURRENCY_COINS, stake=random.randrange(2, 5),
+                          options={"uWindowSeconds": 0, "turnSeconds": 30})  # no Ù window: the bot plays on
+    sessions = [await guest(stub, name=f"P{i}") for i in range(4)]
+    assert all(s.welcome_coins == 200 for s in sessions)
+    rooms = await stub.ListRooms(pb.ListRoomsRequest(game="phom"), metadata=bearer(sessions[0].access_token))
+    mine = next(e for e in rooms.rooms if e.room.room_id == room.room_id)
+    assert mine.gate.allowed and mine.gate.coins == 200
+    w, table_id, clients = await play_a_hand(stub, settings, room, sessions)
 
     async def homes() -> list[pb.GetHomeResponse]:
         return [await stub.GetHome(pb.GetHomeRequest(), metadata=bearer(s.access_token)) for s in sessions]
@@ -271,6 +278,31 @@ async def test_the_portal_path(stub: Any, operator: Any, settings: Settings) -> 
     assert all([t.table_id for t in h.seated] == [table_id] for h in hs)
     assert all(h.reputation == 100 and len(h.levels) == len(registry.KEYS) and not h.unavailable for h in hs)
     assert hs[0].player.name == "P0"
+    assert all(not h.ranks for h in hs)  # a coin room: no points board
+    await w.close()
+    for c in clients.values():
+        await c.close()
+
+
+async def test_home_shows_the_points_rank(stub: Any, operator: Any, settings: Settings) -> None:
+    """Issue 34: a hand in a Điểm/积分 (points) room puts its four players on Phỏm's points board, and
+    each one's home shows their points and rank there (ranks in the order of the points, ties by
+    player id), where before only 过关斩将 rooms counted."""
+    room = await new_room(stub, operator, options={"uWindowSeconds": 0, "turnSeconds": 30})
+    sessions = [await guest(stub, name=f"Q{i}") for i in range(4)]
+    w, _, clients = await play_a_hand(stub, settings, room, sessions)
+
+    async def ranked() -> list[pb.GameRank] | None:
+        hs = [await stub.GetHome(pb.GetHomeRequest(), metadata=bearer(s.access_token)) for s in sessions]
+        rows = [next((r for r in h.ranks if r.game == "phom"), None) for h in hs]
+        return None if any(r is None for r in rows) else [r for r in rows if r is not None]
+
+    rows = await until(ranked)
+    assert all(r.hands == 1 and r.rank >= 1 for r in rows)
+    ids = [s.player.player_id for s in sessions]
+    by_points = sorted(range(4), key=lambda i: (-rows[i].points, ids[i]))
+    assert [rows[i].rank for i in by_points] == sorted(r.rank for r in rows)
+    assert len({r.rank for r in rows}) == 4
     await w.close()
     for c in clients.values():
         await c.close()

@@ -67,6 +67,7 @@ ledger.GetBalances          no_token expired  bad_key  ok     yours ok       ok 
 ledger.GetHistory           no_token expired  bad_key  ok     yours ok       ok      yours   yours    yours    yours
 ledger.GetPot               no_token expired  bad_key  role   role  ok       ok      ok      ok       ok       ok
 ledger.ListPrices           no_token expired  bad_key  ok     ok    ok       ok      ok      ok       ok       ok
+ledger.GetBoard             no_token expired  bad_key  ok     ok    ok       ok      ok      ok       ok       ok
 ledger.CheckEligibility     no_token expired  bad_key  ok     yours ok       ok      ok      ok       ok       ok
 ledger.ClaimWelcome         no_token expired  bad_key  role   role  ok       role    role    role     role     ok
 ledger.CreditPurchase       no_token expired  bad_key  role   role  ok       role    role    role     role     role

@@ -25,6 +25,54 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _BoardKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _BoardKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_BoardKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    BOARD_KIND_UNSPECIFIED: _BoardKind.ValueType  # 0
+    BOARD_KIND_POINTS: _BoardKind.ValueType  # 1
+    """The game's score points, from its points tables (the default Điểm/积分 rooms)."""
+    BOARD_KIND_COINS: _BoardKind.ValueType  # 2
+    """金币 won (net) at the game's coin tables."""
+
+class BoardKind(_BoardKind, metaclass=_BoardKindEnumTypeWrapper):
+    """Which ledger board."""
+
+BOARD_KIND_UNSPECIFIED: BoardKind.ValueType  # 0
+BOARD_KIND_POINTS: BoardKind.ValueType  # 1
+"""The game's score points, from its points tables (the default Điểm/积分 rooms)."""
+BOARD_KIND_COINS: BoardKind.ValueType  # 2
+"""金币 won (net) at the game's coin tables."""
+Global___BoardKind: _TypeAlias = BoardKind  # noqa: Y015
+
+class _BoardPeriod:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _BoardPeriodEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_BoardPeriod.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    BOARD_PERIOD_UNSPECIFIED: _BoardPeriod.ValueType  # 0
+    BOARD_PERIOD_WEEK: _BoardPeriod.ValueType  # 1
+    """This ISO week (from Monday 00:00 UTC)."""
+    BOARD_PERIOD_MONTH: _BoardPeriod.ValueType  # 2
+    """This calendar month."""
+    BOARD_PERIOD_ALL: _BoardPeriod.ValueType  # 3
+    """Every settlement ever posted."""
+
+class BoardPeriod(_BoardPeriod, metaclass=_BoardPeriodEnumTypeWrapper):
+    """Which period of a board (UTC)."""
+
+BOARD_PERIOD_UNSPECIFIED: BoardPeriod.ValueType  # 0
+BOARD_PERIOD_WEEK: BoardPeriod.ValueType  # 1
+"""This ISO week (from Monday 00:00 UTC)."""
+BOARD_PERIOD_MONTH: BoardPeriod.ValueType  # 2
+"""This calendar month."""
+BOARD_PERIOD_ALL: BoardPeriod.ValueType  # 3
+"""Every settlement ever posted."""
+Global___BoardPeriod: _TypeAlias = BoardPeriod  # noqa: Y015
+
 @_typing.final
 class Balance(_message.Message):
     """One balance."""
@@ -287,6 +335,125 @@ class ListPricesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListPricesResponse: _TypeAlias = ListPricesResponse  # noqa: Y015
+
+@_typing.final
+class GetBoardRequest(_message.Message):
+    """GetBoard request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    PERIOD_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    """A game key (registry): unknown_game otherwise."""
+    kind: Global___BoardKind.ValueType
+    """Required: bad_board when unspecified."""
+    period: Global___BoardPeriod.ValueType
+    """Required: bad_period when unspecified."""
+    page_size: _builtins.int
+    """Rows per page: 1..50; 0 (the default) means 50."""
+    page_token: _builtins.str
+    """From a previous response's next_page_token (of the same game, kind and period): the page after."""
+    player_id: _builtins.str
+    """Optionally, a player whose own row and rank are returned too (you)."""
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+        kind: Global___BoardKind.ValueType = ...,
+        period: Global___BoardPeriod.ValueType = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "kind", b"kind", "page_size", b"page_size", "page_token", b"page_token", "period", b"period", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetBoardRequest: _TypeAlias = GetBoardRequest  # noqa: Y015
+
+@_typing.final
+class BoardRow(_message.Message):
+    """One row of a ledger board."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    HANDS_FIELD_NUMBER: _builtins.int
+    rank: _builtins.int
+    """1-based: score descending, ties by player id ascending. In "you": 0 when the player is
+    further down than GetBoardResponse.rank_bound (not counted further).
+    """
+    player_id: _builtins.str
+    score: _builtins.int
+    """The net points (or 金币) the player's settlements of this game moved in the period."""
+    hands: _builtins.int
+    """How many settlements of the game counted."""
+    def __init__(
+        self,
+        *,
+        rank: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+        score: _builtins.int = ...,
+        hands: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hands", b"hands", "player_id", b"player_id", "rank", b"rank", "score", b"score"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BoardRow: _TypeAlias = BoardRow  # noqa: Y015
+
+@_typing.final
+class GetBoardResponse(_message.Message):
+    """GetBoard response."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROWS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    YOU_FIELD_NUMBER: _builtins.int
+    PERIOD_KEY_FIELD_NUMBER: _builtins.int
+    RANK_BOUND_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Empty on the last page."""
+    period_key: _builtins.str
+    """The period's key: "all", "m2026-11" or "w2026-W48" (a page token keeps the period it started in)."""
+    rank_bound: _builtins.int
+    """How far down an own rank is counted (10,000)."""
+    @_builtins.property
+    def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___BoardRow]: ...
+    @_builtins.property
+    def you(self) -> Global___BoardRow:
+        """The asked player's row (absent when not asked or not on this board)."""
+
+    def __init__(
+        self,
+        *,
+        rows: _abc.Iterable[Global___BoardRow] | None = ...,
+        next_page_token: _builtins.str = ...,
+        you: Global___BoardRow | None = ...,
+        period_key: _builtins.str = ...,
+        rank_bound: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_you", b"_you", "you", b"you"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_you", b"_you", "next_page_token", b"next_page_token", "period_key", b"period_key", "rank_bound", b"rank_bound", "rows", b"rows", "you", b"you"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__you: _TypeAlias = _typing.Literal["you"]  # noqa: Y015
+    _WhichOneofArgType__you: _TypeAlias = _typing.Literal["_you", b"_you"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__you) -> _WhichOneofReturnType__you | None: ...
+
+Global___GetBoardResponse: _TypeAlias = GetBoardResponse  # noqa: Y015
 
 @_typing.final
 class GetPotRequest(_message.Message):

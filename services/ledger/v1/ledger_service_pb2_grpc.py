@@ -55,6 +55,11 @@ class LedgerServiceStub:
                 request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListPricesRequest.SerializeToString,
                 response_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListPricesResponse.FromString,
                 _registered_method=True)
+        self.GetBoard = channel.unary_unary(
+                '/chieu.ledger.v1.LedgerService/GetBoard',
+                request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.GetBoardRequest.SerializeToString,
+                response_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.GetBoardResponse.FromString,
+                _registered_method=True)
         self.CheckEligibility = channel.unary_unary(
                 '/chieu.ledger.v1.LedgerService/CheckEligibility',
                 request_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.CheckEligibilityRequest.SerializeToString,
@@ -164,6 +169,15 @@ class LedgerServiceServicer:
 
     def ListPrices(self, request, context):
         """The paid services' prices in 金币 and the 红心币 rate, for a client to show before one buys.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetBoard(self, request, context):
+        """A leaderboard of one game from the settlements: its score points (points tables) or the 金币
+        won at its coin tables, this week, this month or all time; paged best first, with the asked
+        player's own rank (any valid token: boards are public, as the ladder's).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -309,6 +323,11 @@ def add_LedgerServiceServicer_to_server(servicer, server):
                     servicer.ListPrices,
                     request_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListPricesRequest.FromString,
                     response_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListPricesResponse.SerializeToString,
+            ),
+            'GetBoard': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBoard,
+                    request_deserializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.GetBoardRequest.FromString,
+                    response_serializer=chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.GetBoardResponse.SerializeToString,
             ),
             'CheckEligibility': grpc.unary_unary_rpc_method_handler(
                     servicer.CheckEligibility,
@@ -500,6 +519,33 @@ class LedgerService:
             '/chieu.ledger.v1.LedgerService/ListPrices',
             chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListPricesRequest.SerializeToString,
             chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.ListPricesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBoard(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.ledger.v1.LedgerService/GetBoard',
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.GetBoardRequest.SerializeToString,
+            chieu_dot_ledger_dot_v1_dot_ledger__service__pb2.GetBoardResponse.FromString,
             options,
             channel_credentials,
             insecure,

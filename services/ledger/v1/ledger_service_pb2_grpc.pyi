@@ -47,6 +47,11 @@ class LedgerServiceStub:
     """The gà pot of a table: the table service asks before it allows a stake or gà change."""
     ListPrices: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.ListPricesRequest, _ledger_service_pb2.ListPricesResponse]
     """The paid services' prices in 金币 and the 红心币 rate, for a client to show before one buys."""
+    GetBoard: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.GetBoardRequest, _ledger_service_pb2.GetBoardResponse]
+    """A leaderboard of one game from the settlements: its score points (points tables) or the 金币
+    won at its coin tables, this week, this month or all time; paged best first, with the asked
+    player's own rank (any valid token: boards are public, as the ladder's).
+    """
     CheckEligibility: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.CheckEligibilityRequest, _ledger_service_pb2.CheckEligibilityResponse]
     """Whether a player may sit at a coin table (more than the minimum of 金币)."""
     ClaimWelcome: _grpc.UnaryUnaryMultiCallable[_ledger_service_pb2.ClaimWelcomeRequest, _ledger_service_pb2.ClaimWelcomeResponse]
@@ -103,6 +108,11 @@ class LedgerServiceAsyncStub(LedgerServiceStub):
     """The gà pot of a table: the table service asks before it allows a stake or gà change."""
     ListPrices: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.ListPricesRequest, _ledger_service_pb2.ListPricesResponse]  # type: ignore[assignment]
     """The paid services' prices in 金币 and the 红心币 rate, for a client to show before one buys."""
+    GetBoard: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.GetBoardRequest, _ledger_service_pb2.GetBoardResponse]  # type: ignore[assignment]
+    """A leaderboard of one game from the settlements: its score points (points tables) or the 金币
+    won at its coin tables, this week, this month or all time; paged best first, with the asked
+    player's own rank (any valid token: boards are public, as the ladder's).
+    """
     CheckEligibility: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.CheckEligibilityRequest, _ledger_service_pb2.CheckEligibilityResponse]  # type: ignore[assignment]
     """Whether a player may sit at a coin table (more than the minimum of 金币)."""
     ClaimWelcome: _aio.UnaryUnaryMultiCallable[_ledger_service_pb2.ClaimWelcomeRequest, _ledger_service_pb2.ClaimWelcomeResponse]  # type: ignore[assignment]
@@ -180,6 +190,17 @@ class LedgerServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_ledger_service_pb2.ListPricesResponse, _abc.Awaitable[_ledger_service_pb2.ListPricesResponse]]:
         """The paid services' prices in 金币 and the 红心币 rate, for a client to show before one buys."""
+
+    @_abc_1.abstractmethod
+    def GetBoard(
+        self,
+        request: _ledger_service_pb2.GetBoardRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_ledger_service_pb2.GetBoardResponse, _abc.Awaitable[_ledger_service_pb2.GetBoardResponse]]:
+        """A leaderboard of one game from the settlements: its score points (points tables) or the 金币
+        won at its coin tables, this week, this month or all time; paged best first, with the asked
+        player's own rank (any valid token: boards are public, as the ladder's).
+        """
 
     @_abc_1.abstractmethod
     def CheckEligibility(

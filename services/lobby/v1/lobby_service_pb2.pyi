@@ -1481,6 +1481,41 @@ class GameLevel(_message.Message):
 Global___GameLevel: _TypeAlias = GameLevel  # noqa: Y015
 
 @_typing.final
+class GameRank(_message.Message):
+    """A player's place on a game's all-time points board (the ledger's, from every hand at its points
+    tables: the default Điểm/积分 rooms).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    RANK_FIELD_NUMBER: _builtins.int
+    HANDS_FIELD_NUMBER: _builtins.int
+    game: _builtins.str
+    points: _builtins.int
+    """The net score points of all the player's hands of this game."""
+    rank: _builtins.int
+    """1-based, score descending, ties by player id; 0: further down than the ledger counts (10,000)."""
+    hands: _builtins.int
+    """How many hands counted."""
+    def __init__(
+        self,
+        *,
+        game: _builtins.str = ...,
+        points: _builtins.int = ...,
+        rank: _builtins.int = ...,
+        hands: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "hands", b"hands", "points", b"points", "rank", b"rank"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GameRank: _TypeAlias = GameRank  # noqa: Y015
+
+@_typing.final
 class GetHomeResponse(_message.Message):
     """GetHome response."""
 
@@ -1494,6 +1529,7 @@ class GetHomeResponse(_message.Message):
     MEMBERSHIP_DAYS_FIELD_NUMBER: _builtins.int
     SEATED_FIELD_NUMBER: _builtins.int
     UNAVAILABLE_FIELD_NUMBER: _builtins.int
+    RANKS_FIELD_NUMBER: _builtins.int
     coins: _builtins.int
     """金币."""
     hearts: _builtins.int
@@ -1516,6 +1552,10 @@ class GetHomeResponse(_message.Message):
     def unavailable(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Parts that could not be read now ("ledger", "ladder"), shown as unknown."""
 
+    @_builtins.property
+    def ranks(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameRank]:
+        """The player's rank on each game's all-time points board they are on (from the ledger)."""
+
     def __init__(
         self,
         *,
@@ -1527,10 +1567,11 @@ class GetHomeResponse(_message.Message):
         membership_days: _builtins.int = ...,
         seated: _abc.Iterable[Global___TableSummary] | None = ...,
         unavailable: _abc.Iterable[_builtins.str] | None = ...,
+        ranks: _abc.Iterable[Global___GameRank] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["coins", b"coins", "hearts", b"hearts", "levels", b"levels", "membership_days", b"membership_days", "player", b"player", "reputation", b"reputation", "seated", b"seated", "unavailable", b"unavailable"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["coins", b"coins", "hearts", b"hearts", "levels", b"levels", "membership_days", b"membership_days", "player", b"player", "ranks", b"ranks", "reputation", b"reputation", "seated", b"seated", "unavailable", b"unavailable"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -10,7 +10,7 @@ import { SessionSchema, type GetHomeResponse, type TableSummary } from "../../ge
 import { Currency } from "../../gen/chieu/table/v1/log_pb.js";
 import { TableStatus, type TableView } from "../../gen/chieu/table/v1/table_service_pb.js";
 import type { ListPricesResponse } from "../../gen/chieu/ledger/v1/ledger_service_pb.js";
-import { commandId, GAMES, gameView, Portal, reason, type RoomEntry } from "../client/index.js";
+import { BoardKind, BoardPeriod, commandId, GAMES, gameView, Portal, reason, type RoomEntry } from "../client/index.js";
 import { gameMessages, loadBoards, type BoardContext } from "./board.js";
 import { h, mount, type Child } from "./dom.js";
 import { LANGUAGES, lang, setLang, t, tIn, word, type Key, type Language } from "./i18n/index.js";
@@ -215,6 +215,7 @@ async function home(): Promise<void> {
   const unknown = (part: string) => hm === undefined || hm.unavailable.includes(part);
   const stat = (label: Key, value: Child, id: string) => h("div", { class: "stat", id }, h("span", { class: "label" }, t(label)), h("b", {}, value));
   const level = (game: string) => hm?.levels.find((l) => l.game === game);
+  const ranked = (game: string) => hm?.ranks.find((r) => r.game === game);
   if (hm) for (const s of hm.seated) s.seatProfiles.forEach((pr, i) => learn(s.seats[i] ?? "", pr.name));
   mount(root, h("section", { class: "home" },
     h("h1", {}, t("home.title", { name: p.name || nameOf(p.playerId) })),
@@ -230,10 +231,12 @@ async function home(): Promise<void> {
     h("h2", {}, t("home.games")),
     h("div", { class: "games" }, GAMES.map((g) => {
       const l = level(g.key);
+      const r = ranked(g.key);
       return h("div", { class: "game-card", "data-game": g.key },
         boards.get(g.key)?.picture?.() ?? null,
         h("h3", {}, g.titles[lang()]),
-        h("dl", {}, h("dt", {}, t("home.level")), h("dd", {}, String(l?.level ?? 1n)),
+        h("dl", {}, h("dt", {}, t("home.points")), h("dd", { class: "home-points" }, r ? `${r.points} · ${r.rank > 0n ? `#${r.rank}` : t("leaders.beyond")}` : "0"),
+          h("dt", {}, t("home.level")), h("dd", {}, String(l?.level ?? 1n)),
           h("dt", {}, t("home.best")), h("dd", {}, String(l?.best ?? 1n)),
           h("dt", {}, t("home.lp")), h("dd", {}, String(l?.lp ?? 0n))),
         boards.has(g.key) ? button(t("home.play"), () => { location.hash = `#/rooms/${g.key}`; }, { kind: "primary" })
@@ -558,10 +561,28 @@ function outcome(tv: TableView): HTMLElement {
 
 // ---------------------------------------------------------------- leaderboards
 
+/** Which board the leaderboard screen shows: the ledger's points or 金币 won (by period), or the ladder's. */
+type BoardChoice = "points" | "coins" | "ladder";
+let boardKind: BoardChoice = "points";
+let boardPeriod: BoardPeriod = BoardPeriod.ALL;
+
+function choices<T>(label: Key, options: readonly (readonly [T, Key])[], current: T, pick: (v: T) => void): HTMLElement {
+  return h("div", { class: "tabs", role: "group", "aria-label": t(label) }, options.map(([v, k]) =>
+    button(t(k), () => pick(v), { kind: v === current ? "primary" : "quiet", attrs: { "aria-pressed": v === current, "data-board": String(v) } })));
+}
+
 async function leaders(game: string): Promise<void> {
   screen("leaders");
   redraw = () => void leaders(game);
   drawBar();
+  const pickers = () => h("div", { class: "panel board-pick" },
+    choices<BoardChoice>("leaders.kind", [["points", "leaders.points"], ["coins", "leaders.coins"], ["ladder", "leaders.ladder"]],
+      boardKind, (v) => { boardKind = v; void leaders(game); }),
+    boardKind === "ladder" ? null : choices<BoardPeriod>("leaders.period",
+      [[BoardPeriod.WEEK, "leaders.week"], [BoardPeriod.MONTH, "leaders.month"], [BoardPeriod.ALL, "leaders.all"]],
+      boardPeriod, (v) => { boardPeriod = v; void leaders(game); }),
+    h("p", { class: "muted small", id: "board-note" }, t(boardKind === "ladder" ? "leaders.noteLadder" : boardKind === "coins" ? "leaders.noteCoins" : "leaders.notePoints")));
+  if (boardKind !== "ladder") return void ledgerBoard(game, pickers);
   const month = new Date().toISOString().slice(0, 7);
   const [board, monthly] = await Promise.all([
     portal.leaderboard(game).catch((e) => { toast(failure(e)); return undefined; }),
@@ -576,10 +597,41 @@ async function leaders(game: string): Promise<void> {
         h("td", {}, String(r.rank)), h("td", {}, nameOf(r.playerId)), h("td", { class: "num" }, String(r.standing?.level ?? 1n)),
         h("td", { class: "num" }, String(r.standing?.best ?? 1n)), h("td", { class: "num" }, String(r.standing?.lp ?? 0n))))))) 
       : h("p", { class: "muted" }, t("leaders.empty"));
-  const draw = () => mount(root, gameTabs(game, "leaders"), h("section", { class: "leaders" },
+  const draw = () => mount(root, gameTabs(game, "leaders"), pickers(), h("section", { class: "leaders" },
     h("div", { class: "panel" }, h("h2", {}, t("leaders.all")), rows(board?.top ?? []),
       board?.you ? h("p", {}, `${t("you")}: #${board.you.rank}`) : null),
     h("div", { class: "panel" }, h("h2", {}, `${t("leaders.monthly")} (${month})`), rows(monthly))));
+  onNames = draw;
+  draw();
+}
+
+/** The ledger's board of a game (points or 金币 won, for the chosen period), 50 rows a page, "more" for the next. */
+async function ledgerBoard(game: string, pickers: () => HTMLElement): Promise<void> {
+  const kind = boardKind === "coins" ? BoardKind.COINS : BoardKind.POINTS;
+  const first = await portal.board(game, kind, boardPeriod).catch((e) => { toast(failure(e)); return undefined; });
+  if (probe.screen !== "leaders") return;
+  const list = [...(first?.rows ?? [])];
+  let next = first?.nextPageToken ?? "";
+  const you = first?.you;
+  const more = async () => {
+    const page = await portal.board(game, kind, boardPeriod, next).catch((e) => { toast(failure(e)); return undefined; });
+    if (!page || probe.screen !== "leaders") return;
+    list.push(...page.rows);
+    next = page.nextPageToken;
+    draw();
+  };
+  const score = (v: bigint) => (kind === BoardKind.COINS ? money(v, Currency.COINS) : String(v));
+  const draw = () => mount(root, gameTabs(game, "leaders"), pickers(), h("section", { class: "leaders" },
+    h("div", { class: "panel" }, h("h2", {}, t(kind === BoardKind.COINS ? "leaders.coins" : "leaders.points")),
+      list.length ? h("div", { class: "scroll-x" }, h("table", { class: "ranks" },
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("leaders.rank")), h("th", { scope: "col" }, t("leaders.player")),
+          h("th", { scope: "col" }, t("leaders.score")), h("th", { scope: "col" }, t("leaders.hands")))),
+        h("tbody", {}, list.map((r) => h("tr", { class: r.playerId === portal.playerId ? "me" : "" },
+          h("td", {}, String(r.rank)), h("td", {}, nameOf(r.playerId)), h("td", { class: "num" }, score(r.score)),
+          h("td", { class: "num" }, String(r.hands)))))))
+        : h("p", { class: "muted" }, t("leaders.empty")),
+      you ? h("p", { id: "board-you" }, `${t("you")}: ${you.rank > 0n ? `#${you.rank}` : t("leaders.beyond")} · ${score(you.score)}`) : null,
+      next ? button(t("leaders.more"), () => void more()) : null)));
   onNames = draw;
   draw();
 }

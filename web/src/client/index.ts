@@ -28,10 +28,11 @@ import {
 } from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
 import { TableService, type CreateTableRequestSchema, type TableView } from "../../gen/chieu/table/v1/table_service_pb.js";
 import { LadderService, type RankedPlayer } from "../../gen/chieu/ladder/v1/ladder_service_pb.js";
-import { LedgerService, type ListPricesResponse, type PostingResult } from "../../gen/chieu/ledger/v1/ledger_service_pb.js";
+import { BoardKind, BoardPeriod, LedgerService, type GetBoardResponse, type ListPricesResponse, type PostingResult } from "../../gen/chieu/ledger/v1/ledger_service_pb.js";
 import type { Profile } from "../../gen/chieu/lobby/v1/lobby_service_pb.js";
 
-export type { PostingResult, Profile, RankedPlayer, RoomEntry, Session, TableView, WatchRoomResponse };
+export { BoardKind, BoardPeriod };
+export type { GetBoardResponse, PostingResult, Profile, RankedPlayer, RoomEntry, Session, TableView, WatchRoomResponse };
 
 export { GAMES, gameOf, type GameDescriptor };
 
@@ -230,6 +231,12 @@ export class Portal {
   /** GetMonthlyRanking: a month's (YYYY-MM, UTC) ranking of a game. */
   async monthly(game: string, month: string, top = 50): Promise<RankedPlayer[]> {
     return (await withRetries(() => this.ladder.getMonthlyRanking({ game, month, top }))).ranking;
+  }
+
+  /** GetBoard (LedgerService): a page of 50 of a game's points or 金币-won board for a period, the
+   * caller's own row too; the next page from the previous one's nextPageToken. */
+  async board(game: string, kind: BoardKind, period: BoardPeriod, pageToken = ""): Promise<GetBoardResponse> {
+    return await withRetries(() => this.ledger.getBoard({ game, kind, period, pageToken, playerId: this.playerId }));
   }
 
   // ------------------------------------------------------------------ paid services (LedgerService)

@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file chieu/ledger/v1/ledger_service.proto.
  */
 export const file_chieu_ledger_v1_ledger_service: GenFile = /*@__PURE__*/
-  fileDesc("CiRjaGlldS9sZWRnZXIvdjEvbGVkZ2VyX3NlcnZpY2UucHJvdG8SD2NoaWV1LmxlZGdlci52MSI8CgdCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoAxIPCgdhY2NvdW50GAMgASgJIicKEkdldEJhbGFuY2VzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiWgoTR2V0QmFsYW5jZXNSZXNwb25zZRIqCghiYWxhbmNlcxgBIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhcKD21lbWJlcnNoaXBfZGF5cxgCIAEoAyLMAQoFRW50cnkSEwoLdHJhbnNmZXJfaWQYASABKAkSEgoKcG9zdGluZ19pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIMCgRvd2VkGAUgASgDEg4KBnJlYXNvbhgGIAEoCRIPCgdhY2NvdW50GAcgASgJEhQKDGNvdW50ZXJwYXJ0eRgIIAEoCRIQCgh0YWJsZV9pZBgJIAEoCRIPCgdoYW5kX25vGAogASgDEhEKCXBvc3RlZF9tcxgLIAEoAyKSAQoRR2V0SGlzdG9yeVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhAKCHRhYmxlX2lkGAMgASgJEg8KB2hhbmRfbm8YBCABKAMSDgoGcmVhc29uGAUgASgJEhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJIlYKEkdldEhpc3RvcnlSZXNwb25zZRInCgdlbnRyaWVzGAEgAygLMhYuY2hpZXUubGVkZ2VyLnYxLkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSITChFMaXN0UHJpY2VzUmVxdWVzdCKFAQoSTGlzdFByaWNlc1Jlc3BvbnNlEhYKDm5lZ2F0aXZlX3Jlc2V0GAEgASgDEhgKEHJlcHV0YXRpb25fcmVzZXQYAiABKAMSDAoEc29uZxgDIAEoAxIWCg5tZW1iZXJzaGlwX2RheRgEIAEoAxIXCg9oZWFydHNfdG9fY29pbnMYBSABKAMiIQoNR2V0UG90UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSJFCg5HZXRQb3RSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIPCgdiYWxhbmNlGAIgASgDEhAKCGN1cnJlbmN5GAMgASgJIiwKF0NoZWNrRWxpZ2liaWxpdHlSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCSJaChhDaGVja0VsaWdpYmlsaXR5UmVzcG9uc2USEAoIZWxpZ2libGUYASABKAgSDQoFY29pbnMYAiABKAMSDwoHbWluaW11bRgDIAEoAxIMCgRoZWxkGAQgASgIIigKE0NsYWltV2VsY29tZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJImEKDVBvc3RpbmdSZXN1bHQSEgoKcG9zdGluZ19pZBgBIAEoCRIqCghiYWxhbmNlcxgCIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhAKCHJlcGxheWVkGAMgASgIIk4KFUNyZWRpdFB1cmNoYXNlUmVxdWVzdBISCgpwYXltZW50X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIOCgZoZWFydHMYAyABKAMiTQoUQ29udmVydEhlYXJ0c1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSDgoGaGVhcnRzGAMgASgDIlAKGVJlc2V0TmVnYXRpdmVTY29yZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSDAoEZ2FtZRgDIAEoCSI/ChZSZXNldFJlcHV0YXRpb25SZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJIlkKElJlcXVlc3RTb25nUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRzb25nGAMgASgJEg4KBnRhcmdldBgEIAEoCSJLChRCdXlNZW1iZXJzaGlwUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRkYXlzGAMgASgDIloKE0NyZWRpdFJld2FyZFJlcXVlc3QSEQoJcmV3YXJkX2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRINCgVjb2lucxgDIAEoAxIOCgZyZWFzb24YBCABKAkiagoNQWRqdXN0UmVxdWVzdBIVCg1hZGp1c3RtZW50X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIOCgZyZWFzb24YBSABKAkiNQoQSG9sZENvaW5zUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIlMKEUhvbGRDb2luc1Jlc3BvbnNlEgwKBGhlbGQYASABKAgSDwoHaGVsZF9ieRgCIAEoCRIOCgZyZWFzb24YAyABKAkSDwoHaGVsZF9tcxgEIAEoAyI4ChNSZWxlYXNlQ29pbnNSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiKAoUUmVsZWFzZUNvaW5zUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiPQoWTGlzdFJldmlld0hvbGRzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEAoIcmV2aWV3ZWQYAiABKAgiLAoISGVsZEZyb20SEQoJcGxheWVyX2lkGAEgASgJEg0KBWNvaW5zGAIgASgDIvABChBSZXZpZXdIb2xkUmVjb3JkEg8KB2hvbGRfaWQYASABKAMSEQoJcGxheWVyX2lkGAIgASgJEg0KBWNvaW5zGAMgASgDEikKBnBheWVycxgEIAMoCzIZLmNoaWV1LmxlZGdlci52MS5IZWxkRnJvbRIOCgZzdGF0dXMYBSABKAkSDAoEY29kZRgGIAEoCRIOCgZkZXRhaWwYByABKAkSDwoHaGVsZF9tcxgIIAEoAxITCgtyZXZpZXdlZF9ieRgJIAEoCRIVCg1yZXZpZXdfcmVhc29uGAogASgJEhMKC3Jldmlld2VkX21zGAsgASgDIksKF0xpc3RSZXZpZXdIb2xkc1Jlc3BvbnNlEjAKBWhvbGRzGAEgAygLMiEuY2hpZXUubGVkZ2VyLnYxLlJldmlld0hvbGRSZWNvcmQiuQEKEVJldmlld0hvbGRSZXF1ZXN0Eg8KB2hvbGRfaWQYASABKAMSOQoGYWN0aW9uGAIgASgOMikuY2hpZXUubGVkZ2VyLnYxLlJldmlld0hvbGRSZXF1ZXN0LkFjdGlvbhIOCgZyZWFzb24YAyABKAkiSAoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhIKDkFDVElPTl9SRUxFQVNFEAESEgoOQUNUSU9OX1JFVkVSU0UQAiJZChJSZXZpZXdIb2xkUmVzcG9uc2USLwoEaG9sZBgBIAEoCzIhLmNoaWV1LmxlZGdlci52MS5SZXZpZXdIb2xkUmVjb3JkEhIKCnBvc3RpbmdfaWQYAiABKAkiDgoMQXVkaXRSZXF1ZXN0IkIKDEF1ZGl0UHJvYmxlbRIPCgdhY2NvdW50GAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEg8KB21lc3NhZ2UYAyABKAkicQoNQXVkaXRSZXNwb25zZRIKCgJvaxgBIAEoCBIQCghhY2NvdW50cxgCIAEoAxIRCgl0cmFuc2ZlcnMYAyABKAMSLwoIcHJvYmxlbXMYBCADKAsyHS5jaGlldS5sZWRnZXIudjEuQXVkaXRQcm9ibGVtIkYKFENsYWltV2VsY29tZVJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkgKFkNyZWRpdFB1cmNoYXNlUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRwoVQ29udmVydEhlYXJ0c1Jlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkwKGlJlc2V0TmVnYXRpdmVTY29yZVJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkkKF1Jlc2V0UmVwdXRhdGlvblJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkUKE1JlcXVlc3RTb25nUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRwoVQnV5TWVtYmVyc2hpcFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkYKFENyZWRpdFJld2FyZFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkAKDkFkanVzdFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IjMKD1NlYXRSZXNlcnZhdGlvbhIRCglwbGF5ZXJfaWQYASABKAkSDQoFY29pbnMYAiABKAMiaAoSUmVzZXJ2ZUhhbmRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEg8KB2hhbmRfbm8YAiABKAMSLwoFc2VhdHMYAyADKAsyIC5jaGlldS5sZWRnZXIudjEuU2VhdFJlc2VydmF0aW9uIlAKE1Jlc2VydmVIYW5kUmVzcG9uc2USEAoIcmVzZXJ2ZWQYASABKAgSFQoNc2hvcnRfcGxheWVycxgCIAMoCRIQCghyZXBsYXllZBgDIAEoCDKyDgoNTGVkZ2VyU2VydmljZRJYCgtHZXRCYWxhbmNlcxIjLmNoaWV1LmxlZGdlci52MS5HZXRCYWxhbmNlc1JlcXVlc3QaJC5jaGlldS5sZWRnZXIudjEuR2V0QmFsYW5jZXNSZXNwb25zZRJVCgpHZXRIaXN0b3J5EiIuY2hpZXUubGVkZ2VyLnYxLkdldEhpc3RvcnlSZXF1ZXN0GiMuY2hpZXUubGVkZ2VyLnYxLkdldEhpc3RvcnlSZXNwb25zZRJJCgZHZXRQb3QSHi5jaGlldS5sZWRnZXIudjEuR2V0UG90UmVxdWVzdBofLmNoaWV1LmxlZGdlci52MS5HZXRQb3RSZXNwb25zZRJVCgpMaXN0UHJpY2VzEiIuY2hpZXUubGVkZ2VyLnYxLkxpc3RQcmljZXNSZXF1ZXN0GiMuY2hpZXUubGVkZ2VyLnYxLkxpc3RQcmljZXNSZXNwb25zZRJnChBDaGVja0VsaWdpYmlsaXR5EiguY2hpZXUubGVkZ2VyLnYxLkNoZWNrRWxpZ2liaWxpdHlSZXF1ZXN0GikuY2hpZXUubGVkZ2VyLnYxLkNoZWNrRWxpZ2liaWxpdHlSZXNwb25zZRJbCgxDbGFpbVdlbGNvbWUSJC5jaGlldS5sZWRnZXIudjEuQ2xhaW1XZWxjb21lUmVxdWVzdBolLmNoaWV1LmxlZGdlci52MS5DbGFpbVdlbGNvbWVSZXNwb25zZRJhCg5DcmVkaXRQdXJjaGFzZRImLmNoaWV1LmxlZGdlci52MS5DcmVkaXRQdXJjaGFzZVJlcXVlc3QaJy5jaGlldS5sZWRnZXIudjEuQ3JlZGl0UHVyY2hhc2VSZXNwb25zZRJeCg1Db252ZXJ0SGVhcnRzEiUuY2hpZXUubGVkZ2VyLnYxLkNvbnZlcnRIZWFydHNSZXF1ZXN0GiYuY2hpZXUubGVkZ2VyLnYxLkNvbnZlcnRIZWFydHNSZXNwb25zZRJtChJSZXNldE5lZ2F0aXZlU2NvcmUSKi5jaGlldS5sZWRnZXIudjEuUmVzZXROZWdhdGl2ZVNjb3JlUmVxdWVzdBorLmNoaWV1LmxlZGdlci52MS5SZXNldE5lZ2F0aXZlU2NvcmVSZXNwb25zZRJkCg9SZXNldFJlcHV0YXRpb24SJy5jaGlldS5sZWRnZXIudjEuUmVzZXRSZXB1dGF0aW9uUmVxdWVzdBooLmNoaWV1LmxlZGdlci52MS5SZXNldFJlcHV0YXRpb25SZXNwb25zZRJYCgtSZXF1ZXN0U29uZxIjLmNoaWV1LmxlZGdlci52MS5SZXF1ZXN0U29uZ1JlcXVlc3QaJC5jaGlldS5sZWRnZXIudjEuUmVxdWVzdFNvbmdSZXNwb25zZRJeCg1CdXlNZW1iZXJzaGlwEiUuY2hpZXUubGVkZ2VyLnYxLkJ1eU1lbWJlcnNoaXBSZXF1ZXN0GiYuY2hpZXUubGVkZ2VyLnYxLkJ1eU1lbWJlcnNoaXBSZXNwb25zZRJbCgxDcmVkaXRSZXdhcmQSJC5jaGlldS5sZWRnZXIudjEuQ3JlZGl0UmV3YXJkUmVxdWVzdBolLmNoaWV1LmxlZGdlci52MS5DcmVkaXRSZXdhcmRSZXNwb25zZRJJCgZBZGp1c3QSHi5jaGlldS5sZWRnZXIudjEuQWRqdXN0UmVxdWVzdBofLmNoaWV1LmxlZGdlci52MS5BZGp1c3RSZXNwb25zZRJSCglIb2xkQ29pbnMSIS5jaGlldS5sZWRnZXIudjEuSG9sZENvaW5zUmVxdWVzdBoiLmNoaWV1LmxlZGdlci52MS5Ib2xkQ29pbnNSZXNwb25zZRJbCgxSZWxlYXNlQ29pbnMSJC5jaGlldS5sZWRnZXIudjEuUmVsZWFzZUNvaW5zUmVxdWVzdBolLmNoaWV1LmxlZGdlci52MS5SZWxlYXNlQ29pbnNSZXNwb25zZRJkCg9MaXN0UmV2aWV3SG9sZHMSJy5jaGlldS5sZWRnZXIudjEuTGlzdFJldmlld0hvbGRzUmVxdWVzdBooLmNoaWV1LmxlZGdlci52MS5MaXN0UmV2aWV3SG9sZHNSZXNwb25zZRJVCgpSZXZpZXdIb2xkEiIuY2hpZXUubGVkZ2VyLnYxLlJldmlld0hvbGRSZXF1ZXN0GiMuY2hpZXUubGVkZ2VyLnYxLlJldmlld0hvbGRSZXNwb25zZRJGCgVBdWRpdBIdLmNoaWV1LmxlZGdlci52MS5BdWRpdFJlcXVlc3QaHi5jaGlldS5sZWRnZXIudjEuQXVkaXRSZXNwb25zZRJYCgtSZXNlcnZlSGFuZBIjLmNoaWV1LmxlZGdlci52MS5SZXNlcnZlSGFuZFJlcXVlc3QaJC5jaGlldS5sZWRnZXIudjEuUmVzZXJ2ZUhhbmRSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("CiRjaGlldS9sZWRnZXIvdjEvbGVkZ2VyX3NlcnZpY2UucHJvdG8SD2NoaWV1LmxlZGdlci52MSI8CgdCYWxhbmNlEhAKCGN1cnJlbmN5GAEgASgJEg4KBmFtb3VudBgCIAEoAxIPCgdhY2NvdW50GAMgASgJIicKEkdldEJhbGFuY2VzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiWgoTR2V0QmFsYW5jZXNSZXNwb25zZRIqCghiYWxhbmNlcxgBIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhcKD21lbWJlcnNoaXBfZGF5cxgCIAEoAyLMAQoFRW50cnkSEwoLdHJhbnNmZXJfaWQYASABKAkSEgoKcG9zdGluZ19pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIMCgRvd2VkGAUgASgDEg4KBnJlYXNvbhgGIAEoCRIPCgdhY2NvdW50GAcgASgJEhQKDGNvdW50ZXJwYXJ0eRgIIAEoCRIQCgh0YWJsZV9pZBgJIAEoCRIPCgdoYW5kX25vGAogASgDEhEKCXBvc3RlZF9tcxgLIAEoAyKSAQoRR2V0SGlzdG9yeVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEhAKCHRhYmxlX2lkGAMgASgJEg8KB2hhbmRfbm8YBCABKAMSDgoGcmVhc29uGAUgASgJEhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJIlYKEkdldEhpc3RvcnlSZXNwb25zZRInCgdlbnRyaWVzGAEgAygLMhYuY2hpZXUubGVkZ2VyLnYxLkVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSITChFMaXN0UHJpY2VzUmVxdWVzdCKFAQoSTGlzdFByaWNlc1Jlc3BvbnNlEhYKDm5lZ2F0aXZlX3Jlc2V0GAEgASgDEhgKEHJlcHV0YXRpb25fcmVzZXQYAiABKAMSDAoEc29uZxgDIAEoAxIWCg5tZW1iZXJzaGlwX2RheRgEIAEoAxIXCg9oZWFydHNfdG9fY29pbnMYBSABKAMisQEKD0dldEJvYXJkUmVxdWVzdBIMCgRnYW1lGAEgASgJEigKBGtpbmQYAiABKA4yGi5jaGlldS5sZWRnZXIudjEuQm9hcmRLaW5kEiwKBnBlcmlvZBgDIAEoDjIcLmNoaWV1LmxlZGdlci52MS5Cb2FyZFBlcmlvZBIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCRIRCglwbGF5ZXJfaWQYBiABKAkiSQoIQm9hcmRSb3cSDAoEcmFuaxgBIAEoAxIRCglwbGF5ZXJfaWQYAiABKAkSDQoFc2NvcmUYAyABKBISDQoFaGFuZHMYBCABKAMisQEKEEdldEJvYXJkUmVzcG9uc2USJwoEcm93cxgBIAMoCzIZLmNoaWV1LmxlZGdlci52MS5Cb2FyZFJvdxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSKwoDeW91GAMgASgLMhkuY2hpZXUubGVkZ2VyLnYxLkJvYXJkUm93SACIAQESEgoKcGVyaW9kX2tleRgEIAEoCRISCgpyYW5rX2JvdW5kGAUgASgDQgYKBF95b3UiIQoNR2V0UG90UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSJFCg5HZXRQb3RSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIPCgdiYWxhbmNlGAIgASgDEhAKCGN1cnJlbmN5GAMgASgJIiwKF0NoZWNrRWxpZ2liaWxpdHlSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCSJaChhDaGVja0VsaWdpYmlsaXR5UmVzcG9uc2USEAoIZWxpZ2libGUYASABKAgSDQoFY29pbnMYAiABKAMSDwoHbWluaW11bRgDIAEoAxIMCgRoZWxkGAQgASgIIigKE0NsYWltV2VsY29tZVJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJImEKDVBvc3RpbmdSZXN1bHQSEgoKcG9zdGluZ19pZBgBIAEoCRIqCghiYWxhbmNlcxgCIAMoCzIYLmNoaWV1LmxlZGdlci52MS5CYWxhbmNlEhAKCHJlcGxheWVkGAMgASgIIk4KFUNyZWRpdFB1cmNoYXNlUmVxdWVzdBISCgpwYXltZW50X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIOCgZoZWFydHMYAyABKAMiTQoUQ29udmVydEhlYXJ0c1JlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSDgoGaGVhcnRzGAMgASgDIlAKGVJlc2V0TmVnYXRpdmVTY29yZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSDAoEZ2FtZRgDIAEoCSI/ChZSZXNldFJlcHV0YXRpb25SZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJIlkKElJlcXVlc3RTb25nUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRzb25nGAMgASgJEg4KBnRhcmdldBgEIAEoCSJLChRCdXlNZW1iZXJzaGlwUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRkYXlzGAMgASgDIloKE0NyZWRpdFJld2FyZFJlcXVlc3QSEQoJcmV3YXJkX2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRINCgVjb2lucxgDIAEoAxIOCgZyZWFzb24YBCABKAkiagoNQWRqdXN0UmVxdWVzdBIVCg1hZGp1c3RtZW50X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIQCghjdXJyZW5jeRgDIAEoCRINCgVkZWx0YRgEIAEoAxIOCgZyZWFzb24YBSABKAkiNQoQSG9sZENvaW5zUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIlMKEUhvbGRDb2luc1Jlc3BvbnNlEgwKBGhlbGQYASABKAgSDwoHaGVsZF9ieRgCIAEoCRIOCgZyZWFzb24YAyABKAkSDwoHaGVsZF9tcxgEIAEoAyI4ChNSZWxlYXNlQ29pbnNSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiKAoUUmVsZWFzZUNvaW5zUmVzcG9uc2USEAoIcmVsZWFzZWQYASABKAgiPQoWTGlzdFJldmlld0hvbGRzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEAoIcmV2aWV3ZWQYAiABKAgiLAoISGVsZEZyb20SEQoJcGxheWVyX2lkGAEgASgJEg0KBWNvaW5zGAIgASgDIvABChBSZXZpZXdIb2xkUmVjb3JkEg8KB2hvbGRfaWQYASABKAMSEQoJcGxheWVyX2lkGAIgASgJEg0KBWNvaW5zGAMgASgDEikKBnBheWVycxgEIAMoCzIZLmNoaWV1LmxlZGdlci52MS5IZWxkRnJvbRIOCgZzdGF0dXMYBSABKAkSDAoEY29kZRgGIAEoCRIOCgZkZXRhaWwYByABKAkSDwoHaGVsZF9tcxgIIAEoAxITCgtyZXZpZXdlZF9ieRgJIAEoCRIVCg1yZXZpZXdfcmVhc29uGAogASgJEhMKC3Jldmlld2VkX21zGAsgASgDIksKF0xpc3RSZXZpZXdIb2xkc1Jlc3BvbnNlEjAKBWhvbGRzGAEgAygLMiEuY2hpZXUubGVkZ2VyLnYxLlJldmlld0hvbGRSZWNvcmQiuQEKEVJldmlld0hvbGRSZXF1ZXN0Eg8KB2hvbGRfaWQYASABKAMSOQoGYWN0aW9uGAIgASgOMikuY2hpZXUubGVkZ2VyLnYxLlJldmlld0hvbGRSZXF1ZXN0LkFjdGlvbhIOCgZyZWFzb24YAyABKAkiSAoGQWN0aW9uEhYKEkFDVElPTl9VTlNQRUNJRklFRBAAEhIKDkFDVElPTl9SRUxFQVNFEAESEgoOQUNUSU9OX1JFVkVSU0UQAiJZChJSZXZpZXdIb2xkUmVzcG9uc2USLwoEaG9sZBgBIAEoCzIhLmNoaWV1LmxlZGdlci52MS5SZXZpZXdIb2xkUmVjb3JkEhIKCnBvc3RpbmdfaWQYAiABKAkiDgoMQXVkaXRSZXF1ZXN0IkIKDEF1ZGl0UHJvYmxlbRIPCgdhY2NvdW50GAEgASgJEhAKCGN1cnJlbmN5GAIgASgJEg8KB21lc3NhZ2UYAyABKAkicQoNQXVkaXRSZXNwb25zZRIKCgJvaxgBIAEoCBIQCghhY2NvdW50cxgCIAEoAxIRCgl0cmFuc2ZlcnMYAyABKAMSLwoIcHJvYmxlbXMYBCADKAsyHS5jaGlldS5sZWRnZXIudjEuQXVkaXRQcm9ibGVtIkYKFENsYWltV2VsY29tZVJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkgKFkNyZWRpdFB1cmNoYXNlUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRwoVQ29udmVydEhlYXJ0c1Jlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkwKGlJlc2V0TmVnYXRpdmVTY29yZVJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkkKF1Jlc2V0UmVwdXRhdGlvblJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkUKE1JlcXVlc3RTb25nUmVzcG9uc2USLgoGcmVzdWx0GAEgASgLMh4uY2hpZXUubGVkZ2VyLnYxLlBvc3RpbmdSZXN1bHQiRwoVQnV5TWVtYmVyc2hpcFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkYKFENyZWRpdFJld2FyZFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IkAKDkFkanVzdFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmNoaWV1LmxlZGdlci52MS5Qb3N0aW5nUmVzdWx0IjMKD1NlYXRSZXNlcnZhdGlvbhIRCglwbGF5ZXJfaWQYASABKAkSDQoFY29pbnMYAiABKAMiaAoSUmVzZXJ2ZUhhbmRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEg8KB2hhbmRfbm8YAiABKAMSLwoFc2VhdHMYAyADKAsyIC5jaGlldS5sZWRnZXIudjEuU2VhdFJlc2VydmF0aW9uIlAKE1Jlc2VydmVIYW5kUmVzcG9uc2USEAoIcmVzZXJ2ZWQYASABKAgSFQoNc2hvcnRfcGxheWVycxgCIAMoCRIQCghyZXBsYXllZBgDIAEoCCpUCglCb2FyZEtpbmQSGgoWQk9BUkRfS0lORF9VTlNQRUNJRklFRBAAEhUKEUJPQVJEX0tJTkRfUE9JTlRTEAESFAoQQk9BUkRfS0lORF9DT0lOUxACKnAKC0JvYXJkUGVyaW9kEhwKGEJPQVJEX1BFUklPRF9VTlNQRUNJRklFRBAAEhUKEUJPQVJEX1BFUklPRF9XRUVLEAESFgoSQk9BUkRfUEVSSU9EX01PTlRIEAISFAoQQk9BUkRfUEVSSU9EX0FMTBADMoMPCg1MZWRnZXJTZXJ2aWNlElgKC0dldEJhbGFuY2VzEiMuY2hpZXUubGVkZ2VyLnYxLkdldEJhbGFuY2VzUmVxdWVzdBokLmNoaWV1LmxlZGdlci52MS5HZXRCYWxhbmNlc1Jlc3BvbnNlElUKCkdldEhpc3RvcnkSIi5jaGlldS5sZWRnZXIudjEuR2V0SGlzdG9yeVJlcXVlc3QaIy5jaGlldS5sZWRnZXIudjEuR2V0SGlzdG9yeVJlc3BvbnNlEkkKBkdldFBvdBIeLmNoaWV1LmxlZGdlci52MS5HZXRQb3RSZXF1ZXN0Gh8uY2hpZXUubGVkZ2VyLnYxLkdldFBvdFJlc3BvbnNlElUKCkxpc3RQcmljZXMSIi5jaGlldS5sZWRnZXIudjEuTGlzdFByaWNlc1JlcXVlc3QaIy5jaGlldS5sZWRnZXIudjEuTGlzdFByaWNlc1Jlc3BvbnNlEk8KCEdldEJvYXJkEiAuY2hpZXUubGVkZ2VyLnYxLkdldEJvYXJkUmVxdWVzdBohLmNoaWV1LmxlZGdlci52MS5HZXRCb2FyZFJlc3BvbnNlEmcKEENoZWNrRWxpZ2liaWxpdHkSKC5jaGlldS5sZWRnZXIudjEuQ2hlY2tFbGlnaWJpbGl0eVJlcXVlc3QaKS5jaGlldS5sZWRnZXIudjEuQ2hlY2tFbGlnaWJpbGl0eVJlc3BvbnNlElsKDENsYWltV2VsY29tZRIkLmNoaWV1LmxlZGdlci52MS5DbGFpbVdlbGNvbWVSZXF1ZXN0GiUuY2hpZXUubGVkZ2VyLnYxLkNsYWltV2VsY29tZVJlc3BvbnNlEmEKDkNyZWRpdFB1cmNoYXNlEiYuY2hpZXUubGVkZ2VyLnYxLkNyZWRpdFB1cmNoYXNlUmVxdWVzdBonLmNoaWV1LmxlZGdlci52MS5DcmVkaXRQdXJjaGFzZVJlc3BvbnNlEl4KDUNvbnZlcnRIZWFydHMSJS5jaGlldS5sZWRnZXIudjEuQ29udmVydEhlYXJ0c1JlcXVlc3QaJi5jaGlldS5sZWRnZXIudjEuQ29udmVydEhlYXJ0c1Jlc3BvbnNlEm0KElJlc2V0TmVnYXRpdmVTY29yZRIqLmNoaWV1LmxlZGdlci52MS5SZXNldE5lZ2F0aXZlU2NvcmVSZXF1ZXN0GisuY2hpZXUubGVkZ2VyLnYxLlJlc2V0TmVnYXRpdmVTY29yZVJlc3BvbnNlEmQKD1Jlc2V0UmVwdXRhdGlvbhInLmNoaWV1LmxlZGdlci52MS5SZXNldFJlcHV0YXRpb25SZXF1ZXN0GiguY2hpZXUubGVkZ2VyLnYxLlJlc2V0UmVwdXRhdGlvblJlc3BvbnNlElgKC1JlcXVlc3RTb25nEiMuY2hpZXUubGVkZ2VyLnYxLlJlcXVlc3RTb25nUmVxdWVzdBokLmNoaWV1LmxlZGdlci52MS5SZXF1ZXN0U29uZ1Jlc3BvbnNlEl4KDUJ1eU1lbWJlcnNoaXASJS5jaGlldS5sZWRnZXIudjEuQnV5TWVtYmVyc2hpcFJlcXVlc3QaJi5jaGlldS5sZWRnZXIudjEuQnV5TWVtYmVyc2hpcFJlc3BvbnNlElsKDENyZWRpdFJld2FyZBIkLmNoaWV1LmxlZGdlci52MS5DcmVkaXRSZXdhcmRSZXF1ZXN0GiUuY2hpZXUubGVkZ2VyLnYxLkNyZWRpdFJld2FyZFJlc3BvbnNlEkkKBkFkanVzdBIeLmNoaWV1LmxlZGdlci52MS5BZGp1c3RSZXF1ZXN0Gh8uY2hpZXUubGVkZ2VyLnYxLkFkanVzdFJlc3BvbnNlElIKCUhvbGRDb2lucxIhLmNoaWV1LmxlZGdlci52MS5Ib2xkQ29pbnNSZXF1ZXN0GiIuY2hpZXUubGVkZ2VyLnYxLkhvbGRDb2luc1Jlc3BvbnNlElsKDFJlbGVhc2VDb2lucxIkLmNoaWV1LmxlZGdlci52MS5SZWxlYXNlQ29pbnNSZXF1ZXN0GiUuY2hpZXUubGVkZ2VyLnYxLlJlbGVhc2VDb2luc1Jlc3BvbnNlEmQKD0xpc3RSZXZpZXdIb2xkcxInLmNoaWV1LmxlZGdlci52MS5MaXN0UmV2aWV3SG9sZHNSZXF1ZXN0GiguY2hpZXUubGVkZ2VyLnYxLkxpc3RSZXZpZXdIb2xkc1Jlc3BvbnNlElUKClJldmlld0hvbGQSIi5jaGlldS5sZWRnZXIudjEuUmV2aWV3SG9sZFJlcXVlc3QaIy5jaGlldS5sZWRnZXIudjEuUmV2aWV3SG9sZFJlc3BvbnNlEkYKBUF1ZGl0Eh0uY2hpZXUubGVkZ2VyLnYxLkF1ZGl0UmVxdWVzdBoeLmNoaWV1LmxlZGdlci52MS5BdWRpdFJlc3BvbnNlElgKC1Jlc2VydmVIYW5kEiMuY2hpZXUubGVkZ2VyLnYxLlJlc2VydmVIYW5kUmVxdWVzdBokLmNoaWV1LmxlZGdlci52MS5SZXNlcnZlSGFuZFJlc3BvbnNlYgZwcm90bzM");
 
 /**
  * One balance.
@@ -332,6 +332,150 @@ export const ListPricesResponseSchema: GenMessage<ListPricesResponse> = /*@__PUR
   messageDesc(file_chieu_ledger_v1_ledger_service, 7);
 
 /**
+ * GetBoard request.
+ *
+ * @generated from message chieu.ledger.v1.GetBoardRequest
+ */
+export type GetBoardRequest = Message<"chieu.ledger.v1.GetBoardRequest"> & {
+  /**
+   * A game key (registry): unknown_game otherwise.
+   *
+   * @generated from field: string game = 1;
+   */
+  game: string;
+
+  /**
+   * Required: bad_board when unspecified.
+   *
+   * @generated from field: chieu.ledger.v1.BoardKind kind = 2;
+   */
+  kind: BoardKind;
+
+  /**
+   * Required: bad_period when unspecified.
+   *
+   * @generated from field: chieu.ledger.v1.BoardPeriod period = 3;
+   */
+  period: BoardPeriod;
+
+  /**
+   * Rows per page: 1..50; 0 (the default) means 50.
+   *
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
+
+  /**
+   * From a previous response's next_page_token (of the same game, kind and period): the page after.
+   *
+   * @generated from field: string page_token = 5;
+   */
+  pageToken: string;
+
+  /**
+   * Optionally, a player whose own row and rank are returned too (you).
+   *
+   * @generated from field: string player_id = 6;
+   */
+  playerId: string;
+};
+
+/**
+ * Describes the message chieu.ledger.v1.GetBoardRequest.
+ * Use `create(GetBoardRequestSchema)` to create a new message.
+ */
+export const GetBoardRequestSchema: GenMessage<GetBoardRequest> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 8);
+
+/**
+ * One row of a ledger board.
+ *
+ * @generated from message chieu.ledger.v1.BoardRow
+ */
+export type BoardRow = Message<"chieu.ledger.v1.BoardRow"> & {
+  /**
+   * 1-based: score descending, ties by player id ascending. In "you": 0 when the player is
+   * further down than GetBoardResponse.rank_bound (not counted further).
+   *
+   * @generated from field: int64 rank = 1;
+   */
+  rank: bigint;
+
+  /**
+   * @generated from field: string player_id = 2;
+   */
+  playerId: string;
+
+  /**
+   * The net points (or 金币) the player's settlements of this game moved in the period.
+   *
+   * @generated from field: sint64 score = 3;
+   */
+  score: bigint;
+
+  /**
+   * How many settlements of the game counted.
+   *
+   * @generated from field: int64 hands = 4;
+   */
+  hands: bigint;
+};
+
+/**
+ * Describes the message chieu.ledger.v1.BoardRow.
+ * Use `create(BoardRowSchema)` to create a new message.
+ */
+export const BoardRowSchema: GenMessage<BoardRow> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 9);
+
+/**
+ * GetBoard response.
+ *
+ * @generated from message chieu.ledger.v1.GetBoardResponse
+ */
+export type GetBoardResponse = Message<"chieu.ledger.v1.GetBoardResponse"> & {
+  /**
+   * @generated from field: repeated chieu.ledger.v1.BoardRow rows = 1;
+   */
+  rows: BoardRow[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+
+  /**
+   * The asked player's row (absent when not asked or not on this board).
+   *
+   * @generated from field: optional chieu.ledger.v1.BoardRow you = 3;
+   */
+  you?: BoardRow | undefined;
+
+  /**
+   * The period's key: "all", "m2026-11" or "w2026-W48" (a page token keeps the period it started in).
+   *
+   * @generated from field: string period_key = 4;
+   */
+  periodKey: string;
+
+  /**
+   * How far down an own rank is counted (10,000).
+   *
+   * @generated from field: int64 rank_bound = 5;
+   */
+  rankBound: bigint;
+};
+
+/**
+ * Describes the message chieu.ledger.v1.GetBoardResponse.
+ * Use `create(GetBoardResponseSchema)` to create a new message.
+ */
+export const GetBoardResponseSchema: GenMessage<GetBoardResponse> = /*@__PURE__*/
+  messageDesc(file_chieu_ledger_v1_ledger_service, 10);
+
+/**
  * GetPot request.
  *
  * @generated from message chieu.ledger.v1.GetPotRequest
@@ -348,7 +492,7 @@ export type GetPotRequest = Message<"chieu.ledger.v1.GetPotRequest"> & {
  * Use `create(GetPotRequestSchema)` to create a new message.
  */
 export const GetPotRequestSchema: GenMessage<GetPotRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 8);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 11);
 
 /**
  * GetPot response.
@@ -381,7 +525,7 @@ export type GetPotResponse = Message<"chieu.ledger.v1.GetPotResponse"> & {
  * Use `create(GetPotResponseSchema)` to create a new message.
  */
 export const GetPotResponseSchema: GenMessage<GetPotResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 9);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 12);
 
 /**
  * CheckEligibility request.
@@ -403,7 +547,7 @@ export type CheckEligibilityRequest = Message<"chieu.ledger.v1.CheckEligibilityR
  * Use `create(CheckEligibilityRequestSchema)` to create a new message.
  */
 export const CheckEligibilityRequestSchema: GenMessage<CheckEligibilityRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 10);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 13);
 
 /**
  * CheckEligibility response.
@@ -441,7 +585,7 @@ export type CheckEligibilityResponse = Message<"chieu.ledger.v1.CheckEligibility
  * Use `create(CheckEligibilityResponseSchema)` to create a new message.
  */
 export const CheckEligibilityResponseSchema: GenMessage<CheckEligibilityResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 11);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 14);
 
 /**
  * ClaimWelcome request.
@@ -463,7 +607,7 @@ export type ClaimWelcomeRequest = Message<"chieu.ledger.v1.ClaimWelcomeRequest">
  * Use `create(ClaimWelcomeRequestSchema)` to create a new message.
  */
 export const ClaimWelcomeRequestSchema: GenMessage<ClaimWelcomeRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 12);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 15);
 
 /**
  * The result of a posting (the first result when the same request is repeated).
@@ -496,7 +640,7 @@ export type PostingResult = Message<"chieu.ledger.v1.PostingResult"> & {
  * Use `create(PostingResultSchema)` to create a new message.
  */
 export const PostingResultSchema: GenMessage<PostingResult> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 13);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 16);
 
 /**
  * CreditPurchase request.
@@ -529,7 +673,7 @@ export type CreditPurchaseRequest = Message<"chieu.ledger.v1.CreditPurchaseReque
  * Use `create(CreditPurchaseRequestSchema)` to create a new message.
  */
 export const CreditPurchaseRequestSchema: GenMessage<CreditPurchaseRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 14);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 17);
 
 /**
  * ConvertHearts request.
@@ -566,7 +710,7 @@ export type ConvertHeartsRequest = Message<"chieu.ledger.v1.ConvertHeartsRequest
  * Use `create(ConvertHeartsRequestSchema)` to create a new message.
  */
 export const ConvertHeartsRequestSchema: GenMessage<ConvertHeartsRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 15);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 18);
 
 /**
  * ResetNegativeScore request.
@@ -600,7 +744,7 @@ export type ResetNegativeScoreRequest = Message<"chieu.ledger.v1.ResetNegativeSc
  * Use `create(ResetNegativeScoreRequestSchema)` to create a new message.
  */
 export const ResetNegativeScoreRequestSchema: GenMessage<ResetNegativeScoreRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 16);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 19);
 
 /**
  * ResetReputation request.
@@ -627,7 +771,7 @@ export type ResetReputationRequest = Message<"chieu.ledger.v1.ResetReputationReq
  * Use `create(ResetReputationRequestSchema)` to create a new message.
  */
 export const ResetReputationRequestSchema: GenMessage<ResetReputationRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 17);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 20);
 
 /**
  * RequestSong request.
@@ -666,7 +810,7 @@ export type RequestSongRequest = Message<"chieu.ledger.v1.RequestSongRequest"> &
  * Use `create(RequestSongRequestSchema)` to create a new message.
  */
 export const RequestSongRequestSchema: GenMessage<RequestSongRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 18);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 21);
 
 /**
  * BuyMembership request.
@@ -698,7 +842,7 @@ export type BuyMembershipRequest = Message<"chieu.ledger.v1.BuyMembershipRequest
  * Use `create(BuyMembershipRequestSchema)` to create a new message.
  */
 export const BuyMembershipRequestSchema: GenMessage<BuyMembershipRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 19);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 22);
 
 /**
  * CreditReward request.
@@ -734,7 +878,7 @@ export type CreditRewardRequest = Message<"chieu.ledger.v1.CreditRewardRequest">
  * Use `create(CreditRewardRequestSchema)` to create a new message.
  */
 export const CreditRewardRequestSchema: GenMessage<CreditRewardRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 20);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 23);
 
 /**
  * Adjust request.
@@ -779,7 +923,7 @@ export type AdjustRequest = Message<"chieu.ledger.v1.AdjustRequest"> & {
  * Use `create(AdjustRequestSchema)` to create a new message.
  */
 export const AdjustRequestSchema: GenMessage<AdjustRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 21);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 24);
 
 /**
  * HoldCoins request.
@@ -805,7 +949,7 @@ export type HoldCoinsRequest = Message<"chieu.ledger.v1.HoldCoinsRequest"> & {
  * Use `create(HoldCoinsRequestSchema)` to create a new message.
  */
 export const HoldCoinsRequestSchema: GenMessage<HoldCoinsRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 22);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 25);
 
 /**
  * HoldCoins response.
@@ -843,7 +987,7 @@ export type HoldCoinsResponse = Message<"chieu.ledger.v1.HoldCoinsResponse"> & {
  * Use `create(HoldCoinsResponseSchema)` to create a new message.
  */
 export const HoldCoinsResponseSchema: GenMessage<HoldCoinsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 23);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 26);
 
 /**
  * ReleaseCoins request.
@@ -869,7 +1013,7 @@ export type ReleaseCoinsRequest = Message<"chieu.ledger.v1.ReleaseCoinsRequest">
  * Use `create(ReleaseCoinsRequestSchema)` to create a new message.
  */
 export const ReleaseCoinsRequestSchema: GenMessage<ReleaseCoinsRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 24);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 27);
 
 /**
  * ReleaseCoins response.
@@ -890,7 +1034,7 @@ export type ReleaseCoinsResponse = Message<"chieu.ledger.v1.ReleaseCoinsResponse
  * Use `create(ReleaseCoinsResponseSchema)` to create a new message.
  */
 export const ReleaseCoinsResponseSchema: GenMessage<ReleaseCoinsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 25);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 28);
 
 /**
  * ListReviewHolds request.
@@ -918,7 +1062,7 @@ export type ListReviewHoldsRequest = Message<"chieu.ledger.v1.ListReviewHoldsReq
  * Use `create(ListReviewHoldsRequestSchema)` to create a new message.
  */
 export const ListReviewHoldsRequestSchema: GenMessage<ListReviewHoldsRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 26);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 29);
 
 /**
  * What one payer's net losses put into a hold.
@@ -942,7 +1086,7 @@ export type HeldFrom = Message<"chieu.ledger.v1.HeldFrom"> & {
  * Use `create(HeldFromSchema)` to create a new message.
  */
 export const HeldFromSchema: GenMessage<HeldFrom> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 27);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 30);
 
 /**
  * One hold of the collusion screen.
@@ -1019,7 +1163,7 @@ export type ReviewHoldRecord = Message<"chieu.ledger.v1.ReviewHoldRecord"> & {
  * Use `create(ReviewHoldRecordSchema)` to create a new message.
  */
 export const ReviewHoldRecordSchema: GenMessage<ReviewHoldRecord> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 28);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 31);
 
 /**
  * ListReviewHolds response.
@@ -1038,7 +1182,7 @@ export type ListReviewHoldsResponse = Message<"chieu.ledger.v1.ListReviewHoldsRe
  * Use `create(ListReviewHoldsResponseSchema)` to create a new message.
  */
 export const ListReviewHoldsResponseSchema: GenMessage<ListReviewHoldsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 29);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 32);
 
 /**
  * ReviewHold request.
@@ -1069,7 +1213,7 @@ export type ReviewHoldRequest = Message<"chieu.ledger.v1.ReviewHoldRequest"> & {
  * Use `create(ReviewHoldRequestSchema)` to create a new message.
  */
 export const ReviewHoldRequestSchema: GenMessage<ReviewHoldRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 30);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 33);
 
 /**
  * release: the held coins go back to the player; reverse: each payer gets back what it put in.
@@ -1097,7 +1241,7 @@ export enum ReviewHoldRequest_Action {
  * Describes the enum chieu.ledger.v1.ReviewHoldRequest.Action.
  */
 export const ReviewHoldRequest_ActionSchema: GenEnum<ReviewHoldRequest_Action> = /*@__PURE__*/
-  enumDesc(file_chieu_ledger_v1_ledger_service, 30, 0);
+  enumDesc(file_chieu_ledger_v1_ledger_service, 33, 0);
 
 /**
  * ReviewHold response.
@@ -1123,7 +1267,7 @@ export type ReviewHoldResponse = Message<"chieu.ledger.v1.ReviewHoldResponse"> &
  * Use `create(ReviewHoldResponseSchema)` to create a new message.
  */
 export const ReviewHoldResponseSchema: GenMessage<ReviewHoldResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 31);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 34);
 
 /**
  * Audit request.
@@ -1138,7 +1282,7 @@ export type AuditRequest = Message<"chieu.ledger.v1.AuditRequest"> & {
  * Use `create(AuditRequestSchema)` to create a new message.
  */
 export const AuditRequestSchema: GenMessage<AuditRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 32);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 35);
 
 /**
  * One audit finding.
@@ -1167,7 +1311,7 @@ export type AuditProblem = Message<"chieu.ledger.v1.AuditProblem"> & {
  * Use `create(AuditProblemSchema)` to create a new message.
  */
 export const AuditProblemSchema: GenMessage<AuditProblem> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 33);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 36);
 
 /**
  * Audit response.
@@ -1201,7 +1345,7 @@ export type AuditResponse = Message<"chieu.ledger.v1.AuditResponse"> & {
  * Use `create(AuditResponseSchema)` to create a new message.
  */
 export const AuditResponseSchema: GenMessage<AuditResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 34);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 37);
 
 /**
  * ClaimWelcome response.
@@ -1220,7 +1364,7 @@ export type ClaimWelcomeResponse = Message<"chieu.ledger.v1.ClaimWelcomeResponse
  * Use `create(ClaimWelcomeResponseSchema)` to create a new message.
  */
 export const ClaimWelcomeResponseSchema: GenMessage<ClaimWelcomeResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 35);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 38);
 
 /**
  * CreditPurchase response.
@@ -1239,7 +1383,7 @@ export type CreditPurchaseResponse = Message<"chieu.ledger.v1.CreditPurchaseResp
  * Use `create(CreditPurchaseResponseSchema)` to create a new message.
  */
 export const CreditPurchaseResponseSchema: GenMessage<CreditPurchaseResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 36);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 39);
 
 /**
  * ConvertHearts response.
@@ -1258,7 +1402,7 @@ export type ConvertHeartsResponse = Message<"chieu.ledger.v1.ConvertHeartsRespon
  * Use `create(ConvertHeartsResponseSchema)` to create a new message.
  */
 export const ConvertHeartsResponseSchema: GenMessage<ConvertHeartsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 37);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 40);
 
 /**
  * ResetNegativeScore response.
@@ -1277,7 +1421,7 @@ export type ResetNegativeScoreResponse = Message<"chieu.ledger.v1.ResetNegativeS
  * Use `create(ResetNegativeScoreResponseSchema)` to create a new message.
  */
 export const ResetNegativeScoreResponseSchema: GenMessage<ResetNegativeScoreResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 38);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 41);
 
 /**
  * ResetReputation response.
@@ -1296,7 +1440,7 @@ export type ResetReputationResponse = Message<"chieu.ledger.v1.ResetReputationRe
  * Use `create(ResetReputationResponseSchema)` to create a new message.
  */
 export const ResetReputationResponseSchema: GenMessage<ResetReputationResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 39);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 42);
 
 /**
  * RequestSong response.
@@ -1315,7 +1459,7 @@ export type RequestSongResponse = Message<"chieu.ledger.v1.RequestSongResponse">
  * Use `create(RequestSongResponseSchema)` to create a new message.
  */
 export const RequestSongResponseSchema: GenMessage<RequestSongResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 40);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 43);
 
 /**
  * BuyMembership response.
@@ -1334,7 +1478,7 @@ export type BuyMembershipResponse = Message<"chieu.ledger.v1.BuyMembershipRespon
  * Use `create(BuyMembershipResponseSchema)` to create a new message.
  */
 export const BuyMembershipResponseSchema: GenMessage<BuyMembershipResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 41);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 44);
 
 /**
  * CreditReward response.
@@ -1353,7 +1497,7 @@ export type CreditRewardResponse = Message<"chieu.ledger.v1.CreditRewardResponse
  * Use `create(CreditRewardResponseSchema)` to create a new message.
  */
 export const CreditRewardResponseSchema: GenMessage<CreditRewardResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 42);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 45);
 
 /**
  * Adjust response.
@@ -1372,7 +1516,7 @@ export type AdjustResponse = Message<"chieu.ledger.v1.AdjustResponse"> & {
  * Use `create(AdjustResponseSchema)` to create a new message.
  */
 export const AdjustResponseSchema: GenMessage<AdjustResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 43);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 46);
 
 /**
  * One seat's reservation: the most 金币 the player can lose in the hand.
@@ -1398,7 +1542,7 @@ export type SeatReservation = Message<"chieu.ledger.v1.SeatReservation"> & {
  * Use `create(SeatReservationSchema)` to create a new message.
  */
 export const SeatReservationSchema: GenMessage<SeatReservation> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 44);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 47);
 
 /**
  * ReserveHand request.
@@ -1432,7 +1576,7 @@ export type ReserveHandRequest = Message<"chieu.ledger.v1.ReserveHandRequest"> &
  * Use `create(ReserveHandRequestSchema)` to create a new message.
  */
 export const ReserveHandRequestSchema: GenMessage<ReserveHandRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 45);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 48);
 
 /**
  * ReserveHand response.
@@ -1469,7 +1613,78 @@ export type ReserveHandResponse = Message<"chieu.ledger.v1.ReserveHandResponse">
  * Use `create(ReserveHandResponseSchema)` to create a new message.
  */
 export const ReserveHandResponseSchema: GenMessage<ReserveHandResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_ledger_v1_ledger_service, 46);
+  messageDesc(file_chieu_ledger_v1_ledger_service, 49);
+
+/**
+ * Which ledger board.
+ *
+ * @generated from enum chieu.ledger.v1.BoardKind
+ */
+export enum BoardKind {
+  /**
+   * @generated from enum value: BOARD_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The game's score points, from its points tables (the default Điểm/积分 rooms).
+   *
+   * @generated from enum value: BOARD_KIND_POINTS = 1;
+   */
+  POINTS = 1,
+
+  /**
+   * 金币 won (net) at the game's coin tables.
+   *
+   * @generated from enum value: BOARD_KIND_COINS = 2;
+   */
+  COINS = 2,
+}
+
+/**
+ * Describes the enum chieu.ledger.v1.BoardKind.
+ */
+export const BoardKindSchema: GenEnum<BoardKind> = /*@__PURE__*/
+  enumDesc(file_chieu_ledger_v1_ledger_service, 0);
+
+/**
+ * Which period of a board (UTC).
+ *
+ * @generated from enum chieu.ledger.v1.BoardPeriod
+ */
+export enum BoardPeriod {
+  /**
+   * @generated from enum value: BOARD_PERIOD_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * This ISO week (from Monday 00:00 UTC).
+   *
+   * @generated from enum value: BOARD_PERIOD_WEEK = 1;
+   */
+  WEEK = 1,
+
+  /**
+   * This calendar month.
+   *
+   * @generated from enum value: BOARD_PERIOD_MONTH = 2;
+   */
+  MONTH = 2,
+
+  /**
+   * Every settlement ever posted.
+   *
+   * @generated from enum value: BOARD_PERIOD_ALL = 3;
+   */
+  ALL = 3,
+}
+
+/**
+ * Describes the enum chieu.ledger.v1.BoardPeriod.
+ */
+export const BoardPeriodSchema: GenEnum<BoardPeriod> = /*@__PURE__*/
+  enumDesc(file_chieu_ledger_v1_ledger_service, 1);
 
 /**
  * The ledger service.
@@ -1516,6 +1731,18 @@ export const LedgerService: GenService<{
     methodKind: "unary";
     input: typeof ListPricesRequestSchema;
     output: typeof ListPricesResponseSchema;
+  },
+  /**
+   * A leaderboard of one game from the settlements: its score points (points tables) or the 金币
+   * won at its coin tables, this week, this month or all time; paged best first, with the asked
+   * player's own rank (any valid token: boards are public, as the ladder's).
+   *
+   * @generated from rpc chieu.ledger.v1.LedgerService.GetBoard
+   */
+  getBoard: {
+    methodKind: "unary";
+    input: typeof GetBoardRequestSchema;
+    output: typeof GetBoardResponseSchema;
   },
   /**
    * Whether a player may sit at a coin table (more than the minimum of 金币).
