@@ -86,7 +86,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       : options.length > 1 ? () => { picked.tile = picked.tile === k ? "" : k; ctx.rerender(); } : undefined;
     return domino(Number(t.a), Number(t.b), { onclick, dim: !onclick, selected: picked.tile === k, key: `hand:${k}`,
       mark: options.length ? "playable" : "idle", attrs: { "data-playable": options.length ? "1" : "0" } });
-  }))) : h("p", { class: "muted" }, ctx.t("dom.spectating"));
+  }))) : v.finished ? null : h("p", { class: "muted" }, ctx.t("dom.spectating"));
   const prompt: Child = !mine || v.finished ? null
     : picked.tile ? h("p", { class: "hint" }, ctx.t("dom.where"))
       : plays.size && v.line.length === 0 ? h("p", { class: "hint" }, ctx.t("dom.lead"))

@@ -24,7 +24,7 @@ export const words: Catalog = {
     "gj.returnHint": "还贡: choose {n} card(s) to give back.", "gj.revHint": "革命: you hold no 2s and no jokers — sit this game out?",
     "gj.revWait": "革命 window: waiting for {names}.", "gj.tribute": "进贡 / 还贡: tribute is being paid and returned.",
     "gj.selected": "Selected: {cards}", "gj.noSet": "Not a set you may play now.", "gj.fourWay": "四人乱缠",
-    "gj.score": "{n} points", "gj.spectating": "Watching: hands are hidden.", "gj.mayBurn": "may burn (捎牌)", "gj.you": "you" },
+    "gj.score": "{n} points", "gj.spectating": "Watching: hands are hidden.", "gj.shown": "Cards left", "gj.mayBurn": "may burn (捎牌)", "gj.you": "you" },
   vi: { "gj.hand": "Bài của bạn theo quân: bấm lần đầu lấy cả loại, mỗi lần sau bớt một lá", "gj.play": "Đánh", "gj.pass": "Bỏ",
     "gj.kou": "扣 — đóng vòng", "gj.burn": "Đốt (烧 / 捎牌)", "gj.return": "Trả bài (还贡)", "gj.clear": "Bỏ chọn",
     "gj.revolt": "革命 — ngồi ngoài", "gj.decline": "Không 革命", "gj.team": "Đội {t}", "gj.opposite": "Đối diện", "gj.cards": "{n} lá",
@@ -35,7 +35,7 @@ export const words: Catalog = {
     "gj.returnHint": "还贡: chọn {n} lá để trả.", "gj.revHint": "革命: bạn không có 2 và phăng teo — ngồi ngoài ván này?",
     "gj.revWait": "Thời gian 革命: chờ {names}.", "gj.tribute": "进贡 / 还贡: đang nộp và trả cống.",
     "gj.selected": "Đã chọn: {cards}", "gj.noSet": "Không phải bộ được đánh lúc này.", "gj.fourWay": "四人乱缠",
-    "gj.score": "{n} điểm", "gj.spectating": "Đang xem: bài được giấu.", "gj.mayBurn": "được đốt (捎牌)", "gj.you": "bạn" },
+    "gj.score": "{n} điểm", "gj.spectating": "Đang xem: bài được giấu.", "gj.shown": "Bài còn lại", "gj.mayBurn": "được đốt (捎牌)", "gj.you": "bạn" },
   zh: { "gj.hand": "你的手牌（按点数）：第一次点选全部，再点每次少一张", "gj.play": "出牌", "gj.pass": "不要",
     "gj.kou": "扣", "gj.burn": "烧（捎牌）", "gj.return": "还贡", "gj.clear": "重选",
     "gj.revolt": "革命", "gj.decline": "不革命", "gj.team": "{t} 联邦", "gj.opposite": "对门", "gj.cards": "{n} 张",
@@ -46,7 +46,7 @@ export const words: Catalog = {
     "gj.returnHint": "还贡：选 {n} 张还回。", "gj.revHint": "革命：你没有 2 也没有王——这局不打？",
     "gj.revWait": "革命窗口：等待 {names}。", "gj.tribute": "进贡 / 还贡进行中。",
     "gj.selected": "已选：{cards}", "gj.noSet": "现在不能出这套牌。", "gj.fourWay": "四人乱缠",
-    "gj.score": "{n} 分", "gj.spectating": "旁观中：手牌不可见。", "gj.mayBurn": "可烧（捎牌）", "gj.you": "你" },
+    "gj.score": "{n} 分", "gj.spectating": "旁观中：手牌不可见。", "gj.shown": "剩余的牌", "gj.mayBurn": "可烧（捎牌）", "gj.you": "你" },
 };
 
 /** Ranks highest first, as the view writes the cards. */
@@ -158,7 +158,13 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
           // the first click takes every card of the rank (the usual set), each next one card fewer
           onclick: () => { sel.set(r, k === 0 ? n : k - 1); ctx.rerender(); } }),
         h("span", { class: "gj-n", "aria-hidden": "true" }, k ? `${k}/${n}` : `×${n}`));
-    }))) : h("p", { class: "hint" }, ctx.t("gj.spectating"));
+    }))) : over ? null : h("p", { class: "hint" }, ctx.t("gj.spectating"));
+  // once the game is over every seat's cards left are laid open (View.revealed), so each place can be checked
+  const shown = over && v.revealed.length ? h("div", { class: "gj-revealed", "data-revealed": v.revealed.length },
+    v.revealed.filter((r) => !(mine && Number(r.seat) === me) && r.cards.length).map((r) =>
+      h("div", { class: "gj-shown", "data-shown": Number(r.seat), role: "group", "aria-label": `${name(Number(r.seat))}: ${ctx.t("gj.shown")}` },
+        h("span", { class: "pill" }, name(Number(r.seat))),
+        r.cards.map((c, i) => gCard(c, { small: true, key: `shown:${String(r.seat)}:${i}` }))))) : null;
 
   const owe = Number(v.oweReturn);
   const waiting = v.revolution.map((s) => name(Number(s))).join(", ");
@@ -184,6 +190,6 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     "data-offers": JSON.stringify(v.legal.map((c) => ({ kind: c.command.case, ...(c.command.value as object) }))),
     "data-leads": leads ? JSON.stringify({ wilds: leads.wilds.map((w) => w.cards), bases: leads.bases.map((b) => b.cards) }) : "" },
   ring(others.map(seatBox)),
-  h("div", { class: "center" }, middle),
+  h("div", { class: "center" }, middle, shown),
   dock(mine ? seatBox(me) : null, groups, chosen, actions, hint));
 }

@@ -268,6 +268,6 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
         v.wallLeft.map((t, i) => mjTile(t, { small: true, key: `wl:${i}` }, wildWord))) : null),
     claim, result),
   dock(myView ? seatBox(myView) : null,
-    handRow ?? h("p", { class: "hint" }, ctx.t("mj.spectating")),
+    handRow ?? (over ? null : h("p", { class: "hint" }, ctx.t("mj.spectating"))),
     actions, hint));
 }

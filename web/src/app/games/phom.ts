@@ -105,7 +105,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
   const hand = mine ? arrowKeys(fan(v.hand.map((c) => card(c, {
     selected: sel.has(c), mark: useful.has(c) || sel.has(c) ? undefined : "idle",
     onclick: () => { if (sel.has(c)) sel.delete(c); else sel.add(c); ctx.rerender(); },
-  })), ctx.t("phom.hand"))) : h("p", { class: "muted" }, ctx.t("phom.spectating"));
+  })), ctx.t("phom.hand"))) : v.end ? null : h("p", { class: "muted" }, ctx.t("phom.spectating"));
   const actions = mine && !v.end ? h("div", { class: "actions" },
     claim ? button(ctx.t("phom.u"), go(claim), { key: "act:u", kind: "danger", attrs: { "data-act": "u" } }) : null,
     button(ctx.t("phom.draw"), go(draw), { key: "act:draw", kind: draw ? "primary" : undefined, attrs: { "data-act": "draw" } }),
