@@ -1,0 +1,125 @@
+"""What an open ``Watch`` stream costs the table process while nothing happens (issue 37).
+
+One table-service process; its CPU time (user + system, psutil: not wall time, so a busy machine
+does not count) over BENCH_SECONDS with no stream open (the baseline: the process's own
+background), then with BENCH_STREAMS streams open on tables of 4 watchers each and nothing
+happening. Reported: the streams' CPU per stream per second, (with − without) / seconds / N,
+target ≤ 5 µs (the watch that woke once a second per stream cost about 43), and the ratio of the
+process's CPU with the streams to its baseline.
+
+Environment: BENCH_STREAMS (1000), BENCH_SECONDS (5). Run with another checkout's interpreter
+(``/path/.venv/bin/python tests/benchmarks/bench_idle_watch.py``) to measure that checkout's table
+process (the table process runs on this interpreter). The table process polls a lobby that is not
+there for revocations (the same in both phases).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from chieu.table.client import TableClient
+from chieu.table.v1 import table_service_pb2 as pb
+from chieu_tools import localnats
+from tests.benchmarks.common import line, token
+
+STREAMS = int(os.environ.get("BENCH_STREAMS", "1000"))
+SECONDS = float(os.environ.get("BENCH_SECONDS", "5"))
+PER_TABLE = 4
+PER_CHANNEL = 100
+
+
+@contextlib.contextmanager
+def table_process() -> Iterator[tuple[str, psutil.Process]]:
+    """A nats-server and a table-service process: yields its address and the process."""
+    data = Path(tempfile.mkdtemp(prefix="chieu-bench-idle-"))
+    nats_proc, url = localnats.start(data / "nats", quiet=True)
+    port = localnats.free_port()
+    env = {**os.environ, "NATS_URL": url, "CHIEU_TABLE_ADDR": f"127.0.0.1:{port}", "CHIEU_LOG_LEVEL": "error",
+           "CHIEU_RATE_PER_PLAYER": "0", "CHIEU_RATE_PER_ADDRESS": "0", "CHIEU_UNPLAYED_TABLES": "0"}
+    svc = subprocess.Popen([sys.executable, "-m", "chieu.table"], env=env)
+    try:
+        localnats.wait_for_port(port, 30, svc)
+        yield f"127.0.0.1:{port}", psutil.Process(svc.pid)
+    finally:
+        svc.send_signal(signal.SIGTERM)
+        svc.wait(20)
+        localnats.stop(nats_proc)
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def cpu_s(proc: psutil.Process) -> float:
+    """The process's CPU seconds so far: Linux's schedstat (nanoseconds, every thread) where it
+    can be read, else psutil's user + system (clock ticks of 10 ms)."""
+    try:
+        return sum(int(Path(f"/proc/{proc.pid}/task/{t.id}/schedstat").read_text().split()[0])
+                   for t in proc.threads()) / 1e9
+    except (OSError, ValueError, psutil.Error):
+        t = proc.cpu_times()
+        return t.user + t.system
+
+
+async def cpu_over(proc: psutil.Process, seconds: float) -> float:
+    """The process's CPU seconds per second over ``seconds``."""
+    before = cpu_s(proc)
+    await asyncio.sleep(seconds)
+    return (cpu_s(proc) - before) / seconds
+
+
+async def main() -> None:
+    print(f"bench_idle_watch: {STREAMS} idle Watch streams, {SECONDS:.0f} s per phase ({sys.executable})")
+    with table_process() as (addr, proc):
+        clients = [TableClient(addr, token(f"idle-{i}")) for i in range(max(1, STREAMS // PER_CHANNEL))]
+        tables = [(await clients[i % len(clients)].create("o_an_quan", {})).table_id
+                  for i in range((STREAMS + PER_TABLE - 1) // PER_TABLE)]
+        await asyncio.sleep(2)  # the creations' after-effects (snapshots, presence) settle
+        baseline = await cpu_over(proc, SECONDS)
+        opened = 0
+        first = asyncio.Event()
+        calls = []
+
+        async def hold(call: object) -> None:
+            nonlocal opened
+            async for _ in call:  # type: ignore[attr-defined]
+                opened += 1
+                if opened == STREAMS:
+                    first.set()
+
+        for i in range(STREAMS):
+            channel = clients[i % len(clients)].channel
+            watch = channel.unary_stream("/chieu.table.v1.TableService/Watch",
+                                         request_serializer=pb.WatchRequest.SerializeToString,
+                                         response_deserializer=pb.WatchResponse.FromString)
+            calls.append(watch(pb.WatchRequest(table_id=tables[i // PER_TABLE]),
+                               metadata=(("authorization", f"Bearer {token(f'watcher-{i}')}"),)))
+        holders = [asyncio.create_task(hold(c)) for c in calls]
+        await asyncio.wait_for(first.wait(), 120)
+        await asyncio.sleep(2)  # the opening's after-effects (presence, the beacon) settle
+        rss = proc.memory_info().rss
+        with_streams = await cpu_over(proc, SECONDS)
+        per = (with_streams - baseline) / STREAMS * 1e6
+        ratio = with_streams / baseline if baseline else float("inf")
+        print(f"  table process CPU: {baseline * 1e3:.2f} ms/s without streams, {with_streams * 1e3:.2f} ms/s with "
+              f"{STREAMS} (ratio {ratio:.2f}); RSS {rss / 2**20:.0f} MB")
+        line(f"CPU per idle stream ({STREAMS} open)", per, "µs/s", "≤ 5", per <= 5.0)
+        for c in calls:
+            c.cancel()
+        await asyncio.gather(*holders, return_exceptions=True)
+        for cl in clients:
+            await cl.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
