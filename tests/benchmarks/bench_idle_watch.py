@@ -94,7 +94,9 @@ async def cpu_over(proc: psutil.Process, metrics: str, seconds: float) -> tuple[
 async def main() -> None:
     print(f"bench_idle_watch: {STREAMS} idle Watch streams, {SECONDS:.0f} s per phase ({sys.executable})")
     with table_process() as (addr, proc, metrics):
-        clients = [TableClient(addr, token(f"idle-{i}")) for i in range(max(1, STREAMS // PER_CHANNEL))]
+        # a connection of its own per channel (gRPC shares one between channels of the same target)
+        clients = [TableClient(addr, token(f"idle-{i}"), grpc.aio.insecure_channel(
+            addr, options=[("grpc.use_local_subchannel_pool", 1)])) for i in range(max(1, STREAMS // PER_CHANNEL))]
         tables = [(await clients[i % len(clients)].create("o_an_quan", {})).table_id
                   for i in range((STREAMS + PER_TABLE - 1) // PER_TABLE)]
         await asyncio.sleep(2)  # the creations' after-effects (snapshots, presence) settle
