@@ -1,6 +1,6 @@
 """What an open ``Watch`` stream costs the table process while nothing happens (issue 37).
 
-One table-service process; its CPU time (user + system, psutil: not wall time, so a busy machine
+One table-service process; its CPU time (Linux's schedstat, every thread: not wall time, so a busy machine
 does not count) over BENCH_SECONDS with no stream open (the baseline: the process's own
 background), then with BENCH_STREAMS streams open on tables of 4 watchers each and nothing
 happening. Reported: the streams' CPU per stream per second, (with − without) / seconds / N,
@@ -29,7 +29,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
-import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -45,8 +44,8 @@ PER_CHANNEL = 100
 
 
 @contextlib.contextmanager
-def table_process() -> Iterator[tuple[str, psutil.Process, str]]:
-    """A nats-server and a table-service process: yields its address, the process and its
+def table_process() -> Iterator[tuple[str, int, str]]:
+    """A nats-server and a table-service process: yields its address, its pid and its
     metrics' address."""
     data = Path(tempfile.mkdtemp(prefix="chieu-bench-idle-"))
     nats_proc, url = localnats.start(data / "nats", quiet=True)
@@ -57,7 +56,7 @@ def table_process() -> Iterator[tuple[str, psutil.Process, str]]:
     svc = subprocess.Popen([sys.executable, "-m", "chieu.table"], env=env)
     try:
         localnats.wait_for_port(port, 30, svc)
-        yield f"127.0.0.1:{port}", psutil.Process(svc.pid), metrics
+        yield f"127.0.0.1:{port}", svc.pid, metrics
     finally:
         svc.send_signal(signal.SIGTERM)
         svc.wait(20)
@@ -65,15 +64,21 @@ def table_process() -> Iterator[tuple[str, psutil.Process, str]]:
         shutil.rmtree(data, ignore_errors=True)
 
 
-def cpu_s(proc: psutil.Process) -> float:
-    """The process's CPU seconds so far: Linux's schedstat (nanoseconds, every thread) where it
-    can be read, else psutil's user + system (clock ticks of 10 ms)."""
-    try:
-        return sum(int(Path(f"/proc/{proc.pid}/task/{t.id}/schedstat").read_text().split()[0])
-                   for t in proc.threads()) / 1e9
-    except (OSError, ValueError, psutil.Error):
-        t = proc.cpu_times()
-        return t.user + t.system
+def cpu_s(pid: int) -> float:
+    """The process's CPU seconds so far, every thread's (Linux's schedstat, in nanoseconds)."""
+    total = 0
+    for t in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):  # a thread that ended meanwhile
+            total += int((t / "schedstat").read_text().split()[0])
+    return total / 1e9
+
+
+def rss_mb(pid: int) -> float:
+    """The process's resident memory, MB (Linux)."""
+    for ln in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if ln.startswith("VmRSS:"):
+            return int(ln.split()[1]) / 1024
+    return float("nan")
 
 
 def collections(metrics: str) -> list[float]:
@@ -84,7 +89,7 @@ def collections(metrics: str) -> list[float]:
     return [got[str(g)] for g in range(3)]  # a KeyError: the process no longer exports them
 
 
-async def cpu_over(proc: psutil.Process, metrics: str, seconds: float) -> tuple[float, list[int]]:
+async def cpu_over(proc: int, metrics: str, seconds: float) -> tuple[float, list[int]]:
     """The process's CPU seconds per second over ``seconds``, and its collections per generation."""
     before, gcs = cpu_s(proc), collections(metrics)
     await asyncio.sleep(seconds)
@@ -134,12 +139,12 @@ async def main() -> None:
         if failed:
             raise SystemExit(f"{len(failed)} streams refused, the first: {failed[0]}")
         await asyncio.sleep(2)  # the opening's after-effects (presence, the beacon) settle
-        rss = proc.memory_info().rss
+        rss = rss_mb(proc)
         with_streams, gc_with = await cpu_over(proc, metrics, SECONDS)
         per = (with_streams - baseline) / STREAMS * 1e6
         ratio = with_streams / baseline if baseline else float("inf")
         print(f"  table process CPU: {baseline * 1e3:.2f} ms/s without streams, {with_streams * 1e3:.2f} ms/s with "
-              f"{STREAMS} (ratio {ratio:.2f}); RSS {rss / 2**20:.0f} MB")
+              f"{STREAMS} (ratio {ratio:.2f}); RSS {rss:.0f} MB")
         print(f"  collections per generation over {SECONDS:.0f} s: {gc_before} without streams, {gc_with} with")
         line(f"CPU per idle stream ({STREAMS} open)", per, "µs/s", "≤ 5", per <= 5.0)
         for c in calls:
