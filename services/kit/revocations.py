@@ -6,7 +6,9 @@ revoke-all). The lobby lists the revoked access tokens that have not yet expired
 of each token's exact text, with its expiry; ``ListRevocations``, for services only); a
 :class:`RevocationList` polls that list every ``CHIEU_REVOCATION_POLL_S`` seconds, so a revoked
 token is refused within that time (:func:`chieu.kit.auth.principal` asks it on every call), and
-forgets each entry once its token has expired anyway. :func:`from_lobby` is the list of the
+forgets each entry once its token has expired anyway. A long call (a ``Watch`` stream) does not
+ask again and again: it subscribes its token (:meth:`RevocationList.subscribe`) and is told once,
+by the poll that learns the revocation. :func:`from_lobby` is the list of the
 table, the ledger and the ladder (each polling with its own credential); the lobby reads its own
 table through the same class. If the lobby is away, what is known stays refused.
 """
@@ -40,15 +42,36 @@ class RevocationList:
         """SHA-256 of a revoked token → its expiry (ms since the epoch)."""
         self._task: asyncio.Task[None] | None = None
         self._on_stop = on_stop
+        self._ends: dict[bytes, set[Callable[[], None]]] = {}
+        """SHA-256 of a subscribed token → what ends each of its open calls."""
 
     def is_revoked(self, token: str) -> bool:
         return hashlib.sha256(token.encode()).digest() in self.revoked
+
+    def subscribe(self, token: str, end: Callable[[], None]) -> Callable[[], None]:
+        """Call ``end()`` once when ``token``'s session is revoked (at once if it already is);
+        returns what unsubscribes (call it when the call ends, told or not)."""
+        digest = hashlib.sha256(token.encode()).digest()
+        if digest in self.revoked:
+            end()
+            return _nothing
+        ends = self._ends.setdefault(digest, set())
+        ends.add(end)
+
+        def unsubscribe() -> None:
+            ends.discard(end)
+            if not ends and self._ends.get(digest) is ends:
+                del self._ends[digest]
+
+        return unsubscribe
 
     async def poll_once(self) -> int:
         """Take in what was revoked since the last poll; returns how many."""
         got, self.cursor = await self.fetch(self.cursor)
         for digest, expires_ms in got:
             self.revoked[bytes(digest)] = int(expires_ms)
+            for end in list(self._ends.pop(bytes(digest), ())):
+                end()
         now_ms = int(time.time() * 1000)
         for digest in [d for d, exp in self.revoked.items() if exp <= now_ms]:
             del self.revoked[digest]
@@ -77,6 +100,10 @@ class RevocationList:
                     log.warning("revocations not polled", error=f"{type(e).__name__}: {e}")
                     said = True
             await asyncio.sleep(self.every_s)
+
+
+def _nothing() -> None:
+    pass
 
 
 LIST_REVOCATIONS = "/chieu.lobby.v1.LobbyService/ListRevocations"

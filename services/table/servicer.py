@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import uuid
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Any
 
 import grpc
@@ -275,9 +276,9 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         """
         who = self._who(context)
         revocations, token = self.revocations, auth.bearer(context)
-        check = None if revocations is None else lambda: auth.check_revoked(revocations, token)
+        on_revoked = None if revocations is None else partial(revocations.subscribe, token)
         stream = self.tables.watch(check_table_id(request.table_id), who.player_id, int(request.from_version),
-                                   until_s=who.exp, check=check)
+                                   until_s=who.exp, on_revoked=on_revoked)
         return self._held(stream, who.sid or who.player_id) if self.quotas.watches else stream
 
     async def _held(self, stream: AsyncIterator[bytes], session: str) -> AsyncIterator[bytes]:

@@ -20,8 +20,25 @@ from chieu.table.v1 import table_service_pb2
 from chieu.table.views import Views
 from chieu.tablelog.fold import Table
 
-SESSION_CHECK_S = 1.0
-"""How often an open ``Watch`` looks again whether its session was revoked."""
+Subscribe = Callable[[Callable[[], None]], Callable[[], None]]
+"""``on_revoked(end)``: call ``end()`` once the stream's session is revoked; returns what unsubscribes."""
+
+
+def _expired() -> ServiceError:
+    return ServiceError(grpc.StatusCode.UNAUTHENTICATED, "token_expired",
+                        "the session token expired: watch again with a fresh one, from your version")
+
+
+def _revoked() -> ServiceError:
+    return ServiceError(grpc.StatusCode.UNAUTHENTICATED, "session_revoked",
+                        "this session was signed out or revoked: sign in again")
+
+
+def _stop(timer: asyncio.TimerHandle | None, unsubscribe: Callable[[], None] | None) -> None:
+    if timer is not None:
+        timer.cancel()
+    if unsubscribe is not None:
+        unsubscribe()
 
 
 class Watch:
@@ -88,16 +105,34 @@ class Watch:
         return {t: n for t, n in counts.items() if n}
 
     async def watch(self, table_id: str, who: str | None, from_version: int = 0, *, until_s: float | None = None,
-                    check: Callable[[], None] | None = None) -> AsyncIterator[bytes]:
+                    on_revoked: Subscribe | None = None) -> AsyncIterator[bytes]:
         """The caller's views; the stream is the caller's presence at the table.
 
         The stream ends with its token: ``until_s`` (the token's expiry, unix seconds) ends it
-        with UNAUTHENTICATED / ``token_expired``, and ``check`` (raising when the session was
-        revoked) is asked at least every :data:`SESSION_CHECK_S` seconds. The client watches
-        again with a fresh token, from the version it has.
+        with UNAUTHENTICATED / ``token_expired`` (one timer, at that time), and
+        ``on_revoked(end)`` (subscribing ``end`` to the session's revocation, returning what
+        unsubscribes) ends it with ``session_revoked`` when the revocation poll learns it. A
+        stream that waits wakes for nothing else. The client watches again with a fresh token,
+        from the version it has.
         """
-        live = await self.cache.get(table_id)
+        if until_s is not None and until_s <= time.time():
+            raise _expired()
         queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        ended: list[ServiceError] = []
+
+        def end(error: ServiceError) -> None:
+            if not ended:
+                ended.append(error)
+                queue.put_nowait(None)
+
+        timer = None if until_s is None else asyncio.get_running_loop().call_later(
+            until_s - time.time(), end, _expired())
+        unsubscribe = None if on_revoked is None else on_revoked(lambda: end(_revoked()))
+        try:
+            live = await self.cache.get(table_id)
+        except BaseException:
+            _stop(timer, unsubscribe)
+            raise
         entry = (who, queue)
         async with live.lock:
             live.watchers.add(entry)
@@ -109,26 +144,19 @@ class Watch:
             if live.present[who] == 1 and who in live.table.lost:
                 self.connections.changed(table_id, who, back=True)
         try:
+            if ended:
+                raise ended[0]
             if version != from_version:
                 yield first
             while True:
-                wait = None
-                if until_s is not None:
-                    wait = until_s - time.time()
-                    if wait <= 0:
-                        raise ServiceError(grpc.StatusCode.UNAUTHENTICATED, "token_expired",
-                                           "the session token expired: watch again with a fresh one, from your version")
-                if check is not None:
-                    check()
-                    wait = SESSION_CHECK_S if wait is None else min(wait, SESSION_CHECK_S)
-                try:
-                    view = await asyncio.wait_for(queue.get(), wait)
-                except TimeoutError:
-                    continue
+                view = await queue.get()
+                if ended:
+                    raise ended[0]
                 if view is None:
                     return
                 yield view
         finally:
+            _stop(timer, unsubscribe)
             metrics.WATCHERS.dec()
             live.watchers.discard(entry)
             self.beacon.touch(table_id)

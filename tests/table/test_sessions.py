@@ -58,6 +58,6 @@ async def test_a_signed_out_session_is_refused_and_its_watch_closed(
                             metadata=(("authorization", f"Bearer {session.access_token}"),))
         status, reason, ended = await asyncio.wait_for(watching, 10)
     assert (status, reason) == (grpc.StatusCode.UNAUTHENTICATED, "session_revoked")
-    assert ended - signed_out < settings.revocation_poll_s + 2  # the poll, then the watch's next look
+    assert ended - signed_out < settings.revocation_poll_s + 2  # the poll ends the stream it learns of
     assert await refused(player.get(t.table_id)) == (grpc.StatusCode.UNAUTHENTICATED, "session_revoked")
     await player.close()
