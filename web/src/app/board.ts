@@ -9,6 +9,8 @@
  *   export const words: Catalog = { vi: {…}, zh: {…}, en: {…} }; // optional: the board's own
  *                                                               // strings, read with ctx.t(key)
  *   export const picture = () => HTMLElement;                  // optional: home's picture of it
+ *   export const rounds = "hands";                             // optional: its rounds are dealt
+ *                                                              // hands ("Hand 2"), not games ("Game 2")
  *
  * `board(view, ctx)` is called with the caller's decoded game view (the game's own View type:
  * cast `view as View`) every time the table changes, and again on ctx.rerender() (a selection
@@ -90,6 +92,9 @@ export interface BoardModule {
   /** A small picture of the game (home shows it on the game's card), drawn with the board's own
    * pieces: no image file to fetch. */
   picture?: () => HTMLElement;
+  /** What a round of the game is called: "hands" for dealt cards or tiles ("Hand 2"); a game
+   * whose rounds are whole games (中国象棋, Ô ăn quan, 连连看: "Game 2") leaves it out. */
+  rounds?: "hands" | "games";
 }
 
 /** Every game's board that this page has, by key (bundled; a game without one is absent). */
@@ -97,7 +102,7 @@ export async function loadBoards(): Promise<Map<string, BoardModule>> {
   const found = await Promise.all(GAMES.map(async (g): Promise<[string, BoardModule | undefined]> => {
     try {
       const mod = (await import(`./games/${g.key}.ts`)) as Partial<BoardModule>;
-      return [g.key, mod.board ? { board: mod.board, words: mod.words, picture: mod.picture } : undefined];
+      return [g.key, mod.board ? { board: mod.board, words: mod.words, picture: mod.picture, rounds: mod.rounds } : undefined];
     } catch {
       return [g.key, undefined]; // no board for this game yet: the page says so
     }

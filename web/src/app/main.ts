@@ -365,8 +365,8 @@ async function sit(tableId: string): Promise<void> {
 // ---------------------------------------------------------------- a table
 
 const uiState = new Map<string, unknown>();
-/** Games whose rounds are hands (dealt cards or tiles); the others' are games ("Game 1" for chess). */
-const HANDS = new Set(["phom", "gouji", "mahjong", "dominoes"]);
+/** Whether a game's rounds are dealt hands ("Hand 1"), as its board says; else games ("Game 1" for chess). */
+const dealt = (game: string): boolean => boards.get(game)?.rounds === "hands";
 
 async function table(tableId: string): Promise<void> {
   const signal = screen("table");
@@ -500,7 +500,7 @@ function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => vo
     h("h1", {}, game?.titles[lang()] ?? tv.game),
     h("span", { class: "pill" }, t("table.stakeLine", { stake: money(tv.stake, tv.currency) })),
     tv.ladderLevel > 0n ? h("span", { class: "pill" }, t("table.level", { n: tv.ladderLevel })) : null,
-    tv.handNo > 0n ? h("span", { class: "pill" }, t(HANDS.has(tv.game) ? "table.hand" : "table.game", { n: tv.handNo })) : null,
+    tv.handNo > 0n ? h("span", { class: "pill" }, t(dealt(tv.game) ? "table.hand" : "table.game", { n: tv.handNo })) : null,
     tv.pot > 0n ? h("span", { class: "pill" }, t("table.pot", { n: tv.pot })) : null,
     seated ? null : h("span", { class: "pill watch" }, t("table.spectating"))),
   h("div", { class: "table-status" }, status,
@@ -545,7 +545,7 @@ function outcome(tv: TableView): HTMLElement {
   const who = (seat: bigint | undefined) => (seat === undefined ? t("result.pot") : handName(tv, Number(seat)));
   const unit = tv.stake || 1n;
   return h("div", { class: "outcome panel", id: "outcome", role: "status" },
-    h("h2", {}, t(HANDS.has(tv.game) ? "result.title" : "result.gameTitle", { n: tv.handNo })),
+    h("h2", {}, t(dealt(tv.game) ? "result.title" : "result.gameTitle", { n: tv.handNo })),
     h("p", { class: "verdict" }, h("b", {}, o.winner === undefined ? t("result.draw")
       : tv.handPlayers[Number(o.winner)] === portal.playerId ? t("result.youWon") : t("result.won", { name: who(o.winner) })),
       " — ", word("outcome", o.reason)),

@@ -31,6 +31,9 @@ const narrow = typeof matchMedia === "function" ? matchMedia("(max-width: 600px)
 export const picture = (): HTMLElement => h("div", { class: "game-pic", "aria-hidden": "true" },
   domino(5, 3, { key: "pic:a" }), domino(3, 3, { vertical: true, key: "pic:b" }));
 
+/** Its rounds are dealt hands ("Hand 2"), not games. */
+export const rounds = "hands";
+
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
   const mine = Number(v.seat) >= 0;

@@ -71,6 +71,9 @@ function gCard(rank: string, o: Parameters<typeof card>[1] = {}): HTMLElement {
 export const picture = (): HTMLElement => h("div", { class: "game-pic cards", "aria-hidden": "true" },
   gCard("BJ", { key: "pic:BJ" }), gCard("SJ", { key: "pic:SJ" }), card("2♠", { key: "pic:2" }));
 
+/** Its rounds are dealt hands ("Hand 2"), not games. */
+export const rounds = "hands";
+
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
   const me = Number(v.seat);

@@ -152,6 +152,9 @@ function mjTile(t: string, o: TileOpts, wildWord: string): HTMLElement {
 export const picture = (): HTMLElement => h("div", { class: "game-pic", "aria-hidden": "true" },
   mjTile("5p", { key: "pic:p" }, ""), mjTile("3s", { key: "pic:s" }, ""), mjTile("中", { key: "pic:z" }, ""));
 
+/** Its rounds are dealt hands ("Hand 2"), not games. */
+export const rounds = "hands";
+
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
   const me = Number(v.seat);

@@ -43,6 +43,9 @@ export const picture = (): HTMLElement => h("div", { class: "game-pic cards", "a
 type Case = NonNullable<Command["command"]["case"]>;
 const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
 
+/** Its rounds are dealt hands ("Hand 2"), not games. */
+export const rounds = "hands";
+
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
   const mine = Number(v.seat) >= 0;
