@@ -15,7 +15,7 @@ from chieu.games.core import Setup
 from chieu.games.mahjong import GAME
 from chieu.games.mahjong import hand as H
 from chieu.games.mahjong import tiles as T
-from chieu.games.mahjong.model import State, Win
+from chieu.games.mahjong.model import Phase, State, Win
 from chieu.games.mahjong.options import Mode
 from chieu.games.mahjong.scenario import describe
 from chieu.games.mahjong.scoring import hand_rules
@@ -82,8 +82,11 @@ def test_random_play_conserves_tiles_replays_and_views_hide(
     for seat in range(players):
         v = GAME.view(s, seat)
         assert v.hand == T.names(s.seats[seat].hand)
-        if s.result is None:
+        if s.phase is not Phase.OVER:  # hidden while played (a 荒庄 is over with no result)
             assert GAME.view(_blind(s, seat), seat) == v
+        else:  # laid open at the end: every hand and the wall's end
+            assert [p.concealed for p in v.players] == [T.names(sorted(p.hand)) for p in s.seats]
+            assert v.wall_left == T.names(s.wall[s.pos:])
     out = GAME.outcome(s)
     if out is not None:
         assert sum(out.net(players)) == 0

@@ -68,14 +68,15 @@ def _strings(x: Any) -> set[str]:
 
 
 def no_leak(s: State, log: list[Any]) -> None:
-    """No view holds another seat's hidden card, the stock or the unused cards."""
+    """No view holds another seat's hidden card (until the end lays the hands open), the stock or
+    the unused cards."""
     if s.phase is Phase.NEW:
         return
     secret_all = C.mask_of(s.stock) | C.mask_of(s.unused)
     for viewer in [None, *range(s.players)]:
         secret = secret_all
         for p in range(s.players):
-            if p != viewer:
+            if p != viewer and s.phase is not Phase.OVER:  # at the end the hands are laid open
                 secret |= s.hands[p] & ~s.eaten[p]
         view = GAME.view(s, viewer)
         shown = _strings(to_plain(view))

@@ -461,6 +461,8 @@ class Probe(Client):
             if result.outcome != calls.ACKED:
                 return
             self.table_id = result.response.table.table_id
+            # its stream is its presence: a seated player who never watches is stood up between hands
+            self.start_watch(self.table_id)
             ready = False
             while not self.shared.stopping():
                 ready = not ready
