@@ -56,7 +56,8 @@ async def test_each_game_is_created_changed_and_played(settings: Settings, table
         rng = random.Random(key)
         for _ in range(30):
             mirror = await _mirror(auditor, table_id)
-            assert mirror.version == view.version
+            # once the hand is over, the idle stand of these players (they hold no stream) may follow
+            assert mirror.version == view.version or (not mirror.playing and mirror.version > view.version)
             if not mirror.playing:
                 break
             moves = [(s, m) for s in range(len(mirror.hand_players)) for m in game.legal(mirror.game_state, s)]
@@ -68,7 +69,8 @@ async def test_each_game_is_created_changed_and_played(settings: Settings, table
             assert view.version > mirror.version and view.hand_seat == seat
             for name, c in names.items():  # every player's view decodes, with their own seat
                 theirs = await c.get(table_id)
-                assert theirs.version == view.version
+                over = view.status != pb.TABLE_STATUS_PLAYING  # then an idle stand's record may follow
+                assert theirs.version == view.version or (over and theirs.version > view.version)
                 assert theirs.hand_seat == mirror.hand_players.index(name)
     finally:
         for c in (*players, auditor):
