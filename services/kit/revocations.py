@@ -44,6 +44,8 @@ class RevocationList:
         self._on_stop = on_stop
         self._ends: dict[bytes, set[Callable[[], None]]] = {}
         """SHA-256 of a subscribed token → what ends each of its open calls."""
+        self._polling = asyncio.Lock()
+        """One poll at a time (the loop's and one asked for at once, as the lobby's after a sign-out)."""
 
     def is_revoked(self, token: str) -> bool:
         return hashlib.sha256(token.encode()).digest() in self.revoked
@@ -67,7 +69,11 @@ class RevocationList:
 
     async def poll_once(self) -> int:
         """Take in what was revoked since the last poll; returns how many."""
-        got, self.cursor = await self.fetch(self.cursor)
+        async with self._polling:
+            return self._take(*await self.fetch(self.cursor))
+
+    def _take(self, got: Sequence[tuple[bytes, int]], cursor: int) -> int:
+        self.cursor = cursor
         for digest, expires_ms in got:
             self.revoked[bytes(digest)] = int(expires_ms)
             for end in list(self._ends.pop(bytes(digest), ())):

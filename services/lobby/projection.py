@@ -378,6 +378,9 @@ class Feed:
 
 
 _LOST = Line("", "", "", 0, 0, 0, "", [], 0, 0, 0, 0)
+WAKE = Line("", "", "", 0, 0, 0, "", [], 0, 0, 0, 0)
+"""A line that only wakes a feed's reader (a ``WatchRoom`` whose token expired or whose session
+was revoked): never a table's, never :func:`lost`."""
 """Put in every watcher's queue when the feed's connection was lost (the stream then ends)."""
 
 

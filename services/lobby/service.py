@@ -37,8 +37,6 @@ log = logs.get("chieu.lobby")
 
 Context = grpc.aio.ServicerContext[Any, Any]
 SNAPSHOT_CHUNK = 500
-SESSION_CHECK_S = 1.0
-"""How often an open ``WatchRoom`` looks again whether its session was revoked."""
 QUICK_CANDIDATES = 8
 SEAT_LISTED_S = 2.0
 """How long ``QuickSeat`` waits for the lobby's own list to show the seat it took (the projection
@@ -46,6 +44,14 @@ is a few milliseconds behind the table log), so the player's next call sees it."
 WAITING = table_service_pb2.TABLE_STATUS_WAITING
 LEVEL_TOO_LOW = "ladder_level_too_low"
 """The ladder gate's one code in every service (the table's refusal and log, the ladder's seat check)."""
+
+
+def _expired() -> ServiceError:
+    return unauthenticated("token_expired", "the session token expired: watch again with a fresh one")
+
+
+def _revoked() -> ServiceError:
+    return unauthenticated("session_revoked", "this session was signed out or revoked: sign in again")
 
 
 def _signin(kind: str) -> Callable[[Any], Any]:
@@ -198,6 +204,16 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         rows = await self.sessions.revocations(after, 1000)
         return [(bytes(r["hash"]), int(r["expires_ms"])) for r in rows], int(rows[-1]["id"]) if rows else after
 
+    async def _revoked_here(self) -> None:
+        """Learn at once what this process just revoked: its own calls refuse the session and its
+        open ``WatchRoom`` streams end now, not at the next poll (the other replicas learn it at
+        theirs, within ``CHIEU_REVOCATION_POLL_S``)."""
+        try:
+            while await self.revocations.poll_once():
+                pass
+        except Exception as e:  # the poll loop learns it later
+            log.info("revocations not read at once", error=f"{type(e).__name__}: {e}")
+
     def _who(self, context: Context) -> auth.Principal:
         return auth.principal(context, auth.public_keys(self.settings), self.revocations)
 
@@ -300,6 +316,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         try:
             tokens = await self.sessions.refresh(request.refresh_token)
         except RefreshReused:
+            await self._revoked_here()
             raise unauthenticated("refresh_reused", "this refresh token was already used: the session is revoked; "
                                   "sign in again") from None
         async with self.pool.acquire() as conn:
@@ -317,6 +334,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                 raise precondition("no_session", "this token belongs to no lobby session (send its refresh token)")
             sid = state.session_id
         await self.sessions.sign_out(sid, who.player_id)
+        await self._revoked_here()
         return pb.SignOutResponse(session_id=sid)
 
     async def RevokeSessions(self, request: pb.RevokeSessionsRequest,
@@ -326,6 +344,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         reason = fields.reason(request.reason)
         n = await self.sessions.revoke_player(player_id, f"operator: {reason}")
         log.info("sessions revoked", player_id=player_id, revoked=n, reason=reason)
+        await self._revoked_here()
         return pb.RevokeSessionsResponse(revoked=n)
 
     async def CheckSession(self, request: pb.CheckSessionRequest, context: Context) -> pb.CheckSessionResponse:
@@ -456,8 +475,22 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         """The room's tables, then every change; the stream ends with its token (expired or revoked)."""
         who, token = self._who(context), auth.bearer(context)
         room = await self.rooms.get(request.room_id)
+        wait = who.exp - time.time()
+        if wait <= 0:
+            raise _expired()
         q = self.feed.subscribe(room.room_id)
+        ended: list[ServiceError] = []
+
+        def end(error: ServiceError) -> None:
+            if not ended:
+                ended.append(error)
+                q.put_nowait(projection.WAKE)
+
+        timer = asyncio.get_running_loop().call_later(wait, end, _expired())
+        unsubscribe = self.revocations.subscribe(token, lambda: end(_revoked()))
         try:
+            if ended:
+                raise ended[0]
             lines = await listing.room(self.pool, room.room_id)
             seen: dict[str, int] = {}
             for i in range(0, max(len(lines), 1), SNAPSHOT_CHUNK):
@@ -467,14 +500,9 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                 yield pb.WatchRoomResponse(snapshot=pb.Snapshot(
                     tables=await self._summaries(part), complete=i + SNAPSHOT_CHUNK >= len(lines)))
             while True:
-                auth.check_revoked(self.revocations, token)
-                wait = who.exp - time.time()
-                if wait <= 0:
-                    raise unauthenticated("token_expired", "the session token expired: watch again with a fresh one")
-                try:
-                    line = await asyncio.wait_for(q.get(), min(wait, SESSION_CHECK_S))
-                except TimeoutError:
-                    continue
+                line = await q.get()
+                if ended:
+                    raise ended[0]
                 if projection.lost(line):
                     raise ServiceError(grpc.StatusCode.UNAVAILABLE, "feed_lost",
                                        "the lobby lost its table feed; watch again")
@@ -495,6 +523,8 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                     yield pb.WatchRoomResponse(removed=pb.Removed(table_id=line.table_id, version=line.version,
                                                                   updated_ms=line.updated_ms))
         finally:
+            timer.cancel()
+            unsubscribe()
             self.feed.unsubscribe(room.room_id, q)
 
     # -- quick seat -----------------------------------------------------------------------------
