@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from chieu.audit.report import Report
+from chieu.kit.shares import split
 
 if TYPE_CHECKING:  # the command line reads the thresholds without loading the rules
     from chieu.audit.logs import Logs
@@ -160,25 +161,6 @@ def _settle(open_hands: Mapping[int, Hand], s: log_pb2.Settlement, pot: dict[str
             pot[feeder] -= part
             if feeder != receiver:
                 hand.flows[(feeder, receiver)] = hand.flows.get((feeder, receiver), 0) + part
-
-
-def split(amount: int, shares: Mapping[str, int]) -> dict[str, int]:
-    """``amount`` over ``shares`` in proportion, rounded down, the rest one at a time to the
-    largest shares (ties: by name); never more than a share."""
-    shares = {k: v for k, v in shares.items() if v > 0}
-    total = sum(shares.values())
-    if total <= 0 or amount <= 0:
-        return {}
-    amount = min(amount, total)
-    out = {k: amount * v // total for k, v in shares.items()}
-    left = amount - sum(out.values())
-    for k in sorted(shares, key=lambda k: (-shares[k], k)):
-        if left == 0:
-            break
-        if out[k] < shares[k]:
-            out[k] += 1
-            left -= 1
-    return {k: v for k, v in out.items() if v > 0}
 
 
 def first_seen(hands: list[Hand], logs: Logs) -> dict[str, int]:

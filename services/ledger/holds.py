@@ -53,6 +53,7 @@ import asyncpg
 
 from chieu.kit import db, logs
 from chieu.kit.errors import not_found, precondition
+from chieu.kit.shares import split
 from chieu.ledger import books as b
 
 if TYPE_CHECKING:
@@ -116,24 +117,6 @@ def atomic(legs: Sequence[Leg]) -> list[tuple[str, str, int]]:
             if part > 0:
                 out.append((payer, getter, part))
     return [(d, c, a) for d, c, a in out if (_is(d, "player") or _is(d, "pot")) and (_is(c, "player") or _is(c, "pot"))]
-
-
-def split(amount: int, shares: Mapping[str, int]) -> dict[str, int]:
-    """``amount`` over ``shares`` in proportion, rounded down, the rest one at a time to the
-    largest shares (ties: by name); never more than a share."""
-    total = sum(shares.values())
-    if total <= 0 or amount <= 0:
-        return {}
-    amount = min(amount, total)
-    out = {k: amount * v // total for k, v in shares.items()}
-    left = amount - sum(out.values())
-    for k in sorted(shares, key=lambda k: (-shares[k], k)):
-        if left == 0:
-            break
-        if out[k] < shares[k]:
-            out[k] += 1
-            left -= 1
-    return {k: v for k, v in out.items() if v > 0}
 
 
 async def record(conn: db.Conn, legs: Sequence[Leg], window_days: int) -> dict[str, dict[str, int]]:
