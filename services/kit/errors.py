@@ -44,14 +44,21 @@ class Refusal(Protocol):
 
 
 MAX_MESSAGE = 400
-"""The longest message a client is sent (characters): what a refusal echoes of a request is cut,
-so an error never outgrows the 16 KB metadata limit and hides its own status."""
+"""The longest message a client is sent (UTF-8 bytes): what a refusal echoes of a request is cut,
+so an error never outgrows the client's 8 KB metadata limit and hides its own status. Bytes, not
+characters: gRPC percent-encodes every byte past ASCII in ``grpc-message`` (×3), and the status
+details carry the message twice more, so 400 four-byte characters made 8.3 KB (a fuzzed
+GetMonthlyRanking, ``RESOURCE_EXHAUSTED`` instead of the refusal)."""
 MAX_REASON = 64
 
 
 def bounded(text: str, limit: int = MAX_MESSAGE) -> str:
-    """``text`` cut to ``limit`` characters, marked with ``…`` where it was cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """``text`` cut to at most ``limit`` UTF-8 bytes, marked with ``…`` where it was cut (never
+    inside a character)."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    return data[: limit - len("…".encode())].decode("utf-8", "ignore") + "…"
 
 
 class ServiceError(Exception):

@@ -263,17 +263,19 @@ class EventStore:
         return Appended(ack.seq, bool(ack.duplicate))
 
     async def last_seq(self, key: str) -> int:
-        """The stream sequence of the subject's last message; 0 when it has none."""
+        """The stream sequence of the subject's last message; 0 when it has none. Asked of the
+        stream's leader, not by direct get: any replica answers a direct get, and one that is
+        catching up after a freeze answered a log 891 records short (a read then stopped there)."""
         try:
-            msg = await self.js.get_last_msg(self.stream, self.subject(key), direct=True)
+            msg = await self.js.get_last_msg(self.stream, self.subject(key), direct=False)
         except NotFoundError:
             return 0
         return int(msg.seq or 0)
 
     async def last(self, key: str) -> Stored | None:
-        """The subject's last message; None when it has none."""
+        """The subject's last message; None when it has none (asked of the leader, as :meth:`last_seq`)."""
         try:
-            msg = await self.js.get_last_msg(self.stream, self.subject(key), direct=True)
+            msg = await self.js.get_last_msg(self.stream, self.subject(key), direct=False)
         except NotFoundError:
             return None
         return Stored(int(msg.seq or 0), msg.data or b"")

@@ -11,7 +11,10 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2
 
 from chieu.games.core import IllegalMove
-from chieu.kit.errors import GuardedServer, ServiceError, invalid
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chieu.kit.errors import MAX_MESSAGE, GuardedServer, ServiceError, bounded, invalid
 from chieu_tools.localnats import free_port
 from tests.table.helpers import reason_of
 
@@ -37,6 +40,10 @@ async def _wait(request: bytes, context: Any) -> bytes:
     raise ServiceError(grpc.StatusCode.RESOURCE_EXHAUSTED, "too_many", "slow down; retry in 2 s", retry_after_ms=1500)
 
 
+async def _echo(request: bytes, context: Any) -> bytes:
+    raise invalid("unknown_game", f"no game {request.decode()!r}; games: phom, tien_len")
+
+
 async def _stream(request: bytes, context: Any) -> AsyncIterator[bytes]:
     yield b"first"
     raise ServiceError(grpc.StatusCode.FAILED_PRECONDITION, "gone", "the table went away")
@@ -52,6 +59,7 @@ async def channel() -> AsyncIterator[grpc.aio.Channel]:
         "Abort": grpc.unary_unary_rpc_method_handler(_abort),
         "Stream": grpc.unary_stream_rpc_method_handler(_stream),
         "Wait": grpc.unary_unary_rpc_method_handler(_wait),
+        "Echo": grpc.unary_unary_rpc_method_handler(_echo),
     })
     port = server.add_insecure_port(f"127.0.0.1:{free_port()}")
     await server.start()
@@ -109,3 +117,21 @@ async def test_a_stream_delivers_what_it_sent_then_the_status(channel: grpc.aio.
             got.append(item)
     assert got == [b"first"]
     assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION and reason_of(err.value) == "gone"
+
+
+@given(st.text(max_size=2000), st.integers(min_value=4, max_value=800))
+def test_a_bounded_text_fits_its_bytes_and_is_a_prefix(text: str, limit: int) -> None:
+    out = bounded(text, limit)
+    assert len(out.encode("utf-8", "replace")) <= limit
+    assert out == text or (out.endswith("…") and text.startswith(out[:-1]))
+
+
+async def test_a_refusal_echoing_wide_characters_keeps_its_status(channel: grpc.aio.Channel) -> None:
+    """400 four-byte characters echoed once made 8.3 KB of trailers (gRPC percent-encodes each
+    byte of ``grpc-message``): the client saw RESOURCE_EXHAUSTED, not the refusal (a fuzzed
+    GetMonthlyRanking)."""
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await channel.unary_unary("/test.Guarded/Echo")(("\U0001f004" * 3000).encode())
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and reason_of(err.value) == "unknown_game"
+    details = err.value.details() or ""
+    assert details.startswith("unknown_game: no game") and len(details.encode()) <= MAX_MESSAGE + 64 + 2

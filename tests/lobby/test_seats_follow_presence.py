@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from chieu.kit import names
 from chieu.kit.settings import Settings
 from chieu.lobby.presence import Spectators, seatable
 from chieu.lobby.v1 import lobby_service_pb2 as pb
@@ -24,6 +25,7 @@ from chieu.table.client import TableClient
 from chieu.table.v1 import presence_pb2
 from chieu.table.v1 import table_service_pb2 as tpb
 from chieu_tools import localnats
+from tests.conftest import nats_connect
 from tests.lobby.conftest import bearer, guest, until
 from tests.lobby.test_tables import Watcher, new_room
 
@@ -86,12 +88,16 @@ def test_a_silent_process_says_nobody_is_absent() -> None:
     assert heard.absent("T") == frozenset()
 
 
+IDLE_STAND_S = 6.0
+"""Long enough that a loaded machine still quick-seats before the absent host is stood up."""
+
+
 @pytest.fixture
 async def idle_table(settings: Settings, table_server: str) -> AsyncIterator[Settings]:
     """A table process of its own whose idle stand is short (the same log, the same lobby)."""
     from chieu.table.app import build
 
-    mine = replace(settings, table_addr=f"127.0.0.1:{localnats.free_port()}", table_idle_stand_s=4.0)
+    mine = replace(settings, table_addr=f"127.0.0.1:{localnats.free_port()}", table_idle_stand_s=IDLE_STAND_S)
     server = await build(mine)
     await server.start()
     try:
@@ -121,20 +127,30 @@ async def test_a_player_who_closes_their_stream_is_stood_up_and_the_empty_table_
     await until(lambda: _taken(w, table_id, 2))
     await until(lambda: _presence(tb, table_id, tpb.SEAT_PRESENCE_HERE))  # both watch: back from the seat's stand
     before = (await tb.get(table_id)).version
+    heard = asyncio.Event()
+
+    async def announced(msg: Any) -> None:
+        if a.player.player_id in presence_pb2.Presence.FromString(msg.data).absent[table_id].player_ids:
+            heard.set()
+
+    listener = await nats_connect(idle_table.nats_url)
+    await listener.subscribe(f"{names.PRESENCE}.>", cb=announced)
     watch_a.cancel()  # the host closes the page
     closed = time.monotonic()
     await until(lambda: _version_above(tb, table_id, before))  # the idle stand is written (ConnectionLost)
-    await asyncio.sleep(0.5)  # the table process announces the absent host to the lobby
+    await asyncio.wait_for(heard.wait(), 5)  # the table process announces the absent host to the lobby
+    await listener.close()
+    await asyncio.sleep(0.3)  # the lobby heard the same message (its own subscriber) and applied it
 
     # the quick seat does not seat a newcomer with the absent host: it makes a table of its own
     seat = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room.room_id), metadata=bearer(c.access_token))
     assert seat.created and seat.table_id != table_id
-    assert time.monotonic() - closed < 4.0, "the machine was too slow to see the host absent before the stand"
+    assert time.monotonic() - closed < IDLE_STAND_S, "the machine was too slow to see the host absent before the stand"
 
     # the host is stood up after the idle time; hosting passes to the player still there
     await until(lambda: _taken(w, table_id, 1), within=15)
     stood = await tb.get(table_id)
-    assert time.monotonic() - closed >= 3.9
+    assert time.monotonic() - closed >= IDLE_STAND_S - 0.1
     assert [s.player_id for s in stood.seats if s.player_id] == [b.player.player_id]
     assert stood.host == b.player.player_id
 
@@ -160,7 +176,7 @@ async def test_a_player_back_in_time_keeps_the_seat(stub: Any, idle_table: Setti
     await until(lambda: _version_above(ta, table_id, version))
     again = asyncio.create_task(_drain(ta.watch(table_id)))  # back within the idle stand: Reconnected
     await until(lambda: _version_above(ta, table_id, version + 1))
-    await asyncio.sleep(4.5)  # past the first stand's time
+    await asyncio.sleep(IDLE_STAND_S + 0.5)  # past the first stand's time
     seats = [s.player_id for s in (await ta.get(table_id)).seats if s.player_id]
     assert seats == [a.player.player_id]
     again.cancel()
@@ -240,10 +256,10 @@ async def test_a_player_who_sits_and_never_watches_is_stood_up(stub: Any, operat
     await until(lambda: _taken(w, table_id, 3))
     sat_at = time.monotonic()
     await until(lambda: _taken(w, table_id, 2), within=15)  # b, never watching, is stood up
-    assert time.monotonic() - sat_at >= 3.0
+    assert time.monotonic() - sat_at >= IDLE_STAND_S - 1.0
     seats = {s.player_id: s.presence for s in (await ta.get(table_id)).seats if s.player_id}
     assert seats == {a.player.player_id: tpb.SEAT_PRESENCE_HERE, c.player.player_id: tpb.SEAT_PRESENCE_HERE}
-    await asyncio.sleep(4.5)  # the watchers keep their seats
+    await asyncio.sleep(IDLE_STAND_S + 0.5)  # the watchers keep their seats
     assert await _taken(w, table_id, 2)
     for task in (watch_a, watch_c):
         task.cancel()
