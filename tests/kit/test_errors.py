@@ -9,11 +9,10 @@ from typing import Any
 import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
-
-from chieu.games.core import IllegalMove
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chieu.games.core import IllegalMove
 from chieu.kit.errors import MAX_MESSAGE, GuardedServer, ServiceError, bounded, invalid
 from chieu_tools.localnats import free_port
 from tests.table.helpers import reason_of
