@@ -28,7 +28,7 @@ from chieu_tools.chaos import client as calls
 from chieu_tools.chaos.bots import Behaviour, Group, Player, Probe, Shared, Spectator
 from chieu_tools.chaos.oracle import Oracle
 from chieu_tools.chaos.records import Journal
-from chieu_tools.chaos.run import FULL, SERVICE_ENV, SHORT, _put_rooms, percentile
+from chieu_tools.chaos.run import FULL, SHORT, _put_rooms, percentile, service_env
 from chieu_tools.cluster import Cluster
 
 MIB = 1 << 20
@@ -105,7 +105,7 @@ async def run(minutes: float, folder: Path, *, every_s: float = 30.0, full: bool
               groups: list[Group] | None = None) -> dict[str, Any]:
     """The soak in ``folder`` (made, absolute); returns its summary."""
     groups = groups or list(FULL if full else SHORT)
-    cluster = Cluster(folder / "cluster", env=dict(SERVICE_ENV))
+    cluster = Cluster(folder / "cluster", env=service_env(groups))
     journal = Journal(folder)
     oracle: Oracle | None = None
     samples: list[Sample] = []

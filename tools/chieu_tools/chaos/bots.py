@@ -1,14 +1,21 @@
 """The chaos run's clients: players that sign in through the lobby and play every game over gRPC,
 spectators, and probes that measure how soon a table accepts commands again after a fault.
 
-A **player** signs in as a guest (``SignInGuest``, refreshing its session before it expires),
-quick-seats in its room (``QuickSeat``: the chaos rooms of its game, points, 金币 or 过关斩将, with short
-clocks), watches its table (``Watch``, resumed from its version after a drop), and plays: the host
-starts hands, every seat picks a random command of the rules core's ``legal()`` on the true state
-(the :class:`~chieu_tools.chaos.oracle.Oracle`). Now and then a seat lets its clock run out, closes its
+A **player** signs in as a guest (``SignInGuest``, refreshing its session before it expires) from
+its own device and its own client address (:func:`address`: homes and a few cafés, given to the
+lobby as a gateway gives it, in ``X-Forwarded-For``), quick-seats in its room (``QuickSeat``: the
+chaos rooms of its game, points, 金币 or 过关斩将, with short clocks), watches its table (``Watch``,
+resumed from its version after a drop), and plays: the host starts hands, every seat picks a
+random command of the rules core's ``legal()`` on the true state (the
+:class:`~chieu_tools.chaos.oracle.Oracle`). Now and then a seat lets its clock run out, closes its
 stream and comes back (within the reconnect grace or not), quits mid-hand (强退) and quick-seats
-again, or leaves between hands. A **spectator** watches a table of the lobby's list for a while,
-then another. A **probe** toggles its readiness at its own table every few hundred milliseconds.
+again, or leaves between hands. A **coin player** sits at two or three coin tables at once (one
+in each of two or three coin rooms of its game, so that opponents mix), one session for all its
+seats: the ledger reserves each hand's largest loss from one balance for several tables at a
+time, and a start whose reservation the balance cannot cover is refused (``not_enough_coins``,
+naming the short players: they stand up, as a player who cannot cover a table leaves it). A
+**spectator** watches a table of the lobby's list for a while, then another. A **probe** toggles
+its readiness at its own table every few hundred milliseconds.
 
 Every table command is sent with one command id for all its retries and journaled with its
 outcome; every view received is journaled as its bytes came (:mod:`chieu_tools.chaos.records`).
@@ -61,24 +68,70 @@ class Group:
     kind: str
     """``points``, ``coins`` or ``ladder``."""
     players: int
+    tables: int = 1
+    """Coin rooms of the group (``chaos.<game>.coins``, ``….coins.2``, …): each player sits in two or
+    three of them at once (:func:`rooms_of`); 1: one table at a time."""
+    stake: int = 1
+    """The stake of the group's rooms."""
 
 
-def room_id(game: str, kind: str) -> str:
-    return f"chaos.{game}.{kind}"
+def room_id(game: str, kind: str, room_no: int = 0) -> str:
+    return f"chaos.{game}.{kind}" + (f".{room_no + 1}" if room_no else "")
+
+
+def rooms_of(group: Group, index: int) -> list[int]:
+    """The rooms (0-based numbers) the group's ``index``-th player sits in at once: two or three in
+    turn (players 0, 1, 2, 3 of three rooms: {0, 1}, {1, 2, 0}, {2, 0}, {0, 1, 2}), so every
+    room has players of several others and each player meets every other somewhere."""
+    if group.tables <= 1:
+        return [0]
+    k = min(group.tables, 2 + index % 2)
+    return [(index + j) % group.tables for j in range(k)]
+
+
+def room_players(group: Group, room_no: int) -> int:
+    """How many of the group's players sit in its room ``room_no``."""
+    return sum(1 for i in range(group.players) if room_no in rooms_of(group, i))
+
+
+def coin_stake(max_loss: int, welcome: int, most: int = 10) -> int:
+    """The stake of a coin room where two hands' reservations fit in a welcome bonus and a third
+    does not (each reserves about two fifths of it), at least 1 and at most ``most`` (a game whose
+    worst hand is a few units is not played for a fifth of a purse a hand)."""
+    return max(1, min(most, welcome * 2 // (5 * max(1, max_loss))))
 
 
 def rooms(groups: list[Group]) -> list[lobby_pb.Room]:
-    """The rooms the groups play in (put by the run's operator before the bots start)."""
+    """The rooms the groups play in (put by the run's operator before the bots start): a coin
+    group's rooms and its game's points room (where its players go when their 金币 run out)."""
     out: dict[str, lobby_pb.Room] = {}
-    for g in groups:
-        rid = room_id(g.game, g.kind)
+
+    def put(g: Group, kind: str, room_no: int, stake: int) -> None:
+        rid = room_id(g.game, kind, room_no)
+        if rid in out:
+            return
         opts = struct_pb2.Struct()
         opts.update(ROOM_OPTIONS[g.game])
         out[rid] = lobby_pb.Room(
-            room_id=rid, game=g.game, name=f"chaos {g.kind}", stake=1, options=opts, sort=-1,
-            currency=log_pb2.CURRENCY_COINS if g.kind == "coins" else log_pb2.CURRENCY_POINTS,
-            ladder_min_level=1 if g.kind == "ladder" else 0, ladder_max_level=5 if g.kind == "ladder" else 0)
+            room_id=rid, game=g.game, name=f"chaos {kind}" + (f" {room_no + 1}" if room_no else ""), stake=stake,
+            options=opts, sort=-1, currency=log_pb2.CURRENCY_COINS if kind == "coins" else log_pb2.CURRENCY_POINTS,
+            ladder_min_level=1 if kind == "ladder" else 0, ladder_max_level=5 if kind == "ladder" else 0)
+
+    for g in groups:
+        for n in range(g.tables):
+            put(g, g.kind, n, g.stake)
+        if g.kind == "coins":
+            put(g, "points", 0, 1)
     return list(out.values())
+
+
+def address(seed: int, name: str) -> str:
+    """A client address for the player ``name``: most players at home (an address each, a few
+    neighbours behind one carrier-grade NAT), a quarter of them in one of three internet cafés."""
+    r = random.Random(f"{seed}/address/{name}")
+    if r.random() < 0.25:
+        return f"198.51.100.{r.randrange(1, 4)}"
+    return f"203.0.113.{r.randrange(1, 255)}"
 
 
 @dataclass
@@ -103,6 +156,10 @@ class Shared:
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the run is over: clients finish what they send and stop."""
     streams: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    short: set[tuple[str, str]] = field(default_factory=set)
+    """(table, player) named by a start refused ``not_enough_coins`` and not yet stood up."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """What the bots did that the logs do not say (``stood_up_short``)."""
 
     def stopping(self) -> bool:
         return self.stop.is_set()
@@ -132,17 +189,29 @@ def _serialize(m: Message) -> bytes:
     return m.SerializeToString()
 
 
+@dataclass
+class Session:
+    """A player's session, shared by the seats of a player at several tables (a refresh token is
+    used once: one refresh at a time)."""
+
+    player_id: str = ""
+    token: str = ""
+    expires_ms: int = 0
+    refresh_token: str = ""
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
 class Client:
     """A session with its own channels to the table and the lobby, journaling what it does."""
 
-    def __init__(self, shared: Shared, name: str, rng: random.Random) -> None:
+    def __init__(self, shared: Shared, name: str, rng: random.Random, session: Session | None = None,
+                 address: str = "") -> None:
         self.shared = shared
         self.name = name
         self.rng = rng
-        self.player_id = ""
-        self.token = ""
-        self.expires_ms = 0
-        self.refresh_token = ""
+        self.session = session if session is not None else Session()
+        self.address = address
+        """The client address the lobby is told (``X-Forwarded-For``, as the gateway tells it); "": none."""
         self.table_channel = grpc.aio.insecure_channel(shared.table_target, options=CHANNEL_OPTIONS)
         self.lobby_channel = grpc.aio.insecure_channel(shared.lobby_target, options=CHANNEL_OPTIONS)
         self.raw = _Raw(self.table_channel)
@@ -157,15 +226,35 @@ class Client:
             with contextlib.suppress(Exception):
                 await ch.close()
 
-    def meta(self) -> tuple[tuple[str, str]]:
-        return (("authorization", f"Bearer {self.token}"),)
+    @property
+    def player_id(self) -> str:
+        return self.session.player_id
+
+    @player_id.setter
+    def player_id(self, value: str) -> None:
+        self.session.player_id = value
+
+    @property
+    def token(self) -> str:
+        return self.session.token
+
+    @token.setter
+    def token(self, value: str) -> None:
+        self.session.token = value
+
+    def forwarded(self) -> tuple[tuple[str, str], ...]:
+        return (("x-forwarded-for", self.address),) if self.address else ()
+
+    def meta(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token}"), *self.forwarded())
 
     # ------------------------------------------------------------ sessions
 
     async def sign_in(self, device: str) -> bool:
         async def attempt(t: float) -> lobby_pb.SignInGuestResponse:
             r: lobby_pb.SignInGuestResponse = await self.lobby.SignInGuest(
-                lobby_pb.SignInGuestRequest(device_id=device, name=self.name[:20]), timeout=t)
+                lobby_pb.SignInGuestRequest(device_id=device, name=self.name[:20]), timeout=t,
+                metadata=self.forwarded())
             return r
 
         result = await calls.call(attempt, per_try_s=3.0, give_up_s=60.0, stop=self.shared.stopping)
@@ -175,25 +264,30 @@ class Client:
         return True
 
     def _session(self, s: lobby_pb.Session) -> None:
-        self.player_id, self.token = s.player.player_id, s.access_token
-        self.expires_ms, self.refresh_token = int(s.access_expires_ms), s.refresh_token
+        self.session.player_id, self.session.token = s.player.player_id, s.access_token
+        self.session.expires_ms, self.session.refresh_token = int(s.access_expires_ms), s.refresh_token
 
     async def fresh(self, device: str) -> None:
         """Refresh the session when its access token has less than two minutes left (a refresh
-        token refused — reused after an unknown answer, which ends the session — signs in again)."""
-        if now_ms() < self.expires_ms - 120_000:
+        token refused — reused after an unknown answer, which ends the session — signs in again).
+        The seats of one player refresh their shared session once."""
+        if now_ms() < self.session.expires_ms - 120_000:
             return
+        async with self.session.lock:
+            if now_ms() < self.session.expires_ms - 120_000:
+                return  # another seat refreshed it
 
-        async def attempt(t: float) -> lobby_pb.RefreshResponse:
-            r: lobby_pb.RefreshResponse = await self.lobby.Refresh(
-                lobby_pb.RefreshRequest(refresh_token=self.refresh_token), timeout=t)
-            return r
+            async def attempt(t: float) -> lobby_pb.RefreshResponse:
+                r: lobby_pb.RefreshResponse = await self.lobby.Refresh(
+                    lobby_pb.RefreshRequest(refresh_token=self.session.refresh_token), timeout=t,
+                    metadata=self.forwarded())
+                return r
 
-        result = await calls.call(attempt, per_try_s=3.0, give_up_s=30.0, stop=self.shared.stopping)
-        if result.outcome == calls.ACKED:
-            self._session(result.response.session)
-        elif result.outcome == calls.REFUSED:
-            await self.sign_in(device)
+            result = await calls.call(attempt, per_try_s=3.0, give_up_s=30.0, stop=self.shared.stopping)
+            if result.outcome == calls.ACKED:
+                self._session(result.response.session)
+            elif result.outcome == calls.REFUSED:
+                await self.sign_in(device)
 
     # ------------------------------------------------------------ table commands
 
@@ -253,12 +347,24 @@ class Client:
 
 
 class Player(Client):
-    """A player of one group: signs in, quick-seats, plays, misbehaves now and then."""
+    """A player of one group: signs in, quick-seats, plays, misbehaves now and then. A coin
+    player's first seat (``room_no`` its first room) signs in and starts its other seats, each in
+    another room of the group, sharing its session."""
 
-    def __init__(self, shared: Shared, group: Group, index: int, seed: int, behaviour: Behaviour) -> None:
-        super().__init__(shared, f"{group.game[:6]}{group.kind[:2]}{index}", random.Random(f"{seed}/{group}/{index}"))
+    def __init__(self, shared: Shared, group: Group, index: int, seed: int, behaviour: Behaviour,
+                 parent: Player | None = None, room_no: int | None = None) -> None:
+        name = f"{group.game[:6]}{group.kind[:2]}{index}"
+        rooms_ = rooms_of(group, index)
+        room_no = rooms_[0] if room_no is None else room_no
+        super().__init__(shared, name, random.Random(f"{seed}/{group}/{index}/{room_no}"),
+                         session=parent.session if parent is not None else None, address=address(seed, name))
         self.group = group
         self.index = index
+        self.seed = seed
+        self.parent = parent
+        self.room_no = room_no
+        self.first = room_no == rooms_[0]
+        """The seat that signed in (and that goes to the points room when its 金币 run out)."""
         self.device = f"chaos-{seed}-{group.game}-{group.kind}-{index}"
         self.behaviour = behaviour
         self.game = registry.get(group.game)
@@ -266,37 +372,47 @@ class Player(Client):
         self.hands_seen: set[tuple[str, int]] = set()
 
     async def run(self) -> None:
+        seats: list[asyncio.Task[None]] = []
         try:
-            if not await self.sign_in(self.device):
-                return
+            if self.parent is None:
+                if not await self.sign_in(self.device):
+                    return
+                seats = [asyncio.create_task(
+                    Player(self.shared, self.group, self.index, self.seed, self.behaviour, self, n).run())
+                    for n in rooms_of(self.group, self.index)[1:]]
             # players of a group arrive one after another, as the table list (projected from the
             # log within milliseconds) shows the table the first one opened to the next
             await asyncio.sleep(self.index * 1.5 + self.rng.random())
             while not self.shared.stopping():
                 table_id = await self.quick_seat()
                 if table_id is None:
+                    if self.group.kind != "coins" and not self.first:
+                        return  # out of 金币: one seat goes on in the points room
                     await asyncio.sleep(1 + self.rng.random())
                     continue
                 await self.play(table_id)
                 await asyncio.sleep(0.5 + self.rng.random() * 2)
         finally:
             await self.close()
+            await asyncio.gather(*seats, return_exceptions=True)
 
     async def quick_seat(self) -> str | None:
         await self.fresh(self.device)
-        kind = self.group.kind
-        if kind == "coins" and self.rng.random() < 0.1:
-            kind = "points"  # a coin player visits the points room now and then
+        kind, room_no = self.group.kind, self.room_no
+        if kind == "coins" and self.first and self.rng.random() < 0.1:
+            kind, room_no = "points", 0  # a coin player visits the points room now and then
 
         async def attempt(t: float) -> lobby_pb.QuickSeatResponse:
             r: lobby_pb.QuickSeatResponse = await self.lobby.QuickSeat(
-                lobby_pb.QuickSeatRequest(room_id=room_id(self.group.game, kind), client_seed=self.rng.randbytes(8)),
+                lobby_pb.QuickSeatRequest(room_id=room_id(self.group.game, kind, room_no),
+                                          client_seed=self.rng.randbytes(8)),
                 timeout=t, metadata=self.meta())
             return r
 
         result = await calls.call(attempt, per_try_s=4.0, give_up_s=GIVE_UP_S, stop=self.shared.stopping)
         if result.outcome == calls.REFUSED and result.reason == "not_enough_coins" and kind == "coins":
             self.group = Group(self.group.game, "points", self.group.players)
+            self.room_no = 0
             return None
         if result.outcome != calls.ACKED:
             return None
@@ -336,6 +452,14 @@ class Player(Client):
 
     async def between_hands(self, view: pb.TableView, waited_since: float) -> bool:
         """The table waits: the host starts a hand when enough players sit. False: leave the table."""
+        if (view.table_id, self.player_id) in self.shared.short:
+            # named by a start the ledger could not reserve: this player's 金币 not already in play
+            # at its other tables do not cover a hand here; it leaves, and comes back later
+            self.shared.short.discard((view.table_id, self.player_id))
+            self.shared.counts["stood_up_short"] = self.shared.counts.get("stood_up_short", 0) + 1
+            await self.stand_up(view.table_id)
+            await asyncio.sleep(self.rng.uniform(2, 6))
+            return False
         if view.hand_no > 0 and (view.table_id, view.hand_no) not in self.hands_seen:
             self.hands_seen.add((view.table_id, view.hand_no))
             if self.rng.random() < self.behaviour.leave:
@@ -349,10 +473,15 @@ class Player(Client):
                 await self.command("ChangeSettings", pb.ChangeSettingsRequest(
                     table_id=view.table_id, reconnect_grace_s=GRACE_S, command_id=uuid.uuid4().hex))
                 return True
-            enough = seated >= self.group.players or (seated >= self.game.min_players and waited > 6)
+            full = room_players(self.group, self.room_no) if self.group.kind == "coins" else self.group.players
+            enough = seated >= full or (seated >= self.game.min_players and waited > 6)
             if enough and waited > 0.5:
-                await self.command("StartHand", pb.StartHandRequest(table_id=view.table_id,
-                                                                    command_id=uuid.uuid4().hex))
+                result = await self.command("StartHand", pb.StartHandRequest(table_id=view.table_id,
+                                                                             command_id=uuid.uuid4().hex))
+                if result.outcome == calls.REFUSED and result.reason == "not_enough_coins":
+                    named = {s.player_id for s in view.seats if s.player_id and s.player_id in result.detail}
+                    self.shared.short |= {(view.table_id, p) for p in named}
+                    await asyncio.sleep(1.0)
                 await asyncio.sleep(0.3)
         if waited > 20 and seated < self.game.min_players:
             await self.stand_up(view.table_id)  # alone too long: try another table

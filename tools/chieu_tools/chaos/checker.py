@@ -11,7 +11,12 @@ PostgreSQL, the lobby's table list).
   move decided again).
 - **Money and levels** (the auditor's reconciliation): every settlement posted exactly once as
   logged, balances equal to their transfers, every currency sums to zero, no 金币 balance below 0;
-  every ladder standing equal to the pure rules folded over the logs.
+  every hand's outcome and settlement proven from the rules (the audit's proof); every ladder
+  standing equal to the pure rules folded over the logs.
+- **Coin hands and the screen**: every reservation of a hand the log ended is released; the
+  ledger's collusion screen, at its real settings, holds none of the bots' winnings (honest play:
+  a hold is a false positive, or bots that play as a farm). Counted: coin hands, and how many were
+  in play while one of their players had another at another table (:func:`coin_hands`).
 - **The lobby**: once all is quiet, its table list equals the tables' state folded from the logs
   (seats, host, status, hand, stake), and lists no table without a seated player.
 - **Views**: every view a client received is exactly the view the rules give that viewer at that
@@ -277,7 +282,13 @@ async def check(folder: Path, *, nats_url: str, database_url: str, lobby_target:
         c.add(f"audit_{f.code}", table if table in period.tables else f.subject, 0, f.detail)
     for flag in report.flags:  # the bots' ordinary play is no chip dumping (issue 27)
         c.add(f"collusion_{flag.code}", flag.account, 0, f"{flag.detail}: {'; '.join(flag.evidence[:3])}")
-    c.commands(read_commands(folder))
+    for name, n in coin_hands(period).items():
+        c.result.count(name, n)
+    await books(c, database_url, period)
+    commands = read_commands(folder)
+    c.result.count("starts_refused_not_enough_coins", sum(
+        1 for x in commands if x.method == "StartHand" and x.outcome == REFUSED and x.reason == "not_enough_coins"))
+    c.commands(commands)
     received: dict[str, list[View]] = defaultdict(list)
     for v in read_views(folder):
         received[v.table_id].append(v)
@@ -297,6 +308,103 @@ async def check(folder: Path, *, nats_url: str, database_url: str, lobby_target:
     for name, n in report.counts.items():
         c.result.count(f"audit_{name}", n)
     return c.result
+
+
+def coin_hands(logs: Logs) -> dict[str, int]:
+    """The coin hands of the logs (from ``HandStarted`` to ``HandEnded``, by the records' server
+    times) and how they overlapped: ``coin_hands``; ``coin_hands_reserved`` (their ``HandStarted``
+    logs the ledger's reservations); ``coin_hands_concurrent``, the hands during which one of
+    their players had another coin hand in play at another table; ``coin_players_concurrent``;
+    ``coin_hands_at_once``, the most coin hands one player had in play at one time."""
+    spans: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    hands = reserved = 0
+    for table_id, recs in logs.tables.items():
+        started: dict[int, tuple[int, list[str]]] = {}
+        last = 0
+        for _, r in recs:
+            last = max(last, r.server_time_ms)
+            for e in r.events:
+                kind = e.WhichOneof("kind")
+                if kind == "hand_started" and e.hand_started.currency == log_pb2.CURRENCY_COINS:
+                    hs = e.hand_started
+                    started[hs.hand_no] = (r.server_time_ms, list(hs.players))
+                    hands += 1
+                    reserved += 1 if len(hs.reserved) == len(hs.players) else 0
+                elif kind == "hand_ended" and e.hand_ended.hand_no in started:
+                    begun, players = started.pop(e.hand_ended.hand_no)
+                    for p in players:
+                        spans[p].append((begun, r.server_time_ms, table_id))
+        for begun, players in started.values():  # not ended (yet): in play to the log's end
+            for p in players:
+                spans[p].append((begun, max(last, begun) + 1, table_id))
+    concurrent: set[tuple[str, int]] = set()  # (table, start) of a hand that overlapped
+    overlapping = 0
+    most = 1 if hands else 0
+    for mine in spans.values():
+        mine.sort()
+        overlapped = False
+        for i, (a0, a1, at) in enumerate(mine):
+            for b0, b1, bt in mine[i + 1:]:
+                if b0 >= a1:
+                    break
+                if bt != at and b0 < a1 and a0 < b1:
+                    concurrent |= {(at, a0), (bt, b0)}
+                    overlapped = True
+        overlapping += overlapped
+        edges = sorted([(a, 1) for a, _, _ in mine] + [(b, -1) for _, b, _ in mine])  # an end before a start
+        level = 0
+        for _, step in edges:
+            level += step
+            most = max(most, level)
+    return {"coin_hands": hands, "coin_hands_reserved": reserved, "coin_hands_concurrent": len(concurrent),
+            "coin_players_concurrent": overlapping, "coin_hands_at_once": most}
+
+
+async def books(c: _Checker, database_url: str, logs: Logs) -> None:
+    """The ledger's side of the coin hands: every reservation of a hand the log ended is released
+    (``reservation_not_released``), and the collusion screen holds nobody (``screen_held``, per
+    hold: the bots play honestly). Counted: the screen's holds and freezes, and how near it came
+    to flagging anyone — the largest net 金币 one player lost to another over the window
+    (``screen_top_net``) and the most payers netting ``CHIEU_SCREEN_MIN_COINS`` or more into one
+    account (``screen_top_payers``)."""
+    import asyncpg
+
+    from chieu.kit.settings import from_env
+
+    s = from_env()
+    ended = {(t, e.hand_ended.hand_no) for t, recs in logs.tables.items() for _, r in recs for e in r.events
+             if e.WhichOneof("kind") == "hand_ended"}
+    conn = await asyncpg.connect(database_url)
+    try:
+        open_ = await conn.fetch("SELECT table_id, hand_no, player_id, coins FROM ledger_reservations"
+                                 " WHERE closed_at IS NULL ORDER BY table_id, hand_no, player_id")
+        holds = await conn.fetch("SELECT id, player_id, coins, detail FROM ledger_review_holds ORDER BY id")
+        frozen = await conn.fetchval("SELECT count(*) FROM ledger_holds WHERE held_by = 'screen:collusion'")
+        near = await conn.fetchrow(
+            """WITH n AS (SELECT p, q, sum(c)::bigint AS net FROM (
+                   SELECT payer AS p, receiver AS q, coins AS c FROM ledger_flows
+                   WHERE day > current_date - $2::int
+                   UNION ALL SELECT receiver, payer, -coins FROM ledger_flows
+                   WHERE day > current_date - $2::int) x GROUP BY p, q)
+               SELECT coalesce(max(net), 0)::bigint AS top_net,
+                      coalesce((SELECT max(k) FROM (SELECT q, count(*) AS k FROM n WHERE net >= $1 GROUP BY q) y),
+                               0)::bigint AS top_payers,
+                      (SELECT count(*) FROM ledger_flows)::bigint AS flows FROM n""",
+            s.screen_min_coins, s.screen_window_days)
+    finally:
+        await conn.close()
+    for r in open_:
+        if (r["table_id"], int(r["hand_no"])) in ended:
+            c.add("reservation_not_released", r["table_id"], 0,
+                  f"{r['player_id']}'s {r['coins']} 金币 reserved for hand {r['hand_no']} after it ended")
+    for h in holds:
+        c.add("screen_held", h["player_id"], 0, f"hold {h['id']}: {h['coins']} 金币: {h['detail']}")
+    c.result.count("reservations_open", len(open_))
+    c.result.count("screen_holds", len(holds))
+    c.result.count("screen_frozen", int(frozen or 0))
+    c.result.count("screen_flows", int(near["flows"]) if near else 0)
+    c.result.count("screen_top_net", int(near["top_net"]) if near else 0)
+    c.result.count("screen_top_payers", int(near["top_payers"]) if near else 0)
 
 
 def hands_by_game(logs: Logs) -> dict[str, int]:

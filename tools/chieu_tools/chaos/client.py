@@ -44,6 +44,9 @@ class Result:
     attempts: int
     sent: float
     settled: float
+    detail: str = ""
+    """The last refusal's details (``"<reason>: <message>"``, in English: the bots send no
+    ``accept-language``)."""
 
 
 async def call(attempt: Callable[[float], Awaitable[T]], *, per_try_s: float = 3.0, give_up_s: float = 20.0,
@@ -55,18 +58,18 @@ async def call(attempt: Callable[[float], Awaitable[T]], *, per_try_s: float = 3
     ``stop()`` true ends the retries early (the run is over): the outcome is then unknown.
     """
     sent = time.monotonic()
-    code, reason, attempts, wait = "", "", 0, backoff_s
+    code, reason, detail, attempts, wait = "", "", "", 0, backoff_s
     while True:
         attempts += 1
         try:
             response = await attempt(per_try_s)
         except grpc.aio.AioRpcError as e:
-            code, reason = e.code().name, reason_of(e)
+            code, reason, detail = e.code().name, reason_of(e), e.details() or ""
             if e.code() not in RETRIED and reason not in BUSY_REASONS:
-                return Result(REFUSED, None, code, reason, attempts, sent, time.monotonic())
+                return Result(REFUSED, None, code, reason, attempts, sent, time.monotonic(), detail)
         else:
             return Result(ACKED, response, "OK", "", attempts, sent, time.monotonic())
         if time.monotonic() - sent + wait > give_up_s or (stop is not None and stop()):
-            return Result(UNKNOWN, None, code, reason, attempts, sent, time.monotonic())
+            return Result(UNKNOWN, None, code, reason, attempts, sent, time.monotonic(), detail)
         await asyncio.sleep(wait)
         wait = min(wait * 2, 1.0)

@@ -40,32 +40,60 @@ from chieu.tablelog.sealing import SealKeys
 from chieu_tools import localnats
 from chieu_tools.chaos import checker, schedule
 from chieu_tools.chaos import client as calls
-from chieu_tools.chaos.bots import Behaviour, Group, Player, Probe, Shared, Spectator, rooms
+from chieu_tools.chaos.bots import ROOM_OPTIONS, Behaviour, Group, Player, Probe, Shared, Spectator, coin_stake, rooms
 from chieu_tools.chaos.faults import Injector
 from chieu_tools.chaos.oracle import Oracle
 from chieu_tools.chaos.records import AppliedFault, Command, Journal
 from chieu_tools.cluster import Cluster
 
-SHORT = [Group(d.key, d.exercise.short_room, d.exercise.players) for d in registry.descriptors()]
+COIN_TABLES = 3
+"""Coin rooms per coin group: each of its players sits in two or three of them at once."""
+COIN_PLAYERS = 4
+"""The fewest players of a coin group (the CI run's Phỏm: 4, each at two or three tables)."""
+WELCOME = 200
+"""The welcome 金币 every bot lives on (``CHIEU_WELCOME_COINS``'s default, kept)."""
+
+
+def group(game: str, kind: str, players: int) -> Group:
+    """The players of ``game`` in one kind of room; a coin group has :data:`COIN_PLAYERS` players or
+    more at :data:`COIN_TABLES` rooms, at a stake where two hands' reservations fit in the welcome
+    bonus and a third does not (:func:`~chieu_tools.chaos.bots.coin_stake`)."""
+    if kind != "coins":
+        return Group(game, kind, players)
+    d = registry.descriptor(game)
+    players = max(players, COIN_PLAYERS)
+    seats = min(d.max_seats, max(d.min_seats, players - 1))
+    bound = d.max_loss(registry.get(game).parse_options(ROOM_OPTIONS[game]), seats) if d.max_loss else 1
+    return Group(game, kind, players, COIN_TABLES, coin_stake(bound, WELCOME))
+
+
+SHORT = [group(d.key, d.exercise.short_room, d.exercise.players) for d in registry.descriptors()]
 """The CI run: every game once, in the room its descriptor names for it (a coin room and a ladder
 room among them)."""
-FULL = [Group(d.key, kind, d.exercise.full_players) for d in registry.descriptors() for kind in d.exercise.full_rooms]
-"""Every game in several kinds of room (53 players: `chieu chaos --full`)."""
+FULL = [group(d.key, kind, d.exercise.full_players) for d in registry.descriptors() for kind in d.exercise.full_rooms]
+"""Every game in several kinds of room (`chieu chaos --full`)."""
 SLOW_NODE = 2
 """The node (0-based) behind the latency proxy: ``n3``."""
 WINDOW_AFTER_S = 5.0
 """A fault's window lasts until this long after its end (throughput outside the windows)."""
 SERVICE_ENV = {"CHIEU_LOG_FORMAT": "json", "CHIEU_LEDGER_ACK_WAIT_S": "5", "CHIEU_LADDER_ACK_WAIT_S": "5",
                "CHIEU_LOBBY_ACK_WAIT_S": "5", "CHIEU_LOBBY_ACCESS_TTL_S": "240",
-               "CHIEU_LOBBY_NEW_PLAYERS_PER_ADDRESS": "0", "CHIEU_LOBBY_WELCOME_PER_ADDRESS": "0",
-               "CHIEU_LOBBY_WELCOME_PER_DEVICE": "0", "CHIEU_LOBBY_WELCOME_AFTER_HANDS": "0",
-               "CHIEU_SCREEN_PAYERS": "0"}
+               "CHIEU_TRUSTED_PROXIES": "127.0.0.1", "CHIEU_LOBBY_WELCOME_AFTER_HANDS": "0",
+               "CHIEU_WELCOME_COINS": str(WELCOME)}
 """Short ack waits (a message held by a killed consumer comes back within 5 s) and 4-minute access
 tokens (every player refreshes its session, and its watch streams end with their token, every
-two minutes or so); every bot signs in from 127.0.0.1, so the per-address limits of new players
-and welcome coins are off, the welcome is paid at the first sign-in (bots sit at coin tables at
-once), and the ledger's collusion screen is off: bots from one address living on their welcome
-alone, losing to each other at random, are what the screen looks for."""
+two minutes or so). The bots connect from 127.0.0.1 as a gateway would, and say each player's
+own address in ``X-Forwarded-For`` (:func:`~chieu_tools.chaos.bots.address`), so the lobby's
+limits per address and per device are at their real settings, and so is the ledger's collusion
+screen. One setting is not: the welcome is paid at the first sign-in, not after three hands (a
+3-minute run has no minute to spare for them)."""
+
+
+def service_env(groups: list[Group]) -> dict[str, str]:
+    """:data:`SERVICE_ENV` and the coin stakes the groups' rooms play at, offered with the default
+    ones (``CHIEU_COIN_STAKES``, as an operator offers a stake)."""
+    stakes = {1, 10, 100} | {g.stake for g in groups if g.kind == "coins"}
+    return {**SERVICE_ENV, "CHIEU_COIN_STAKES": ",".join(str(x) for x in sorted(stakes))}
 
 
 @dataclass
@@ -221,7 +249,7 @@ async def run(config: Config) -> dict[str, Any]:
     folder = config.folder.resolve()
     folder.mkdir(parents=True, exist_ok=True)
     total_s = config.minutes * 60
-    cluster = Cluster(folder / "cluster", env=dict(SERVICE_ENV))
+    cluster = Cluster(folder / "cluster", env=service_env(config.groups))
     delay_file = folder / "slow-n3.ms"
     delay_file.write_text("0")
     proxy_port = localnats.free_port()
@@ -291,6 +319,7 @@ async def run(config: Config) -> dict[str, Any]:
                                      params=Params(s.ladder_up, s.ladder_down, s.ladder_floor_style,
                                                    s.ladder_only_lose_basis), t0_ms=t0_ms)
         summary = _summary(config, journal, injector.applied, result, t0_ms, end_ms, calm_s, quiet, oracle)
+        summary["bots"] = dict(shared.counts)
         if config.keep:
             for line in report(summary):
                 print(line, flush=True)
@@ -379,6 +408,12 @@ def report(summary: dict[str, Any]) -> list[str]:
                      f"max {r['max']} s (n={r['n']})")
     if summary["refusals"]:
         lines.append("refusals: " + ", ".join(f"{k} {v}" for k, v in list(summary["refusals"].items())[:12]))
+    n = summary["counts"]
+    if n.get("coin_hands"):
+        lines.append(f"coin hands: {n['coin_hands']:,} ({n.get('coin_hands_concurrent', 0):,} in play while a "
+                     f"player had another at another table; up to {n.get('coin_hands_at_once', 0)} at once), "
+                     f"{n.get('starts_refused_not_enough_coins', 0):,} starts refused not_enough_coins; the "
+                     f"screen: {n.get('screen_holds', 0)} holds, largest net flow {n.get('screen_top_net', 0)} 金币")
     lines.append(f"checked: {', '.join(f'{k} {v:,}' for k, v in sorted(summary['counts'].items()))}")
     if not summary["quiet"]:
         lines.append("the system did not go quiet after the run")
