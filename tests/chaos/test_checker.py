@@ -16,7 +16,7 @@ from chieu.table import decide, views
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu.tablelog.fold import Table
-from chieu_tools.chaos.checker import _Checker
+from chieu_tools.chaos.checker import _Checker, coin_hands
 from chieu_tools.chaos.client import ACKED, REFUSED, UNKNOWN
 from chieu_tools.chaos.records import AppliedFault, Command, Journal, read_commands, read_views
 
@@ -157,3 +157,29 @@ def _received(folder: Path) -> dict[str, list]:  # type: ignore[type-arg]
     for v in read_views(folder):
         out.setdefault(v.table_id, []).append(v)
     return out
+
+
+def _hand(table: str, hand_no: int, players: list[str], start_ms: int, end_ms: int, coins: bool = True,
+          reserved: bool = True) -> list[tuple[int, log_pb2.Record]]:
+    currency = log_pb2.CURRENCY_COINS if coins else log_pb2.CURRENCY_POINTS
+    started = log_pb2.HandStarted(hand_no=hand_no, players=players, currency=currency, stake=2,
+                                  reserved=[76] * len(players) if coins and reserved else [])
+    ended = log_pb2.HandEnded(hand_no=hand_no, players=players)
+    return [(1, log_pb2.Record(table_id=table, version=1, server_time_ms=start_ms,
+                               events=[log_pb2.TableEvent(hand_started=started)])),
+            (2, log_pb2.Record(table_id=table, version=2, server_time_ms=end_ms,
+                               events=[log_pb2.TableEvent(hand_ended=ended)]))]
+
+
+def test_coin_hands_in_play_at_once_for_one_player_are_counted() -> None:
+    logs = Logs(tables={
+        "a": _hand("a", 1, ["ann", "bao"], T0, T0 + 10_000),
+        "b": _hand("b", 1, ["ann", "cao"], T0 + 5_000, T0 + 20_000),  # ann at a and b at once
+        "c": _hand("c", 1, ["bao", "cao"], T0 + 30_000, T0 + 40_000, reserved=False),  # after both
+        "d": _hand("d", 1, ["ann", "bao"], T0 + 1_000, T0 + 9_000, coins=False),  # points: not counted
+        "e": _hand("e", 1, ["dan", "eve"], T0 + 50_000, T0 + 60_000)
+        + _hand("e", 2, ["dan", "eve"], T0 + 60_000, T0 + 70_000),  # one table's hands follow on
+    })
+    assert coin_hands(logs) == {"coin_hands": 5, "coin_hands_reserved": 4, "coin_hands_concurrent": 2,
+                                "coin_players_concurrent": 1, "coin_hands_at_once": 2}
+    assert coin_hands(Logs())["coin_hands_at_once"] == 0

@@ -58,6 +58,12 @@ CHANNEL_OPTIONS = [("grpc.lb_policy_name", "round_robin"), ("grpc.initial_reconn
 retried every two seconds at most."""
 PER_TRY_S = 1.5
 GIVE_UP_S = 20.0
+ARRIVALS_S = 4.0
+"""Players sign in over the run's first seconds: at one moment, 23 sign-ins ran the lobby's
+database pool out (``database_unavailable``), and a sign-in refused so after the lobby had
+counted the device's welcome allowance lost the welcome when retried (``limited``)."""
+SIGN_IN_TRY_S = 20.0
+"""A sign-in's deadline (a loaded cluster's first sign-ins took more than 3 s)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +263,9 @@ class Client:
                 metadata=self.forwarded())
             return r
 
-        result = await calls.call(attempt, per_try_s=3.0, give_up_s=60.0, stop=self.shared.stopping)
+        # a sign-in waits as long as a person would: one cut short by its deadline after the lobby
+        # counted the device's welcome allowance, and not yet paid it, costs the welcome for good
+        result = await calls.call(attempt, per_try_s=SIGN_IN_TRY_S, give_up_s=60.0, stop=self.shared.stopping)
         if result.outcome != calls.ACKED:
             return False
         self._session(result.response.session)
@@ -374,7 +382,9 @@ class Player(Client):
     async def run(self) -> None:
         seats: list[asyncio.Task[None]] = []
         try:
+            arrive = self.rng.uniform(0, ARRIVALS_S)
             if self.parent is None:
+                await asyncio.sleep(arrive)  # people do not all sign in within the same 100 ms
                 if not await self.sign_in(self.device):
                     return
                 seats = [asyncio.create_task(
@@ -382,7 +392,7 @@ class Player(Client):
                     for n in rooms_of(self.group, self.index)[1:]]
             # players of a group arrive one after another, as the table list (projected from the
             # log within milliseconds) shows the table the first one opened to the next
-            await asyncio.sleep(self.index * 1.5 + self.rng.random())
+            await asyncio.sleep(max(0.0, self.index * 1.5 + self.rng.random() - arrive))
             while not self.shared.stopping():
                 table_id = await self.quick_seat()
                 if table_id is None:
@@ -531,7 +541,8 @@ class Spectator(Client):
     """Watches a table of the lobby's list for a while, then another."""
 
     def __init__(self, shared: Shared, index: int, seed: int, games: list[str]) -> None:
-        super().__init__(shared, f"watcher{index}", random.Random(f"{seed}/spectator/{index}"))
+        super().__init__(shared, f"watcher{index}", random.Random(f"{seed}/spectator/{index}"),
+                         address=address(seed, f"watcher{index}"))
         self.device = f"chaos-{seed}-spectator-{index}"
         self.games = games
 
