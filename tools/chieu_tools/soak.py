@@ -28,7 +28,8 @@ from chieu_tools.chaos import client as calls
 from chieu_tools.chaos.bots import Behaviour, Group, Player, Probe, Shared, Spectator
 from chieu_tools.chaos.oracle import Oracle
 from chieu_tools.chaos.records import Journal
-from chieu_tools.chaos.run import FULL, SHORT, _put_rooms, percentile, service_env
+from chieu_tools.chaos.run import _put_rooms, percentile, service_env
+from chieu_tools.chaos.run import groups as chaos_groups
 from chieu_tools.cluster import Cluster
 
 MIB = 1 << 20
@@ -104,7 +105,7 @@ def _latencies(commands: list[Any], since_ms: int, until_ms: int, probe: bool) -
 async def run(minutes: float, folder: Path, *, every_s: float = 30.0, full: bool = False,
               groups: list[Group] | None = None) -> dict[str, Any]:
     """The soak in ``folder`` (made, absolute); returns its summary."""
-    groups = groups or list(FULL if full else SHORT)
+    groups = groups or chaos_groups(full, minutes)
     cluster = Cluster(folder / "cluster", env=service_env(groups))
     journal = Journal(folder)
     oracle: Oracle | None = None

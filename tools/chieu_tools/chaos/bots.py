@@ -162,6 +162,8 @@ class Shared:
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the run is over: clients finish what they send and stop."""
     streams: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    t0: float = field(default_factory=time.monotonic)
+    """When the clients were made (monotonic seconds)."""
     short: set[tuple[str, str]] = field(default_factory=set)
     """(table, player) named by a start refused ``not_enough_coins`` and not yet stood up."""
     counts: dict[str, int] = field(default_factory=dict)
@@ -378,6 +380,9 @@ class Player(Client):
         self.game = registry.get(group.game)
         self.moves = 0
         self.hands_seen: set[tuple[str, int]] = set()
+        self.alone_s = self.rng.uniform(12, 30)
+        """How long this player waits alone at a table before it tries another (two players who
+        opened a table each at once do not both give up at the same moment)."""
 
     async def run(self) -> None:
         seats: list[asyncio.Task[None]] = []
@@ -390,9 +395,11 @@ class Player(Client):
                 seats = [asyncio.create_task(
                     Player(self.shared, self.group, self.index, self.seed, self.behaviour, self, n).run())
                     for n in rooms_of(self.group, self.index)[1:]]
-            # players of a group arrive one after another, as the table list (projected from the
-            # log within milliseconds) shows the table the first one opened to the next
-            await asyncio.sleep(max(0.0, self.index * 1.5 + self.rng.random() - arrive))
+            # players of a group arrive one after another once all have signed in, as the table list
+            # (projected from the log within milliseconds) shows the table the first one opened to
+            # the next
+            await asyncio.sleep(max(0.0, self.shared.t0 + ARRIVALS_S + self.index * 1.5 + self.rng.random()
+                                    - time.monotonic()))
             while not self.shared.stopping():
                 table_id = await self.quick_seat()
                 if table_id is None:
@@ -493,7 +500,7 @@ class Player(Client):
                     self.shared.short |= {(view.table_id, p) for p in named}
                     await asyncio.sleep(1.0)
                 await asyncio.sleep(0.3)
-        if waited > 20 and seated < self.game.min_players:
+        if waited > self.alone_s and seated < self.game.min_players:
             await self.stand_up(view.table_id)  # alone too long: try another table
             return False
         return True

@@ -50,21 +50,28 @@ COIN_TABLES = 3
 """Coin rooms per coin group: each of its players sits in two or three of them at once."""
 COIN_PLAYERS = 4
 """The fewest players of a coin group (the CI run's Phỏm: 4, each at two or three tables)."""
+LONG_COIN = (8, 4)
+"""A long run's coin groups (over :data:`LONG_AFTER_MIN`): 8 players in 4 rooms. Four players who
+live on their welcome alone and only ever meet each other lose their 金币 to one or two of the
+others: over a few hundred hands two of them may each lose half their welcome, and nearly all
+their net losses, to one account, which is the collusion screen's farm (a model of the rule over
+random Phỏm hands: held in 5.5 % of 1,000 runs of 200 hands with 4 players in 3 rooms, 0.6 % with
+8 in 4, none with 12 in 4; docs/chaos.md)."""
+LONG_AFTER_MIN = 5.0
 WELCOME = 200
 """The welcome 金币 every bot lives on (``CHIEU_WELCOME_COINS``'s default, kept)."""
 
 
-def group(game: str, kind: str, players: int) -> Group:
-    """The players of ``game`` in one kind of room; a coin group has :data:`COIN_PLAYERS` players or
-    more at :data:`COIN_TABLES` rooms, at a stake where two hands' reservations fit in the welcome
-    bonus and a third does not (:func:`~chieu_tools.chaos.bots.coin_stake`)."""
+def group(game: str, kind: str, players: int, coin: tuple[int, int] = (COIN_PLAYERS, COIN_TABLES)) -> Group:
+    """The players of ``game`` in one kind of room; a coin group has ``coin[0]`` players or more in
+    ``coin[1]`` rooms, at a stake where two hands' reservations fit in the welcome bonus and a third
+    does not (:func:`~chieu_tools.chaos.bots.coin_stake`; for a hand of three seats, or two)."""
     if kind != "coins":
         return Group(game, kind, players)
     d = registry.descriptor(game)
-    players = max(players, COIN_PLAYERS)
-    seats = min(d.max_seats, max(d.min_seats, players - 1))
+    seats = min(d.max_seats, max(d.min_seats, 3))
     bound = d.max_loss(registry.get(game).parse_options(ROOM_OPTIONS[game]), seats) if d.max_loss else 1
-    return Group(game, kind, players, COIN_TABLES, coin_stake(bound, WELCOME))
+    return Group(game, kind, max(players, coin[0]), coin[1], coin_stake(bound, WELCOME))
 
 
 SHORT = [group(d.key, d.exercise.short_room, d.exercise.players) for d in registry.descriptors()]
@@ -72,6 +79,15 @@ SHORT = [group(d.key, d.exercise.short_room, d.exercise.players) for d in regist
 room among them)."""
 FULL = [group(d.key, kind, d.exercise.full_players) for d in registry.descriptors() for kind in d.exercise.full_rooms]
 """Every game in several kinds of room (`chieu chaos --full`)."""
+
+
+def groups(full: bool, minutes: float) -> list[Group]:
+    """The run's groups: :data:`FULL` or :data:`SHORT`, with :data:`LONG_COIN` coin groups in a
+    run longer than :data:`LONG_AFTER_MIN` minutes."""
+    if minutes <= LONG_AFTER_MIN:
+        return list(FULL if full else SHORT)
+    return [group(d.key, kind, d.exercise.full_players if full else d.exercise.players, LONG_COIN)
+            for d in registry.descriptors() for kind in (d.exercise.full_rooms if full else (d.exercise.short_room,))]
 SLOW_NODE = 2
 """The node (0-based) behind the latency proxy: ``n3``."""
 WINDOW_AFTER_S = 5.0
@@ -432,7 +448,7 @@ def main(seed: int | None, minutes: float, folder: str, full: bool, keep: bool =
     """Run, print the report; 0 without violations, 1 with, 2 if the run could not be made."""
     seed = random.SystemRandom().randrange(1, 2**31) if seed is None else seed
     base = Path(folder) / f"seed-{seed}-{time.strftime('%Y%m%d-%H%M%S')}"
-    config = Config(seed, minutes, base, groups=list(FULL if full else SHORT), spectators=4 if full else 2,
+    config = Config(seed, minutes, base, groups=groups(full, minutes), spectators=4 if full else 2,
                     probes=3 if full else 2, keep=keep)
     os.environ.setdefault("CHIEU_LOG_FORMAT", "json")
     try:
