@@ -62,6 +62,8 @@ ARRIVALS_S = 4.0
 """Players sign in over the run's first seconds: at one moment, 23 sign-ins ran the lobby's
 database pool out (``database_unavailable``), and a sign-in refused so after the lobby had
 counted the device's welcome allowance lost the welcome when retried (``limited``)."""
+WELCOME_TRIES = 4
+"""Sign-ins again of a coin player whose welcome was not paid at its first."""
 SIGN_IN_TRY_S = 20.0
 """A sign-in's deadline (a loaded cluster's first sign-ins took more than 3 s)."""
 
@@ -206,6 +208,8 @@ class Session:
     token: str = ""
     expires_ms: int = 0
     refresh_token: str = ""
+    welcome: int = 0
+    """The welcome 金币 the lobby said it paid (at a sign-in or a refresh)."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -276,6 +280,7 @@ class Client:
     def _session(self, s: lobby_pb.Session) -> None:
         self.session.player_id, self.session.token = s.player.player_id, s.access_token
         self.session.expires_ms, self.session.refresh_token = int(s.access_expires_ms), s.refresh_token
+        self.session.welcome += int(s.welcome_coins)
 
     async def fresh(self, device: str) -> None:
         """Refresh the session when its access token has less than two minutes left (a refresh
@@ -392,6 +397,13 @@ class Player(Client):
                 await asyncio.sleep(arrive)  # people do not all sign in within the same 100 ms
                 if not await self.sign_in(self.device):
                     return
+                for _ in range(WELCOME_TRIES):
+                    if self.group.kind != "coins" or self.session.welcome or self.shared.stopping():
+                        break
+                    # the lobby could not have the ledger pay it (a loaded cluster's first seconds):
+                    # a person whose welcome did not come signs in again
+                    await asyncio.sleep(self.rng.uniform(2, 4))
+                    await self.sign_in(self.device)
                 seats = [asyncio.create_task(
                     Player(self.shared, self.group, self.index, self.seed, self.behaviour, self, n).run())
                     for n in rooms_of(self.group, self.index)[1:]]
