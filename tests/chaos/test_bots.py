@@ -11,7 +11,7 @@ from itertools import combinations
 from chieu.games import registry
 from chieu.kit.settings import Settings
 from chieu_tools.chaos.bots import ROOM_OPTIONS, Group, address, coin_stake, room_id, room_players, rooms, rooms_of
-from chieu_tools.chaos.run import FULL, SHORT, WELCOME, service_env
+from chieu_tools.chaos.run import FULL, LONG_COIN, SHORT, WELCOME, groups, service_env
 
 
 def test_coin_players_sit_at_several_rooms_and_meet_every_other() -> None:
@@ -44,3 +44,10 @@ def test_addresses_are_spread_and_within_the_cafe_rules() -> None:
     assert len(by) >= len(names) // 3
     assert max(by.values()) <= Settings().lobby_new_players_per_address
     assert address(26, names[0]) == address(26, names[0])
+
+
+def test_a_long_run_has_more_coin_players_in_more_rooms() -> None:
+    assert groups(False, 3) == SHORT and groups(True, 3) == FULL
+    (g,) = [g for g in groups(False, 35) if g.kind == "coins"]
+    assert (g.players, g.tables) == LONG_COIN and g.stake == 2
+    assert all(room_players(g, n) >= 3 for n in range(g.tables))
