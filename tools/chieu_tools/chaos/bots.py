@@ -384,7 +384,8 @@ class Player(Client):
         self.behaviour = behaviour
         self.game = registry.get(group.game)
         self.moves = 0
-        self.hands_seen: set[tuple[str, int]] = set()
+        self.hands_seen: set[tuple[str, int]] = parent.hands_seen if parent is not None else set()
+        """(table, hand) this player saw end, at any of its tables (the soak counts hands by them)."""
         self.alone_s = self.rng.uniform(12, 30)
         """How long this player waits alone at a table before it tries another (two players who
         opened a table each at once do not both give up at the same moment)."""
