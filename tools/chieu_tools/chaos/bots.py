@@ -59,9 +59,7 @@ retried every two seconds at most."""
 PER_TRY_S = 1.5
 GIVE_UP_S = 20.0
 ARRIVALS_S = 4.0
-"""Players sign in over the run's first seconds: at one moment, 23 sign-ins ran the lobby's
-database pool out (``database_unavailable``), and a sign-in refused so after the lobby had
-counted the device's welcome allowance lost the welcome when retried (``limited``)."""
+"""Players sign in over the run's first seconds, as people arrive, not all within 100 ms."""
 WELCOME_TRIES = 4
 """Sign-ins again of a coin player whose welcome was not paid at its first."""
 SIGN_IN_TRY_S = 20.0
@@ -269,8 +267,9 @@ class Client:
                 metadata=self.forwarded())
             return r
 
-        # a sign-in waits as long as a person would: one cut short by its deadline after the lobby
-        # counted the device's welcome allowance, and not yet paid it, costs the welcome for good
+        # a sign-in waits as long as a person would: a sign-in retried after its deadline, when the
+        # lobby had counted the device's welcome allowance and not yet paid it, was refused the
+        # welcome (``limited``: see run.SERVICE_ENV)
         result = await calls.call(attempt, per_try_s=SIGN_IN_TRY_S, give_up_s=60.0, stop=self.shared.stopping)
         if result.outcome != calls.ACKED:
             return False
