@@ -105,10 +105,10 @@ limit of new players per address and of welcome 金币 per address are at their 
 so is the ledger's collusion screen. Two settings are not: the welcome is paid at the first
 sign-in, not after three hands (a 3-minute run has no minute to spare for them); and the welcome
 per device is not limited (each bot has its own device all the same), because with the welcome
-paid at the first sign-in, a sign-in whose ``ClaimWelcome`` the loaded ledger did not answer
-in time has counted the device's one welcome and paid nothing: the lobby tries again at the
-next sign-in, which the device's allowance then refuses (``limited``), so the bot would play
-without 金币 (seen in a run whose cluster took 97 s to start: no coin hand at all)."""
+paid at the first sign-in, a sign-in that counted the device's one welcome and paid nothing (its
+``ClaimWelcome`` not answered in time by a loaded ledger, or the sign-in cut short by the
+client's deadline) leaves the welcome to the next sign-in, which the device's allowance then
+refuses (``limited``): 18 of 24 bots played without 金币 in a run on a loaded machine."""
 
 
 def service_env(groups: list[Group]) -> dict[str, str]:
