@@ -235,7 +235,8 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
         (a player over it is marked ``limited`` and never paid) and, when
         ``CHIEU_LOBBY_WELCOME_AFTER_HANDS`` is set, left ``pending`` until the player has finished
         that many hands against an opponent (:mod:`chieu.lobby.welcome`); it is paid at the sign-in
-        or token refresh after. A ledger that cannot answer leaves it for the next one."""
+        or token refresh after. A ledger that cannot answer leaves it ``pending`` for the next one
+        (never taken from the allowances twice)."""
         if p.welcome not in ("", welcome.PENDING):
             return 0
         if not p.welcome:
@@ -245,8 +246,9 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
                 await accounts.limit_welcome(self.pool, p.player_id)
                 log.info("welcome coins over the address or device allowance", player_id=p.player_id)
                 return 0
-            if self.settings.lobby_welcome_after_hands > 0:
-                await welcome.mark_pending(self.pool, p.player_id)
+            # taken from the allowances once: the player's from now on, whether it is paid now,
+            # after its hands, or at a later sign-in because the ledger could not answer this one
+            await welcome.mark_pending(self.pool, p.player_id)
         if self.settings.lobby_welcome_after_hands > 0:
             async with self.pool.acquire() as conn:
                 if await welcome.played(conn, p.player_id) < self.settings.lobby_welcome_after_hands:

@@ -39,7 +39,8 @@ async def count(conn: db.Conn, record: log_pb2.Record) -> None:
 
 
 async def mark_pending(pool: asyncpg.Pool, player_id: str) -> None:
-    """Mark a new player's welcome, taken from the allowances, as waiting for its hands."""
+    """Mark a new player's welcome, taken from the allowances, as waiting: for its hands, or for a
+    ledger that could not pay it."""
     await pool.execute("UPDATE lobby_players SET welcome = $2 WHERE player_id = $1 AND welcome = ''", player_id,
                        PENDING)
 

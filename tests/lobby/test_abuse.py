@@ -234,3 +234,23 @@ async def test_the_delay_grows_and_is_never_a_lock(behind_proxy: pb_grpc.LobbySe
                       grpc.StatusCode.RESOURCE_EXHAUSTED, "too_many_attempts")
     await asyncio.sleep(wait_ms(e) / 1000 + 0.05)
     assert (await _sign_in(behind_proxy, name, "the-right-one", device, where)).session.player.player_id
+
+
+async def test_a_welcome_the_ledger_could_not_pay_is_paid_at_the_next_sign_in(
+        system: str, settings: Settings, database_url: str) -> None:
+    """A first sign-in takes the welcome from the address's and device's allowances; when the
+    ledger cannot pay it then, the next sign-in pays it (the allowance was this player's), not
+    ``limited`` for good (the chaos run lost 18 of 24 players' welcomes so)."""
+    here = via(fresh_address())
+    device = uid("device-")
+    no_ledger = f"127.0.0.1:{free_port()}"  # nothing listens: the claim is refused ledger_unavailable
+    async for lobby in _lobby(settings, database_url, trusted_proxies="127.0.0.1/32", ledger_addr=no_ledger):
+        first = (await lobby.SignInGuest(pb.SignInGuestRequest(device_id=device), metadata=here)).session
+        assert first.welcome_coins == 0
+    async for lobby in _lobby(settings, database_url, trusted_proxies="127.0.0.1/32"):
+        again = (await lobby.SignInGuest(pb.SignInGuestRequest(device_id=device), metadata=here)).session
+        assert again.player.player_id == first.player.player_id
+        assert again.welcome_coins == settings.welcome_coins
+        assert await coins(settings, again.player.player_id) == settings.welcome_coins
+        third = (await lobby.SignInGuest(pb.SignInGuestRequest(device_id=device), metadata=here)).session
+        assert third.welcome_coins == 0  # once
