@@ -38,7 +38,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from chieu_tools import localnats
-from tests.benchmarks.bench_gc_pauses import TIMED
 from tests.benchmarks.bench_idle_watch import cpu_s, rss_mb
 from tests.benchmarks.common import line, pct, token
 
@@ -49,7 +48,25 @@ IDLE_S = float(os.environ.get("BENCH_IDLE_S", "5"))
 PACE_S = float(os.environ.get("BENCH_PACE_S", "5"))
 WORKERS = int(os.environ.get("BENCH_WORKERS", "2"))
 PER_CONNECTION = int(os.environ.get("BENCH_PER_CONNECTION", "100"))
+PROFILE = os.environ.get("BENCH_PROFILE", "")
 PER_TABLE = 4
+
+TIMED = """
+import gc, os, runpy, sys, time
+out = open(os.environ["BENCH_GC_LOG"], "a", buffering=1)
+began = [0.0, 0.0]
+def timed(phase, info):
+    if phase == "start":
+        began[:] = time.perf_counter(), time.thread_time()
+    else:
+        out.write(f"{time.time():.3f} {info['generation']} {(time.perf_counter() - began[0]) * 1e3:.3f} "
+                  f"{(time.thread_time() - began[1]) * 1e3:.3f}\\n")
+gc.callbacks.append(timed)
+sys.argv = ["chieu.table"]
+runpy.run_module("chieu.table", run_name="__main__", alter_sys=True)
+"""
+"""The table service with each collection's generation, wall time and CPU time (ms) written to
+BENCH_GC_LOG: on a busy machine a collection's wall time counts the time the process waited for a core."""
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -62,7 +79,7 @@ def table_process(gc_log: Path) -> Iterator[tuple[str, int]]:
     port = localnats.free_port()
     env = {**os.environ, "NATS_URL": url, "CHIEU_TABLE_ADDR": f"127.0.0.1:{port}", "CHIEU_LOG_LEVEL": "error",
            "CHIEU_RATE_PER_PLAYER": "0", "CHIEU_RATE_PER_ADDRESS": "0", "CHIEU_UNPLAYED_TABLES": "0",
-           "BENCH_GC_LOG": str(gc_log), "BENCH_TUNE_GC": "1"}
+           "BENCH_GC_LOG": str(gc_log)}
     svc = subprocess.Popen([sys.executable, "-c", TIMED], env=env)
     try:
         localnats.wait_for_port(port, 30, svc)
@@ -107,12 +124,15 @@ def all_do(workers: list[Worker], **cmd: Any) -> list[dict[str, Any]]:
     return [w.answer() for w in workers]
 
 
-def gc_pauses(log: Path, since: float, until: float) -> tuple[list[int], float, float]:
-    """Collections per generation between two wall-clock times, the longest and the total (ms)."""
-    rows = [(float(at), int(g), float(ms)) for at, g, ms in (ln.split() for ln in log.read_text().splitlines())]
-    inside = [(g, ms) for at, g, ms in rows if since <= at <= until]
-    return ([sum(1 for g, _ in inside if g == gen) for gen in range(3)],
-            max((ms for _, ms in inside), default=0.0), sum(ms for _, ms in inside))
+def gc_pauses(log: Path, since: float, until: float) -> tuple[list[int], float, float, float]:
+    """Collections per generation between two wall-clock times, the longest and the total (ms of
+    wall time), and the total CPU time they took (ms)."""
+    rows = [(float(at), int(g), float(ms), float(cpu))
+            for at, g, ms, cpu in (ln.split() for ln in log.read_text().splitlines())]
+    inside = [(g, ms, cpu) for at, g, ms, cpu in rows if since <= at <= until]
+    return ([sum(1 for g, _, _ in inside if g == gen) for gen in range(3)],
+            max((ms for _, ms, _ in inside), default=0.0), sum(ms for _, ms, _ in inside),
+            sum(cpu for _, _, cpu in inside))
 
 
 @dataclass
@@ -161,9 +181,9 @@ def run(workers: list[Worker], pid: int, log: Path, tables_at: list[int]) -> Non
     time.sleep(IDLE_S)
     base = (cpu_s(pid) - c0) / IDLE_S
     base_rss = rss_mb(pid)
-    print(f"  no stream: table process {base * 100:.1f}% of a core, RSS {base_rss:.0f} MB")
+    print(f"  no stream: table process (pid {pid}) {base * 100:.1f}% of a core, RSS {base_rss:.0f} MB")
     print(f"  {'streams':>7} {'moves/s':>15} {'p50':>7} {'p99':>8} {'max':>8} {'table CPU':>10} {'idle':>6} "
-          f"{'RSS':>7} {'GC (gen 0/1/2; longest, total)':>32} {'gen CPU':>8} {'load':>5}")
+          f"{'RSS':>7} {'GC (gen 0/1/2; longest, total; CPU)':>38} {'gen CPU':>8} {'load':>5}")
     have = 0
     steps: list[Step] = []
     for n_tables in tables_at:
@@ -191,7 +211,12 @@ def run(workers: list[Worker], pid: int, log: Path, tables_at: list[int]) -> Non
         time.sleep(WARMUP_S)
         gen0 = sum(w["cpu"] for w in all_do(workers, op="collect", since=0, until=0))
         t0, wall0, c0 = time.monotonic(), time.time(), cpu_s(pid)
+        spy = None if not PROFILE else subprocess.Popen(
+            [str(Path(sys.executable).parent / "py-spy"), "record", "--nonblocking", "-d", str(int(SECONDS)), "-p", str(pid), "-f", "raw",
+             "-o", f"{PROFILE}/table-{n_tables * PER_TABLE}.txt"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(SECONDS)
+        if spy is not None:
+            spy.wait(60)
         t1, wall1, c1 = time.monotonic(), time.time(), cpu_s(pid)
         rss = rss_mb(pid)
         load = os.getloadavg()[0]
@@ -200,14 +225,14 @@ def run(workers: list[Worker], pid: int, log: Path, tables_at: list[int]) -> Non
         errors = sum(g["n_errors"] for g in got)
         gen_cpu = (sum(g["cpu"] for g in got) - gen0) / (t1 - t0)
         open_streams = sum(g["streams"] for g in got)
-        gcs, longest, total = gc_pauses(log, wall0, wall1)
+        gcs, longest, total, gc_cpu = gc_pauses(log, wall0, wall1)
         s = Step(streams, len(lat) / (t1 - t0), n_tables / PACE_S, pct(lat, 0.5) * 1e3 if lat else float("nan"),
                  pct(lat, 0.99) * 1e3 if lat else float("nan"), max(lat, default=float("nan")) * 1e3,
                  (c1 - c0) / (t1 - t0), idle_cpu, rss, gen_cpu, gcs, longest, total, load)
         prev = steps[-1] if steps else None
         print(f"  {streams:>7,} {s.rate:>7.1f}/{s.target:<7.0f} {s.p50:>6.1f}ms {s.p99:>6.1f}ms {s.top:>6.0f}ms "
               f"{s.cpu * 100:>9.1f}% {s.idle_cpu * 100:>5.1f}% {rss:>5.0f}MB "
-              f"{'/'.join(map(str, gcs)):>14}; {longest:5.1f}, {total:5.0f} ms {gen_cpu * 100:>7.1f}% {load:>5.2f}")
+              f"{'/'.join(map(str, gcs)):>14}; {longest:5.1f}, {total:5.0f}; {gc_cpu:4.0f} ms {gen_cpu * 100:>7.1f}% {load:>5.2f}")
         print(f"          ({open_streams:,} streams open at the end, {errors} errors"
               f"{': ' + got[0]['errors'][0] if errors and got[0]['errors'] else ''}; set up in {setup_s:.0f} s; "
               f"to the step before: streams {ratio(streams, prev and prev.streams)}, "

@@ -59,6 +59,9 @@ def test_each_viewer_decodes_its_own_fresh_view(key: str) -> None:
             wire = served.wire(t, who)
             assert pb.WatchResponse.FromString(wire).table == fresh == served.view(t, who)
             assert pb.ActResponse.FromString(wire).table == fresh
+            # the viewer's own fields written by hand are the bytes protobuf writes for them
+            own = Views()._personal(t, viewer(t, who)).SerializeToString()
+            assert served._own_bytes(t, viewer(t, who)) == own and wire.endswith(own)
             if who in players and t.hand_players:
                 assert fresh.hand_seat == t.hand_players.index(who)
         assert served.wire(t, "stranger") is served.wire(t, None)  # spectators share one encoding
