@@ -94,7 +94,7 @@ class Pipeline:
                     record.timeout_seat = timeout_seat
                 try:
                     appended = await self.store.append(
-                        table_id, sealing.seal_record(record, table).SerializeToString(), expected_seq=table.last_seq,
+                        table_id, sealing.seal_record(record, table, live.hand_key).SerializeToString(), expected_seq=table.last_seq,
                         msg_id=f"{table_id}:{actor}/{command_id}",
                     )
                 except Conflict:
