@@ -235,9 +235,9 @@ def run(workers: list[Worker], pid: int, log: Path, tables_at: list[int]) -> Non
               f"{'/'.join(map(str, gcs)):>14}; {longest:5.1f}, {total:5.0f}; {gc_cpu:4.0f} ms {gen_cpu * 100:>7.1f}% {load:>5.2f}")
         print(f"          ({open_streams:,} streams open at the end, {errors} errors"
               f"{': ' + got[0]['errors'][0] if errors and got[0]['errors'] else ''}; set up in {setup_s:.0f} s; "
-              f"to the step before: streams {ratio(streams, prev and prev.streams)}, "
-              f"p99 {ratio(s.p99, prev and prev.p99)}, CPU {ratio(s.cpu, prev and prev.cpu)}, "
-              f"RSS {ratio(rss, prev and prev.rss)}, moves/s {ratio(s.rate, prev and prev.rate)})")
+              f"to the step before: streams {ratio(streams, prev.streams if prev else None)}, "
+              f"p99 {ratio(s.p99, prev.p99 if prev else None)}, CPU {ratio(s.cpu, prev.cpu if prev else None)}, "
+              f"RSS {ratio(rss, prev.rss if prev else None)}, moves/s {ratio(s.rate, prev.rate if prev else None)})")
         steps.append(s)
         per_stream = (s.idle_cpu - base) / streams
         per_move = (s.cpu - s.idle_cpu) / s.rate if s.rate else float("nan")

@@ -118,7 +118,7 @@ class Load:
         self.tasks: list[asyncio.Task[None]] = []
         self.streams: list[Stream] = []
 
-    def _stub(self) -> pb_grpc.TableServiceStub:
+    def _stub(self) -> Any:
         """A stub on a connection with room for 4 more streams (a connection of its own per
         ``per_connection`` streams: gRPC would otherwise share one between channels)."""
         if self.streams_on_last + 4 > self.per_connection:
@@ -158,7 +158,7 @@ class Load:
         await asyncio.gather(*(s.first for s in streams))
         self.tasks.append(asyncio.create_task(self._play(i, tid, stub, md, streams, view, players)))
 
-    async def _play(self, i: int, tid: str, stub: pb_grpc.TableServiceStub, md: list[Any],
+    async def _play(self, i: int, tid: str, stub: Any, md: list[Any],
                     streams: list[Stream], view: pb.TableView, players: list[str]) -> None:
         phase = (i * GOLDEN) % 1.0 * self.pace_s
         while True:
