@@ -93,8 +93,9 @@ class Pipeline:
                 elif timeout_seat is not None:
                     record.timeout_seat = timeout_seat
                 try:
+                    sealed = sealing.seal_record(record, table, live.hand_key)
                     appended = await self.store.append(
-                        table_id, sealing.seal_record(record, table, live.hand_key).SerializeToString(), expected_seq=table.last_seq,
+                        table_id, sealed.SerializeToString(), expected_seq=table.last_seq,
                         msg_id=f"{table_id}:{actor}/{command_id}",
                     )
                 except Conflict:

@@ -212,8 +212,8 @@ def run(workers: list[Worker], pid: int, log: Path, tables_at: list[int]) -> Non
         gen0 = sum(w["cpu"] for w in all_do(workers, op="collect", since=0, until=0))
         t0, wall0, c0 = time.monotonic(), time.time(), cpu_s(pid)
         spy = None if not PROFILE else subprocess.Popen(
-            [str(Path(sys.executable).parent / "py-spy"), "record", "--nonblocking", "-d", str(int(SECONDS)), "-p", str(pid), "-f", "raw",
-             "-o", f"{PROFILE}/table-{n_tables * PER_TABLE}.txt"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [str(Path(sys.executable).parent / "py-spy"), "record", "--nonblocking", "-d", str(int(SECONDS)),
+             "-p", str(pid), "-f", "raw", "-o", f"{PROFILE}/table-{n_tables * PER_TABLE}.txt"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(SECONDS)
         if spy is not None:
             spy.wait(60)
@@ -232,7 +232,8 @@ def run(workers: list[Worker], pid: int, log: Path, tables_at: list[int]) -> Non
         prev = steps[-1] if steps else None
         print(f"  {streams:>7,} {s.rate:>7.1f}/{s.target:<7.0f} {s.p50:>6.1f}ms {s.p99:>6.1f}ms {s.top:>6.0f}ms "
               f"{s.cpu * 100:>9.1f}% {s.idle_cpu * 100:>5.1f}% {rss:>5.0f}MB "
-              f"{'/'.join(map(str, gcs)):>14}; {longest:5.1f}, {total:5.0f}; {gc_cpu:4.0f} ms {gen_cpu * 100:>7.1f}% {load:>5.2f}")
+              f"{'/'.join(map(str, gcs)):>14}; {longest:5.1f}, {total:5.0f}; {gc_cpu:4.0f} ms "
+              f"{gen_cpu * 100:>7.1f}% {load:>5.2f}")
         print(f"          ({open_streams:,} streams open at the end, {errors} errors"
               f"{': ' + got[0]['errors'][0] if errors and got[0]['errors'] else ''}; set up in {setup_s:.0f} s; "
               f"to the step before: streams {ratio(streams, prev.streams if prev else None)}, "
@@ -258,7 +259,8 @@ def report(steps: list[Step], base: float) -> None:
     per_stream = (last.idle_cpu - base) / last.streams
     per_move = (last.cpu - last.idle_cpu) / last.rate if last.rate else float("nan")
     projected = base + per_stream * 10_000 + per_move * 10_000 / PER_TABLE / PACE_S
-    print(f"  projection to 10,000 streams and {10_000 / PER_TABLE / PACE_S:.0f} moves/s from the {last.streams:,} step: "
+    print(f"  projection to 10,000 streams and {10_000 / PER_TABLE / PACE_S:.0f} moves/s "
+          f"from the {last.streams:,} step: "
           f"{base * 100:.1f}% + {per_stream * 1e6:.1f} µs/s × 10,000 + {per_move * 1e3:.3f} ms × "
           f"{10_000 / PER_TABLE / PACE_S:.0f}/s = {projected * 100:.0f}% of a core")
 
