@@ -213,7 +213,8 @@ def run(workers: list[Worker], pid: int, log: Path, tables_at: list[int]) -> Non
         t0, wall0, c0 = time.monotonic(), time.time(), cpu_s(pid)
         spy = None if not PROFILE else subprocess.Popen(
             [str(Path(sys.executable).parent / "py-spy"), "record", "--nonblocking", "-d", str(int(SECONDS)),
-             "-p", str(pid), "-f", "raw", "-o", f"{PROFILE}/table-{n_tables * PER_TABLE}.txt"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             "-p", str(pid), "-f", "raw", "-o", f"{PROFILE}/table-{n_tables * PER_TABLE}.txt"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(SECONDS)
         if spy is not None:
             spy.wait(60)

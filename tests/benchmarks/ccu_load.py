@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from google.protobuf import struct_pb2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -148,7 +149,10 @@ class Load:
     async def _table(self, i: int, tokens: list[str], players: list[str]) -> None:
         stub = self._stub()
         md = [(("authorization", f"Bearer {t}"),) for t in tokens]
-        r = await stub.CreateTable(pb.CreateTableRequest(game="o_an_quan", command_id=uuid.uuid4().hex), metadata=md[0])
+        options = struct_pb2.Struct()
+        options.update({"turnSeconds": 3600})  # no turn runs out while the bench holds the moves
+        r = await stub.CreateTable(pb.CreateTableRequest(game="o_an_quan", options=options,
+                                                         command_id=uuid.uuid4().hex), metadata=md[0])
         tid = r.table.table_id
         await stub.TakeSeat(pb.TakeSeatRequest(table_id=tid, command_id=uuid.uuid4().hex), metadata=md[1])
         view = (await stub.StartHand(pb.StartHandRequest(table_id=tid, command_id=uuid.uuid4().hex),
