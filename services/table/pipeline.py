@@ -106,6 +106,8 @@ class Pipeline:
                     return _same_request(table, key, digest)
                 was_playing, was_timed = table.playing, _timed(table)
                 table.apply(record, appended.seq)
+                if all(e.WhichOneof("kind") == "game_event" for e in record.events):
+                    live.views.advance(table)  # only the version changed of what every viewer shares
                 self.applied(live)
                 timed = _timed(table)
                 if timed != was_timed:

@@ -15,6 +15,8 @@ from chieu.tablelog.fold import Table
 
 _TABLE_FIELD = b"\x0a"
 """The key of field 1 (``table``), length-delimited: the start of a ``WatchResponse`` / ``ActResponse``."""
+_VERSION = b"\x18"
+"""The key of ``TableView.version`` (3, varint)."""
 _YOUR_SEAT = b"\x48"
 """The key of ``TableView.your_seat`` (9, varint)."""
 _GAME_VIEW = b"\x62"
@@ -47,7 +49,11 @@ class Views:
 
     def __init__(self) -> None:
         self.version = -1
+        self.of: Table | None = None
+        """The table (the object) the views are of."""
         self.base: table_service_pb2.TableView | None = None
+        self.unversioned = b""
+        """The shared part serialized without its version."""
         self.base_bytes = b""
         self.personal: dict[str | None, table_service_pb2.TableView] = {}
         self.views: dict[str | None, table_service_pb2.TableView] = {}
@@ -57,13 +63,29 @@ class Views:
         self.packed_bytes: dict[Any, bytes] = {}
         """The same, serialized."""
 
+    def _new_version(self, table: Table) -> None:
+        self.version, self.of = table.version, table
+        self.personal, self.views, self.wires, self.packed, self.packed_bytes = {}, {}, {}, {}, {}
+
     def _shared(self, table: Table) -> table_service_pb2.TableView:
-        if table.version != self.version or self.base is None:
-            self.version = table.version
-            self.personal, self.views, self.wires, self.packed, self.packed_bytes = {}, {}, {}, {}, {}
-            self.base = base_view(table)
-            self.base_bytes = self.base.SerializeToString()
+        if table.version != self.version or self.base is None or table is not self.of:
+            self._new_version(table)
+            self.base = base = base_view(table)
+            base.version = 0  # (proto3 writes no zero)
+            self.unversioned = base.SerializeToString()
+            base.version = table.version
+            self.base_bytes = self.unversioned + _VERSION + _varint(table.version)
         return self.base
+
+    def advance(self, table: Table) -> None:
+        """``table`` has just folded a record of game events only, onto the version these views
+        were built for: what every viewer shares changed in its version alone (a game event
+        changes the game state, which is each viewer's own part), so it is not built again."""
+        if self.base is None or table is not self.of or table.version != self.version + 1:
+            return
+        self._new_version(table)
+        self.base.version = table.version
+        self.base_bytes = self.unversioned + _VERSION + _varint(table.version)
 
     def _own(self, table: Table, who: str | None) -> table_service_pb2.TableView:
         own = self.personal.get(who)
@@ -88,7 +110,7 @@ class Views:
         Built by concatenation, which protobuf parsers read as a merge: the shared part of the
         view is serialized once per version, and only each viewer's own fields once per viewer.
         """
-        if table.version != self.version or self.base is None:
+        if table.version != self.version or self.base is None or table is not self.of:
             self._shared(table)
         who = viewer(table, player)
         cached = self.wires.get(who)
