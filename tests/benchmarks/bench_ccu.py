@@ -226,6 +226,10 @@ def run(workers: list[Worker], pid: int, log: Path, tables_at: list[int]) -> Non
         errors = sum(g["n_errors"] for g in got)
         gen_cpu = (sum(g["cpu"] for g in got) - gen0) / (t1 - t0)
         open_streams = sum(g["streams"] for g in got)
+        ended: dict[str, int] = {}
+        for g in got:
+            for how, n in g["ended"].items():
+                ended[how] = ended.get(how, 0) + n
         gcs, longest, total, gc_cpu = gc_pauses(log, wall0, wall1)
         s = Step(streams, len(lat) / (t1 - t0), n_tables / PACE_S, pct(lat, 0.5) * 1e3 if lat else float("nan"),
                  pct(lat, 0.99) * 1e3 if lat else float("nan"), max(lat, default=float("nan")) * 1e3,
@@ -235,6 +239,8 @@ def run(workers: list[Worker], pid: int, log: Path, tables_at: list[int]) -> Non
               f"{s.cpu * 100:>9.1f}% {s.idle_cpu * 100:>5.1f}% {rss:>5.0f}MB "
               f"{'/'.join(map(str, gcs)):>14}; {longest:5.1f}, {total:5.0f}; {gc_cpu:4.0f} ms "
               f"{gen_cpu * 100:>7.1f}% {load:>5.2f}")
+        if ended:
+            print(f"          streams ended by the server: {ended}")
         print(f"          ({open_streams:,} streams open at the end, {errors} errors"
               f"{': ' + got[0]['errors'][0] if errors and got[0]['errors'] else ''}; set up in {setup_s:.0f} s; "
               f"to the step before: streams {ratio(streams, prev.streams if prev else None)}, "

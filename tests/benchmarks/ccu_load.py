@@ -47,6 +47,13 @@ GOLDEN = 0.6180339887498949
 PLAYING = 2
 
 
+def said(e: BaseException) -> str:
+    """An error in one line."""
+    if isinstance(e, grpc.aio.AioRpcError):
+        return f"{e.code().name}: {e.details()}"
+    return repr(e)[:200]
+
+
 def sowing(view: pb.TableView) -> Sow:
     """The side to move's first sowing (a refill when its side is empty), from any seat's view."""
     gv = game_view(view)
@@ -64,6 +71,8 @@ class Stream:
         """Version → when it arrived (the last few)."""
         self.waiting: list[tuple[int, asyncio.Future[float]]] = []
         self.first: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.ended = ""
+        """How the stream ended ("" while open)."""
         self.task = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
@@ -88,17 +97,20 @@ class Stream:
                     self.waiting = keep
         except (grpc.aio.AioRpcError, asyncio.CancelledError) as e:
             err = e if isinstance(e, grpc.aio.AioRpcError) else None
+            self.ended = f"{err.code().name}: {err.details()}" if err else "cancelled here"
             if not self.first.done():
-                self.first.set_exception(RuntimeError(f"stream ended: {err.code().name if err else 'cancelled'}"))
+                self.first.set_exception(RuntimeError(f"stream ended: {self.ended}"))
             for _, fut in self.waiting:
                 if not fut.done():
-                    fut.set_exception(RuntimeError("stream ended"))
+                    fut.set_exception(RuntimeError(f"stream ended: {self.ended}"))
 
     async def reached(self, version: int) -> float:
         """When the stream first held ``version`` or later."""
         hits = [t for v, t in self.at.items() if v >= version]
         if hits:
             return min(hits)
+        if self.ended:
+            raise RuntimeError(f"stream ended: {self.ended}")
         fut: asyncio.Future[float] = asyncio.get_running_loop().create_future()
         self.waiting.append((version, fut))
         return await fut
@@ -135,7 +147,7 @@ class Load:
             try:
                 await self._table(spec["i"], spec["tokens"], spec["players"])
             except Exception as e:
-                failed.append(f"table {spec['i']}: {e!r}"[:300])
+                failed.append(f"table {spec['i']}: {said(e)}")
 
         sem = asyncio.Semaphore(32)  # set-ups in flight at once
 
@@ -188,12 +200,12 @@ class Load:
                 done = await asyncio.gather(*(s.reached(view.version) for s in streams))
                 self.sent.append((t0, max(done) - t0))
             except Exception as e:
-                self.errors.append(f"table {i}: {e!r}"[:300])
+                self.errors.append(f"table {i}: {said(e)}")
                 await asyncio.sleep(1)
                 try:
                     view = (await stub.GetTable(pb.GetTableRequest(table_id=tid), metadata=md[0])).table
                 except Exception as again:
-                    self.errors.append(f"table {i} get: {again!r}"[:300])
+                    self.errors.append(f"table {i} get: {said(again)}")
 
     def collect(self, since: float, until: float) -> dict[str, Any]:
         lat = [lt for t, lt in self.sent if since <= t < until]
@@ -201,7 +213,11 @@ class Load:
         errors, self.errors = self.errors, []
         hands = sum(1 for t in self.started if since <= t < until)
         self.started = [t for t in self.started if t >= until]
-        return {"lat": lat, "errors": errors[:5], "n_errors": len(errors), "hands": hands,
+        ended: dict[str, int] = {}
+        for s in self.streams:
+            if s.ended:
+                ended[s.ended] = ended.get(s.ended, 0) + 1
+        return {"lat": lat, "errors": errors[:5], "n_errors": len(errors), "hands": hands, "ended": ended,
                 "cpu": time.process_time(), "streams": sum(1 for s in self.streams if not s.task.done())}
 
     async def close(self) -> None:
