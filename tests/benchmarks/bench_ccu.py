@@ -17,7 +17,9 @@ of the process's CPU at 10,000 streams and 500 moves/s (from the largest step th
 its moves: where it fell behind, its CPU per move counts the set-up and the retries too).
 
 Environment: BENCH_STEPS (1000,2000,4000,8000,10000), BENCH_SECONDS (30), BENCH_WARMUP_S (10),
-BENCH_IDLE_S (5), BENCH_PACE_S (5), BENCH_WORKERS (2), BENCH_PER_CONNECTION (100).
+BENCH_IDLE_S (5), BENCH_PACE_S (5), BENCH_WORKERS (2), BENCH_PER_CONNECTION (100); BENCH_PROFILE (a
+directory: py-spy, installed beside this interpreter, records the table process in each measured
+window there, raw; BENCH_PROFILE_NATIVE=1 with the native frames).
 """
 
 from __future__ import annotations
@@ -213,7 +215,8 @@ def run(workers: list[Worker], pid: int, log: Path, tables_at: list[int]) -> Non
         gen0 = sum(w["cpu"] for w in all_do(workers, op="collect", since=0, until=0))
         t0, wall0, c0 = time.monotonic(), time.time(), cpu_s(pid)
         spy = None if not PROFILE else subprocess.Popen(
-            [str(Path(sys.executable).parent / "py-spy"), "record", "--nonblocking", "-d", str(int(SECONDS)),
+            [str(Path(sys.executable).parent / "py-spy"), "record",
+             *(["--native"] if os.environ.get("BENCH_PROFILE_NATIVE") else ["--nonblocking"]), "-d", str(int(SECONDS)),
              "-p", str(pid), "-f", "raw", "-o", f"{PROFILE}/table-{n_tables * PER_TABLE}.txt"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(SECONDS)
