@@ -128,6 +128,14 @@ def nats_check(nc: Any) -> Check:
     return check
 
 
+PENDING_CALLS = 20_000
+"""Calls gRPC's core may hold for a server before its event loop takes them
+(``grpc.server.max_pending_requests``; twice that is the hard limit). gRPC's default, 1,000, cancelled
+every call beyond it (CANCELLED, before the handler ran) when streams opened in a burst while the
+loop was busy: 668–694 of 3,000 Watch streams opened at once, none with 20,000 (issue 37; the
+bench that "stalled at about 1,830 of 2,000" was waiting for the ~170 cancelled). A table process is
+sized for 10,000 streams, all of which reconnect at once after a restart."""
+
 GC_THRESHOLDS = (10_000, 20, 100)
 """Young collections every 10,000 allocations (not 700) and fewer old ones: short, rare pauses."""
 
@@ -219,6 +227,8 @@ class Server:
             options=[
                 ("grpc.max_receive_message_length", settings.max_message_bytes),
                 ("grpc.so_reuseport", 0),
+                ("grpc.server.max_pending_requests", PENDING_CALLS),
+                ("grpc.server.max_pending_requests_hard_limit", 2 * PENDING_CALLS),
             ],
         )
         tracing.configure(settings, metrics.short_name(self.services[0]) if self.services else "chieu")

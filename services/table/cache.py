@@ -41,6 +41,8 @@ class Live:
         self.touched = time.monotonic()
         """When a command was last applied to the table here, or it was loaded (its idle expiry)."""
         self.since_snapshot = 0
+        self.hand_key: dict[tuple[bytes, int], Any] = {}
+        """The seal key of the hand in play, kept while the table is (:func:`~chieu.tablelog.sealing.kept_box`)."""
         self.pending: list[Stored] | None = []
         """Records the follower saw while the table was loading (``None`` once loaded)."""
 

@@ -93,8 +93,9 @@ class Pipeline:
                 elif timeout_seat is not None:
                     record.timeout_seat = timeout_seat
                 try:
+                    sealed = sealing.seal_record(record, table, live.hand_key)
                     appended = await self.store.append(
-                        table_id, sealing.seal_record(record, table).SerializeToString(), expected_seq=table.last_seq,
+                        table_id, sealed.SerializeToString(), expected_seq=table.last_seq,
                         msg_id=f"{table_id}:{actor}/{command_id}",
                     )
                 except Conflict:
@@ -105,6 +106,8 @@ class Pipeline:
                     return _same_request(table, key, digest)
                 was_playing, was_timed = table.playing, _timed(table)
                 table.apply(record, appended.seq)
+                if all(e.WhichOneof("kind") == "game_event" for e in record.events):
+                    live.views.advance(table)  # only the version changed of what every viewer shares
                 self.applied(live)
                 timed = _timed(table)
                 if timed != was_timed:

@@ -15,6 +15,14 @@ from chieu.tablelog.fold import Table
 
 _TABLE_FIELD = b"\x0a"
 """The key of field 1 (``table``), length-delimited: the start of a ``WatchResponse`` / ``ActResponse``."""
+_VERSION = b"\x18"
+"""The key of ``TableView.version`` (3, varint)."""
+_YOUR_SEAT = b"\x48"
+"""The key of ``TableView.your_seat`` (9, varint)."""
+_GAME_VIEW = b"\x62"
+"""The key of ``TableView.game_view`` (12, length-delimited)."""
+_HAND_SEAT = b"\x80\x01"
+"""The key of ``TableView.hand_seat`` (16, varint)."""
 
 
 def _varint(n: int) -> bytes:
@@ -41,21 +49,43 @@ class Views:
 
     def __init__(self) -> None:
         self.version = -1
+        self.of: Table | None = None
+        """The table (the object) the views are of."""
         self.base: table_service_pb2.TableView | None = None
+        self.unversioned = b""
+        """The shared part serialized without its version."""
         self.base_bytes = b""
         self.personal: dict[str | None, table_service_pb2.TableView] = {}
         self.views: dict[str | None, table_service_pb2.TableView] = {}
         self.wires: dict[str | None, bytes] = {}
         self.packed: dict[Any, Any] = {}
         """Game views of this version already packed (seats that see the same share one)."""
+        self.packed_bytes: dict[Any, bytes] = {}
+        """The same, serialized."""
+
+    def _new_version(self, table: Table) -> None:
+        self.version, self.of = table.version, table
+        self.personal, self.views, self.wires, self.packed, self.packed_bytes = {}, {}, {}, {}, {}
 
     def _shared(self, table: Table) -> table_service_pb2.TableView:
-        if table.version != self.version or self.base is None:
-            self.version = table.version
-            self.personal, self.views, self.wires, self.packed = {}, {}, {}, {}
-            self.base = base_view(table)
-            self.base_bytes = self.base.SerializeToString()
+        if table.version != self.version or self.base is None or table is not self.of:
+            self._new_version(table)
+            self.base = base = base_view(table)
+            base.version = 0  # (proto3 writes no zero)
+            self.unversioned = base.SerializeToString()
+            base.version = table.version
+            self.base_bytes = self.unversioned + _VERSION + _varint(table.version)
         return self.base
+
+    def advance(self, table: Table) -> None:
+        """``table`` has just folded a record of game events only, onto the version these views
+        were built for: what every viewer shares changed in its version alone (a game event
+        changes the game state, which is each viewer's own part), so it is not built again."""
+        if self.base is None or table is not self.of or table.version != self.version + 1:
+            return
+        self._new_version(table)
+        self.base.version = table.version
+        self.base_bytes = self.unversioned + _VERSION + _varint(table.version)
 
     def _own(self, table: Table, who: str | None) -> table_service_pb2.TableView:
         own = self.personal.get(who)
@@ -80,32 +110,56 @@ class Views:
         Built by concatenation, which protobuf parsers read as a merge: the shared part of the
         view is serialized once per version, and only each viewer's own fields once per viewer.
         """
-        self._shared(table)
+        if table.version != self.version or self.base is None or table is not self.of:
+            self._shared(table)
         who = viewer(table, player)
         cached = self.wires.get(who)
         if cached is None:
-            body = self.base_bytes + self._own(table, who).SerializeToString()
+            body = self.base_bytes + self._own_bytes(table, who)
             cached = self.wires[who] = _TABLE_FIELD + _varint(len(body)) + body
         return cached
 
+    def _seats(self, table: Table, player: str | None) -> tuple[int | None, int | None]:
+        """``player``'s table seat and hand seat (None: none)."""
+        if player is None:
+            return None, None
+        seat = table.hand_players.index(player) if player in table.hand_players else None
+        return table.table_seat_of(player), seat
+
+    def _game_view(self, table: Table, seat: int | None) -> tuple[Any, bytes]:
+        """The game view of hand seat ``seat`` packed, as a message and serialized; seats that
+        see the same game view share one encoding of it."""
+        game_view = table.game.view(table.game_state, seat)
+        try:
+            packed = self.packed.get(game_view)
+            if packed is None:
+                packed = self.packed[game_view] = codec.pack(game_view, table.game_key)
+                self.packed_bytes[game_view] = packed.SerializeToString()
+            return packed, self.packed_bytes[game_view]
+        except TypeError:  # a view that cannot be hashed is packed every time
+            packed = codec.pack(game_view, table.game_key)
+            return packed, packed.SerializeToString()
+
+    def _own_bytes(self, table: Table, player: str | None) -> bytes:
+        """``_personal(table, player)`` serialized, written field by field (the same bytes): no
+        message built and no copy of the packed game view."""
+        ts, seat = self._seats(table, player)
+        out = b"" if ts is None else _YOUR_SEAT + _varint(ts)
+        if table.game_state is not None:
+            packed = self._game_view(table, seat)[1]
+            out += _GAME_VIEW + _varint(len(packed)) + packed
+        return out if seat is None else out + _HAND_SEAT + _varint(seat)
+
     def _personal(self, table: Table, player: str | None) -> table_service_pb2.TableView:
         """What only ``player`` sees: their seats and their game view (the rest is the base)."""
-        seat = table.hand_players.index(player) if player in table.hand_players else None
+        ts, seat = self._seats(table, player)
         out = table_service_pb2.TableView()
-        ts = table.table_seat_of(player) if player is not None else None
         if ts is not None:
             out.your_seat = ts
         if seat is not None:
             out.hand_seat = seat
         if table.game_state is not None:
-            game_view = table.game.view(table.game_state, seat)
-            try:  # seats that see the same game view share one encoding of it
-                packed = self.packed.get(game_view)
-                if packed is None:
-                    packed = self.packed[game_view] = codec.pack(game_view, table.game_key)
-            except TypeError:  # a view that cannot be hashed is packed every time
-                packed = codec.pack(game_view, table.game_key)
-            out.game_view.CopyFrom(packed)
+            out.game_view.CopyFrom(self._game_view(table, seat)[0])
         return out
 
 

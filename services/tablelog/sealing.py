@@ -180,10 +180,22 @@ def _hand_of(record: log_pb2.Record, table: Table) -> tuple[int, bytes] | None:
     return None
 
 
-def seal_record(record: log_pb2.Record, table: Table) -> log_pb2.Record:
+def kept_box(kept: dict[tuple[bytes, int], AESGCM], server_seed: bytes, table_id: str, hand_no: int) -> AESGCM:
+    """:func:`hand_box`, kept in ``kept`` (one table's: its hand in play only) rather than in the
+    process's cache of :data:`HAND_BOXES`, which holds fewer hands than a busy process plays at
+    once (1,000 tables: every move derived its key again)."""
+    box = kept.get((server_seed, hand_no))
+    if box is None:
+        kept.clear()
+        box = kept[(server_seed, hand_no)] = _kdf(server_seed, "hand", table_id, hand_no)
+    return box
+
+
+def seal_record(record: log_pb2.Record, table: Table,
+                kept: dict[tuple[bytes, int], AESGCM] | None = None) -> log_pb2.Record:
     """``record`` as the log keeps it (``table``: the state it applies to): during a hand its game
     events and command sealed in one box (``SealedParts``), its ``HandStarted`` without the seed;
-    ``record`` is not changed."""
+    ``record`` is not changed. ``kept``: the table's hand key, kept there (:func:`kept_box`)."""
     hand = _hand_of(record, table)
     if hand is None:
         return record
@@ -208,7 +220,9 @@ def seal_record(record: log_pb2.Record, table: Table) -> log_pb2.Record:
         first = first or sealed
     if first is not None:
         nonce = os.urandom(NONCE)
-        first.data = nonce + hand_box(seed, record.table_id, hand_no).encrypt(
+        box = hand_box(seed, record.table_id, hand_no) if kept is None else kept_box(kept, seed, record.table_id,
+                                                                                     hand_no)
+        first.data = nonce + box.encrypt(
             nonce, parts.SerializeToString(), _aad(record.table_id, hand_no, int(record.version)))
     return out
 

@@ -187,3 +187,15 @@ def test_the_keyset_file_round_trips_and_refuses_bad_keys(tmp_path: Path) -> Non
         path.write_text(bad)
         with pytest.raises(ValueError):
             SealKeys.load(path)
+
+
+def test_a_table_keeps_the_key_of_its_hand_in_play_only() -> None:
+    """``kept_box``: the hand's key derived once and kept while the hand is in play, the same key
+    as the process's cache gives, and replaced (not added to) when the next hand starts."""
+    kept: dict[tuple[bytes, int], Any] = {}
+    one, two = bytes(range(32)), bytes(range(1, 33))
+    box = sealing.kept_box(kept, one, "kept-1", 1)
+    assert sealing.kept_box(kept, one, "kept-1", 1) is box and len(kept) == 1
+    nonce = bytes(12)
+    assert sealing.hand_box(one, "kept-1", 1).decrypt(nonce, box.encrypt(nonce, b"x", b"a"), b"a") == b"x"
+    assert sealing.kept_box(kept, two, "kept-1", 2) is not box and list(kept) == [(two, 2)]
