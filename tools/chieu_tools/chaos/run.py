@@ -95,20 +95,15 @@ WINDOW_AFTER_S = 5.0
 SERVICE_ENV = {"CHIEU_LOG_FORMAT": "json", "CHIEU_LEDGER_ACK_WAIT_S": "5", "CHIEU_LADDER_ACK_WAIT_S": "5",
                "CHIEU_LOBBY_ACK_WAIT_S": "5", "CHIEU_LOBBY_ACCESS_TTL_S": "240",
                "CHIEU_TRUSTED_PROXIES": "127.0.0.1", "CHIEU_LOBBY_WELCOME_AFTER_HANDS": "0",
-               "CHIEU_LOBBY_WELCOME_PER_DEVICE": "0",
                "CHIEU_WELCOME_COINS": str(WELCOME)}
 """Short ack waits (a message held by a killed consumer comes back within 5 s) and 4-minute access
 tokens (every player refreshes its session, and its watch streams end with their token, every
 two minutes or so). The bots connect from 127.0.0.1 as a gateway would, and say each player's
 own address in ``X-Forwarded-For`` (:func:`~chieu_tools.chaos.bots.address`), so the lobby's
 limit of new players per address and of welcome 金币 per address are at their real settings, and
-so is the ledger's collusion screen. Two settings are not: the welcome is paid at the first
-sign-in, not after three hands (a 3-minute run has no minute to spare for them); and the welcome
-per device is not limited (each bot has its own device all the same), because with the welcome
-paid at the first sign-in, a sign-in that counted the device's one welcome and paid nothing (its
-``ClaimWelcome`` not answered in time by a loaded ledger, or the sign-in cut short by the
-client's deadline) leaves the welcome to the next sign-in, which the device's allowance then
-refuses (``limited``): 18 of 24 bots played without 金币 in a run on a loaded machine."""
+so is the ledger's collusion screen, and the welcome per device. One setting is not: the welcome
+is paid at the first sign-in, not after three hands (a 3-minute run has no minute to spare for
+them)."""
 
 
 def service_env(groups: list[Group]) -> dict[str, str]:
