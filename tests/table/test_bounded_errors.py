@@ -13,8 +13,8 @@ from tests.table.helpers import client, refused
 
 def test_a_service_error_is_bounded() -> None:
     err = ServiceError(grpc.StatusCode.NOT_FOUND, "r" * 500, "x" * 20_000)
-    assert len(err.message) == MAX_MESSAGE and err.message.endswith("…")
-    assert len(err.reason) == 64
+    assert len(err.message.encode()) == MAX_MESSAGE and err.message.endswith("…")  # bytes: see MAX_MESSAGE
+    assert len(err.reason.encode()) == 64
     short = ServiceError(grpc.StatusCode.NOT_FOUND, "unknown_game", "no game 'chess'")
     assert short.message == "no game 'chess'"
 

@@ -44,7 +44,7 @@ def test_every_kind_is_the_grpc_status_it_names(kind: Kind) -> None:
 
 def test_a_long_message_is_bounded_at_the_edge_as_before() -> None:
     err = error(Refused(Kind.INVALID, "r" * 100, "m" * 1000))
-    assert len(err.reason) == 64 and len(err.message) == 400 and err.message.endswith("…")
+    assert len(err.reason.encode()) == 64 and len(err.message.encode()) == 400 and err.message.endswith("…")
 
 
 @pytest.mark.parametrize(("decision", "expected"), [

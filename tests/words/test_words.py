@@ -79,7 +79,7 @@ def gaps(catalog: Any) -> list[str]:
         for code, entry in catalog[kind].items():
             for lang in words.LANGUAGES:
                 said = entry.get(lang, "")
-                if not (said.strip() and said.isprintable() and len(said) <= MAX_MESSAGE):
+                if not (said.strip() and said.isprintable() and len(said.encode()) <= MAX_MESSAGE):
                     out.append(f"{kind}.{code}.{lang}")
             out += [f"{kind}.{code}.{lang}?" for lang in set(entry) - set(words.LANGUAGES)]
     return out
