@@ -78,7 +78,7 @@ class Round:
 
     def reveal(self, player: str, seed: bytes) -> None:
         if not self.revealing:
-            raise RoundRefused("too_early", "no seed is revealed before every seat has committed")
+            raise RoundRefused("reveal_too_early", "no seed is revealed before every seat has committed")
         if player in self.seeds or player in self.withheld:
             raise RoundRefused("revealed", f"{player} has revealed already (or withheld)")
         if player not in self.commitments:
@@ -111,5 +111,6 @@ class Round:
         """The deal's seed material, once every seat still in the hand has revealed."""
         missing = [p for p in self.players if p not in self.seeds and p not in self.withheld]
         if missing or not self.revealing:
-            raise RoundRefused("too_early", f"no deal before every seat reveals (waiting for {', '.join(missing)})")
+            raise RoundRefused("reveal_too_early",
+                               f"no deal before every seat reveals (waiting for {', '.join(missing)})")
         return fair.seed_material(server_seed, [self.seeds[p] for p in self.players if p in self.seeds])

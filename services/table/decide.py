@@ -358,10 +358,11 @@ def _ask_reveals(t: Table, players: list[str], coins: list[int], now_ms: int) ->
 
 
 def reveal_seed(t: Table, player: str, seed: bytes, now_ms: int, seeds: Seeds) -> Decision:
-    """A seat of the open round reveals its seed (``too_early`` before StartHand asked for the
+    """A seat of the open round reveals its seed (``reveal_too_early`` before StartHand asked for the
     reveals, ``reveal_mismatch`` when it does not hash to the commitment); the last reveal deals."""
     if not t.round_players:
-        return precondition("too_early", "no seed is revealed before every seat has committed and the hand is started")
+        return precondition("reveal_too_early",
+                            "no seed is revealed before every seat has committed and the hand is started")
     if player not in t.round_players or player not in t.seats:
         return denied("not_in_round", f"you are not one of hand {t.hand_no + 1}'s seats")
     if player in t.revealed:

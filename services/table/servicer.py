@@ -337,7 +337,8 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         return table_service_pb2.VerifyDealsResponse(hands=[
             table_service_pb2.HandVerdict(hand_no=v.hand_no, commitment_ok=v.commitment_ok, deal_ok=v.deal_ok,
                                           revealed=v.revealed, detail=v.detail, moves_checked=v.moves_checked,
-                                          moves_ok=v.moves_ok, committed_first=v.committed_first)
+                                          moves_ok=v.moves_ok, committed_first=v.committed_first,
+                                          reveals_ok=v.reveals_ok)
             for v in verify(table_id, records)
         ])
 

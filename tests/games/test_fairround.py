@@ -46,7 +46,7 @@ def _round_trial(rng: random.Random, server_seed: bytes, hand_no: int) -> tuple[
     assert r.visible() == {}
     with pytest.raises(RoundRefused) as refused:  # nobody reveals before every seat committed
         r.reveal("alice", honest["alice"])
-    assert refused.value.code == "too_early"
+    assert refused.value.code == "reveal_too_early"
     # the shill grinds with what it can see: the server seed, and no honest seed
     guess = {p: r.visible().get(p, b"\0" * 32) for p in honest}
     mine = next((c for i in range(CANDIDATES) if _deal(fair.seed_material(

@@ -158,7 +158,7 @@ def test_every_refusal_of_the_round_has_its_reason() -> None:
     assert decide.commit_seed(t, "a", "A" * 64).reason == "bad_commitment"  # type: ignore[union-attr]
     assert decide.commit_seed(t, "a", "0" * 63).reason == "bad_commitment"  # type: ignore[union-attr]
     log.commit("a", seed)
-    assert log.reveal("a", seed).reason == "too_early"  # type: ignore[union-attr]
+    assert log.reveal("a", seed).reason == "reveal_too_early"  # type: ignore[union-attr]
     log.commit("b", bytes(32))
     # c did not commit: it sits the hand out; a and b are asked
     log.run("a", decide.start_hand(t, "a", log.now, b""))

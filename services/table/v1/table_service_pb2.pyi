@@ -743,6 +743,7 @@ class HandVerdict(_message.Message):
     MOVES_CHECKED_FIELD_NUMBER: _builtins.int
     MOVES_OK_FIELD_NUMBER: _builtins.int
     COMMITTED_FIRST_FIELD_NUMBER: _builtins.int
+    REVEALS_OK_FIELD_NUMBER: _builtins.int
     hand_no: _builtins.int
     commitment_ok: _builtins.bool
     """The revealed seed hashes to the commitment."""
@@ -757,7 +758,11 @@ class HandVerdict(_message.Message):
     """Every one of them gave exactly the logged events."""
     committed_first: _builtins.bool
     """The hand's commitment was published (TableCreated or the previous HandStarted) before every
-    client seed the hand mixed in was given.
+    client seed the hand mixed in was given (chieu-fair-v2: before every client commitment).
+    """
+    reveals_ok: _builtins.bool
+    """chieu-fair-v2: every client seed the hand mixed in opens its player's commitment (always true
+    for a chieu-fair-v1 hand).
     """
     def __init__(
         self,
@@ -770,10 +775,11 @@ class HandVerdict(_message.Message):
         moves_checked: _builtins.int = ...,
         moves_ok: _builtins.bool = ...,
         committed_first: _builtins.bool = ...,
+        reveals_ok: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment_ok", b"commitment_ok", "committed_first", b"committed_first", "deal_ok", b"deal_ok", "detail", b"detail", "hand_no", b"hand_no", "moves_checked", b"moves_checked", "moves_ok", b"moves_ok", "revealed", b"revealed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment_ok", b"commitment_ok", "committed_first", b"committed_first", "deal_ok", b"deal_ok", "detail", b"detail", "hand_no", b"hand_no", "moves_checked", b"moves_checked", "moves_ok", b"moves_ok", "revealed", b"revealed", "reveals_ok", b"reveals_ok"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
