@@ -303,10 +303,16 @@ def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes,
     if reserved is not None and (sorted(reserved[1]) != sorted(players) or reserved[0] != t.hand_no + 1):
         return Refused(Kind.ABORTED, "seats_changed", "the seats changed while the hand was starting; start again")
     coins = [reserved[1][p] for p in players] if reserved is not None else []
-    if any(p in t.commitments for p in players):
+    if committing(t, players):
         return _ask_reveals(t, players, coins, now_ms)
     client_seeds = [t.client_seeds.get(p, b"") for p in players]
     return _deal(t, players, client_seeds, server_seed, next_seed, now_ms, coins, fair.ALGORITHM)
+
+
+def committing(t: Table, players: list[str]) -> bool:
+    """Whether the hand is dealt after a commit–reveal round (``chieu-fair-v2``): some seated
+    player committed to a client seed for it (then the seats that did not sit it out)."""
+    return any(p in t.commitments for p in players)
 
 
 def _deal(t: Table, players: list[str], client_seeds: list[bytes], seed: bytes, next_seed: log_pb2.NextSeed | None,
