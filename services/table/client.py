@@ -23,34 +23,48 @@ class SeedRound:
     docs/fairness.md), read from the table views the player gets: a fresh random 32-byte seed
     committed for each hand while no reveal is asked (during the previous hand, or between
     hands), revealed when the player's seat is asked. No click: a client calls :meth:`step` with
-    each view and sends what it returns."""
+    each view, sends what it returns, and tells :meth:`answered` how it went. A seed counts once
+    the table acknowledged its commitment (one in flight at a time; a view older than that answer
+    asks nothing: a watch stream may be behind a command's answer)."""
 
     KEEP = 4
     """Seeds kept per player (older hands' are forgotten)."""
 
     def __init__(self) -> None:
-        self.seeds: dict[tuple[str, int], bytes] = {}
+        self.seeds: dict[tuple[str, int], tuple[bytes, int]] = {}
+        """(table, hand) → the seed the table acknowledged, and the version it answered with."""
+        self.pending: dict[str, tuple[int, bytes]] = {}
+        """Table → the (hand, seed) of a commitment in flight."""
 
     def step(self, view: pb.TableView, player_id: str) -> tuple[str, Message] | None:
         """The round's next request for ``player_id`` at this view, as ``(method, request)``, or None."""
-        if not player_id or all(s.player_id != player_id for s in view.seats):
+        if not player_id or all(s.player_id != player_id for s in view.seats) or view.table_id in self.pending:
             return None
         hand = int(view.round_hand_no)
-        key = (view.table_id, hand)
+        mine = self.seeds.get((view.table_id, hand))
         if view.reveal_players:
-            seed = self.seeds.get(key)
-            if player_id in view.reveal_players and player_id not in view.revealed and seed is not None:
-                return "RevealSeed", pb.RevealSeedRequest(table_id=view.table_id, seed=seed,
-                                                          command_id=f"reveal-{hand}-{seed[:8].hex()}")
+            if player_id in view.reveal_players and player_id not in view.revealed and mine is not None:
+                return "RevealSeed", pb.RevealSeedRequest(table_id=view.table_id, seed=mine[0],
+                                                          command_id=f"reveal-{hand}-{mine[0][:8].hex()}")
             return None
-        if player_id in view.committed and key in self.seeds:
+        if mine is not None and (player_id in view.committed or view.version <= mine[1]):
             return None
-        seed = self.seeds[key] = secrets.token_bytes(fairround.SEED_BYTES)  # (a lost seed: committed again)
-        while len(self.seeds) > self.KEEP:
-            del self.seeds[next(iter(self.seeds))]
+        seed = secrets.token_bytes(fairround.SEED_BYTES)  # (a lost seed: committed again, replacing it)
+        self.pending[view.table_id] = (hand, seed)
         return "CommitSeed", pb.CommitSeedRequest(
             table_id=view.table_id, commitment=fairround.client_commitment(view.table_id, hand, player_id, seed),
             command_id=f"commit-{hand}-{seed[:8].hex()}")
+
+    def answered(self, request: Message, version: int | None) -> None:
+        """The table's answer to a request :meth:`step` gave: the version it answered with, or
+        None (refused, or no answer: a commitment then counts for nothing, and is made again)."""
+        if not isinstance(request, pb.CommitSeedRequest):
+            return
+        hand, seed = self.pending.pop(request.table_id, (0, b""))
+        if version is not None and seed:
+            self.seeds[(request.table_id, hand)] = (seed, version)
+            while len(self.seeds) > self.KEEP:
+                del self.seeds[next(iter(self.seeds))]
 
 
 class TableClient:
@@ -76,10 +90,12 @@ class TableClient:
         try:
             r = await getattr(self.stub, method)(request, metadata=self.metadata)
         except grpc.aio.AioRpcError as e:
-            if e.code() == grpc.StatusCode.FAILED_PRECONDITION or e.code() == grpc.StatusCode.PERMISSION_DENIED:
-                return None
+            self.round.answered(request, None)
+            if e.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.PERMISSION_DENIED):
+                return None  # the table moved on meanwhile: the next view says what to do
             raise
         table: pb.TableView = r.table
+        self.round.answered(request, int(table.version))
         return table
 
     async def commit_seed(self, table_id: str, commitment: str) -> pb.TableView:

@@ -472,7 +472,10 @@ class Player(Client):
                     return  # stood down (a gate), or our quit went through
                 step = self.round.step(view, self.player_id)
                 if step is not None:  # commit for the next hand, or reveal when asked (no click)
-                    await self.command(*step)
+                    result = await self.command(*step)
+                    acked = result.outcome == calls.ACKED
+                    self.round.answered(step[1], pb.WatchResponse.FromString(result.response).table.version
+                                        if acked else None)
                     continue
                 if view.status != pb.TABLE_STATUS_PLAYING:
                     if not await self.between_hands(view, waited_since):
