@@ -17,13 +17,15 @@ test("the client commitment of docs/fairness.md's vector", async () => {
 
 test("commit while no reveal is asked, reveal when the seat is asked, once", () => {
   const seats = ["alice", "bob"].map((playerId, seat) => create(SeatInfoSchema, { playerId, seat: BigInt(seat) }));
-  const view = (v: object) => create(TableViewSchema, { tableId: "t1", roundHandNo: 3n, seats, ...v });
-  const known = () => true, unknown = () => false;
-  assert.equal(roundStep(view({}), "alice", known), "commit");
-  assert.equal(roundStep(view({ committed: ["alice"] }), "alice", known), undefined);
-  assert.equal(roundStep(view({ committed: ["alice"] }), "alice", unknown), "commit"); // a lost seed: again
-  assert.equal(roundStep(view({ revealPlayers: ["alice", "bob"] }), "alice", known), "reveal");
-  assert.equal(roundStep(view({ revealPlayers: ["alice", "bob"], revealed: ["alice"] }), "alice", known), undefined);
-  assert.equal(roundStep(view({ revealPlayers: ["bob"] }), "alice", known), undefined); // sits this hand out
-  assert.equal(roundStep(view({}), "carol", known), undefined); // not seated
+  const view = (v: object) => create(TableViewSchema, { tableId: "t1", roundHandNo: 3n, version: 10n, seats, ...v });
+  const acked = () => 9n, none = () => undefined;
+  assert.equal(roundStep(view({}), "alice", none), "commit");
+  assert.equal(roundStep(view({ committed: ["alice"] }), "alice", acked), undefined);
+  assert.equal(roundStep(view({ committed: ["alice"] }), "alice", none), "commit"); // a lost seed: again
+  assert.equal(roundStep(view({ version: 8n }), "alice", acked), undefined); // a view behind the answer
+  assert.equal(roundStep(view({ revealPlayers: ["alice", "bob"] }), "alice", acked), "reveal");
+  assert.equal(roundStep(view({ revealPlayers: ["alice", "bob"] }), "alice", none), undefined); // withholds
+  assert.equal(roundStep(view({ revealPlayers: ["alice", "bob"], revealed: ["alice"] }), "alice", acked), undefined);
+  assert.equal(roundStep(view({ revealPlayers: ["bob"] }), "alice", acked), undefined); // sits this hand out
+  assert.equal(roundStep(view({}), "carol", acked), undefined); // not seated
 });

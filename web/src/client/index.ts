@@ -121,15 +121,18 @@ export async function clientCommitment(tableId: string, handNo: bigint, playerId
   return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** What the round asks of `playerId` at `view`: commit (no reveal asked, not committed with a
- * seed this side knows), reveal (their seat asked and not revealed), or nothing. */
-export function roundStep(view: TableView, playerId: string, known: (hand: bigint) => boolean): "commit" | "reveal" | undefined {
+/** What the round asks of `playerId` at `view`: commit (no reveal asked, and no seed of theirs the
+ * table acknowledged: `acked(hand)` is the version of its answer, undefined for none; a view older
+ * than that answer asks nothing, as a watch stream may be behind a command's answer), reveal
+ * (their seat asked and not revealed), or nothing. */
+export function roundStep(view: TableView, playerId: string, acked: (hand: bigint) => bigint | undefined): "commit" | "reveal" | undefined {
   if (!playerId || !view.seats.some((s) => s.playerId === playerId)) return undefined;
+  const at = acked(view.roundHandNo);
   if (view.revealPlayers.length) {
-    return view.revealPlayers.includes(playerId) && !view.revealed.includes(playerId) && known(view.roundHandNo)
+    return view.revealPlayers.includes(playerId) && !view.revealed.includes(playerId) && at !== undefined
       ? "reveal" : undefined;
   }
-  return view.committed.includes(playerId) && known(view.roundHandNo) ? undefined : "commit";
+  return at !== undefined && (view.committed.includes(playerId) || view.version <= at) ? undefined : "commit";
 }
 
 async function withRetries<T>(call: () => Promise<T>, opts: RetryOptions = {}): Promise<T> {
@@ -162,9 +165,10 @@ export class Portal {
   refreshMarginMs = 60_000;
   /** Take part in the commit–reveal round of client seeds while watching a table (default on). */
   seedRound = true;
-  /** The seeds committed, by "table/hand" (the last few). */
-  private seeds = new Map<string, Uint8Array>();
-  /** Round steps under way, by "table/hand/step": one at a time. */
+  /** The seeds whose commitment the table acknowledged, by "table/hand", with the version it
+   * answered with (the last few). */
+  private seeds = new Map<string, { seed: Uint8Array; version: bigint }>();
+  /** Tables with a round step under way: one at a time. */
   private stepping = new Set<string>();
 
   /**
@@ -352,29 +356,29 @@ export class Portal {
    * step already under way, or the table moved on: a refusal of a step is no error).
    */
   async takePart(view: TableView): Promise<TableView | undefined> {
-    const key = (hand: bigint) => `${view.tableId}/${hand}`;
-    const step = roundStep(view, this.playerId, (hand) => this.seeds.has(key(hand)));
+    const key = `${view.tableId}/${view.roundHandNo}`;
+    if (this.stepping.has(view.tableId)) return undefined;
+    const step = roundStep(view, this.playerId, (hand) => this.seeds.get(`${view.tableId}/${hand}`)?.version);
     if (!step) return undefined;
-    const busy = `${key(view.roundHandNo)}/${step}`;
-    if (this.stepping.has(busy)) return undefined;
-    this.stepping.add(busy);
+    this.stepping.add(view.tableId);
     try {
       if (step === "reveal") {
-        const seed = this.seeds.get(key(view.roundHandNo))!;
+        const seed = this.seeds.get(key)!.seed;
         const id = commandId("reveal");
         return (await withRetries(() => this.table.revealSeed({ tableId: view.tableId, seed, commandId: id }))).table!;
       }
       const seed = globalThis.crypto.getRandomValues(new Uint8Array(32));
-      this.seeds.set(key(view.roundHandNo), seed);
-      while (this.seeds.size > 8) this.seeds.delete(this.seeds.keys().next().value!);
       const commitment = await clientCommitment(view.tableId, view.roundHandNo, this.playerId, seed);
       const id = commandId("commit");
-      return (await withRetries(() => this.table.commitSeed({ tableId: view.tableId, commitment, commandId: id }))).table!;
+      const after = (await withRetries(() => this.table.commitSeed({ tableId: view.tableId, commitment, commandId: id }))).table!;
+      this.seeds.set(key, { seed, version: after.version }); // counts once the table has it
+      while (this.seeds.size > 8) this.seeds.delete(this.seeds.keys().next().value!);
+      return after;
     } catch (err) {
       if (retryable(err)) throw err;
-      return undefined;
+      return undefined; // the table moved on meanwhile: the next view says what to do
     } finally {
-      this.stepping.delete(busy);
+      this.stepping.delete(view.tableId);
     }
   }
 
