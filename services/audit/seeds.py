@@ -91,6 +91,7 @@ def check(table_id: str, records: Sequence[tuple[int, log_pb2.Record]]) -> list[
             elif kind == "hand_started" and ev.hand_started.algorithm == fairround.ALGORITHM:
                 out.extend(_hand_v2(table_id, ev.hand_started, committed.get(int(ev.hand_started.hand_no)),
                                     promised, shown))
+                given.clear()  # (the fold forgets every client seed at any HandStarted)
                 if ev.hand_started.HasField("next_seed"):
                     commit(int(ev.hand_started.next_seed.hand_no), (version, i), ev.hand_started.next_seed.commitment)
             elif kind == "hand_started":

@@ -175,6 +175,31 @@ def test_every_refusal_of_the_round_has_its_reason() -> None:
     assert t.playing and t.hand_players == ["a", "b"]
 
 
+def test_an_open_round_survives_a_snapshot() -> None:
+    from chieu.table import snapshot
+
+    log = Log("phom", ["a", "b", "c"])
+    for p in "abc":
+        log.commit(p, p.encode() * 32)
+    log.run("a", decide.start_hand(log.table, "a", log.now, b""))
+    log.run("a", log.reveal("a", b"a" * 32))
+    back = snapshot.decode(snapshot.encode(log.table))
+    assert (back.commitments, back.round_players, back.round_deadline_ms, back.revealed) == (
+        log.table.commitments, ["a", "b", "c"], log.table.round_deadline_ms, {"a": b"a" * 32})
+    assert back.due() == log.table.due() and any(kind == "reveals" for _, kind, _ in back.due())
+
+
+def test_a_v1_seed_given_before_a_v2_hand_is_not_held_against_the_next_v1_hand() -> None:
+    log = Log("o_an_quan", ["a", "b"])
+    log.run("b", decide.set_ready(log.table, "b", True, b"old v1 seed"))
+    _round_hand(log, {"a": bytes([1]) * 32, "b": bytes([2]) * 32})
+    log.play_out()
+    log.run("a", decide.start_hand(log.table, "a", log.now + 10, *log.seeds(log.table)))
+    log.play_out()
+    assert audit_seeds.check(TID, log.records) == []
+    assert [v.ok for v in verify(TID, log.records)] == [True, True]
+
+
 def test_too_few_commitments_is_refused() -> None:
     log = Log("phom", ["a", "b", "c"])
     log.commit("a", bytes(32))
