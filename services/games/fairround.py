@@ -1,7 +1,8 @@
-"""PROPOSAL, not wired into the table service: the commit–reveal round of client seeds
-(``docs/fairness.md``, "Proposal: a commit–reveal round"), as a pure state machine so that its
-order — no reveal is accepted, and none is shown, before every seat has committed — can be tested
-on its own.
+"""The commit–reveal round of client seeds (``chieu-fair-v2``, ``docs/fairness.md``): the client
+commitment (:func:`client_commitment`, what the table checks a reveal against), and the round as a
+pure state machine so that its order — no reveal is accepted, and none is shown, before every seat
+has committed — can be tested on its own. The table service runs the round on its log
+(``chieu.table.decide``: ``commit_seed``, ``reveal_seed``, ``reveals_due``).
 
 Under ``chieu-fair-v1`` a client seed is sent in the clear before the deal, and whoever knows the
 server seed (the operator, a holder of the seal keyset, a table process) can grind a seat's
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from chieu.games import fair
 
 ALGORITHM = "chieu-fair-v2"
-"""The id a hand dealt after a commit–reveal round would carry (its material is v1's formula)."""
+"""The id a hand dealt after a commit–reveal round carries (its material is v1's formula)."""
 SEED_BYTES = 32
 """A revealed client seed's exact length: a guessable seed would let a shill open an honest
 seat's commitment before revealing its own."""
@@ -78,7 +79,7 @@ class Round:
 
     def reveal(self, player: str, seed: bytes) -> None:
         if not self.revealing:
-            raise RoundRefused("too_early", "no seed is revealed before every seat has committed")
+            raise RoundRefused("reveal_too_early", "no seed is revealed before every seat has committed")
         if player in self.seeds or player in self.withheld:
             raise RoundRefused("revealed", f"{player} has revealed already (or withheld)")
         if player not in self.commitments:
@@ -111,5 +112,6 @@ class Round:
         """The deal's seed material, once every seat still in the hand has revealed."""
         missing = [p for p in self.players if p not in self.seeds and p not in self.withheld]
         if missing or not self.revealing:
-            raise RoundRefused("too_early", f"no deal before every seat reveals (waiting for {', '.join(missing)})")
+            raise RoundRefused("reveal_too_early",
+                               f"no deal before every seat reveals (waiting for {', '.join(missing)})")
         return fair.seed_material(server_seed, [self.seeds[p] for p in self.players if p in self.seeds])

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import partial
 from typing import Any
 
 from chieu.kit import logs
 from chieu.kit.eventstore import EventStore
-from chieu.table import decide
+from chieu.table import decide, seeds
 from chieu.table.background import Background
 from chieu.table.cache import Cache, Live
 from chieu.table.commands import Execute
@@ -60,6 +61,12 @@ class Clocks:
             if action == "timeout":
                 await self.execute(table_id, "system", f"timeout:{version}:{arg}",
                                    lambda t, now: decide.time_out(t, arg, now), timeout_seat=arg)
+            elif action == "reveals":  # a commit–reveal round's deadline: withheld seeds, the deal
+                keys = self.cache.keys
+                await self.execute(table_id, "system", f"reveals:{version}:{arg}",
+                                   lambda t, now: decide.reveals_due(
+                                       t, now, partial(seeds.seeds_to_deal, keys),
+                                       partial(keys.new_seed, t.table_id)))
             else:
                 await self.execute(table_id, "system", f"disconnect:{version}:{arg}",
                                    lambda t, now: decide.disconnect(t, arg, now))

@@ -12,10 +12,12 @@ pays goes in a ``Settlement`` and the hand's end in ``HandEnded``, both in the s
 
 from __future__ import annotations
 
+import copy
 import re
+from collections.abc import Callable
 from typing import Any
 
-from chieu.games import fair, registry
+from chieu.games import fair, fairround, registry
 from chieu.games.core import Game, RuleViolation, Seat
 from chieu.table import refusals
 from chieu.table.refusals import Kind, Refused, denied, invalid, precondition
@@ -45,6 +47,14 @@ NOT_ENOUGH_COINS = "not_enough_coins"
 REPUTATION_TOO_LOW = "reputation_too_low"
 """Why: the player's reputation (信誉度) is below the table's minimum."""
 MAX_REPUTATION = 1_000_000
+WITHHELD = "withheld_reveal"
+"""Why: a seat of a commit–reveal round that did not reveal its seed by the deadline (a forced quit)."""
+REVEAL_S = 15.0
+"""How long the seats of a commit–reveal round have to reveal, from StartHand (one round trip
+each: their clients reveal as soon as they see the round)."""
+Seeds = Callable[[Table], tuple[bytes, log_pb2.NextSeed]]
+"""The server seed of the table's next hand, opened, and the hand after's, committed now
+(:func:`chieu.table.seeds.seeds_to_deal`): asked only by the record that deals."""
 IDLE = "idle"
 """Why: between hands, the player had no open stream for the idle stand (``CHIEU_TABLE_IDLE_STAND_S``)."""
 
@@ -188,6 +198,7 @@ def stand_up(t: Table, player: str) -> Decision:
     if hand_seat is not None and player not in t.auto:
         events.append(_ev(forced_quit=log_pb2.ForcedQuit(player_id=player, hand_no=t.hand_no, seat=hand_seat,
                                                          ladder_level=t.ladder_level)))
+    events += _round_quit(t, player)
     if player == t.host:
         others = sorted((v, p) for p, v in t.seated_since.items() if p != player)
         events.append(_ev(host_changed=log_pb2.HostChanged(host=others[0][1] if others else "")))
@@ -205,6 +216,7 @@ def stand_down(t: Table, players: list[str], reason: str) -> Decision:
     for player in leaving:
         events.append(_ev(player_left=log_pb2.PlayerLeft(player_id=player, seat=t.seats.index(player),
                                                          reason=reason)))
+        events += _round_quit(t, player)
     if host in leaving:
         others = sorted((v, p) for p, v in t.seated_since.items() if p not in leaving)
         events.append(_ev(host_changed=log_pb2.HostChanged(host=others[0][1] if others else "")))
@@ -234,7 +246,7 @@ def change_settings(t: Table, player: str, patch: dict[str, Any], stake: int | N
     money; the table's own count from its settlements must agree, and both must be 0)."""
     if player != t.host:
         return denied("not_host", "only the host (chủ bàn) changes the settings")
-    if t.playing:
+    if t.playing or t.round_players:
         return precondition("hand_in_progress", "settings change only between hands")
     game = t.game
     try:
@@ -265,11 +277,17 @@ def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes,
     client seeds can be given (docs/fairness.md). ``reserved``: at a coin table, the hand and the
     金币 the ledger reserved for each of its players (:mod:`chieu.table.reservations`), logged in
     ``HandStarted`` and the cap of every settlement of the hand (:mod:`chieu.tablelog.capped`); the
-    hand and seats must be the ones reserved (else ``seats_changed``: the caller reserves again)."""
+    hand and seats must be the ones reserved (else ``seats_changed``: the caller reserves again).
+
+    Where seated players committed to client seeds (``chieu-fair-v2``), nothing is dealt yet: the
+    seats that committed are asked to reveal (``RevealsAsked``), and the last reveal deals
+    (:func:`reveal_seed`); the seats that did not commit sit the hand out."""
     if player != t.host:
         return denied("not_host", "only the host (chủ bàn) starts a hand")
     if t.playing:
         return precondition("hand_in_progress", "a hand is being played")
+    if t.round_players:
+        return precondition("hand_in_progress", "the hand is starting: its seats are revealing their seeds")
     if t.options_refused:
         return invalid("bad_options", f"this table's options are out of bounds now ({t.options_refused}): "
                                       "the host changes them before the next hand")
@@ -285,13 +303,27 @@ def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes,
     if reserved is not None and (sorted(reserved[1]) != sorted(players) or reserved[0] != t.hand_no + 1):
         return Refused(Kind.ABORTED, "seats_changed", "the seats changed while the hand was starting; start again")
     coins = [reserved[1][p] for p in players] if reserved is not None else []
-    seed = server_seed
+    if committing(t, players):
+        return _ask_reveals(t, players, coins, now_ms)
     client_seeds = [t.client_seeds.get(p, b"") for p in players]
+    return _deal(t, players, client_seeds, server_seed, next_seed, now_ms, coins, fair.ALGORITHM)
+
+
+def committing(t: Table, players: list[str]) -> bool:
+    """Whether the hand is dealt after a commit–reveal round (``chieu-fair-v2``): some seated
+    player committed to a client seed for it (then the seats that did not sit it out)."""
+    return any(p in t.commitments for p in players)
+
+
+def _deal(t: Table, players: list[str], client_seeds: list[bytes], seed: bytes, next_seed: log_pb2.NextSeed | None,
+          now_ms: int, coins: list[int], algorithm: str) -> Decision:
+    """``HandStarted`` and the deal: the material is ``chieu-fair-v1``'s formula under either id."""
+    game = t.game
     owner_seat = players.index(t.host) if t.host in players else -1
     hand_no = t.hand_no + 1
     hand = hand_setup(t, players, fair.seed_material(seed, client_seeds), now_ms, hand_no, owner_seat)
     events = [_ev(hand_started=log_pb2.HandStarted(
-        hand_no=hand_no, algorithm=fair.ALGORITHM, seed_commitment=fair.commitment(seed),
+        hand_no=hand_no, algorithm=algorithm, seed_commitment=fair.commitment(seed),
         server_seed=seed, players=players, client_seeds=client_seeds, owner_seat=owner_seat,
         game=t.game_key, stake=t.stake, currency=t.currency, next_seed=next_seed, reserved=coins))]
     try:
@@ -300,6 +332,108 @@ def start_hand(t: Table, player: str, now_ms: int, server_seed: bytes,
                                      reserved=coins)
     except RuleViolation as v:
         return refusals.of(v)
+
+
+# ------------------------------------------------------------ the commit–reveal round (chieu-fair-v2)
+
+
+def commit_seed(t: Table, player: str, commitment: str) -> Decision:
+    """A seated player's commitment to a client seed for hand ``t.hand_no + 1``: at any time but
+    during that hand's reveals (during the previous hand, typically: off the move path)."""
+    if player not in t.seats:
+        return precondition("not_seated", "only a seated player commits to a seed")
+    if t.round_players:
+        return precondition("commitments_closed", f"hand {t.hand_no + 1} is revealing its seeds; "
+                                                  "commit for the next hand once it is dealt")
+    if len(commitment) != 64 or any(c not in "0123456789abcdef" for c in commitment):
+        return invalid("bad_commitment", "a commitment is 64 lowercase hex digits")
+    return [_ev(client_committed=log_pb2.ClientCommitted(player_id=player, hand_no=t.hand_no + 1,
+                                                         commitment=commitment))]
+
+
+def _ask_reveals(t: Table, players: list[str], coins: list[int], now_ms: int) -> Decision:
+    """StartHand where players committed: the seats that committed, asked to reveal."""
+    seats = [p for p in players if p in t.commitments]
+    if len(seats) < t.game.min_players:
+        waiting = [p for p in players if p not in t.commitments]
+        return precondition("players_not_committed", f"{t.game.title} needs {t.game.min_players} players committed "
+                                                     f"to a seed; waiting for {', '.join(waiting)}")
+    return [_ev(reveals_asked=log_pb2.RevealsAsked(
+        hand_no=t.hand_no + 1, players=seats, deadline_ms=now_ms + int(REVEAL_S * 1000),
+        reserved=[c for p, c in zip(players, coins, strict=False) if p in t.commitments]))]
+
+
+def reveal_seed(t: Table, player: str, seed: bytes, now_ms: int, seeds: Seeds) -> Decision:
+    """A seat of the open round reveals its seed (``reveal_too_early`` before StartHand asked for the
+    reveals, ``reveal_mismatch`` when it does not hash to the commitment); the last reveal deals."""
+    if not t.round_players:
+        return precondition("reveal_too_early",
+                            "no seed is revealed before every seat has committed and the hand is started")
+    if player not in t.round_players or player not in t.seats:
+        return denied("not_in_round", f"you are not one of hand {t.hand_no + 1}'s seats")
+    if player in t.revealed:
+        return precondition("already_revealed", "you have revealed your seed already")
+    if len(seed) != fairround.SEED_BYTES:
+        return invalid("bad_revealed_seed", f"a revealed seed is exactly {fairround.SEED_BYTES} bytes")
+    hand_no = t.hand_no + 1
+    if fairround.client_commitment(t.table_id, hand_no, player, seed) != t.commitments.get(player):
+        return invalid("reveal_mismatch", "that seed does not hash to your commitment")
+    events = [_ev(client_revealed=log_pb2.ClientRevealed(player_id=player, hand_no=hand_no, seed=seed))]
+    revealed = {**t.revealed, player: seed}
+    if all(p in revealed and p in t.seats for p in t.round_players):
+        dealt = _deal_round(t, t.round_players, revealed, now_ms, seeds)
+        return dealt if isinstance(dealt, Refused) else events + dealt
+    return events
+
+
+def _deal_round(t: Table, players: list[str], revealed: dict[str, bytes], now_ms: int, seeds: Seeds) -> Decision:
+    server_seed, next_seed = seeds(t)
+    coins = [c for p, c in zip(t.round_players, t.round_reserved, strict=False) if p in players]
+    return _deal(t, players, [revealed[p] for p in players], server_seed, next_seed, now_ms, coins,
+                 fairround.ALGORITHM)
+
+
+def _round_quit(t: Table, player: str) -> Events:
+    """A seat of the open round that leaves before the deal: a forced quit (as withholding)."""
+    if player not in t.round_players:
+        return []
+    return [_ev(forced_quit=log_pb2.ForcedQuit(player_id=player, hand_no=t.hand_no + 1,
+                                               seat=t.round_players.index(player), ladder_level=t.ladder_level))]
+
+
+def reveals_due(t: Table, now_ms: int, seeds: Seeds, fresh_seed: Callable[[int], log_pb2.NextSeed]) -> Decision:
+    """The round's deadline passed: each seat still seated that did not reveal withholds (stood up,
+    a forced quit); the hand is dealt from the seeds revealed by the seats still seated, or, with
+    fewer than the game's minimum, not at all (``RoundCancelled``: a fresh server seed, from
+    ``fresh_seed(hand_no)``, committed for the same hand number). Nothing before the deadline."""
+    if not t.round_players or now_ms < t.round_deadline_ms:
+        return []
+    hand_no = t.hand_no + 1
+    withheld = [p for p in t.round_players if p in t.seats and p not in t.revealed]
+    events: Events = []
+    for p in withheld:
+        events.append(_ev(player_left=log_pb2.PlayerLeft(player_id=p, seat=t.seats.index(p), reason=WITHHELD)))
+        events += _round_quit(t, p)
+    if t.host in withheld:
+        others = sorted((v, p) for p, v in t.seated_since.items() if p not in withheld)
+        events.append(_ev(host_changed=log_pb2.HostChanged(host=others[0][1] if others else "")))
+    players = [p for p in t.round_players if p in t.seats and p in t.revealed]
+    if len(players) < t.game.min_players or (t.round_reserved and len(players) < len(t.round_players)):
+        # (at a coin table the ledger reserved the round's seats: it is dealt in full or not at all)
+        return events + [_ev(round_cancelled=log_pb2.RoundCancelled(hand_no=hand_no, next_seed=fresh_seed(hand_no)))]
+    dealt = _deal_round(_after(t, events), players, t.revealed, now_ms, seeds)
+    return dealt if isinstance(dealt, Refused) else events + dealt
+
+
+def _after(t: Table, events: Events) -> Table:
+    """A copy of ``t`` with ``events`` folded (the deal's host and seats after the withheld left)."""
+    after = copy.copy(t)
+    after.seats, after.seated_since = list(t.seats), dict(t.seated_since)
+    after.ready, after.client_seeds, after.commitments = set(t.ready), dict(t.client_seeds), dict(t.commitments)
+    after.lost, after.away, after.unseen = dict(t.lost), set(t.away), set(t.unseen)
+    after.commands = t.commands
+    after.apply(log_pb2.Record(version=t.version, events=events), t.last_seq)
+    return after
 
 
 def _game_events(t: Table, game: Game[Any, Any, Any, Any], state: Any, game_events: list[Any], seed: bytes,

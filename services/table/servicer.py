@@ -197,6 +197,23 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
             request=request)
         return table_service_pb2.StartHandResponse(table=self.tables.view(table, who.player_id))
 
+    async def CommitSeed(self, request: table_service_pb2.CommitSeedRequest,
+                         context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.CommitSeedResponse:
+        who = self._who(context)
+        table = await self.tables.execute(
+            check_table_id(request.table_id), who.player_id, request.command_id,
+            lambda t, now: decide.commit_seed(t, who.player_id, request.commitment), request=request)
+        return table_service_pb2.CommitSeedResponse(table=self.tables.view(table, who.player_id))
+
+    async def RevealSeed(self, request: table_service_pb2.RevealSeedRequest,
+                         context: grpc.aio.ServicerContext[Any, Any]) -> table_service_pb2.RevealSeedResponse:
+        who = self._who(context)
+        table = await self.tables.execute(
+            check_table_id(request.table_id), who.player_id, request.command_id,
+            lambda t, now: decide.reveal_seed(t, who.player_id, request.seed, now, self.tables.seeds_to_deal),
+            request=request)
+        return table_service_pb2.RevealSeedResponse(table=self.tables.view(table, who.player_id))
+
     async def _stand_down(self, table: Table) -> None:
         """Before a hand: stand up every seated player the table's gates no longer admit (a
         ladder level fallen below the table's, 3 金币 or fewer at a coin table, a reputation
@@ -320,7 +337,8 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         return table_service_pb2.VerifyDealsResponse(hands=[
             table_service_pb2.HandVerdict(hand_no=v.hand_no, commitment_ok=v.commitment_ok, deal_ok=v.deal_ok,
                                           revealed=v.revealed, detail=v.detail, moves_checked=v.moves_checked,
-                                          moves_ok=v.moves_ok, committed_first=v.committed_first)
+                                          moves_ok=v.moves_ok, committed_first=v.committed_first,
+                                          reveals_ok=v.reveals_ok)
             for v in verify(table_id, records)
         ])
 

@@ -18,8 +18,8 @@ from chieu.table.v1 import snapshot_pb2
 from chieu.tablelog import codec
 from chieu.tablelog.fold import Table
 
-FORMAT = 2
-"""2: with the next hand's committed seed (``next_seed``)."""
+FORMAT = 3
+"""2: with the next hand's committed seed (``next_seed``); 3: with the commit–reveal round."""
 TAG = f"table-snapshot-v{FORMAT}"
 """The tag the event store keeps beside a snapshot's bytes."""
 
@@ -50,6 +50,8 @@ def encode(table: Table) -> bytes:
         ladder_level=table.ladder_level, ladder_seq=table.ladder_seq, min_reputation=table.min_reputation,
         profiles={p: snapshot_pb2.Profile(name=n, avatar=a) for p, (n, a) in table.profiles.items()},
         next_seed=table.next_seed, reserved=table.reserved, hand_lost=table.hand_lost,
+        commitments=table.commitments, round_players=table.round_players,
+        round_deadline_ms=table.round_deadline_ms, round_reserved=table.round_reserved, revealed=table.revealed,
     )
     if table.game_state is not None:
         msg.game_state.shape = plain.shape(type(table.game_state))
@@ -84,6 +86,9 @@ def decode(data: bytes) -> Table:
             profiles={p: (v.name, v.avatar) for p, v in msg.profiles.items()},
             next_seed=msg.next_seed if msg.HasField("next_seed") else None,
             reserved=list(msg.reserved), hand_lost=list(msg.hand_lost),
+            commitments=dict(msg.commitments), round_players=list(msg.round_players),
+            round_deadline_ms=msg.round_deadline_ms, round_reserved=list(msg.round_reserved),
+            revealed=dict(msg.revealed),
         )
         if msg.game:
             table.set_options(msg.options)

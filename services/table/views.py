@@ -197,7 +197,9 @@ def base_view(table: Table) -> table_service_pb2.TableView:
         ready=sorted(table.ready), require_ready=table.require_ready,
         reconnect_grace_s=table.reconnect_grace_s, auto_played=sorted(table.auto),
         reconnect_deadlines=table.lost, pot=table.pot, ladder_level=table.ladder_level,
-        min_reputation=table.min_reputation,
+        min_reputation=table.min_reputation, round_hand_no=table.hand_no + 1,
+        committed=sorted(p for p in table.commitments if p in table.seats), reveal_players=table.round_players,
+        revealed=sorted(table.revealed), reveal_deadline_ms=table.round_deadline_ms,
     )
     if table.last_outcome is not None:
         base.last_outcome.CopyFrom(codec.outcome_message(table.last_outcome))

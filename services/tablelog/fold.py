@@ -143,6 +143,15 @@ class Table:
     profiles: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Player → (name, avatar) as they sat down (``PlayerSeated``), for the seated players and
     the players of the current and last hand (the others are forgotten when a hand starts)."""
+    commitments: dict[str, str] = field(default_factory=dict)
+    """The commit–reveal round (``chieu-fair-v2``): seated player → their commitment to a client
+    seed for hand ``hand_no + 1`` (``ClientCommitted``)."""
+    round_players: list[str] = field(default_factory=list)
+    """The seats asked to reveal for hand ``hand_no + 1`` (``RevealsAsked``); empty: no round open."""
+    round_deadline_ms: int = 0
+    round_reserved: list[int] = field(default_factory=list)
+    revealed: dict[str, bytes] = field(default_factory=dict)
+    """The seeds revealed in the open round (``ClientRevealed``): nobody's view shows them."""
 
     @property
     def game(self) -> Game[Any, Any, Any, Any]:
@@ -187,9 +196,13 @@ class Table:
 
     def due(self) -> list[tuple[int, str, Any]]:
         """What the clock must do and when: ``(at_ms, "timeout", seat)`` for the game's
-        deadlines (at once for an auto-played seat) and ``(at_ms, "disconnect", player)``."""
+        deadlines (at once for an auto-played seat), ``(at_ms, "disconnect", player)`` and, while
+        a commit–reveal round is open, ``(at_ms, "reveals", hand_no)`` for its deadline."""
         if not self.playing:
-            return [(at, "disconnect", p) for p, at in self.lost.items()]
+            waiting: list[tuple[int, str, Any]] = [(at, "disconnect", p) for p, at in self.lost.items()]
+            if self.round_players:
+                waiting.append((self.round_deadline_ms, "reveals", self.hand_no + 1))
+            return waiting
         out: list[tuple[int, str, Any]] = []
         for d in self.game.deadlines(self.game_state):
             auto = 0 <= d.seat < len(self.hand_players) and self.hand_players[d.seat] in self.auto
@@ -251,6 +264,7 @@ class Table:
             self.lost.pop(e.player_id, None)
         self.ready.discard(e.player_id)
         self.client_seeds.pop(e.player_id, None)
+        self.commitments.pop(e.player_id, None)
 
     def _on_host_changed(self, e: log_pb2.HostChanged, version: int) -> None:
         self.host = e.host
@@ -281,6 +295,33 @@ class Table:
         self.unseen = set()
         self.ready = set()
         self.client_seeds = {}
+        self.commitments = {}
+        self._end_round()
+
+    def _end_round(self) -> None:
+        self.round_players = []
+        self.round_deadline_ms = 0
+        self.round_reserved = []
+        self.revealed = {}
+
+    def _on_client_committed(self, e: log_pb2.ClientCommitted, version: int) -> None:
+        if int(e.hand_no) == self.hand_no + 1:
+            self.commitments[e.player_id] = e.commitment
+
+    def _on_reveals_asked(self, e: log_pb2.RevealsAsked, version: int) -> None:
+        self.round_players = list(e.players)
+        self.round_deadline_ms = int(e.deadline_ms)
+        self.round_reserved = list(e.reserved)
+        self.revealed = {}
+
+    def _on_client_revealed(self, e: log_pb2.ClientRevealed, version: int) -> None:
+        self.revealed[e.player_id] = e.seed
+
+    def _on_round_cancelled(self, e: log_pb2.RoundCancelled, version: int) -> None:
+        self.commitments = {}
+        self._end_round()
+        if e.HasField("next_seed"):
+            self.next_seed = e.next_seed
 
     def _on_settlement(self, s: log_pb2.Settlement, version: int) -> None:
         self.settled_legs += len(s.transfers)
@@ -332,7 +373,8 @@ class Table:
 
     def _on_forced_quit(self, e: log_pb2.ForcedQuit, version: int) -> None:
         self.lost.pop(e.player_id, None)
-        self.auto.add(e.player_id)
+        if self.playing:  # (a withheld reveal quits a hand not dealt yet: no seat to auto-play)
+            self.auto.add(e.player_id)
 
 
 def hand_setup(t: Table, players: list[str], material: bytes, now_ms: int, hand_no: int, owner_seat: int) -> Setup:

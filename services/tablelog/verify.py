@@ -7,7 +7,10 @@ For each hand:
   seeing the players';
 * the hand's sealed parts open with the seed its ``HandEnded`` revealed (:func:`sealing.reveal`);
 * the server seed revealed in ``HandEnded`` must hash to the commitment published in
-  ``HandStarted`` (algorithm ``chieu-fair-v1``);
+  ``HandStarted`` (algorithm ``chieu-fair-v1`` or ``chieu-fair-v2``);
+* under ``chieu-fair-v2`` the commitment came before every client commitment of the hand
+  (``ClientCommitted``), and each client seed the hand mixes in is its player's reveal, hashing to
+  their commitment (:func:`chieu.games.fairround.client_commitment`);
 * ``start()`` of the rules core on the seed material (the revealed seed and the players' client
   seeds), the table's options and the previous result must give exactly the game events logged
   with ``HandStarted`` (the deal);
@@ -27,7 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from chieu.games import fair
+from chieu.games import fair, fairround
 from chieu.games.core import RuleViolation
 from chieu.table.v1 import log_pb2
 from chieu.tablelog import codec, sealing
@@ -46,10 +49,13 @@ class Verdict:
     moves_checked: int = 0
     moves_ok: bool = True
     committed_first: bool = True
+    reveals_ok: bool = True
+    """``chieu-fair-v2``: every client seed mixed in opens its player's commitment."""
 
     @property
     def ok(self) -> bool:
-        return self.revealed and self.commitment_ok and self.deal_ok and self.moves_ok and self.committed_first
+        return (self.revealed and self.commitment_ok and self.deal_ok and self.moves_ok and self.committed_first
+                and self.reveals_ok)
 
 
 @dataclass
@@ -59,6 +65,8 @@ class _Hand:
     at_ms: int
     before: Table
     committed_first: bool
+    reveals: str = ""
+    """Why the hand's client seeds do not open their commitments (``chieu-fair-v2``), else empty."""
     moves: int = 0
     bad_moves: list[str] = field(default_factory=list)
 
@@ -78,6 +86,8 @@ def _encoded(events: Iterable[Any], game_key: str) -> list[tuple[str, bytes]]:
 
 
 _TYPE_URL = "type.googleapis.com/"
+ALGORITHMS = (fair.ALGORITHM, fairround.ALGORITHM)
+"""The algorithms a hand may carry: ``chieu-fair-v1`` and ``chieu-fair-v2`` (the commit–reveal round)."""
 
 
 def _redecide(table: Table, record: log_pb2.Record) -> list[Any] | str:
@@ -116,6 +126,9 @@ def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]], *, open
     """Hand → where its commitment was published (version, event index) and the commitment."""
     seeded: dict[str, tuple[int, int]] = {}
     """Player → where they last gave a client seed since the last hand started."""
+    promised: Promised = {}
+    asked: set[int] = set()
+    """Hands whose reveals were asked (``RevealsAsked``)."""
     log = list(records) if opened else sealing.reveal(records)
     ended = sealing.revealed_seeds(record for _, record in log)
     for seq, record in log:
@@ -126,12 +139,14 @@ def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]], *, open
                 h = ev.hand_started
                 published = committed.get(int(h.hand_no))
                 seeds = zip(h.players, h.client_seeds, strict=False)
+                v2 = h.algorithm == fairround.ALGORITHM
                 first = published is not None and published[1] == h.seed_commitment and all(
-                    seeded.get(p, (-1, -1)) > published[0] for p, s in seeds if s)
+                    (promised.get((int(h.hand_no), p), ((-1, -1), ""))[0] if v2 else seeded.get(p, (-1, -1)))
+                    > published[0] for p, s in seeds if s or v2)
                 # the deal is checked at the hand's end with the table as it was: what set-up reads of
                 # it (options, the last outcome and players) is replaced by the fold, never changed
                 hands[int(h.hand_no)] = _Hand(h, _game_events(record), int(record.server_time_ms), copy.copy(table),
-                                              first)
+                                              first, _reveals(table_id, h, promised) if v2 else "")
                 seeded.clear()
                 if h.HasField("next_seed"):
                     committed[int(h.next_seed.hand_no)] = ((version, i), h.next_seed.commitment)
@@ -140,6 +155,16 @@ def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]], *, open
                 committed[int(nxt.hand_no)] = ((version, i), nxt.commitment)
             elif kind in ("player_seated", "player_ready") and getattr(ev, kind).client_seed:
                 seeded[getattr(ev, kind).player_id] = (version, i)
+            elif kind == "client_committed":
+                c = ev.client_committed
+                if int(c.hand_no) not in asked:  # (after its hand's reveals were asked: counts for nothing)
+                    promised[(int(c.hand_no), c.player_id)] = ((version, i), c.commitment)
+            elif kind == "reveals_asked":
+                asked.add(int(ev.reveals_asked.hand_no))
+            elif kind == "round_cancelled":  # the seats commit again for the same hand number
+                committed[int(ev.round_cancelled.hand_no)] = ((version, i), ev.round_cancelled.next_seed.commitment)
+                promised = {k: v for k, v in promised.items() if k[0] != int(ev.round_cancelled.hand_no)}
+                asked.discard(int(ev.round_cancelled.hand_no))
         derived: list[Any] | None = None
         if table.playing and sealing.is_sealed(record):
             hand = hands[table.hand_no]
@@ -168,7 +193,7 @@ def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]], *, open
                                hand.moves, not hand.bad_moves))
             continue
         h = hand.started
-        commitment_ok = fair.commitment(seed) == h.seed_commitment and h.algorithm == fair.ALGORITHM
+        commitment_ok = fair.commitment(seed) == h.seed_commitment and h.algorithm in ALGORITHMS
         players = list(h.players)
         material = fair.seed_material(seed, list(h.client_seeds))
         setup = hand_setup(hand.before, players, material, hand.at_ms, hand_no, int(h.owner_seat))
@@ -177,7 +202,25 @@ def verify(table_id: str, records: Iterable[tuple[int, log_pb2.Record]], *, open
         details = [] if deal_ok else [f"derived {len(dealt)} start events, logged {len(hand.dealt)}; they differ"]
         if not hand.committed_first:
             details.append("its commitment was not published before the players' client seeds")
+        if hand.reveals:
+            details.append(hand.reveals)
         details += hand.bad_moves[:5]
         out.append(Verdict(hand_no, True, commitment_ok, deal_ok, "; ".join(details), hand.moves, not hand.bad_moves,
-                           hand.committed_first))
+                           hand.committed_first, not hand.reveals))
     return out
+
+
+Promised = dict[tuple[int, str], tuple[tuple[int, int], str]]
+"""(hand, player) → where they committed to a client seed (``chieu-fair-v2``) and the commitment."""
+
+
+def _reveals(table_id: str, h: log_pb2.HandStarted, promised: Promised) -> str:
+    """Why a ``chieu-fair-v2`` hand's client seeds do not open their players' commitments (empty: they do)."""
+    wrong = []
+    for p, s in zip(h.players, h.client_seeds, strict=False):
+        commitment = promised.get((int(h.hand_no), p), ((0, 0), ""))[1]
+        if fairround.client_commitment(table_id, int(h.hand_no), p, s) != commitment:
+            wrong.append(p)
+    if len(h.client_seeds) != len(h.players):
+        wrong.append(f"{len(h.client_seeds)} client seeds for {len(h.players)} players")
+    return f"client seeds that do not open their commitments: {', '.join(wrong)}" if wrong else ""

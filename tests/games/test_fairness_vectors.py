@@ -224,10 +224,22 @@ def doc_shuffle(v: Vector) -> None:
     assert spec(v["players"]).stream(v["label"]).shuffle(range(n)) == v["result"]
 
 
+def doc_client_commitments(v: Vector) -> None:
+    """chieu-fair-v2's commitment and material, from the page's words."""
+    for c in v["cases"]:
+        t, p = c["table_id"].encode(), c["player_id"].encode()
+        pre = (b"chieu-fair-v2 client" + b"\x00" + len(t).to_bytes(4, "big") + t + int(c["hand_no"]).to_bytes(8, "big")
+               + len(p).to_bytes(4, "big") + p + bytes.fromhex(c["seed"]))
+        assert (pre.hex(), hashlib.sha256(pre).hexdigest()) == (c["preimage"], c["commitment"])
+    revealed = [bytes.fromhex(s) for s in v["v2_material"]["revealed"]]
+    assert FromTheDoc(server_seed(), revealed).material.hex() == v["v2_material"]["material"]
+
+
 def _by_doc(name: str) -> Callable[[Vector], None]:
     """The page-alone check of a vector: the algorithm's here, a game's in its own module of
     tests/games/fairness/ (named by its key), as a new game writes it."""
-    fixed = {"seeds": doc_seeds, "materials": doc_materials, "stream": doc_stream, "rejection": doc_rejection}
+    fixed = {"seeds": doc_seeds, "materials": doc_materials, "stream": doc_stream, "rejection": doc_rejection,
+             "client-commitments": doc_client_commitments}
     if name in fixed:
         return fixed[name]
     if name.startswith("shuffle-"):

@@ -1,9 +1,10 @@
-"""The commit–reveal round of client seeds (``chieu.games.fairround``, a PROPOSAL not wired into
-the table service: docs/fairness.md). A shill that knows the server seed and holds one of three
-seats grinds 10,000 candidate client seeds: under ``chieu-fair-v1`` (the honest seeds in the
-clear before the deal) it gets the deal it chooses every time; under the round it must commit
-before any seed is shown, and gets it no more often than chance. Its one choice left, to reveal
-or withhold after the others revealed, costs a forced quit."""
+"""The commit–reveal round of client seeds (``chieu.games.fairround``, its pure state machine; the
+table's round on its deciders and fold is tests/table/test_fair_round.py: docs/fairness.md). A
+shill that knows the server seed and holds one of three seats grinds 10,000 candidate client
+seeds: under ``chieu-fair-v1`` (the honest seeds in the clear before the deal) it gets the deal it
+chooses every time; under the round it must commit before any seed is shown, and gets it no more
+often than chance. Its one choice left, to reveal or withhold after the others revealed, costs a
+forced quit."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def _round_trial(rng: random.Random, server_seed: bytes, hand_no: int) -> tuple[
     assert r.visible() == {}
     with pytest.raises(RoundRefused) as refused:  # nobody reveals before every seat committed
         r.reveal("alice", honest["alice"])
-    assert refused.value.code == "too_early"
+    assert refused.value.code == "reveal_too_early"
     # the shill grinds with what it can see: the server seed, and no honest seed
     guess = {p: r.visible().get(p, b"\0" * 32) for p in honest}
     mine = next((c for i in range(CANDIDATES) if _deal(fair.seed_material(

@@ -1,8 +1,10 @@
 """Hands dealt on purpose for the browser tests that must reach a rare position (a 革命 window,
 a 硬扣 offer …): the table service runs in this process (tests/conftest.py), and its server seeds
 come from ``SealKeys.new_seed``; :func:`deal_with` replaces that for the test's duration by a
-function choosing the seed by hand number. Client seeds are empty (the page sends none), so the
-seed material, and with it the whole deal, follows from the server seed alone
+function choosing the seed by hand number, and deals every hand under ``chieu-fair-v1`` with the
+client seeds left out (the page commits to a random seed per hand, which under the commit–reveal
+round would make the deal nobody's choice: what the round is for). The seed material, and with it
+the whole deal, then follows from the server seed alone
 (``chieu.games.fair.seed_material``). Each test finds its seed with :func:`find`: the first of a
 fixed sequence of candidates that gives the position, from a hint where the search last ended, so
 a change of the rules that moves it is found again (more slowly) rather than silently missed."""
@@ -16,6 +18,7 @@ from collections.abc import Callable
 import pytest
 
 from chieu.games import fair
+from chieu.table import decide
 from chieu.table.v1 import log_pb2
 from chieu.tablelog import sealing
 
@@ -46,3 +49,4 @@ def deal_with(monkeypatch: pytest.MonkeyPatch, seeds: dict[int, bytes]) -> None:
         return self.seal_seed(table_id, hand_no, seeds.get(hand_no) or secrets.token_bytes(sealing.SEED_BYTES))
 
     monkeypatch.setattr(sealing.SealKeys, "new_seed", new_seed)
+    monkeypatch.setattr(decide, "committing", lambda t, players: False)

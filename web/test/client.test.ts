@@ -161,3 +161,33 @@ test("Watch resumes from its version after the connection drops", async () => {
   assert.equal(new Set(versions).size, versions.length, "no view twice");
 });
 
+
+test("the commit–reveal round with no click: two watching portals commit, the host starts, both reveal, the hand is dealt", async () => {
+  const a = await guest("Chi");
+  const b = await guest("Dung");
+  const created = await a.table.createTable({ game: "o_an_quan", commandId: commandId("create") });
+  const tableId = created.table!.tableId;
+  await b.takeSeat(tableId);
+  const ctl = new AbortController();
+  const seen: TableView[] = [];
+  const watching = [a, b].map((p) => (async () => {
+    for await (const t of p.watch(tableId, { signal: ctl.signal })) if (p === a) seen.push(t);
+  })());
+  const until = async (ok: (t: TableView) => boolean) => {
+    const limit = Date.now() + 10_000;
+    while (!seen.some(ok) && Date.now() < limit) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(seen.some(ok), "the view came");
+  };
+  try {
+    await until((t) => t.committed.length === 2);
+    const asked = await a.startHand(tableId);
+    assert.equal(asked.status, TableStatus.WAITING);
+    assert.deepEqual([...asked.revealPlayers].sort(), [a.playerId, b.playerId].sort());
+    await until((t) => t.status === TableStatus.PLAYING && t.handNo === 1n);
+    // during the hand both commit for the next one
+    await until((t) => t.status === TableStatus.PLAYING && t.committed.length === 2 && t.roundHandNo === 2n);
+  } finally {
+    ctl.abort();
+    await Promise.all(watching);
+  }
+});

@@ -27,49 +27,57 @@ from google.protobuf import any_pb2 as google_dot_protobuf_dot_any__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63hieu/table/v1/log.proto\x12\x0e\x63hieu.table.v1\x1a\x1a\x63hieu/games/v1/games.proto\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xb9\x02\n\x06Record\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\r\n\x05\x61\x63tor\x18\x04 \x01(\t\x12\x16\n\x0eserver_time_ms\x18\x05 \x01(\x03\x12\x0c\n\x04game\x18\x06 \x01(\t\x12*\n\x06\x65vents\x18\x07 \x03(\x0b\x32\x1a.chieu.table.v1.TableEvent\x12,\n\x0cgame_command\x18\x08 \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x12\x16\n\x0ctimeout_seat\x18\t \x01(\x03H\x00\x12\x30\n\x0esealed_command\x18\x0b \x01(\x0b\x32\x16.chieu.table.v1.SealedH\x00\x12\x16\n\x0e\x63ommand_digest\x18\n \x01(\x0c\x42\x07\n\x05\x63\x61use\"\xa2\x06\n\nTableEvent\x12\x35\n\rtable_created\x18\x01 \x01(\x0b\x32\x1c.chieu.table.v1.TableCreatedH\x00\x12\x35\n\rplayer_seated\x18\x02 \x01(\x0b\x32\x1c.chieu.table.v1.PlayerSeatedH\x00\x12\x33\n\x0chand_started\x18\x03 \x01(\x0b\x32\x1b.chieu.table.v1.HandStartedH\x00\x12/\n\nhand_ended\x18\x04 \x01(\x0b\x32\x19.chieu.table.v1.HandEndedH\x00\x12*\n\ngame_event\x18\x05 \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x12\x30\n\nsettlement\x18\x06 \x01(\x0b\x32\x1a.chieu.table.v1.SettlementH\x00\x12\x33\n\x0cplayer_ready\x18\x07 \x01(\x0b\x32\x1b.chieu.table.v1.PlayerReadyH\x00\x12\x31\n\x0bplayer_left\x18\x08 \x01(\x0b\x32\x1a.chieu.table.v1.PlayerLeftH\x00\x12\x33\n\x0chost_changed\x18\t \x01(\x0b\x32\x1b.chieu.table.v1.HostChangedH\x00\x12;\n\x10settings_changed\x18\n \x01(\x0b\x32\x1f.chieu.table.v1.SettingsChangedH\x00\x12\x39\n\x0f\x63onnection_lost\x18\x0b \x01(\x0b\x32\x1e.chieu.table.v1.ConnectionLostH\x00\x12\x32\n\x0breconnected\x18\x0c \x01(\x0b\x32\x1b.chieu.table.v1.ReconnectedH\x00\x12\x34\n\x0c\x64isconnected\x18\r \x01(\x0b\x32\x1c.chieu.table.v1.DisconnectedH\x00\x12\x31\n\x0b\x66orced_quit\x18\x0e \x01(\x0b\x32\x1a.chieu.table.v1.ForcedQuitH\x00\x12(\n\x06sealed\x18\x0f \x01(\x0b\x32\x16.chieu.table.v1.SealedH\x00\x42\x06\n\x04kind\"D\n\x0bPlayerReady\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\r\n\x05ready\x18\x02 \x01(\x08\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\x0c\"=\n\nPlayerLeft\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x03\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\x1b\n\x0bHostChanged\x12\x0c\n\x04host\x18\x01 \x01(\t\"|\n\x0fSettingsChanged\x12(\n\x07options\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\r\n\x05stake\x18\x02 \x01(\x03\x12\x15\n\rrequire_ready\x18\x03 \x01(\x08\x12\x19\n\x11reconnect_grace_s\x18\x04 \x01(\x03\"8\n\x0e\x43onnectionLost\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x02 \x01(\x03\" \n\x0bReconnected\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"V\n\x0c\x44isconnected\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0f\n\x07hand_no\x18\x02 \x01(\x03\x12\x0c\n\x04seat\x18\x03 \x01(\x03\x12\x14\n\x0cladder_level\x18\x04 \x01(\x03\"T\n\nForcedQuit\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0f\n\x07hand_no\x18\x02 \x01(\x03\x12\x0c\n\x04seat\x18\x03 \x01(\x03\x12\x14\n\x0cladder_level\x18\x04 \x01(\x03\"\xdb\x01\n\nSettlement\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x11\n\tfirst_leg\x18\x02 \x01(\x03\x12+\n\ttransfers\x18\x03 \x03(\x0b\x32\x18.chieu.games.v1.Transfer\x12\x0f\n\x07players\x18\x04 \x03(\t\x12\r\n\x05stake\x18\x05 \x01(\x03\x12*\n\x08\x63urrency\x18\x06 \x01(\x0e\x32\x18.chieu.table.v1.Currency\x12\x0c\n\x04game\x18\x07 \x01(\t\x12\x0e\n\x06\x63\x61pped\x18\x08 \x03(\x12\x12\x12\n\ncapped_pot\x18\t \x01(\x12\"\xbd\x02\n\x0cTableCreated\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04host\x18\x04 \x01(\t\x12\r\n\x05seats\x18\x05 \x01(\x03\x12\r\n\x05stake\x18\x06 \x01(\x03\x12*\n\x08\x63urrency\x18\x07 \x01(\x0e\x32\x18.chieu.table.v1.Currency\x12\x15\n\rrequire_ready\x18\x08 \x01(\x08\x12\x19\n\x11reconnect_grace_s\x18\t \x01(\x03\x12\x14\n\x0cladder_level\x18\n \x01(\x03\x12\x16\n\x0emin_reputation\x18\x0b \x01(\x03\x12+\n\tnext_seed\x18\x0c \x01(\x0b\x32\x18.chieu.table.v1.NextSeed\"O\n\x08NextSeed\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x12\n\ncommitment\x18\x02 \x01(\t\x12\x0e\n\x06key_id\x18\x03 \x01(\t\x12\x0e\n\x06sealed\x18\x04 \x01(\x0c\"\'\n\x06Sealed\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"Z\n\x0bSealedParts\x12$\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x14.google.protobuf.Any\x12%\n\x07\x63ommand\x18\x02 \x01(\x0b\x32\x14.google.protobuf.Any\"b\n\x0cPlayerSeated\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x03\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\x0c\x12\x0c\n\x04name\x18\x04 \x01(\t\x12\x0e\n\x06\x61vatar\x18\x05 \x01(\t\"\xa2\x02\n\x0bHandStarted\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x11\n\talgorithm\x18\x02 \x01(\t\x12\x17\n\x0fseed_commitment\x18\x03 \x01(\t\x12\x13\n\x0bserver_seed\x18\x04 \x01(\x0c\x12\x0f\n\x07players\x18\x05 \x03(\t\x12\x14\n\x0c\x63lient_seeds\x18\x06 \x03(\x0c\x12\x12\n\nowner_seat\x18\x07 \x01(\x12\x12\x0c\n\x04game\x18\x08 \x01(\t\x12\r\n\x05stake\x18\t \x01(\x03\x12*\n\x08\x63urrency\x18\n \x01(\x0e\x32\x18.chieu.table.v1.Currency\x12+\n\tnext_seed\x18\x0b \x01(\x0b\x32\x18.chieu.table.v1.NextSeed\x12\x10\n\x08reserved\x18\x0c \x03(\x03\"\x82\x01\n\tHandEnded\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12(\n\x07outcome\x18\x02 \x01(\x0b\x32\x17.chieu.games.v1.Outcome\x12\x13\n\x0bserver_seed\x18\x03 \x01(\x0c\x12\x0f\n\x07players\x18\x04 \x03(\t\x12\x14\n\x0cladder_level\x18\x05 \x01(\x03*M\n\x08\x43urrency\x12\x18\n\x14\x43URRENCY_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x43URRENCY_POINTS\x10\x01\x12\x12\n\x0e\x43URRENCY_COINS\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63hieu/table/v1/log.proto\x12\x0e\x63hieu.table.v1\x1a\x1a\x63hieu/games/v1/games.proto\x1a\x19google/protobuf/any.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xb9\x02\n\x06Record\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\r\n\x05\x61\x63tor\x18\x04 \x01(\t\x12\x16\n\x0eserver_time_ms\x18\x05 \x01(\x03\x12\x0c\n\x04game\x18\x06 \x01(\t\x12*\n\x06\x65vents\x18\x07 \x03(\x0b\x32\x1a.chieu.table.v1.TableEvent\x12,\n\x0cgame_command\x18\x08 \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x12\x16\n\x0ctimeout_seat\x18\t \x01(\x03H\x00\x12\x30\n\x0esealed_command\x18\x0b \x01(\x0b\x32\x16.chieu.table.v1.SealedH\x00\x12\x16\n\x0e\x63ommand_digest\x18\n \x01(\x0c\x42\x07\n\x05\x63\x61use\"\x8c\x08\n\nTableEvent\x12\x35\n\rtable_created\x18\x01 \x01(\x0b\x32\x1c.chieu.table.v1.TableCreatedH\x00\x12\x35\n\rplayer_seated\x18\x02 \x01(\x0b\x32\x1c.chieu.table.v1.PlayerSeatedH\x00\x12\x33\n\x0chand_started\x18\x03 \x01(\x0b\x32\x1b.chieu.table.v1.HandStartedH\x00\x12/\n\nhand_ended\x18\x04 \x01(\x0b\x32\x19.chieu.table.v1.HandEndedH\x00\x12*\n\ngame_event\x18\x05 \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x12\x30\n\nsettlement\x18\x06 \x01(\x0b\x32\x1a.chieu.table.v1.SettlementH\x00\x12\x33\n\x0cplayer_ready\x18\x07 \x01(\x0b\x32\x1b.chieu.table.v1.PlayerReadyH\x00\x12\x31\n\x0bplayer_left\x18\x08 \x01(\x0b\x32\x1a.chieu.table.v1.PlayerLeftH\x00\x12\x33\n\x0chost_changed\x18\t \x01(\x0b\x32\x1b.chieu.table.v1.HostChangedH\x00\x12;\n\x10settings_changed\x18\n \x01(\x0b\x32\x1f.chieu.table.v1.SettingsChangedH\x00\x12\x39\n\x0f\x63onnection_lost\x18\x0b \x01(\x0b\x32\x1e.chieu.table.v1.ConnectionLostH\x00\x12\x32\n\x0breconnected\x18\x0c \x01(\x0b\x32\x1b.chieu.table.v1.ReconnectedH\x00\x12\x34\n\x0c\x64isconnected\x18\r \x01(\x0b\x32\x1c.chieu.table.v1.DisconnectedH\x00\x12\x31\n\x0b\x66orced_quit\x18\x0e \x01(\x0b\x32\x1a.chieu.table.v1.ForcedQuitH\x00\x12(\n\x06sealed\x18\x0f \x01(\x0b\x32\x16.chieu.table.v1.SealedH\x00\x12;\n\x10\x63lient_committed\x18\x10 \x01(\x0b\x32\x1f.chieu.table.v1.ClientCommittedH\x00\x12\x35\n\rreveals_asked\x18\x11 \x01(\x0b\x32\x1c.chieu.table.v1.RevealsAskedH\x00\x12\x39\n\x0f\x63lient_revealed\x18\x12 \x01(\x0b\x32\x1e.chieu.table.v1.ClientRevealedH\x00\x12\x39\n\x0fround_cancelled\x18\x13 \x01(\x0b\x32\x1e.chieu.table.v1.RoundCancelledH\x00\x42\x06\n\x04kind\"I\n\x0f\x43lientCommitted\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0f\n\x07hand_no\x18\x02 \x01(\x03\x12\x12\n\ncommitment\x18\x03 \x01(\t\"W\n\x0cRevealsAsked\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x0f\n\x07players\x18\x02 \x03(\t\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x03 \x01(\x03\x12\x10\n\x08reserved\x18\x04 \x03(\x03\"B\n\x0e\x43lientRevealed\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0f\n\x07hand_no\x18\x02 \x01(\x03\x12\x0c\n\x04seed\x18\x03 \x01(\x0c\"N\n\x0eRoundCancelled\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12+\n\tnext_seed\x18\x02 \x01(\x0b\x32\x18.chieu.table.v1.NextSeed\"D\n\x0bPlayerReady\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\r\n\x05ready\x18\x02 \x01(\x08\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\x0c\"=\n\nPlayerLeft\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x03\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\x1b\n\x0bHostChanged\x12\x0c\n\x04host\x18\x01 \x01(\t\"|\n\x0fSettingsChanged\x12(\n\x07options\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\r\n\x05stake\x18\x02 \x01(\x03\x12\x15\n\rrequire_ready\x18\x03 \x01(\x08\x12\x19\n\x11reconnect_grace_s\x18\x04 \x01(\x03\"8\n\x0e\x43onnectionLost\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x02 \x01(\x03\" \n\x0bReconnected\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"V\n\x0c\x44isconnected\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0f\n\x07hand_no\x18\x02 \x01(\x03\x12\x0c\n\x04seat\x18\x03 \x01(\x03\x12\x14\n\x0cladder_level\x18\x04 \x01(\x03\"T\n\nForcedQuit\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0f\n\x07hand_no\x18\x02 \x01(\x03\x12\x0c\n\x04seat\x18\x03 \x01(\x03\x12\x14\n\x0cladder_level\x18\x04 \x01(\x03\"\xdb\x01\n\nSettlement\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x11\n\tfirst_leg\x18\x02 \x01(\x03\x12+\n\ttransfers\x18\x03 \x03(\x0b\x32\x18.chieu.games.v1.Transfer\x12\x0f\n\x07players\x18\x04 \x03(\t\x12\r\n\x05stake\x18\x05 \x01(\x03\x12*\n\x08\x63urrency\x18\x06 \x01(\x0e\x32\x18.chieu.table.v1.Currency\x12\x0c\n\x04game\x18\x07 \x01(\t\x12\x0e\n\x06\x63\x61pped\x18\x08 \x03(\x12\x12\x12\n\ncapped_pot\x18\t \x01(\x12\"\xbd\x02\n\x0cTableCreated\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04host\x18\x04 \x01(\t\x12\r\n\x05seats\x18\x05 \x01(\x03\x12\r\n\x05stake\x18\x06 \x01(\x03\x12*\n\x08\x63urrency\x18\x07 \x01(\x0e\x32\x18.chieu.table.v1.Currency\x12\x15\n\rrequire_ready\x18\x08 \x01(\x08\x12\x19\n\x11reconnect_grace_s\x18\t \x01(\x03\x12\x14\n\x0cladder_level\x18\n \x01(\x03\x12\x16\n\x0emin_reputation\x18\x0b \x01(\x03\x12+\n\tnext_seed\x18\x0c \x01(\x0b\x32\x18.chieu.table.v1.NextSeed\"O\n\x08NextSeed\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x12\n\ncommitment\x18\x02 \x01(\t\x12\x0e\n\x06key_id\x18\x03 \x01(\t\x12\x0e\n\x06sealed\x18\x04 \x01(\x0c\"\'\n\x06Sealed\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"Z\n\x0bSealedParts\x12$\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x14.google.protobuf.Any\x12%\n\x07\x63ommand\x18\x02 \x01(\x0b\x32\x14.google.protobuf.Any\"b\n\x0cPlayerSeated\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x03\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\x0c\x12\x0c\n\x04name\x18\x04 \x01(\t\x12\x0e\n\x06\x61vatar\x18\x05 \x01(\t\"\xa2\x02\n\x0bHandStarted\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12\x11\n\talgorithm\x18\x02 \x01(\t\x12\x17\n\x0fseed_commitment\x18\x03 \x01(\t\x12\x13\n\x0bserver_seed\x18\x04 \x01(\x0c\x12\x0f\n\x07players\x18\x05 \x03(\t\x12\x14\n\x0c\x63lient_seeds\x18\x06 \x03(\x0c\x12\x12\n\nowner_seat\x18\x07 \x01(\x12\x12\x0c\n\x04game\x18\x08 \x01(\t\x12\r\n\x05stake\x18\t \x01(\x03\x12*\n\x08\x63urrency\x18\n \x01(\x0e\x32\x18.chieu.table.v1.Currency\x12+\n\tnext_seed\x18\x0b \x01(\x0b\x32\x18.chieu.table.v1.NextSeed\x12\x10\n\x08reserved\x18\x0c \x03(\x03\"\x82\x01\n\tHandEnded\x12\x0f\n\x07hand_no\x18\x01 \x01(\x03\x12(\n\x07outcome\x18\x02 \x01(\x0b\x32\x17.chieu.games.v1.Outcome\x12\x13\n\x0bserver_seed\x18\x03 \x01(\x0c\x12\x0f\n\x07players\x18\x04 \x03(\t\x12\x14\n\x0cladder_level\x18\x05 \x01(\x03*M\n\x08\x43urrency\x12\x18\n\x14\x43URRENCY_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x43URRENCY_POINTS\x10\x01\x12\x12\n\x0e\x43URRENCY_COINS\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'chieu.table.v1.log_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CURRENCY']._serialized_start=3086
-  _globals['_CURRENCY']._serialized_end=3163
+  _globals['_CURRENCY']._serialized_start=3632
+  _globals['_CURRENCY']._serialized_end=3709
   _globals['_RECORD']._serialized_start=130
   _globals['_RECORD']._serialized_end=443
   _globals['_TABLEEVENT']._serialized_start=446
-  _globals['_TABLEEVENT']._serialized_end=1248
-  _globals['_PLAYERREADY']._serialized_start=1250
-  _globals['_PLAYERREADY']._serialized_end=1318
-  _globals['_PLAYERLEFT']._serialized_start=1320
-  _globals['_PLAYERLEFT']._serialized_end=1381
-  _globals['_HOSTCHANGED']._serialized_start=1383
-  _globals['_HOSTCHANGED']._serialized_end=1410
-  _globals['_SETTINGSCHANGED']._serialized_start=1412
-  _globals['_SETTINGSCHANGED']._serialized_end=1536
-  _globals['_CONNECTIONLOST']._serialized_start=1538
-  _globals['_CONNECTIONLOST']._serialized_end=1594
-  _globals['_RECONNECTED']._serialized_start=1596
-  _globals['_RECONNECTED']._serialized_end=1628
-  _globals['_DISCONNECTED']._serialized_start=1630
-  _globals['_DISCONNECTED']._serialized_end=1716
-  _globals['_FORCEDQUIT']._serialized_start=1718
-  _globals['_FORCEDQUIT']._serialized_end=1802
-  _globals['_SETTLEMENT']._serialized_start=1805
-  _globals['_SETTLEMENT']._serialized_end=2024
-  _globals['_TABLECREATED']._serialized_start=2027
-  _globals['_TABLECREATED']._serialized_end=2344
-  _globals['_NEXTSEED']._serialized_start=2346
-  _globals['_NEXTSEED']._serialized_end=2425
-  _globals['_SEALED']._serialized_start=2427
-  _globals['_SEALED']._serialized_end=2466
-  _globals['_SEALEDPARTS']._serialized_start=2468
-  _globals['_SEALEDPARTS']._serialized_end=2558
-  _globals['_PLAYERSEATED']._serialized_start=2560
-  _globals['_PLAYERSEATED']._serialized_end=2658
-  _globals['_HANDSTARTED']._serialized_start=2661
-  _globals['_HANDSTARTED']._serialized_end=2951
-  _globals['_HANDENDED']._serialized_start=2954
-  _globals['_HANDENDED']._serialized_end=3084
+  _globals['_TABLEEVENT']._serialized_end=1482
+  _globals['_CLIENTCOMMITTED']._serialized_start=1484
+  _globals['_CLIENTCOMMITTED']._serialized_end=1557
+  _globals['_REVEALSASKED']._serialized_start=1559
+  _globals['_REVEALSASKED']._serialized_end=1646
+  _globals['_CLIENTREVEALED']._serialized_start=1648
+  _globals['_CLIENTREVEALED']._serialized_end=1714
+  _globals['_ROUNDCANCELLED']._serialized_start=1716
+  _globals['_ROUNDCANCELLED']._serialized_end=1794
+  _globals['_PLAYERREADY']._serialized_start=1796
+  _globals['_PLAYERREADY']._serialized_end=1864
+  _globals['_PLAYERLEFT']._serialized_start=1866
+  _globals['_PLAYERLEFT']._serialized_end=1927
+  _globals['_HOSTCHANGED']._serialized_start=1929
+  _globals['_HOSTCHANGED']._serialized_end=1956
+  _globals['_SETTINGSCHANGED']._serialized_start=1958
+  _globals['_SETTINGSCHANGED']._serialized_end=2082
+  _globals['_CONNECTIONLOST']._serialized_start=2084
+  _globals['_CONNECTIONLOST']._serialized_end=2140
+  _globals['_RECONNECTED']._serialized_start=2142
+  _globals['_RECONNECTED']._serialized_end=2174
+  _globals['_DISCONNECTED']._serialized_start=2176
+  _globals['_DISCONNECTED']._serialized_end=2262
+  _globals['_FORCEDQUIT']._serialized_start=2264
+  _globals['_FORCEDQUIT']._serialized_end=2348
+  _globals['_SETTLEMENT']._serialized_start=2351
+  _globals['_SETTLEMENT']._serialized_end=2570
+  _globals['_TABLECREATED']._serialized_start=2573
+  _globals['_TABLECREATED']._serialized_end=2890
+  _globals['_NEXTSEED']._serialized_start=2892
+  _globals['_NEXTSEED']._serialized_end=2971
+  _globals['_SEALED']._serialized_start=2973
+  _globals['_SEALED']._serialized_end=3012
+  _globals['_SEALEDPARTS']._serialized_start=3014
+  _globals['_SEALEDPARTS']._serialized_end=3104
+  _globals['_PLAYERSEATED']._serialized_start=3106
+  _globals['_PLAYERSEATED']._serialized_end=3204
+  _globals['_HANDSTARTED']._serialized_start=3207
+  _globals['_HANDSTARTED']._serialized_end=3497
+  _globals['_HANDENDED']._serialized_start=3500
+  _globals['_HANDENDED']._serialized_end=3630
 # @@protoc_insertion_point(module_scope)

@@ -138,6 +138,10 @@ class TableEvent(_message.Message):
     DISCONNECTED_FIELD_NUMBER: _builtins.int
     FORCED_QUIT_FIELD_NUMBER: _builtins.int
     SEALED_FIELD_NUMBER: _builtins.int
+    CLIENT_COMMITTED_FIELD_NUMBER: _builtins.int
+    REVEALS_ASKED_FIELD_NUMBER: _builtins.int
+    CLIENT_REVEALED_FIELD_NUMBER: _builtins.int
+    ROUND_CANCELLED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def table_created(self) -> Global___TableCreated: ...
     @_builtins.property
@@ -174,6 +178,16 @@ class TableEvent(_message.Message):
         deal, every draw; opened by anybody once HandEnded reveals the hand's server seed.
         """
 
+    @_builtins.property
+    def client_committed(self) -> Global___ClientCommitted:
+        """The commit–reveal round of client seeds (algorithm chieu-fair-v2, docs/fairness.md)."""
+
+    @_builtins.property
+    def reveals_asked(self) -> Global___RevealsAsked: ...
+    @_builtins.property
+    def client_revealed(self) -> Global___ClientRevealed: ...
+    @_builtins.property
+    def round_cancelled(self) -> Global___RoundCancelled: ...
     def __init__(
         self,
         *,
@@ -192,16 +206,146 @@ class TableEvent(_message.Message):
         disconnected: Global___Disconnected | None = ...,
         forced_quit: Global___ForcedQuit | None = ...,
         sealed: Global___Sealed | None = ...,
+        client_committed: Global___ClientCommitted | None = ...,
+        reveals_asked: Global___RevealsAsked | None = ...,
+        client_revealed: Global___ClientRevealed | None = ...,
+        round_cancelled: Global___RoundCancelled | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["connection_lost", b"connection_lost", "disconnected", b"disconnected", "forced_quit", b"forced_quit", "game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "host_changed", b"host_changed", "kind", b"kind", "player_left", b"player_left", "player_ready", b"player_ready", "player_seated", b"player_seated", "reconnected", b"reconnected", "sealed", b"sealed", "settings_changed", b"settings_changed", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["client_committed", b"client_committed", "client_revealed", b"client_revealed", "connection_lost", b"connection_lost", "disconnected", b"disconnected", "forced_quit", b"forced_quit", "game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "host_changed", b"host_changed", "kind", b"kind", "player_left", b"player_left", "player_ready", b"player_ready", "player_seated", b"player_seated", "reconnected", b"reconnected", "reveals_asked", b"reveals_asked", "round_cancelled", b"round_cancelled", "sealed", b"sealed", "settings_changed", b"settings_changed", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["connection_lost", b"connection_lost", "disconnected", b"disconnected", "forced_quit", b"forced_quit", "game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "host_changed", b"host_changed", "kind", b"kind", "player_left", b"player_left", "player_ready", b"player_ready", "player_seated", b"player_seated", "reconnected", b"reconnected", "sealed", b"sealed", "settings_changed", b"settings_changed", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_committed", b"client_committed", "client_revealed", b"client_revealed", "connection_lost", b"connection_lost", "disconnected", b"disconnected", "forced_quit", b"forced_quit", "game_event", b"game_event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "host_changed", b"host_changed", "kind", b"kind", "player_left", b"player_left", "player_ready", b"player_ready", "player_seated", b"player_seated", "reconnected", b"reconnected", "reveals_asked", b"reveals_asked", "round_cancelled", b"round_cancelled", "sealed", b"sealed", "settings_changed", b"settings_changed", "settlement", b"settlement", "table_created", b"table_created"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["table_created", "player_seated", "hand_started", "hand_ended", "game_event", "settlement", "player_ready", "player_left", "host_changed", "settings_changed", "connection_lost", "reconnected", "disconnected", "forced_quit", "sealed"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["table_created", "player_seated", "hand_started", "hand_ended", "game_event", "settlement", "player_ready", "player_left", "host_changed", "settings_changed", "connection_lost", "reconnected", "disconnected", "forced_quit", "sealed", "client_committed", "reveals_asked", "client_revealed", "round_cancelled"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___TableEvent: _TypeAlias = TableEvent  # noqa: Y015
+
+@_typing.final
+class ClientCommitted(_message.Message):
+    """A seated player committed to a client seed for the table's next hand (chieu-fair-v2): the hex
+    SHA-256 of "chieu-fair-v2 client" || 0x00 || uint32-be(len table id) || table id ||
+    uint64-be(hand_no) || uint32-be(len player id) || player id || seed (docs/fairness.md). A later
+    commitment of the same player for the same hand, before the reveals are asked, replaces it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    HAND_NO_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    hand_no: _builtins.int
+    commitment: _builtins.str
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        hand_no: _builtins.int = ...,
+        commitment: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "hand_no", b"hand_no", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClientCommitted: _TypeAlias = ClientCommitted  # noqa: Y015
+
+@_typing.final
+class RevealsAsked(_message.Message):
+    """StartHand at a table where players committed: the seats of hand_no are fixed (the seated
+    players who committed, in seat order), and each must reveal its seed by deadline_ms. No seed
+    is revealed before this event; no commitment for hand_no is taken after it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_NO_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    RESERVED_FIELD_NUMBER: _builtins.int
+    hand_no: _builtins.int
+    deadline_ms: _builtins.int
+    """When a seat that has not revealed withholds (a forced quit), ms since the Unix epoch."""
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def reserved(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """At a coin table: the 金币 the ledger reserved for each of players (HandStarted.reserved)."""
+
+    def __init__(
+        self,
+        *,
+        hand_no: _builtins.int = ...,
+        players: _abc.Iterable[_builtins.str] | None = ...,
+        deadline_ms: _builtins.int = ...,
+        reserved: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_ms", b"deadline_ms", "hand_no", b"hand_no", "players", b"players", "reserved", b"reserved"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevealsAsked: _TypeAlias = RevealsAsked  # noqa: Y015
+
+@_typing.final
+class ClientRevealed(_message.Message):
+    """A player of the round revealed the 32-byte seed of their commitment. The record of the last
+    reveal (or of the deadline) deals the hand: HandStarted with algorithm chieu-fair-v2.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    HAND_NO_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    hand_no: _builtins.int
+    seed: _builtins.bytes
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        hand_no: _builtins.int = ...,
+        seed: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_no", b"hand_no", "player_id", b"player_id", "seed", b"seed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClientRevealed: _TypeAlias = ClientRevealed  # noqa: Y015
+
+@_typing.final
+class RoundCancelled(_message.Message):
+    """The reveal deadline passed with too few seeds revealed to play: hand_no is not dealt; its server
+    seed is replaced by a fresh one committed here (the withheld seats' players may have seen the
+    others' seeds), and the seats commit again for the same hand number.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_NO_FIELD_NUMBER: _builtins.int
+    NEXT_SEED_FIELD_NUMBER: _builtins.int
+    hand_no: _builtins.int
+    @_builtins.property
+    def next_seed(self) -> Global___NextSeed: ...
+    def __init__(
+        self,
+        *,
+        hand_no: _builtins.int = ...,
+        next_seed: Global___NextSeed | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["next_seed", b"next_seed"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_no", b"hand_no", "next_seed", b"next_seed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RoundCancelled: _TypeAlias = RoundCancelled  # noqa: Y015
 
 @_typing.final
 class PlayerReady(_message.Message):
@@ -725,7 +869,9 @@ class HandStarted(_message.Message):
     RESERVED_FIELD_NUMBER: _builtins.int
     hand_no: _builtins.int
     algorithm: _builtins.str
-    """The fairness algorithm id, e.g. "chieu-fair-v1"."""
+    """The fairness algorithm id: "chieu-fair-v1" (client seeds given in the clear, PlayerSeated /
+    PlayerReady) or "chieu-fair-v2" (client seeds committed, then revealed: ClientRevealed).
+    """
     seed_commitment: _builtins.str
     """Hex SHA-256 of the server seed."""
     server_seed: _builtins.bytes
@@ -746,7 +892,9 @@ class HandStarted(_message.Message):
 
     @_builtins.property
     def client_seeds(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bytes]:
-        """The client seeds of the players, in the same order (empty where none was given)."""
+        """The client seeds of the players, in the same order (empty where none was given); under
+        chieu-fair-v2, the seeds each player revealed.
+        """
 
     @_builtins.property
     def next_seed(self) -> Global___NextSeed:

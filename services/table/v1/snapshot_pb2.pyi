@@ -113,6 +113,46 @@ class TableSnapshot(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class CommitmentsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class RevealedEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.bytes
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.bytes = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     FORMAT_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
@@ -153,6 +193,11 @@ class TableSnapshot(_message.Message):
     NEXT_SEED_FIELD_NUMBER: _builtins.int
     RESERVED_FIELD_NUMBER: _builtins.int
     HAND_LOST_FIELD_NUMBER: _builtins.int
+    COMMITMENTS_FIELD_NUMBER: _builtins.int
+    ROUND_PLAYERS_FIELD_NUMBER: _builtins.int
+    ROUND_DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    ROUND_RESERVED_FIELD_NUMBER: _builtins.int
+    REVEALED_FIELD_NUMBER: _builtins.int
     format: _builtins.int
     """The format of this message: 1."""
     table_id: _builtins.str
@@ -181,6 +226,7 @@ class TableSnapshot(_message.Message):
     """The stream sequence of the table's last record the ladder counts (its seat checks wait for it)."""
     min_reputation: _builtins.int
     """The least reputation a player needs to sit (0: none)."""
+    round_deadline_ms: _builtins.int
     @_builtins.property
     def options(self) -> _struct_pb2.Struct:
         """The table's options as logged (the rules file's names)."""
@@ -247,6 +293,18 @@ class TableSnapshot(_message.Message):
 
     @_builtins.property
     def hand_lost(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def commitments(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The commit–reveal round (chieu-fair-v2): player id → commitment for the next hand; the seats
+        asked to reveal (empty: no round open), their deadline, reservations and revealed seeds.
+        """
+
+    @_builtins.property
+    def round_players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def round_reserved(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def revealed(self) -> _containers.ScalarMap[_builtins.str, _builtins.bytes]: ...
     def __init__(
         self,
         *,
@@ -290,10 +348,15 @@ class TableSnapshot(_message.Message):
         next_seed: _log_pb2.NextSeed | None = ...,
         reserved: _abc.Iterable[_builtins.int] | None = ...,
         hand_lost: _abc.Iterable[_builtins.int] | None = ...,
+        commitments: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        round_players: _abc.Iterable[_builtins.str] | None = ...,
+        round_deadline_ms: _builtins.int = ...,
+        round_reserved: _abc.Iterable[_builtins.int] | None = ...,
+        revealed: _abc.Mapping[_builtins.str, _builtins.bytes] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game_state", b"game_state", "last_outcome", b"last_outcome", "next_seed", b"next_seed", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "away", b"away", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_lost", b"hand_lost", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed", b"next_seed", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "profiles", b"profiles", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "reserved", b"reserved", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "unseen", b"unseen", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "away", b"away", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "commitments", b"commitments", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_lost", b"hand_lost", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed", b"next_seed", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "profiles", b"profiles", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "reserved", b"reserved", "revealed", b"revealed", "round_deadline_ms", b"round_deadline_ms", "round_players", b"round_players", "round_reserved", b"round_reserved", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "unseen", b"unseen", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -171,6 +171,11 @@ class TableView(_message.Message):
     MIN_REPUTATION_FIELD_NUMBER: _builtins.int
     HAND_SEATS_FIELD_NUMBER: _builtins.int
     NEXT_SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
+    ROUND_HAND_NO_FIELD_NUMBER: _builtins.int
+    COMMITTED_FIELD_NUMBER: _builtins.int
+    REVEAL_PLAYERS_FIELD_NUMBER: _builtins.int
+    REVEALED_FIELD_NUMBER: _builtins.int
+    REVEAL_DEADLINE_MS_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     game: _builtins.str
     version: _builtins.int
@@ -202,6 +207,9 @@ class TableView(_message.Message):
     """Hex SHA-256 commitment of the next hand's server seed, published before any client seed of
     that hand can be given (a client seed sent now is mixed with a seed already fixed).
     """
+    round_hand_no: _builtins.int
+    """The commit–reveal round of client seeds (chieu-fair-v2): the hand the commitments are for."""
+    reveal_deadline_ms: _builtins.int
     @_builtins.property
     def options(self) -> _struct_pb2.Struct: ...
     @_builtins.property
@@ -236,6 +244,20 @@ class TableView(_message.Message):
         hand's seat (the index into hand_players).
         """
 
+    @_builtins.property
+    def committed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The seated players who committed for round_hand_no."""
+
+    @_builtins.property
+    def reveal_players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Once StartHand asked for the reveals: the seats of round_hand_no, each to reveal by
+        reveal_deadline_ms (empty: no reveal is asked).
+        """
+
+    @_builtins.property
+    def revealed(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Who of reveal_players revealed (the seeds stay hidden until the deal)."""
+
     def __init__(
         self,
         *,
@@ -267,10 +289,15 @@ class TableView(_message.Message):
         min_reputation: _builtins.int = ...,
         hand_seats: _abc.Iterable[Global___SeatInfo] | None = ...,
         next_seed_commitment: _builtins.str = ...,
+        round_hand_no: _builtins.int = ...,
+        committed: _abc.Iterable[_builtins.str] | None = ...,
+        reveal_players: _abc.Iterable[_builtins.str] | None = ...,
+        revealed: _abc.Iterable[_builtins.str] | None = ...,
+        reveal_deadline_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "game_view", b"game_view", "hand_seat", b"hand_seat", "last_outcome", b"last_outcome", "options", b"options", "your_seat", b"your_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "auto_played", b"auto_played", "currency", b"currency", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "hand_seats", b"hand_seats", "host", b"host", "ladder_level", b"ladder_level", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed_commitment", b"next_seed_commitment", "options", b"options", "pot", b"pot", "ready", b"ready", "reconnect_deadlines", b"reconnect_deadlines", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "seats", b"seats", "seed_commitment", b"seed_commitment", "stake", b"stake", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat", "_last_outcome", b"_last_outcome", "_your_seat", b"_your_seat", "auto_played", b"auto_played", "committed", b"committed", "currency", b"currency", "game", b"game", "game_view", b"game_view", "hand_no", b"hand_no", "hand_players", b"hand_players", "hand_seat", b"hand_seat", "hand_seats", b"hand_seats", "host", b"host", "ladder_level", b"ladder_level", "last_outcome", b"last_outcome", "last_server_seed", b"last_server_seed", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed_commitment", b"next_seed_commitment", "options", b"options", "pot", b"pot", "ready", b"ready", "reconnect_deadlines", b"reconnect_deadlines", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "reveal_deadline_ms", b"reveal_deadline_ms", "reveal_players", b"reveal_players", "revealed", b"revealed", "round_hand_no", b"round_hand_no", "seats", b"seats", "seed_commitment", b"seed_commitment", "stake", b"stake", "status", b"status", "table_id", b"table_id", "version", b"version", "your_seat", b"your_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__hand_seat: _TypeAlias = _typing.Literal["hand_seat"]  # noqa: Y015
     _WhichOneofArgType__hand_seat: _TypeAlias = _typing.Literal["_hand_seat", b"_hand_seat"]  # noqa: Y015
@@ -286,6 +313,106 @@ class TableView(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__your_seat) -> _WhichOneofReturnType__your_seat | None: ...
 
 Global___TableView: _TypeAlias = TableView  # noqa: Y015
+
+@_typing.final
+class CommitSeedRequest(_message.Message):
+    """Commit to a client seed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    commitment: _builtins.str
+    """64 lowercase hex digits: docs/fairness.md, "chieu-fair-v2"."""
+    command_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        commitment: _builtins.str = ...,
+        command_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "commitment", b"commitment", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CommitSeedRequest: _TypeAlias = CommitSeedRequest  # noqa: Y015
+
+@_typing.final
+class CommitSeedResponse(_message.Message):
+    """The table after the commitment (its version: the player's receipt)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def table(self) -> Global___TableView: ...
+    def __init__(
+        self,
+        *,
+        table: Global___TableView | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CommitSeedResponse: _TypeAlias = CommitSeedResponse  # noqa: Y015
+
+@_typing.final
+class RevealSeedRequest(_message.Message):
+    """Reveal the committed seed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    COMMAND_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    seed: _builtins.bytes
+    """Exactly 32 bytes, hashing to the commitment."""
+    command_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        seed: _builtins.bytes = ...,
+        command_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["command_id", b"command_id", "seed", b"seed", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevealSeedRequest: _TypeAlias = RevealSeedRequest  # noqa: Y015
+
+@_typing.final
+class RevealSeedResponse(_message.Message):
+    """The table after the reveal."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def table(self) -> Global___TableView: ...
+    def __init__(
+        self,
+        *,
+        table: Global___TableView | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevealSeedResponse: _TypeAlias = RevealSeedResponse  # noqa: Y015
 
 @_typing.final
 class StandUpRequest(_message.Message):
@@ -616,6 +743,7 @@ class HandVerdict(_message.Message):
     MOVES_CHECKED_FIELD_NUMBER: _builtins.int
     MOVES_OK_FIELD_NUMBER: _builtins.int
     COMMITTED_FIRST_FIELD_NUMBER: _builtins.int
+    REVEALS_OK_FIELD_NUMBER: _builtins.int
     hand_no: _builtins.int
     commitment_ok: _builtins.bool
     """The revealed seed hashes to the commitment."""
@@ -630,7 +758,11 @@ class HandVerdict(_message.Message):
     """Every one of them gave exactly the logged events."""
     committed_first: _builtins.bool
     """The hand's commitment was published (TableCreated or the previous HandStarted) before every
-    client seed the hand mixed in was given.
+    client seed the hand mixed in was given (chieu-fair-v2: before every client commitment).
+    """
+    reveals_ok: _builtins.bool
+    """chieu-fair-v2: every client seed the hand mixed in opens its player's commitment (always true
+    for a chieu-fair-v1 hand).
     """
     def __init__(
         self,
@@ -643,10 +775,11 @@ class HandVerdict(_message.Message):
         moves_checked: _builtins.int = ...,
         moves_ok: _builtins.bool = ...,
         committed_first: _builtins.bool = ...,
+        reveals_ok: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment_ok", b"commitment_ok", "committed_first", b"committed_first", "deal_ok", b"deal_ok", "detail", b"detail", "hand_no", b"hand_no", "moves_checked", b"moves_checked", "moves_ok", b"moves_ok", "revealed", b"revealed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment_ok", b"commitment_ok", "committed_first", b"committed_first", "deal_ok", b"deal_ok", "detail", b"detail", "hand_no", b"hand_no", "moves_checked", b"moves_checked", "moves_ok", b"moves_ok", "revealed", b"revealed", "reveals_ok", b"reveals_ok"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

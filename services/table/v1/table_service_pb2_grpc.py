@@ -75,6 +75,16 @@ class TableServiceStub:
                 request_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.SetReadyRequest.SerializeToString,
                 response_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.SetReadyResponse.FromString,
                 _registered_method=True)
+        self.CommitSeed = channel.unary_unary(
+                '/chieu.table.v1.TableService/CommitSeed',
+                request_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.CommitSeedRequest.SerializeToString,
+                response_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.CommitSeedResponse.FromString,
+                _registered_method=True)
+        self.RevealSeed = channel.unary_unary(
+                '/chieu.table.v1.TableService/RevealSeed',
+                request_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.RevealSeedRequest.SerializeToString,
+                response_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.RevealSeedResponse.FromString,
+                _registered_method=True)
         self.ChangeSettings = channel.unary_unary(
                 '/chieu.table.v1.TableService/ChangeSettings',
                 request_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.ChangeSettingsRequest.SerializeToString,
@@ -158,6 +168,21 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CommitSeed(self, request, context):
+        """Commit to a client seed for the next hand (chieu-fair-v2): any time a seated player is not in
+        a reveal round, typically during the previous hand.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevealSeed(self, request, context):
+        """Reveal the committed seed, once StartHand asked for the reveals (TableView.reveal_players).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ChangeSettings(self, request, context):
         """Change the table's settings: the host only, between hands.
         """
@@ -228,6 +253,16 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.SetReady,
                     request_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.SetReadyRequest.FromString,
                     response_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.SetReadyResponse.SerializeToString,
+            ),
+            'CommitSeed': grpc.unary_unary_rpc_method_handler(
+                    servicer.CommitSeed,
+                    request_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.CommitSeedRequest.FromString,
+                    response_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.CommitSeedResponse.SerializeToString,
+            ),
+            'RevealSeed': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevealSeed,
+                    request_deserializer=chieu_dot_table_dot_v1_dot_table__service__pb2.RevealSeedRequest.FromString,
+                    response_serializer=chieu_dot_table_dot_v1_dot_table__service__pb2.RevealSeedResponse.SerializeToString,
             ),
             'ChangeSettings': grpc.unary_unary_rpc_method_handler(
                     servicer.ChangeSettings,
@@ -467,6 +502,60 @@ class TableService:
             '/chieu.table.v1.TableService/SetReady',
             chieu_dot_table_dot_v1_dot_table__service__pb2.SetReadyRequest.SerializeToString,
             chieu_dot_table_dot_v1_dot_table__service__pb2.SetReadyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CommitSeed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.table.v1.TableService/CommitSeed',
+            chieu_dot_table_dot_v1_dot_table__service__pb2.CommitSeedRequest.SerializeToString,
+            chieu_dot_table_dot_v1_dot_table__service__pb2.CommitSeedResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevealSeed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/chieu.table.v1.TableService/RevealSeed',
+            chieu_dot_table_dot_v1_dot_table__service__pb2.RevealSeedRequest.SerializeToString,
+            chieu_dot_table_dot_v1_dot_table__service__pb2.RevealSeedResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -53,6 +53,12 @@ class TableServiceStub:
     """Leave the seat (stay as a spectator). During a hand one plays in, this is a forced quit."""
     SetReady: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SetReadyRequest, _table_service_pb2.SetReadyResponse]
     """Set or clear the ready flag, optionally with a client seed for the next deal."""
+    CommitSeed: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.CommitSeedRequest, _table_service_pb2.CommitSeedResponse]
+    """Commit to a client seed for the next hand (chieu-fair-v2): any time a seated player is not in
+    a reveal round, typically during the previous hand.
+    """
+    RevealSeed: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.RevealSeedRequest, _table_service_pb2.RevealSeedResponse]
+    """Reveal the committed seed, once StartHand asked for the reveals (TableView.reveal_players)."""
     ChangeSettings: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.ChangeSettingsRequest, _table_service_pb2.ChangeSettingsResponse]
     """Change the table's settings: the host only, between hands."""
     AbortHand: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.AbortHandRequest, _table_service_pb2.AbortHandResponse]
@@ -85,6 +91,12 @@ class TableServiceAsyncStub(TableServiceStub):
     """Leave the seat (stay as a spectator). During a hand one plays in, this is a forced quit."""
     SetReady: _aio.UnaryUnaryMultiCallable[_table_service_pb2.SetReadyRequest, _table_service_pb2.SetReadyResponse]  # type: ignore[assignment]
     """Set or clear the ready flag, optionally with a client seed for the next deal."""
+    CommitSeed: _aio.UnaryUnaryMultiCallable[_table_service_pb2.CommitSeedRequest, _table_service_pb2.CommitSeedResponse]  # type: ignore[assignment]
+    """Commit to a client seed for the next hand (chieu-fair-v2): any time a seated player is not in
+    a reveal round, typically during the previous hand.
+    """
+    RevealSeed: _aio.UnaryUnaryMultiCallable[_table_service_pb2.RevealSeedRequest, _table_service_pb2.RevealSeedResponse]  # type: ignore[assignment]
+    """Reveal the committed seed, once StartHand asked for the reveals (TableView.reveal_players)."""
     ChangeSettings: _aio.UnaryUnaryMultiCallable[_table_service_pb2.ChangeSettingsRequest, _table_service_pb2.ChangeSettingsResponse]  # type: ignore[assignment]
     """Change the table's settings: the host only, between hands."""
     AbortHand: _aio.UnaryUnaryMultiCallable[_table_service_pb2.AbortHandRequest, _table_service_pb2.AbortHandResponse]  # type: ignore[assignment]
@@ -162,6 +174,24 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_service_pb2.SetReadyResponse, _abc.Awaitable[_table_service_pb2.SetReadyResponse]]:
         """Set or clear the ready flag, optionally with a client seed for the next deal."""
+
+    @_abc_1.abstractmethod
+    def CommitSeed(
+        self,
+        request: _table_service_pb2.CommitSeedRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.CommitSeedResponse, _abc.Awaitable[_table_service_pb2.CommitSeedResponse]]:
+        """Commit to a client seed for the next hand (chieu-fair-v2): any time a seated player is not in
+        a reveal round, typically during the previous hand.
+        """
+
+    @_abc_1.abstractmethod
+    def RevealSeed(
+        self,
+        request: _table_service_pb2.RevealSeedRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.RevealSeedResponse, _abc.Awaitable[_table_service_pb2.RevealSeedResponse]]:
+        """Reveal the committed seed, once StartHand asked for the reveals (TableView.reveal_players)."""
 
     @_abc_1.abstractmethod
     def ChangeSettings(

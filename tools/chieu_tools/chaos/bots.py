@@ -40,6 +40,7 @@ from chieu.games import registry
 from chieu.kit import tasks
 from chieu.lobby.v1 import lobby_service_pb2 as lobby_pb
 from chieu.lobby.v1 import lobby_service_pb2_grpc as lobby_grpc
+from chieu.table.client import SeedRound
 from chieu.table.v1 import log_pb2
 from chieu.table.v1 import table_service_pb2 as pb
 from chieu.tablelog import codec
@@ -388,6 +389,8 @@ class Player(Client):
         self.alone_s = self.rng.uniform(12, 30)
         """How long this player waits alone at a table before it tries another (two players who
         opened a table each at once do not both give up at the same moment)."""
+        self.round = SeedRound()
+        """The commit–reveal round of client seeds: a fresh seed per hand, revealed when asked."""
 
     async def run(self) -> None:
         seats: list[asyncio.Task[None]] = []
@@ -467,6 +470,13 @@ class Player(Client):
                     continue
                 if self.player_id not in [s.player_id for s in view.seats]:
                     return  # stood down (a gate), or our quit went through
+                step = self.round.step(view, self.player_id)
+                if step is not None:  # commit for the next hand, or reveal when asked (no click)
+                    result = await self.command(*step)
+                    acked = result.outcome == calls.ACKED
+                    self.round.answered(step[1], pb.WatchResponse.FromString(result.response).table.version
+                                        if acked else None)
+                    continue
                 if view.status != pb.TABLE_STATUS_PLAYING:
                     if not await self.between_hands(view, waited_since):
                         return

@@ -477,7 +477,10 @@ function tableBody(tv: TableView, send: (c: Message) => void, rerender: () => vo
   const playing = tv.status === TableStatus.PLAYING;
   const isHost = tv.host === portal.playerId;
   const game = GAMES.find((x) => x.key === tv.game);
-  const canStart = isHost && !playing && tv.seats.length >= (game?.minSeats ?? 2);
+  // the commit–reveal round (chieu-fair-v2): every seated page has committed to its seed for the
+  // next hand (milliseconds after it sits or the last hand is dealt), and no reveal is under way
+  const committed = !portal.seedRound || tv.seats.every((s) => tv.committed.includes(s.playerId));
+  const canStart = isHost && !playing && !tv.revealPlayers.length && committed && tv.seats.length >= (game?.minSeats ?? 2);
   const mySeat = tv.handSeat === undefined ? undefined : Number(tv.handSeat);
   // whose turn: the view's to_move, or mahjong's turn (it names it so)
   const turnOf = g.view?.toMove ?? (g.view as { turn?: bigint } | undefined)?.turn;

@@ -9,6 +9,11 @@
  *   for await (const view of portal.watch(tableId)) …      // TableService.Watch, resumed after a drop
  *   await portal.act(tableId, create(SowSchema, {…}));     // TableService.Act, command id + retries
  *
+ * While it watches a table where the caller sits, the portal takes part in the commit–reveal
+ * round of client seeds (chieu-fair-v2, docs/fairness.md) with no click: a fresh random 32-byte
+ * seed committed for each hand (TableService.CommitSeed), revealed when the seat is asked
+ * (TableService.RevealSeed). `portal.seedRound = false` turns it off.
+ *
  * Every call after sign-in carries "authorization: Bearer <access token>"; the access token is
  * refreshed (LobbyService.Refresh) shortly before it expires.
  */
@@ -92,6 +97,44 @@ export function commandId(prefix = "c"): string {
   return `${prefix}-${rand}-${++counter}`;
 }
 
+const SEED_PREFIX = new TextEncoder().encode("chieu-fair-v2 client\0");
+
+function be(n: bigint, bytes: number): Uint8Array {
+  const out = new Uint8Array(bytes);
+  for (let i = bytes - 1; i >= 0; i--) { out[i] = Number(n & 0xffn); n >>= 8n; }
+  return out;
+}
+
+/**
+ * A client commitment (chieu-fair-v2): lowercase hex SHA-256 of "chieu-fair-v2 client" || 0x00 ||
+ * uint32-be(len table id) || table id || uint64-be(hand) || uint32-be(len player id) || player id ||
+ * seed, ids in UTF-8 (docs/fairness.md).
+ */
+export async function clientCommitment(tableId: string, handNo: bigint, playerId: string, seed: Uint8Array): Promise<string> {
+  const enc = new TextEncoder();
+  const t = enc.encode(tableId), p = enc.encode(playerId);
+  const parts = [SEED_PREFIX, be(BigInt(t.length), 4), t, be(handNo, 8), be(BigInt(p.length), 4), p, seed];
+  const all = new Uint8Array(parts.reduce((n, x) => n + x.length, 0));
+  let at = 0;
+  for (const x of parts) { all.set(x, at); at += x.length; }
+  const digest = new Uint8Array(await globalThis.crypto.subtle.digest("SHA-256", all));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** What the round asks of `playerId` at `view`: commit (no reveal asked, and no seed of theirs the
+ * table acknowledged: `acked(hand)` is the version of its answer, undefined for none; a view older
+ * than that answer asks nothing, as a watch stream may be behind a command's answer), reveal
+ * (their seat asked and not revealed), or nothing. */
+export function roundStep(view: TableView, playerId: string, acked: (hand: bigint) => bigint | undefined): "commit" | "reveal" | undefined {
+  if (!playerId || !view.seats.some((s) => s.playerId === playerId)) return undefined;
+  const at = acked(view.roundHandNo);
+  if (view.revealPlayers.length) {
+    return view.revealPlayers.includes(playerId) && !view.revealed.includes(playerId) && at !== undefined
+      ? "reveal" : undefined;
+  }
+  return at !== undefined && (view.committed.includes(playerId) || view.version <= at) ? undefined : "commit";
+}
+
 async function withRetries<T>(call: () => Promise<T>, opts: RetryOptions = {}): Promise<T> {
   const attempts = opts.attempts ?? 5;
   let backoff = opts.backoffMs ?? 100;
@@ -120,6 +163,13 @@ export class Portal {
   onSession: ((s: Session) => void) | undefined;
   /** Refresh the access token this long before it expires. */
   refreshMarginMs = 60_000;
+  /** Take part in the commit–reveal round of client seeds while watching a table (default on). */
+  seedRound = true;
+  /** The seeds whose commitment the table acknowledged, by "table/hand", with the version it
+   * answered with (the last few). */
+  private seeds = new Map<string, { seed: Uint8Array; version: bigint }>();
+  /** Tables with a round step under way: one at a time. */
+  private stepping = new Set<string>();
 
   /**
    * `transport` makes the transport for the portal's clients with the interceptors given (the
@@ -300,6 +350,38 @@ export class Portal {
     return (await withRetries(() => this.table.startHand({ tableId, commandId: id }))).table!;
   }
 
+  /**
+   * The commit–reveal round at `view`: commit a fresh random 32-byte seed for the next hand, or
+   * reveal it when the caller's seat is asked; the table after, or undefined (nothing to do, a
+   * step already under way, or the table moved on: a refusal of a step is no error).
+   */
+  async takePart(view: TableView): Promise<TableView | undefined> {
+    const key = `${view.tableId}/${view.roundHandNo}`;
+    if (this.stepping.has(view.tableId)) return undefined;
+    const step = roundStep(view, this.playerId, (hand) => this.seeds.get(`${view.tableId}/${hand}`)?.version);
+    if (!step) return undefined;
+    this.stepping.add(view.tableId);
+    try {
+      if (step === "reveal") {
+        const seed = this.seeds.get(key)!.seed;
+        const id = commandId("reveal");
+        return (await withRetries(() => this.table.revealSeed({ tableId: view.tableId, seed, commandId: id }))).table!;
+      }
+      const seed = globalThis.crypto.getRandomValues(new Uint8Array(32));
+      const commitment = await clientCommitment(view.tableId, view.roundHandNo, this.playerId, seed);
+      const id = commandId("commit");
+      const after = (await withRetries(() => this.table.commitSeed({ tableId: view.tableId, commitment, commandId: id }))).table!;
+      this.seeds.set(key, { seed, version: after.version }); // counts once the table has it
+      while (this.seeds.size > 8) this.seeds.delete(this.seeds.keys().next().value!);
+      return after;
+    } catch (err) {
+      if (retryable(err)) throw err;
+      return undefined; // the table moved on meanwhile: the next view says what to do
+    } finally {
+      this.stepping.delete(view.tableId);
+    }
+  }
+
   async getTable(tableId: string): Promise<TableView> {
     return (await withRetries(() => this.table.getTable({ tableId }))).table!;
   }
@@ -334,6 +416,7 @@ export class Portal {
           if (t.version < version) continue;
           version = t.version;
           backoff = 100;
+          if (this.seedRound) this.takePart(t).catch(() => undefined); // the next view tries again
           yield t;
         }
         if (opts.signal?.aborted) return;

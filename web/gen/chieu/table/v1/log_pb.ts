@@ -17,7 +17,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file chieu/table/v1/log.proto.
  */
 export const file_chieu_table_v1_log: GenFile = /*@__PURE__*/
-  fileDesc("ChhjaGlldS90YWJsZS92MS9sb2cucHJvdG8SDmNoaWV1LnRhYmxlLnYxIrkCCgZSZWNvcmQSEAoIdGFibGVfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBBISCgpjb21tYW5kX2lkGAMgASgJEg0KBWFjdG9yGAQgASgJEhYKDnNlcnZlcl90aW1lX21zGAUgASgDEgwKBGdhbWUYBiABKAkSKgoGZXZlbnRzGAcgAygLMhouY2hpZXUudGFibGUudjEuVGFibGVFdmVudBIsCgxnYW1lX2NvbW1hbmQYCCABKAsyFC5nb29nbGUucHJvdG9idWYuQW55SAASFgoMdGltZW91dF9zZWF0GAkgASgDSAASMAoOc2VhbGVkX2NvbW1hbmQYCyABKAsyFi5jaGlldS50YWJsZS52MS5TZWFsZWRIABIWCg5jb21tYW5kX2RpZ2VzdBgKIAEoDEIHCgVjYXVzZSKiBgoKVGFibGVFdmVudBI1Cg10YWJsZV9jcmVhdGVkGAEgASgLMhwuY2hpZXUudGFibGUudjEuVGFibGVDcmVhdGVkSAASNQoNcGxheWVyX3NlYXRlZBgCIAEoCzIcLmNoaWV1LnRhYmxlLnYxLlBsYXllclNlYXRlZEgAEjMKDGhhbmRfc3RhcnRlZBgDIAEoCzIbLmNoaWV1LnRhYmxlLnYxLkhhbmRTdGFydGVkSAASLwoKaGFuZF9lbmRlZBgEIAEoCzIZLmNoaWV1LnRhYmxlLnYxLkhhbmRFbmRlZEgAEioKCmdhbWVfZXZlbnQYBSABKAsyFC5nb29nbGUucHJvdG9idWYuQW55SAASMAoKc2V0dGxlbWVudBgGIAEoCzIaLmNoaWV1LnRhYmxlLnYxLlNldHRsZW1lbnRIABIzCgxwbGF5ZXJfcmVhZHkYByABKAsyGy5jaGlldS50YWJsZS52MS5QbGF5ZXJSZWFkeUgAEjEKC3BsYXllcl9sZWZ0GAggASgLMhouY2hpZXUudGFibGUudjEuUGxheWVyTGVmdEgAEjMKDGhvc3RfY2hhbmdlZBgJIAEoCzIbLmNoaWV1LnRhYmxlLnYxLkhvc3RDaGFuZ2VkSAASOwoQc2V0dGluZ3NfY2hhbmdlZBgKIAEoCzIfLmNoaWV1LnRhYmxlLnYxLlNldHRpbmdzQ2hhbmdlZEgAEjkKD2Nvbm5lY3Rpb25fbG9zdBgLIAEoCzIeLmNoaWV1LnRhYmxlLnYxLkNvbm5lY3Rpb25Mb3N0SAASMgoLcmVjb25uZWN0ZWQYDCABKAsyGy5jaGlldS50YWJsZS52MS5SZWNvbm5lY3RlZEgAEjQKDGRpc2Nvbm5lY3RlZBgNIAEoCzIcLmNoaWV1LnRhYmxlLnYxLkRpc2Nvbm5lY3RlZEgAEjEKC2ZvcmNlZF9xdWl0GA4gASgLMhouY2hpZXUudGFibGUudjEuRm9yY2VkUXVpdEgAEigKBnNlYWxlZBgPIAEoCzIWLmNoaWV1LnRhYmxlLnYxLlNlYWxlZEgAQgYKBGtpbmQiRAoLUGxheWVyUmVhZHkSEQoJcGxheWVyX2lkGAEgASgJEg0KBXJlYWR5GAIgASgIEhMKC2NsaWVudF9zZWVkGAMgASgMIj0KClBsYXllckxlZnQSEQoJcGxheWVyX2lkGAEgASgJEgwKBHNlYXQYAiABKAMSDgoGcmVhc29uGAMgASgJIhsKC0hvc3RDaGFuZ2VkEgwKBGhvc3QYASABKAkifAoPU2V0dGluZ3NDaGFuZ2VkEigKB29wdGlvbnMYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBXN0YWtlGAIgASgDEhUKDXJlcXVpcmVfcmVhZHkYAyABKAgSGQoRcmVjb25uZWN0X2dyYWNlX3MYBCABKAMiOAoOQ29ubmVjdGlvbkxvc3QSEQoJcGxheWVyX2lkGAEgASgJEhMKC2RlYWRsaW5lX21zGAIgASgDIiAKC1JlY29ubmVjdGVkEhEKCXBsYXllcl9pZBgBIAEoCSJWCgxEaXNjb25uZWN0ZWQSEQoJcGxheWVyX2lkGAEgASgJEg8KB2hhbmRfbm8YAiABKAMSDAoEc2VhdBgDIAEoAxIUCgxsYWRkZXJfbGV2ZWwYBCABKAMiVAoKRm9yY2VkUXVpdBIRCglwbGF5ZXJfaWQYASABKAkSDwoHaGFuZF9ubxgCIAEoAxIMCgRzZWF0GAMgASgDEhQKDGxhZGRlcl9sZXZlbBgEIAEoAyLbAQoKU2V0dGxlbWVudBIPCgdoYW5kX25vGAEgASgDEhEKCWZpcnN0X2xlZxgCIAEoAxIrCgl0cmFuc2ZlcnMYAyADKAsyGC5jaGlldS5nYW1lcy52MS5UcmFuc2ZlchIPCgdwbGF5ZXJzGAQgAygJEg0KBXN0YWtlGAUgASgDEioKCGN1cnJlbmN5GAYgASgOMhguY2hpZXUudGFibGUudjEuQ3VycmVuY3kSDAoEZ2FtZRgHIAEoCRIOCgZjYXBwZWQYCCADKBISEgoKY2FwcGVkX3BvdBgJIAEoEiK9AgoMVGFibGVDcmVhdGVkEhAKCHRhYmxlX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSKAoHb3B0aW9ucxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEaG9zdBgEIAEoCRINCgVzZWF0cxgFIAEoAxINCgVzdGFrZRgGIAEoAxIqCghjdXJyZW5jeRgHIAEoDjIYLmNoaWV1LnRhYmxlLnYxLkN1cnJlbmN5EhUKDXJlcXVpcmVfcmVhZHkYCCABKAgSGQoRcmVjb25uZWN0X2dyYWNlX3MYCSABKAMSFAoMbGFkZGVyX2xldmVsGAogASgDEhYKDm1pbl9yZXB1dGF0aW9uGAsgASgDEisKCW5leHRfc2VlZBgMIAEoCzIYLmNoaWV1LnRhYmxlLnYxLk5leHRTZWVkIk8KCE5leHRTZWVkEg8KB2hhbmRfbm8YASABKAMSEgoKY29tbWl0bWVudBgCIAEoCRIOCgZrZXlfaWQYAyABKAkSDgoGc2VhbGVkGAQgASgMIicKBlNlYWxlZBIPCgdoYW5kX25vGAEgASgDEgwKBGRhdGEYAiABKAwiWgoLU2VhbGVkUGFydHMSJAoGZXZlbnRzGAEgAygLMhQuZ29vZ2xlLnByb3RvYnVmLkFueRIlCgdjb21tYW5kGAIgASgLMhQuZ29vZ2xlLnByb3RvYnVmLkFueSJiCgxQbGF5ZXJTZWF0ZWQSEQoJcGxheWVyX2lkGAEgASgJEgwKBHNlYXQYAiABKAMSEwoLY2xpZW50X3NlZWQYAyABKAwSDAoEbmFtZRgEIAEoCRIOCgZhdmF0YXIYBSABKAkiogIKC0hhbmRTdGFydGVkEg8KB2hhbmRfbm8YASABKAMSEQoJYWxnb3JpdGhtGAIgASgJEhcKD3NlZWRfY29tbWl0bWVudBgDIAEoCRITCgtzZXJ2ZXJfc2VlZBgEIAEoDBIPCgdwbGF5ZXJzGAUgAygJEhQKDGNsaWVudF9zZWVkcxgGIAMoDBISCgpvd25lcl9zZWF0GAcgASgSEgwKBGdhbWUYCCABKAkSDQoFc3Rha2UYCSABKAMSKgoIY3VycmVuY3kYCiABKA4yGC5jaGlldS50YWJsZS52MS5DdXJyZW5jeRIrCgluZXh0X3NlZWQYCyABKAsyGC5jaGlldS50YWJsZS52MS5OZXh0U2VlZBIQCghyZXNlcnZlZBgMIAMoAyKCAQoJSGFuZEVuZGVkEg8KB2hhbmRfbm8YASABKAMSKAoHb3V0Y29tZRgCIAEoCzIXLmNoaWV1LmdhbWVzLnYxLk91dGNvbWUSEwoLc2VydmVyX3NlZWQYAyABKAwSDwoHcGxheWVycxgEIAMoCRIUCgxsYWRkZXJfbGV2ZWwYBSABKAMqTQoIQ3VycmVuY3kSGAoUQ1VSUkVOQ1lfVU5TUEVDSUZJRUQQABITCg9DVVJSRU5DWV9QT0lOVFMQARISCg5DVVJSRU5DWV9DT0lOUxACYgZwcm90bzM", [file_chieu_games_v1_games, file_google_protobuf_any, file_google_protobuf_struct]);
+  fileDesc("ChhjaGlldS90YWJsZS92MS9sb2cucHJvdG8SDmNoaWV1LnRhYmxlLnYxIrkCCgZSZWNvcmQSEAoIdGFibGVfaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBBISCgpjb21tYW5kX2lkGAMgASgJEg0KBWFjdG9yGAQgASgJEhYKDnNlcnZlcl90aW1lX21zGAUgASgDEgwKBGdhbWUYBiABKAkSKgoGZXZlbnRzGAcgAygLMhouY2hpZXUudGFibGUudjEuVGFibGVFdmVudBIsCgxnYW1lX2NvbW1hbmQYCCABKAsyFC5nb29nbGUucHJvdG9idWYuQW55SAASFgoMdGltZW91dF9zZWF0GAkgASgDSAASMAoOc2VhbGVkX2NvbW1hbmQYCyABKAsyFi5jaGlldS50YWJsZS52MS5TZWFsZWRIABIWCg5jb21tYW5kX2RpZ2VzdBgKIAEoDEIHCgVjYXVzZSKMCAoKVGFibGVFdmVudBI1Cg10YWJsZV9jcmVhdGVkGAEgASgLMhwuY2hpZXUudGFibGUudjEuVGFibGVDcmVhdGVkSAASNQoNcGxheWVyX3NlYXRlZBgCIAEoCzIcLmNoaWV1LnRhYmxlLnYxLlBsYXllclNlYXRlZEgAEjMKDGhhbmRfc3RhcnRlZBgDIAEoCzIbLmNoaWV1LnRhYmxlLnYxLkhhbmRTdGFydGVkSAASLwoKaGFuZF9lbmRlZBgEIAEoCzIZLmNoaWV1LnRhYmxlLnYxLkhhbmRFbmRlZEgAEioKCmdhbWVfZXZlbnQYBSABKAsyFC5nb29nbGUucHJvdG9idWYuQW55SAASMAoKc2V0dGxlbWVudBgGIAEoCzIaLmNoaWV1LnRhYmxlLnYxLlNldHRsZW1lbnRIABIzCgxwbGF5ZXJfcmVhZHkYByABKAsyGy5jaGlldS50YWJsZS52MS5QbGF5ZXJSZWFkeUgAEjEKC3BsYXllcl9sZWZ0GAggASgLMhouY2hpZXUudGFibGUudjEuUGxheWVyTGVmdEgAEjMKDGhvc3RfY2hhbmdlZBgJIAEoCzIbLmNoaWV1LnRhYmxlLnYxLkhvc3RDaGFuZ2VkSAASOwoQc2V0dGluZ3NfY2hhbmdlZBgKIAEoCzIfLmNoaWV1LnRhYmxlLnYxLlNldHRpbmdzQ2hhbmdlZEgAEjkKD2Nvbm5lY3Rpb25fbG9zdBgLIAEoCzIeLmNoaWV1LnRhYmxlLnYxLkNvbm5lY3Rpb25Mb3N0SAASMgoLcmVjb25uZWN0ZWQYDCABKAsyGy5jaGlldS50YWJsZS52MS5SZWNvbm5lY3RlZEgAEjQKDGRpc2Nvbm5lY3RlZBgNIAEoCzIcLmNoaWV1LnRhYmxlLnYxLkRpc2Nvbm5lY3RlZEgAEjEKC2ZvcmNlZF9xdWl0GA4gASgLMhouY2hpZXUudGFibGUudjEuRm9yY2VkUXVpdEgAEigKBnNlYWxlZBgPIAEoCzIWLmNoaWV1LnRhYmxlLnYxLlNlYWxlZEgAEjsKEGNsaWVudF9jb21taXR0ZWQYECABKAsyHy5jaGlldS50YWJsZS52MS5DbGllbnRDb21taXR0ZWRIABI1Cg1yZXZlYWxzX2Fza2VkGBEgASgLMhwuY2hpZXUudGFibGUudjEuUmV2ZWFsc0Fza2VkSAASOQoPY2xpZW50X3JldmVhbGVkGBIgASgLMh4uY2hpZXUudGFibGUudjEuQ2xpZW50UmV2ZWFsZWRIABI5Cg9yb3VuZF9jYW5jZWxsZWQYEyABKAsyHi5jaGlldS50YWJsZS52MS5Sb3VuZENhbmNlbGxlZEgAQgYKBGtpbmQiSQoPQ2xpZW50Q29tbWl0dGVkEhEKCXBsYXllcl9pZBgBIAEoCRIPCgdoYW5kX25vGAIgASgDEhIKCmNvbW1pdG1lbnQYAyABKAkiVwoMUmV2ZWFsc0Fza2VkEg8KB2hhbmRfbm8YASABKAMSDwoHcGxheWVycxgCIAMoCRITCgtkZWFkbGluZV9tcxgDIAEoAxIQCghyZXNlcnZlZBgEIAMoAyJCCg5DbGllbnRSZXZlYWxlZBIRCglwbGF5ZXJfaWQYASABKAkSDwoHaGFuZF9ubxgCIAEoAxIMCgRzZWVkGAMgASgMIk4KDlJvdW5kQ2FuY2VsbGVkEg8KB2hhbmRfbm8YASABKAMSKwoJbmV4dF9zZWVkGAIgASgLMhguY2hpZXUudGFibGUudjEuTmV4dFNlZWQiRAoLUGxheWVyUmVhZHkSEQoJcGxheWVyX2lkGAEgASgJEg0KBXJlYWR5GAIgASgIEhMKC2NsaWVudF9zZWVkGAMgASgMIj0KClBsYXllckxlZnQSEQoJcGxheWVyX2lkGAEgASgJEgwKBHNlYXQYAiABKAMSDgoGcmVhc29uGAMgASgJIhsKC0hvc3RDaGFuZ2VkEgwKBGhvc3QYASABKAkifAoPU2V0dGluZ3NDaGFuZ2VkEigKB29wdGlvbnMYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Eg0KBXN0YWtlGAIgASgDEhUKDXJlcXVpcmVfcmVhZHkYAyABKAgSGQoRcmVjb25uZWN0X2dyYWNlX3MYBCABKAMiOAoOQ29ubmVjdGlvbkxvc3QSEQoJcGxheWVyX2lkGAEgASgJEhMKC2RlYWRsaW5lX21zGAIgASgDIiAKC1JlY29ubmVjdGVkEhEKCXBsYXllcl9pZBgBIAEoCSJWCgxEaXNjb25uZWN0ZWQSEQoJcGxheWVyX2lkGAEgASgJEg8KB2hhbmRfbm8YAiABKAMSDAoEc2VhdBgDIAEoAxIUCgxsYWRkZXJfbGV2ZWwYBCABKAMiVAoKRm9yY2VkUXVpdBIRCglwbGF5ZXJfaWQYASABKAkSDwoHaGFuZF9ubxgCIAEoAxIMCgRzZWF0GAMgASgDEhQKDGxhZGRlcl9sZXZlbBgEIAEoAyLbAQoKU2V0dGxlbWVudBIPCgdoYW5kX25vGAEgASgDEhEKCWZpcnN0X2xlZxgCIAEoAxIrCgl0cmFuc2ZlcnMYAyADKAsyGC5jaGlldS5nYW1lcy52MS5UcmFuc2ZlchIPCgdwbGF5ZXJzGAQgAygJEg0KBXN0YWtlGAUgASgDEioKCGN1cnJlbmN5GAYgASgOMhguY2hpZXUudGFibGUudjEuQ3VycmVuY3kSDAoEZ2FtZRgHIAEoCRIOCgZjYXBwZWQYCCADKBISEgoKY2FwcGVkX3BvdBgJIAEoEiK9AgoMVGFibGVDcmVhdGVkEhAKCHRhYmxlX2lkGAEgASgJEgwKBGdhbWUYAiABKAkSKAoHb3B0aW9ucxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEaG9zdBgEIAEoCRINCgVzZWF0cxgFIAEoAxINCgVzdGFrZRgGIAEoAxIqCghjdXJyZW5jeRgHIAEoDjIYLmNoaWV1LnRhYmxlLnYxLkN1cnJlbmN5EhUKDXJlcXVpcmVfcmVhZHkYCCABKAgSGQoRcmVjb25uZWN0X2dyYWNlX3MYCSABKAMSFAoMbGFkZGVyX2xldmVsGAogASgDEhYKDm1pbl9yZXB1dGF0aW9uGAsgASgDEisKCW5leHRfc2VlZBgMIAEoCzIYLmNoaWV1LnRhYmxlLnYxLk5leHRTZWVkIk8KCE5leHRTZWVkEg8KB2hhbmRfbm8YASABKAMSEgoKY29tbWl0bWVudBgCIAEoCRIOCgZrZXlfaWQYAyABKAkSDgoGc2VhbGVkGAQgASgMIicKBlNlYWxlZBIPCgdoYW5kX25vGAEgASgDEgwKBGRhdGEYAiABKAwiWgoLU2VhbGVkUGFydHMSJAoGZXZlbnRzGAEgAygLMhQuZ29vZ2xlLnByb3RvYnVmLkFueRIlCgdjb21tYW5kGAIgASgLMhQuZ29vZ2xlLnByb3RvYnVmLkFueSJiCgxQbGF5ZXJTZWF0ZWQSEQoJcGxheWVyX2lkGAEgASgJEgwKBHNlYXQYAiABKAMSEwoLY2xpZW50X3NlZWQYAyABKAwSDAoEbmFtZRgEIAEoCRIOCgZhdmF0YXIYBSABKAkiogIKC0hhbmRTdGFydGVkEg8KB2hhbmRfbm8YASABKAMSEQoJYWxnb3JpdGhtGAIgASgJEhcKD3NlZWRfY29tbWl0bWVudBgDIAEoCRITCgtzZXJ2ZXJfc2VlZBgEIAEoDBIPCgdwbGF5ZXJzGAUgAygJEhQKDGNsaWVudF9zZWVkcxgGIAMoDBISCgpvd25lcl9zZWF0GAcgASgSEgwKBGdhbWUYCCABKAkSDQoFc3Rha2UYCSABKAMSKgoIY3VycmVuY3kYCiABKA4yGC5jaGlldS50YWJsZS52MS5DdXJyZW5jeRIrCgluZXh0X3NlZWQYCyABKAsyGC5jaGlldS50YWJsZS52MS5OZXh0U2VlZBIQCghyZXNlcnZlZBgMIAMoAyKCAQoJSGFuZEVuZGVkEg8KB2hhbmRfbm8YASABKAMSKAoHb3V0Y29tZRgCIAEoCzIXLmNoaWV1LmdhbWVzLnYxLk91dGNvbWUSEwoLc2VydmVyX3NlZWQYAyABKAwSDwoHcGxheWVycxgEIAMoCRIUCgxsYWRkZXJfbGV2ZWwYBSABKAMqTQoIQ3VycmVuY3kSGAoUQ1VSUkVOQ1lfVU5TUEVDSUZJRUQQABITCg9DVVJSRU5DWV9QT0lOVFMQARISCg5DVVJSRU5DWV9DT0lOUxACYgZwcm90bzM", [file_chieu_games_v1_games, file_google_protobuf_any, file_google_protobuf_struct]);
 
 /**
  * One accepted command and the ordered events it produced (atomic: one message).
@@ -224,6 +224,32 @@ export type TableEvent = Message<"chieu.table.v1.TableEvent"> & {
      */
     value: Sealed;
     case: "sealed";
+  } | {
+    /**
+     * The commit–reveal round of client seeds (algorithm chieu-fair-v2, docs/fairness.md).
+     *
+     * @generated from field: chieu.table.v1.ClientCommitted client_committed = 16;
+     */
+    value: ClientCommitted;
+    case: "clientCommitted";
+  } | {
+    /**
+     * @generated from field: chieu.table.v1.RevealsAsked reveals_asked = 17;
+     */
+    value: RevealsAsked;
+    case: "revealsAsked";
+  } | {
+    /**
+     * @generated from field: chieu.table.v1.ClientRevealed client_revealed = 18;
+     */
+    value: ClientRevealed;
+    case: "clientRevealed";
+  } | {
+    /**
+     * @generated from field: chieu.table.v1.RoundCancelled round_cancelled = 19;
+     */
+    value: RoundCancelled;
+    case: "roundCancelled";
   } | { case: undefined; value?: undefined };
 };
 
@@ -233,6 +259,134 @@ export type TableEvent = Message<"chieu.table.v1.TableEvent"> & {
  */
 export const TableEventSchema: GenMessage<TableEvent> = /*@__PURE__*/
   messageDesc(file_chieu_table_v1_log, 1);
+
+/**
+ * A seated player committed to a client seed for the table's next hand (chieu-fair-v2): the hex
+ * SHA-256 of "chieu-fair-v2 client" || 0x00 || uint32-be(len table id) || table id ||
+ * uint64-be(hand_no) || uint32-be(len player id) || player id || seed (docs/fairness.md). A later
+ * commitment of the same player for the same hand, before the reveals are asked, replaces it.
+ *
+ * @generated from message chieu.table.v1.ClientCommitted
+ */
+export type ClientCommitted = Message<"chieu.table.v1.ClientCommitted"> & {
+  /**
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * @generated from field: int64 hand_no = 2;
+   */
+  handNo: bigint;
+
+  /**
+   * @generated from field: string commitment = 3;
+   */
+  commitment: string;
+};
+
+/**
+ * Describes the message chieu.table.v1.ClientCommitted.
+ * Use `create(ClientCommittedSchema)` to create a new message.
+ */
+export const ClientCommittedSchema: GenMessage<ClientCommitted> = /*@__PURE__*/
+  messageDesc(file_chieu_table_v1_log, 2);
+
+/**
+ * StartHand at a table where players committed: the seats of hand_no are fixed (the seated
+ * players who committed, in seat order), and each must reveal its seed by deadline_ms. No seed
+ * is revealed before this event; no commitment for hand_no is taken after it.
+ *
+ * @generated from message chieu.table.v1.RevealsAsked
+ */
+export type RevealsAsked = Message<"chieu.table.v1.RevealsAsked"> & {
+  /**
+   * @generated from field: int64 hand_no = 1;
+   */
+  handNo: bigint;
+
+  /**
+   * @generated from field: repeated string players = 2;
+   */
+  players: string[];
+
+  /**
+   * When a seat that has not revealed withholds (a forced quit), ms since the Unix epoch.
+   *
+   * @generated from field: int64 deadline_ms = 3;
+   */
+  deadlineMs: bigint;
+
+  /**
+   * At a coin table: the 金币 the ledger reserved for each of players (HandStarted.reserved).
+   *
+   * @generated from field: repeated int64 reserved = 4;
+   */
+  reserved: bigint[];
+};
+
+/**
+ * Describes the message chieu.table.v1.RevealsAsked.
+ * Use `create(RevealsAskedSchema)` to create a new message.
+ */
+export const RevealsAskedSchema: GenMessage<RevealsAsked> = /*@__PURE__*/
+  messageDesc(file_chieu_table_v1_log, 3);
+
+/**
+ * A player of the round revealed the 32-byte seed of their commitment. The record of the last
+ * reveal (or of the deadline) deals the hand: HandStarted with algorithm chieu-fair-v2.
+ *
+ * @generated from message chieu.table.v1.ClientRevealed
+ */
+export type ClientRevealed = Message<"chieu.table.v1.ClientRevealed"> & {
+  /**
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * @generated from field: int64 hand_no = 2;
+   */
+  handNo: bigint;
+
+  /**
+   * @generated from field: bytes seed = 3;
+   */
+  seed: Uint8Array;
+};
+
+/**
+ * Describes the message chieu.table.v1.ClientRevealed.
+ * Use `create(ClientRevealedSchema)` to create a new message.
+ */
+export const ClientRevealedSchema: GenMessage<ClientRevealed> = /*@__PURE__*/
+  messageDesc(file_chieu_table_v1_log, 4);
+
+/**
+ * The reveal deadline passed with too few seeds revealed to play: hand_no is not dealt; its server
+ * seed is replaced by a fresh one committed here (the withheld seats' players may have seen the
+ * others' seeds), and the seats commit again for the same hand number.
+ *
+ * @generated from message chieu.table.v1.RoundCancelled
+ */
+export type RoundCancelled = Message<"chieu.table.v1.RoundCancelled"> & {
+  /**
+   * @generated from field: int64 hand_no = 1;
+   */
+  handNo: bigint;
+
+  /**
+   * @generated from field: chieu.table.v1.NextSeed next_seed = 2;
+   */
+  nextSeed?: NextSeed | undefined;
+};
+
+/**
+ * Describes the message chieu.table.v1.RoundCancelled.
+ * Use `create(RoundCancelledSchema)` to create a new message.
+ */
+export const RoundCancelledSchema: GenMessage<RoundCancelled> = /*@__PURE__*/
+  messageDesc(file_chieu_table_v1_log, 5);
 
 /**
  * A seated player set or cleared the ready flag, optionally with a client seed for the next deal.
@@ -263,7 +417,7 @@ export type PlayerReady = Message<"chieu.table.v1.PlayerReady"> & {
  * Use `create(PlayerReadySchema)` to create a new message.
  */
 export const PlayerReadySchema: GenMessage<PlayerReady> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 2);
+  messageDesc(file_chieu_table_v1_log, 6);
 
 /**
  * A player stood up (left the seat). During a hand they played in, a ForcedQuit comes with it.
@@ -298,7 +452,7 @@ export type PlayerLeft = Message<"chieu.table.v1.PlayerLeft"> & {
  * Use `create(PlayerLeftSchema)` to create a new message.
  */
 export const PlayerLeftSchema: GenMessage<PlayerLeft> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 3);
+  messageDesc(file_chieu_table_v1_log, 7);
 
 /**
  * Hosting (chủ bàn) passed to another player: the one seated longest.
@@ -317,7 +471,7 @@ export type HostChanged = Message<"chieu.table.v1.HostChanged"> & {
  * Use `create(HostChangedSchema)` to create a new message.
  */
 export const HostChangedSchema: GenMessage<HostChanged> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 4);
+  messageDesc(file_chieu_table_v1_log, 8);
 
 /**
  * The host changed the table's settings between hands.
@@ -351,7 +505,7 @@ export type SettingsChanged = Message<"chieu.table.v1.SettingsChanged"> & {
  * Use `create(SettingsChangedSchema)` to create a new message.
  */
 export const SettingsChangedSchema: GenMessage<SettingsChanged> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 5);
+  messageDesc(file_chieu_table_v1_log, 9);
 
 /**
  * A seated player's last watch stream dropped: during a hand they play in, the reconnect grace
@@ -376,7 +530,7 @@ export type ConnectionLost = Message<"chieu.table.v1.ConnectionLost"> & {
  * Use `create(ConnectionLostSchema)` to create a new message.
  */
 export const ConnectionLostSchema: GenMessage<ConnectionLost> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 6);
+  messageDesc(file_chieu_table_v1_log, 10);
 
 /**
  * The player is back (a watch stream opened) within the grace.
@@ -395,7 +549,7 @@ export type Reconnected = Message<"chieu.table.v1.Reconnected"> & {
  * Use `create(ReconnectedSchema)` to create a new message.
  */
 export const ReconnectedSchema: GenMessage<Reconnected> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 7);
+  messageDesc(file_chieu_table_v1_log, 11);
 
 /**
  * Integration event (断线不重连, for the ladder): the player did not come back within the grace;
@@ -434,7 +588,7 @@ export type Disconnected = Message<"chieu.table.v1.Disconnected"> & {
  * Use `create(DisconnectedSchema)` to create a new message.
  */
 export const DisconnectedSchema: GenMessage<Disconnected> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 8);
+  messageDesc(file_chieu_table_v1_log, 12);
 
 /**
  * Integration event (强退, for the ladder): the player left during a hand they played in; the
@@ -471,7 +625,7 @@ export type ForcedQuit = Message<"chieu.table.v1.ForcedQuit"> & {
  * Use `create(ForcedQuitSchema)` to create a new message.
  */
 export const ForcedQuitSchema: GenMessage<ForcedQuit> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 9);
+  messageDesc(file_chieu_table_v1_log, 13);
 
 /**
  * Money that moved in this record, for the ledger: the game's transfers in stake units,
@@ -551,7 +705,7 @@ export type Settlement = Message<"chieu.table.v1.Settlement"> & {
  * Use `create(SettlementSchema)` to create a new message.
  */
 export const SettlementSchema: GenMessage<Settlement> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 10);
+  messageDesc(file_chieu_table_v1_log, 14);
 
 /**
  * The table was created.
@@ -646,7 +800,7 @@ export type TableCreated = Message<"chieu.table.v1.TableCreated"> & {
  * Use `create(TableCreatedSchema)` to create a new message.
  */
 export const TableCreatedSchema: GenMessage<TableCreated> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 11);
+  messageDesc(file_chieu_table_v1_log, 15);
 
 /**
  * The next hand's server seed, drawn before its players give their client seeds: its commitment
@@ -691,7 +845,7 @@ export type NextSeed = Message<"chieu.table.v1.NextSeed"> & {
  * Use `create(NextSeedSchema)` to create a new message.
  */
 export const NextSeedSchema: GenMessage<NextSeed> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 12);
+  messageDesc(file_chieu_table_v1_log, 16);
 
 /**
  * Something a hand in play hides, sealed under the hand's key (HKDF-SHA256 of the hand's server
@@ -720,7 +874,7 @@ export type Sealed = Message<"chieu.table.v1.Sealed"> & {
  * Use `create(SealedSchema)` to create a new message.
  */
 export const SealedSchema: GenMessage<Sealed> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 13);
+  messageDesc(file_chieu_table_v1_log, 17);
 
 /**
  * What a record's box holds: its game events in their order, and the command that made them.
@@ -744,7 +898,7 @@ export type SealedParts = Message<"chieu.table.v1.SealedParts"> & {
  * Use `create(SealedPartsSchema)` to create a new message.
  */
 export const SealedPartsSchema: GenMessage<SealedParts> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 14);
+  messageDesc(file_chieu_table_v1_log, 18);
 
 /**
  * A player took a seat.
@@ -789,7 +943,7 @@ export type PlayerSeated = Message<"chieu.table.v1.PlayerSeated"> & {
  * Use `create(PlayerSeatedSchema)` to create a new message.
  */
 export const PlayerSeatedSchema: GenMessage<PlayerSeated> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 15);
+  messageDesc(file_chieu_table_v1_log, 19);
 
 /**
  * A hand began. Its server seed was committed before (TableCreated.next_seed for hand 1, the
@@ -805,7 +959,8 @@ export type HandStarted = Message<"chieu.table.v1.HandStarted"> & {
   handNo: bigint;
 
   /**
-   * The fairness algorithm id, e.g. "chieu-fair-v1".
+   * The fairness algorithm id: "chieu-fair-v1" (client seeds given in the clear, PlayerSeated /
+   * PlayerReady) or "chieu-fair-v2" (client seeds committed, then revealed: ClientRevealed).
    *
    * @generated from field: string algorithm = 2;
    */
@@ -834,7 +989,8 @@ export type HandStarted = Message<"chieu.table.v1.HandStarted"> & {
   players: string[];
 
   /**
-   * The client seeds of the players, in the same order (empty where none was given).
+   * The client seeds of the players, in the same order (empty where none was given); under
+   * chieu-fair-v2, the seeds each player revealed.
    *
    * @generated from field: repeated bytes client_seeds = 6;
    */
@@ -888,7 +1044,7 @@ export type HandStarted = Message<"chieu.table.v1.HandStarted"> & {
  * Use `create(HandStartedSchema)` to create a new message.
  */
 export const HandStartedSchema: GenMessage<HandStarted> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 16);
+  messageDesc(file_chieu_table_v1_log, 20);
 
 /**
  * A hand ended with its result and settlement; the server seed is revealed.
@@ -931,7 +1087,7 @@ export type HandEnded = Message<"chieu.table.v1.HandEnded"> & {
  * Use `create(HandEndedSchema)` to create a new message.
  */
 export const HandEndedSchema: GenMessage<HandEnded> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_log, 17);
+  messageDesc(file_chieu_table_v1_log, 21);
 
 /**
  * The currency a table plays for.

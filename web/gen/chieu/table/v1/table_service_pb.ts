@@ -19,7 +19,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file chieu/table/v1/table_service.proto.
  */
 export const file_chieu_table_v1_table_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJjaGlldS90YWJsZS92MS90YWJsZV9zZXJ2aWNlLnByb3RvEg5jaGlldS50YWJsZS52MSKLAQoIU2VhdEluZm8SDAoEc2VhdBgBIAEoAxIRCglwbGF5ZXJfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZhdmF0YXIYBCABKAkSLgoIcHJlc2VuY2UYBSABKA4yHC5jaGlldS50YWJsZS52MS5TZWF0UHJlc2VuY2USEAoIdW50aWxfbXMYBiABKAMilAcKCVRhYmxlVmlldxIQCgh0YWJsZV9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEg8KB3ZlcnNpb24YAyABKAQSDAoEaG9zdBgEIAEoCRIrCgZzdGF0dXMYBSABKA4yGy5jaGlldS50YWJsZS52MS5UYWJsZVN0YXR1cxIoCgdvcHRpb25zGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBInCgVzZWF0cxgHIAMoCzIYLmNoaWV1LnRhYmxlLnYxLlNlYXRJbmZvEhEKCW1heF9zZWF0cxgIIAEoAxIWCgl5b3VyX3NlYXQYCSABKANIAIgBARIPCgdoYW5kX25vGAogASgDEhcKD3NlZWRfY29tbWl0bWVudBgLIAEoCRInCglnYW1lX3ZpZXcYDCABKAsyFC5nb29nbGUucHJvdG9idWYuQW55EjIKDGxhc3Rfb3V0Y29tZRgNIAEoCzIXLmNoaWV1LmdhbWVzLnYxLk91dGNvbWVIAYgBARIYChBsYXN0X3NlcnZlcl9zZWVkGA4gASgMEhQKDGhhbmRfcGxheWVycxgPIAMoCRIWCgloYW5kX3NlYXQYECABKANIAogBARINCgVzdGFrZRgRIAEoAxIqCghjdXJyZW5jeRgSIAEoDjIYLmNoaWV1LnRhYmxlLnYxLkN1cnJlbmN5Eg0KBXJlYWR5GBMgAygJEhUKDXJlcXVpcmVfcmVhZHkYFCABKAgSGQoRcmVjb25uZWN0X2dyYWNlX3MYFSABKAMSEwoLYXV0b19wbGF5ZWQYFiADKAkSTgoTcmVjb25uZWN0X2RlYWRsaW5lcxgXIAMoCzIxLmNoaWV1LnRhYmxlLnYxLlRhYmxlVmlldy5SZWNvbm5lY3REZWFkbGluZXNFbnRyeRILCgNwb3QYGCABKBISFAoMbGFkZGVyX2xldmVsGBkgASgDEhYKDm1pbl9yZXB1dGF0aW9uGBogASgDEiwKCmhhbmRfc2VhdHMYGyADKAsyGC5jaGlldS50YWJsZS52MS5TZWF0SW5mbxIcChRuZXh0X3NlZWRfY29tbWl0bWVudBgcIAEoCRo5ChdSZWNvbm5lY3REZWFkbGluZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBQgwKCl95b3VyX3NlYXRCDwoNX2xhc3Rfb3V0Y29tZUIMCgpfaGFuZF9zZWF0IjYKDlN0YW5kVXBSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhIKCmNvbW1hbmRfaWQYAiABKAkiOwoPU3RhbmRVcFJlc3BvbnNlEigKBXRhYmxlGAEgASgLMhkuY2hpZXUudGFibGUudjEuVGFibGVWaWV3IlsKD1NldFJlYWR5UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRINCgVyZWFkeRgCIAEoCBITCgtjbGllbnRfc2VlZBgDIAEoDBISCgpjb21tYW5kX2lkGAQgASgJIjwKEFNldFJlYWR5UmVzcG9uc2USKAoFdGFibGUYASABKAsyGS5jaGlldS50YWJsZS52MS5UYWJsZVZpZXci6QEKFUNoYW5nZVNldHRpbmdzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIoCgdvcHRpb25zGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBISCgVzdGFrZRgDIAEoA0gAiAEBEhoKDXJlcXVpcmVfcmVhZHkYBCABKAhIAYgBARIeChFyZWNvbm5lY3RfZ3JhY2VfcxgFIAEoA0gCiAEBEhIKCmNvbW1hbmRfaWQYBiABKAlCCAoGX3N0YWtlQhAKDl9yZXF1aXJlX3JlYWR5QhQKEl9yZWNvbm5lY3RfZ3JhY2VfcyJCChZDaGFuZ2VTZXR0aW5nc1Jlc3BvbnNlEigKBXRhYmxlGAEgASgLMhkuY2hpZXUudGFibGUudjEuVGFibGVWaWV3IkgKEEFib3J0SGFuZFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDgoGcmVhc29uGAIgASgJEhIKCmNvbW1hbmRfaWQYAyABKAkiPQoRQWJvcnRIYW5kUmVzcG9uc2USKAoFdGFibGUYASABKAsyGS5jaGlldS50YWJsZS52MS5UYWJsZVZpZXciOgoPQXVkaXRMb2dSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhUKDWFmdGVyX3ZlcnNpb24YAiABKAQiUwoQQXVkaXRMb2dSZXNwb25zZRImCgZyZWNvcmQYASABKAsyFi5jaGlldS50YWJsZS52MS5SZWNvcmQSFwoPc3RyZWFtX3NlcXVlbmNlGAIgASgEIiYKElZlcmlmeURlYWxzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSJBChNWZXJpZnlEZWFsc1Jlc3BvbnNlEioKBWhhbmRzGAEgAygLMhsuY2hpZXUudGFibGUudjEuSGFuZFZlcmRpY3QiqgEKC0hhbmRWZXJkaWN0Eg8KB2hhbmRfbm8YASABKAMSFQoNY29tbWl0bWVudF9vaxgCIAEoCBIPCgdkZWFsX29rGAMgASgIEhAKCHJldmVhbGVkGAQgASgIEg4KBmRldGFpbBgFIAEoCRIVCg1tb3Zlc19jaGVja2VkGAYgASgDEhAKCG1vdmVzX29rGAcgASgIEhcKD2NvbW1pdHRlZF9maXJzdBgIIAEoCCKQAgoSQ3JlYXRlVGFibGVSZXF1ZXN0EgwKBGdhbWUYASABKAkSKAoHb3B0aW9ucxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEgoKY29tbWFuZF9pZBgDIAEoCRINCgVzdGFrZRgEIAEoAxIqCghjdXJyZW5jeRgFIAEoDjIYLmNoaWV1LnRhYmxlLnYxLkN1cnJlbmN5EhUKDXJlcXVpcmVfcmVhZHkYBiABKAgSGQoRcmVjb25uZWN0X2dyYWNlX3MYByABKAMSEwoLY2xpZW50X3NlZWQYCCABKAwSFAoMbGFkZGVyX2xldmVsGAkgASgDEhYKDm1pbl9yZXB1dGF0aW9uGAogASgDIj8KE0NyZWF0ZVRhYmxlUmVzcG9uc2USKAoFdGFibGUYASABKAsyGS5jaGlldS50YWJsZS52MS5UYWJsZVZpZXciaAoPVGFrZVNlYXRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhEKBHNlYXQYAiABKANIAIgBARISCgpjb21tYW5kX2lkGAMgASgJEhMKC2NsaWVudF9zZWVkGAQgASgMQgcKBV9zZWF0IkoKEFRha2VTZWF0UmVzcG9uc2USDAoEc2VhdBgBIAEoAxIoCgV0YWJsZRgCIAEoCzIZLmNoaWV1LnRhYmxlLnYxLlRhYmxlVmlldyI4ChBTdGFydEhhbmRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhIKCmNvbW1hbmRfaWQYAiABKAkiPQoRU3RhcnRIYW5kUmVzcG9uc2USKAoFdGFibGUYASABKAsyGS5jaGlldS50YWJsZS52MS5UYWJsZVZpZXcijQEKCkFjdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSJQoHY29tbWFuZBgCIAEoCzIULmdvb2dsZS5wcm90b2J1Zi5BbnkSEgoKY29tbWFuZF9pZBgDIAEoCRIdChBleHBlY3RlZF92ZXJzaW9uGAQgASgESACIAQFCEwoRX2V4cGVjdGVkX3ZlcnNpb24iNwoLQWN0UmVzcG9uc2USKAoFdGFibGUYASABKAsyGS5jaGlldS50YWJsZS52MS5UYWJsZVZpZXciIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjwKEEdldFRhYmxlUmVzcG9uc2USKAoFdGFibGUYASABKAsyGS5jaGlldS50YWJsZS52MS5UYWJsZVZpZXciNgoMV2F0Y2hSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhQKDGZyb21fdmVyc2lvbhgCIAEoBCI5Cg1XYXRjaFJlc3BvbnNlEigKBXRhYmxlGAEgASgLMhkuY2hpZXUudGFibGUudjEuVGFibGVWaWV3Kl8KC1RhYmxlU3RhdHVzEhwKGFRBQkxFX1NUQVRVU19VTlNQRUNJRklFRBAAEhgKFFRBQkxFX1NUQVRVU19XQUlUSU5HEAESGAoUVEFCTEVfU1RBVFVTX1BMQVlJTkcQAiqcAQoMU2VhdFByZXNlbmNlEh0KGVNFQVRfUFJFU0VOQ0VfVU5TUEVDSUZJRUQQABIWChJTRUFUX1BSRVNFTkNFX0hFUkUQARIeChpTRUFUX1BSRVNFTkNFX1JFQ09OTkVDVElORxACEh0KGVNFQVRfUFJFU0VOQ0VfQVVUT19QTEFZRUQQAxIWChJTRUFUX1BSRVNFTkNFX0xFRlQQBDLVBwoMVGFibGVTZXJ2aWNlElYKC0NyZWF0ZVRhYmxlEiIuY2hpZXUudGFibGUudjEuQ3JlYXRlVGFibGVSZXF1ZXN0GiMuY2hpZXUudGFibGUudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJNCghUYWtlU2VhdBIfLmNoaWV1LnRhYmxlLnYxLlRha2VTZWF0UmVxdWVzdBogLmNoaWV1LnRhYmxlLnYxLlRha2VTZWF0UmVzcG9uc2USUAoJU3RhcnRIYW5kEiAuY2hpZXUudGFibGUudjEuU3RhcnRIYW5kUmVxdWVzdBohLmNoaWV1LnRhYmxlLnYxLlN0YXJ0SGFuZFJlc3BvbnNlEj4KA0FjdBIaLmNoaWV1LnRhYmxlLnYxLkFjdFJlcXVlc3QaGy5jaGlldS50YWJsZS52MS5BY3RSZXNwb25zZRJNCghHZXRUYWJsZRIfLmNoaWV1LnRhYmxlLnYxLkdldFRhYmxlUmVxdWVzdBogLmNoaWV1LnRhYmxlLnYxLkdldFRhYmxlUmVzcG9uc2USRgoFV2F0Y2gSHC5jaGlldS50YWJsZS52MS5XYXRjaFJlcXVlc3QaHS5jaGlldS50YWJsZS52MS5XYXRjaFJlc3BvbnNlMAESSgoHU3RhbmRVcBIeLmNoaWV1LnRhYmxlLnYxLlN0YW5kVXBSZXF1ZXN0Gh8uY2hpZXUudGFibGUudjEuU3RhbmRVcFJlc3BvbnNlEk0KCFNldFJlYWR5Eh8uY2hpZXUudGFibGUudjEuU2V0UmVhZHlSZXF1ZXN0GiAuY2hpZXUudGFibGUudjEuU2V0UmVhZHlSZXNwb25zZRJfCg5DaGFuZ2VTZXR0aW5ncxIlLmNoaWV1LnRhYmxlLnYxLkNoYW5nZVNldHRpbmdzUmVxdWVzdBomLmNoaWV1LnRhYmxlLnYxLkNoYW5nZVNldHRpbmdzUmVzcG9uc2USUAoJQWJvcnRIYW5kEiAuY2hpZXUudGFibGUudjEuQWJvcnRIYW5kUmVxdWVzdBohLmNoaWV1LnRhYmxlLnYxLkFib3J0SGFuZFJlc3BvbnNlEk8KCEF1ZGl0TG9nEh8uY2hpZXUudGFibGUudjEuQXVkaXRMb2dSZXF1ZXN0GiAuY2hpZXUudGFibGUudjEuQXVkaXRMb2dSZXNwb25zZTABElYKC1ZlcmlmeURlYWxzEiIuY2hpZXUudGFibGUudjEuVmVyaWZ5RGVhbHNSZXF1ZXN0GiMuY2hpZXUudGFibGUudjEuVmVyaWZ5RGVhbHNSZXNwb25zZWIGcHJvdG8z", [file_chieu_games_v1_games, file_chieu_table_v1_log, file_google_protobuf_any, file_google_protobuf_struct]);
+  fileDesc("CiJjaGlldS90YWJsZS92MS90YWJsZV9zZXJ2aWNlLnByb3RvEg5jaGlldS50YWJsZS52MSKLAQoIU2VhdEluZm8SDAoEc2VhdBgBIAEoAxIRCglwbGF5ZXJfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIOCgZhdmF0YXIYBCABKAkSLgoIcHJlc2VuY2UYBSABKA4yHC5jaGlldS50YWJsZS52MS5TZWF0UHJlc2VuY2USEAoIdW50aWxfbXMYBiABKAMihAgKCVRhYmxlVmlldxIQCgh0YWJsZV9pZBgBIAEoCRIMCgRnYW1lGAIgASgJEg8KB3ZlcnNpb24YAyABKAQSDAoEaG9zdBgEIAEoCRIrCgZzdGF0dXMYBSABKA4yGy5jaGlldS50YWJsZS52MS5UYWJsZVN0YXR1cxIoCgdvcHRpb25zGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBInCgVzZWF0cxgHIAMoCzIYLmNoaWV1LnRhYmxlLnYxLlNlYXRJbmZvEhEKCW1heF9zZWF0cxgIIAEoAxIWCgl5b3VyX3NlYXQYCSABKANIAIgBARIPCgdoYW5kX25vGAogASgDEhcKD3NlZWRfY29tbWl0bWVudBgLIAEoCRInCglnYW1lX3ZpZXcYDCABKAsyFC5nb29nbGUucHJvdG9idWYuQW55EjIKDGxhc3Rfb3V0Y29tZRgNIAEoCzIXLmNoaWV1LmdhbWVzLnYxLk91dGNvbWVIAYgBARIYChBsYXN0X3NlcnZlcl9zZWVkGA4gASgMEhQKDGhhbmRfcGxheWVycxgPIAMoCRIWCgloYW5kX3NlYXQYECABKANIAogBARINCgVzdGFrZRgRIAEoAxIqCghjdXJyZW5jeRgSIAEoDjIYLmNoaWV1LnRhYmxlLnYxLkN1cnJlbmN5Eg0KBXJlYWR5GBMgAygJEhUKDXJlcXVpcmVfcmVhZHkYFCABKAgSGQoRcmVjb25uZWN0X2dyYWNlX3MYFSABKAMSEwoLYXV0b19wbGF5ZWQYFiADKAkSTgoTcmVjb25uZWN0X2RlYWRsaW5lcxgXIAMoCzIxLmNoaWV1LnRhYmxlLnYxLlRhYmxlVmlldy5SZWNvbm5lY3REZWFkbGluZXNFbnRyeRILCgNwb3QYGCABKBISFAoMbGFkZGVyX2xldmVsGBkgASgDEhYKDm1pbl9yZXB1dGF0aW9uGBogASgDEiwKCmhhbmRfc2VhdHMYGyADKAsyGC5jaGlldS50YWJsZS52MS5TZWF0SW5mbxIcChRuZXh0X3NlZWRfY29tbWl0bWVudBgcIAEoCRIVCg1yb3VuZF9oYW5kX25vGB0gASgDEhEKCWNvbW1pdHRlZBgeIAMoCRIWCg5yZXZlYWxfcGxheWVycxgfIAMoCRIQCghyZXZlYWxlZBggIAMoCRIaChJyZXZlYWxfZGVhZGxpbmVfbXMYISABKAMaOQoXUmVjb25uZWN0RGVhZGxpbmVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4AUIMCgpfeW91cl9zZWF0Qg8KDV9sYXN0X291dGNvbWVCDAoKX2hhbmRfc2VhdCJNChFDb21taXRTZWVkUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRISCgpjb21taXRtZW50GAIgASgJEhIKCmNvbW1hbmRfaWQYAyABKAkiPgoSQ29tbWl0U2VlZFJlc3BvbnNlEigKBXRhYmxlGAEgASgLMhkuY2hpZXUudGFibGUudjEuVGFibGVWaWV3IkcKEVJldmVhbFNlZWRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlZWQYAiABKAwSEgoKY29tbWFuZF9pZBgDIAEoCSI+ChJSZXZlYWxTZWVkUmVzcG9uc2USKAoFdGFibGUYASABKAsyGS5jaGlldS50YWJsZS52MS5UYWJsZVZpZXciNgoOU3RhbmRVcFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEgoKY29tbWFuZF9pZBgCIAEoCSI7Cg9TdGFuZFVwUmVzcG9uc2USKAoFdGFibGUYASABKAsyGS5jaGlldS50YWJsZS52MS5UYWJsZVZpZXciWwoPU2V0UmVhZHlSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEg0KBXJlYWR5GAIgASgIEhMKC2NsaWVudF9zZWVkGAMgASgMEhIKCmNvbW1hbmRfaWQYBCABKAkiPAoQU2V0UmVhZHlSZXNwb25zZRIoCgV0YWJsZRgBIAEoCzIZLmNoaWV1LnRhYmxlLnYxLlRhYmxlVmlldyLpAQoVQ2hhbmdlU2V0dGluZ3NSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEigKB29wdGlvbnMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKBXN0YWtlGAMgASgDSACIAQESGgoNcmVxdWlyZV9yZWFkeRgEIAEoCEgBiAEBEh4KEXJlY29ubmVjdF9ncmFjZV9zGAUgASgDSAKIAQESEgoKY29tbWFuZF9pZBgGIAEoCUIICgZfc3Rha2VCEAoOX3JlcXVpcmVfcmVhZHlCFAoSX3JlY29ubmVjdF9ncmFjZV9zIkIKFkNoYW5nZVNldHRpbmdzUmVzcG9uc2USKAoFdGFibGUYASABKAsyGS5jaGlldS50YWJsZS52MS5UYWJsZVZpZXciSAoQQWJvcnRIYW5kUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSEgoKY29tbWFuZF9pZBgDIAEoCSI9ChFBYm9ydEhhbmRSZXNwb25zZRIoCgV0YWJsZRgBIAEoCzIZLmNoaWV1LnRhYmxlLnYxLlRhYmxlVmlldyI6Cg9BdWRpdExvZ1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFQoNYWZ0ZXJfdmVyc2lvbhgCIAEoBCJTChBBdWRpdExvZ1Jlc3BvbnNlEiYKBnJlY29yZBgBIAEoCzIWLmNoaWV1LnRhYmxlLnYxLlJlY29yZBIXCg9zdHJlYW1fc2VxdWVuY2UYAiABKAQiJgoSVmVyaWZ5RGVhbHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIkEKE1ZlcmlmeURlYWxzUmVzcG9uc2USKgoFaGFuZHMYASADKAsyGy5jaGlldS50YWJsZS52MS5IYW5kVmVyZGljdCK+AQoLSGFuZFZlcmRpY3QSDwoHaGFuZF9ubxgBIAEoAxIVCg1jb21taXRtZW50X29rGAIgASgIEg8KB2RlYWxfb2sYAyABKAgSEAoIcmV2ZWFsZWQYBCABKAgSDgoGZGV0YWlsGAUgASgJEhUKDW1vdmVzX2NoZWNrZWQYBiABKAMSEAoIbW92ZXNfb2sYByABKAgSFwoPY29tbWl0dGVkX2ZpcnN0GAggASgIEhIKCnJldmVhbHNfb2sYCSABKAgikAIKEkNyZWF0ZVRhYmxlUmVxdWVzdBIMCgRnYW1lGAEgASgJEigKB29wdGlvbnMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhIKCmNvbW1hbmRfaWQYAyABKAkSDQoFc3Rha2UYBCABKAMSKgoIY3VycmVuY3kYBSABKA4yGC5jaGlldS50YWJsZS52MS5DdXJyZW5jeRIVCg1yZXF1aXJlX3JlYWR5GAYgASgIEhkKEXJlY29ubmVjdF9ncmFjZV9zGAcgASgDEhMKC2NsaWVudF9zZWVkGAggASgMEhQKDGxhZGRlcl9sZXZlbBgJIAEoAxIWCg5taW5fcmVwdXRhdGlvbhgKIAEoAyI/ChNDcmVhdGVUYWJsZVJlc3BvbnNlEigKBXRhYmxlGAEgASgLMhkuY2hpZXUudGFibGUudjEuVGFibGVWaWV3ImgKD1Rha2VTZWF0UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgDSACIAQESEgoKY29tbWFuZF9pZBgDIAEoCRITCgtjbGllbnRfc2VlZBgEIAEoDEIHCgVfc2VhdCJKChBUYWtlU2VhdFJlc3BvbnNlEgwKBHNlYXQYASABKAMSKAoFdGFibGUYAiABKAsyGS5jaGlldS50YWJsZS52MS5UYWJsZVZpZXciOAoQU3RhcnRIYW5kUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRISCgpjb21tYW5kX2lkGAIgASgJIj0KEVN0YXJ0SGFuZFJlc3BvbnNlEigKBXRhYmxlGAEgASgLMhkuY2hpZXUudGFibGUudjEuVGFibGVWaWV3Io0BCgpBY3RSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEiUKB2NvbW1hbmQYAiABKAsyFC5nb29nbGUucHJvdG9idWYuQW55EhIKCmNvbW1hbmRfaWQYAyABKAkSHQoQZXhwZWN0ZWRfdmVyc2lvbhgEIAEoBEgAiAEBQhMKEV9leHBlY3RlZF92ZXJzaW9uIjcKC0FjdFJlc3BvbnNlEigKBXRhYmxlGAEgASgLMhkuY2hpZXUudGFibGUudjEuVGFibGVWaWV3IiMKD0dldFRhYmxlUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCSI8ChBHZXRUYWJsZVJlc3BvbnNlEigKBXRhYmxlGAEgASgLMhkuY2hpZXUudGFibGUudjEuVGFibGVWaWV3IjYKDFdhdGNoUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIUCgxmcm9tX3ZlcnNpb24YAiABKAQiOQoNV2F0Y2hSZXNwb25zZRIoCgV0YWJsZRgBIAEoCzIZLmNoaWV1LnRhYmxlLnYxLlRhYmxlVmlldypfCgtUYWJsZVN0YXR1cxIcChhUQUJMRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIYChRUQUJMRV9TVEFUVVNfV0FJVElORxABEhgKFFRBQkxFX1NUQVRVU19QTEFZSU5HEAIqnAEKDFNlYXRQcmVzZW5jZRIdChlTRUFUX1BSRVNFTkNFX1VOU1BFQ0lGSUVEEAASFgoSU0VBVF9QUkVTRU5DRV9IRVJFEAESHgoaU0VBVF9QUkVTRU5DRV9SRUNPTk5FQ1RJTkcQAhIdChlTRUFUX1BSRVNFTkNFX0FVVE9fUExBWUVEEAMSFgoSU0VBVF9QUkVTRU5DRV9MRUZUEAQy/wgKDFRhYmxlU2VydmljZRJWCgtDcmVhdGVUYWJsZRIiLmNoaWV1LnRhYmxlLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBojLmNoaWV1LnRhYmxlLnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2USTQoIVGFrZVNlYXQSHy5jaGlldS50YWJsZS52MS5UYWtlU2VhdFJlcXVlc3QaIC5jaGlldS50YWJsZS52MS5UYWtlU2VhdFJlc3BvbnNlElAKCVN0YXJ0SGFuZBIgLmNoaWV1LnRhYmxlLnYxLlN0YXJ0SGFuZFJlcXVlc3QaIS5jaGlldS50YWJsZS52MS5TdGFydEhhbmRSZXNwb25zZRI+CgNBY3QSGi5jaGlldS50YWJsZS52MS5BY3RSZXF1ZXN0GhsuY2hpZXUudGFibGUudjEuQWN0UmVzcG9uc2USTQoIR2V0VGFibGUSHy5jaGlldS50YWJsZS52MS5HZXRUYWJsZVJlcXVlc3QaIC5jaGlldS50YWJsZS52MS5HZXRUYWJsZVJlc3BvbnNlEkYKBVdhdGNoEhwuY2hpZXUudGFibGUudjEuV2F0Y2hSZXF1ZXN0Gh0uY2hpZXUudGFibGUudjEuV2F0Y2hSZXNwb25zZTABEkoKB1N0YW5kVXASHi5jaGlldS50YWJsZS52MS5TdGFuZFVwUmVxdWVzdBofLmNoaWV1LnRhYmxlLnYxLlN0YW5kVXBSZXNwb25zZRJNCghTZXRSZWFkeRIfLmNoaWV1LnRhYmxlLnYxLlNldFJlYWR5UmVxdWVzdBogLmNoaWV1LnRhYmxlLnYxLlNldFJlYWR5UmVzcG9uc2USUwoKQ29tbWl0U2VlZBIhLmNoaWV1LnRhYmxlLnYxLkNvbW1pdFNlZWRSZXF1ZXN0GiIuY2hpZXUudGFibGUudjEuQ29tbWl0U2VlZFJlc3BvbnNlElMKClJldmVhbFNlZWQSIS5jaGlldS50YWJsZS52MS5SZXZlYWxTZWVkUmVxdWVzdBoiLmNoaWV1LnRhYmxlLnYxLlJldmVhbFNlZWRSZXNwb25zZRJfCg5DaGFuZ2VTZXR0aW5ncxIlLmNoaWV1LnRhYmxlLnYxLkNoYW5nZVNldHRpbmdzUmVxdWVzdBomLmNoaWV1LnRhYmxlLnYxLkNoYW5nZVNldHRpbmdzUmVzcG9uc2USUAoJQWJvcnRIYW5kEiAuY2hpZXUudGFibGUudjEuQWJvcnRIYW5kUmVxdWVzdBohLmNoaWV1LnRhYmxlLnYxLkFib3J0SGFuZFJlc3BvbnNlEk8KCEF1ZGl0TG9nEh8uY2hpZXUudGFibGUudjEuQXVkaXRMb2dSZXF1ZXN0GiAuY2hpZXUudGFibGUudjEuQXVkaXRMb2dSZXNwb25zZTABElYKC1ZlcmlmeURlYWxzEiIuY2hpZXUudGFibGUudjEuVmVyaWZ5RGVhbHNSZXF1ZXN0GiMuY2hpZXUudGFibGUudjEuVmVyaWZ5RGVhbHNSZXNwb25zZWIGcHJvdG8z", [file_chieu_games_v1_games, file_chieu_table_v1_log, file_google_protobuf_any, file_google_protobuf_struct]);
 
 /**
  * A seat and who sits in it.
@@ -254,6 +254,40 @@ export type TableView = Message<"chieu.table.v1.TableView"> & {
    * @generated from field: string next_seed_commitment = 28;
    */
   nextSeedCommitment: string;
+
+  /**
+   * The commit–reveal round of client seeds (chieu-fair-v2): the hand the commitments are for.
+   *
+   * @generated from field: int64 round_hand_no = 29;
+   */
+  roundHandNo: bigint;
+
+  /**
+   * The seated players who committed for round_hand_no.
+   *
+   * @generated from field: repeated string committed = 30;
+   */
+  committed: string[];
+
+  /**
+   * Once StartHand asked for the reveals: the seats of round_hand_no, each to reveal by
+   * reveal_deadline_ms (empty: no reveal is asked).
+   *
+   * @generated from field: repeated string reveal_players = 31;
+   */
+  revealPlayers: string[];
+
+  /**
+   * Who of reveal_players revealed (the seeds stay hidden until the deal).
+   *
+   * @generated from field: repeated string revealed = 32;
+   */
+  revealed: string[];
+
+  /**
+   * @generated from field: int64 reveal_deadline_ms = 33;
+   */
+  revealDeadlineMs: bigint;
 };
 
 /**
@@ -262,6 +296,106 @@ export type TableView = Message<"chieu.table.v1.TableView"> & {
  */
 export const TableViewSchema: GenMessage<TableView> = /*@__PURE__*/
   messageDesc(file_chieu_table_v1_table_service, 1);
+
+/**
+ * Commit to a client seed.
+ *
+ * @generated from message chieu.table.v1.CommitSeedRequest
+ */
+export type CommitSeedRequest = Message<"chieu.table.v1.CommitSeedRequest"> & {
+  /**
+   * @generated from field: string table_id = 1;
+   */
+  tableId: string;
+
+  /**
+   * 64 lowercase hex digits: docs/fairness.md, "chieu-fair-v2".
+   *
+   * @generated from field: string commitment = 2;
+   */
+  commitment: string;
+
+  /**
+   * @generated from field: string command_id = 3;
+   */
+  commandId: string;
+};
+
+/**
+ * Describes the message chieu.table.v1.CommitSeedRequest.
+ * Use `create(CommitSeedRequestSchema)` to create a new message.
+ */
+export const CommitSeedRequestSchema: GenMessage<CommitSeedRequest> = /*@__PURE__*/
+  messageDesc(file_chieu_table_v1_table_service, 2);
+
+/**
+ * The table after the commitment (its version: the player's receipt).
+ *
+ * @generated from message chieu.table.v1.CommitSeedResponse
+ */
+export type CommitSeedResponse = Message<"chieu.table.v1.CommitSeedResponse"> & {
+  /**
+   * @generated from field: chieu.table.v1.TableView table = 1;
+   */
+  table?: TableView | undefined;
+};
+
+/**
+ * Describes the message chieu.table.v1.CommitSeedResponse.
+ * Use `create(CommitSeedResponseSchema)` to create a new message.
+ */
+export const CommitSeedResponseSchema: GenMessage<CommitSeedResponse> = /*@__PURE__*/
+  messageDesc(file_chieu_table_v1_table_service, 3);
+
+/**
+ * Reveal the committed seed.
+ *
+ * @generated from message chieu.table.v1.RevealSeedRequest
+ */
+export type RevealSeedRequest = Message<"chieu.table.v1.RevealSeedRequest"> & {
+  /**
+   * @generated from field: string table_id = 1;
+   */
+  tableId: string;
+
+  /**
+   * Exactly 32 bytes, hashing to the commitment.
+   *
+   * @generated from field: bytes seed = 2;
+   */
+  seed: Uint8Array;
+
+  /**
+   * @generated from field: string command_id = 3;
+   */
+  commandId: string;
+};
+
+/**
+ * Describes the message chieu.table.v1.RevealSeedRequest.
+ * Use `create(RevealSeedRequestSchema)` to create a new message.
+ */
+export const RevealSeedRequestSchema: GenMessage<RevealSeedRequest> = /*@__PURE__*/
+  messageDesc(file_chieu_table_v1_table_service, 4);
+
+/**
+ * The table after the reveal.
+ *
+ * @generated from message chieu.table.v1.RevealSeedResponse
+ */
+export type RevealSeedResponse = Message<"chieu.table.v1.RevealSeedResponse"> & {
+  /**
+   * @generated from field: chieu.table.v1.TableView table = 1;
+   */
+  table?: TableView | undefined;
+};
+
+/**
+ * Describes the message chieu.table.v1.RevealSeedResponse.
+ * Use `create(RevealSeedResponseSchema)` to create a new message.
+ */
+export const RevealSeedResponseSchema: GenMessage<RevealSeedResponse> = /*@__PURE__*/
+  messageDesc(file_chieu_table_v1_table_service, 5);
 
 /**
  * Stand up.
@@ -285,7 +419,7 @@ export type StandUpRequest = Message<"chieu.table.v1.StandUpRequest"> & {
  * Use `create(StandUpRequestSchema)` to create a new message.
  */
 export const StandUpRequestSchema: GenMessage<StandUpRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 2);
+  messageDesc(file_chieu_table_v1_table_service, 6);
 
 /**
  * The table after standing up.
@@ -304,7 +438,7 @@ export type StandUpResponse = Message<"chieu.table.v1.StandUpResponse"> & {
  * Use `create(StandUpResponseSchema)` to create a new message.
  */
 export const StandUpResponseSchema: GenMessage<StandUpResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 3);
+  messageDesc(file_chieu_table_v1_table_service, 7);
 
 /**
  * Set the ready flag.
@@ -338,7 +472,7 @@ export type SetReadyRequest = Message<"chieu.table.v1.SetReadyRequest"> & {
  * Use `create(SetReadyRequestSchema)` to create a new message.
  */
 export const SetReadyRequestSchema: GenMessage<SetReadyRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 4);
+  messageDesc(file_chieu_table_v1_table_service, 8);
 
 /**
  * The table after the change.
@@ -357,7 +491,7 @@ export type SetReadyResponse = Message<"chieu.table.v1.SetReadyResponse"> & {
  * Use `create(SetReadyResponseSchema)` to create a new message.
  */
 export const SetReadyResponseSchema: GenMessage<SetReadyResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 5);
+  messageDesc(file_chieu_table_v1_table_service, 9);
 
 /**
  * New settings; fields left unset keep their value.
@@ -404,7 +538,7 @@ export type ChangeSettingsRequest = Message<"chieu.table.v1.ChangeSettingsReques
  * Use `create(ChangeSettingsRequestSchema)` to create a new message.
  */
 export const ChangeSettingsRequestSchema: GenMessage<ChangeSettingsRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 6);
+  messageDesc(file_chieu_table_v1_table_service, 10);
 
 /**
  * The table after the change.
@@ -423,7 +557,7 @@ export type ChangeSettingsResponse = Message<"chieu.table.v1.ChangeSettingsRespo
  * Use `create(ChangeSettingsResponseSchema)` to create a new message.
  */
 export const ChangeSettingsResponseSchema: GenMessage<ChangeSettingsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 7);
+  messageDesc(file_chieu_table_v1_table_service, 11);
 
 /**
  * Abort the running hand.
@@ -454,7 +588,7 @@ export type AbortHandRequest = Message<"chieu.table.v1.AbortHandRequest"> & {
  * Use `create(AbortHandRequestSchema)` to create a new message.
  */
 export const AbortHandRequestSchema: GenMessage<AbortHandRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 8);
+  messageDesc(file_chieu_table_v1_table_service, 12);
 
 /**
  * The table after the abort.
@@ -473,7 +607,7 @@ export type AbortHandResponse = Message<"chieu.table.v1.AbortHandResponse"> & {
  * Use `create(AbortHandResponseSchema)` to create a new message.
  */
 export const AbortHandResponseSchema: GenMessage<AbortHandResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 9);
+  messageDesc(file_chieu_table_v1_table_service, 13);
 
 /**
  * Read a table's log.
@@ -499,7 +633,7 @@ export type AuditLogRequest = Message<"chieu.table.v1.AuditLogRequest"> & {
  * Use `create(AuditLogRequestSchema)` to create a new message.
  */
 export const AuditLogRequestSchema: GenMessage<AuditLogRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 10);
+  messageDesc(file_chieu_table_v1_table_service, 14);
 
 /**
  * One record of the log, with its stream sequence.
@@ -523,7 +657,7 @@ export type AuditLogResponse = Message<"chieu.table.v1.AuditLogResponse"> & {
  * Use `create(AuditLogResponseSchema)` to create a new message.
  */
 export const AuditLogResponseSchema: GenMessage<AuditLogResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 11);
+  messageDesc(file_chieu_table_v1_table_service, 15);
 
 /**
  * Verify a table's deals.
@@ -542,7 +676,7 @@ export type VerifyDealsRequest = Message<"chieu.table.v1.VerifyDealsRequest"> & 
  * Use `create(VerifyDealsRequestSchema)` to create a new message.
  */
 export const VerifyDealsRequestSchema: GenMessage<VerifyDealsRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 12);
+  messageDesc(file_chieu_table_v1_table_service, 16);
 
 /**
  * The verdict on each hand.
@@ -561,7 +695,7 @@ export type VerifyDealsResponse = Message<"chieu.table.v1.VerifyDealsResponse"> 
  * Use `create(VerifyDealsResponseSchema)` to create a new message.
  */
 export const VerifyDealsResponseSchema: GenMessage<VerifyDealsResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 13);
+  messageDesc(file_chieu_table_v1_table_service, 17);
 
 /**
  * One hand's verdict: the commitment and the re-derived deal checked.
@@ -616,11 +750,19 @@ export type HandVerdict = Message<"chieu.table.v1.HandVerdict"> & {
 
   /**
    * The hand's commitment was published (TableCreated or the previous HandStarted) before every
-   * client seed the hand mixed in was given.
+   * client seed the hand mixed in was given (chieu-fair-v2: before every client commitment).
    *
    * @generated from field: bool committed_first = 8;
    */
   committedFirst: boolean;
+
+  /**
+   * chieu-fair-v2: every client seed the hand mixed in opens its player's commitment (always true
+   * for a chieu-fair-v1 hand).
+   *
+   * @generated from field: bool reveals_ok = 9;
+   */
+  revealsOk: boolean;
 };
 
 /**
@@ -628,7 +770,7 @@ export type HandVerdict = Message<"chieu.table.v1.HandVerdict"> & {
  * Use `create(HandVerdictSchema)` to create a new message.
  */
 export const HandVerdictSchema: GenMessage<HandVerdict> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 14);
+  messageDesc(file_chieu_table_v1_table_service, 18);
 
 /**
  * Create a table.
@@ -716,7 +858,7 @@ export type CreateTableRequest = Message<"chieu.table.v1.CreateTableRequest"> & 
  * Use `create(CreateTableRequestSchema)` to create a new message.
  */
 export const CreateTableRequestSchema: GenMessage<CreateTableRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 15);
+  messageDesc(file_chieu_table_v1_table_service, 19);
 
 /**
  * The created table.
@@ -735,7 +877,7 @@ export type CreateTableResponse = Message<"chieu.table.v1.CreateTableResponse"> 
  * Use `create(CreateTableResponseSchema)` to create a new message.
  */
 export const CreateTableResponseSchema: GenMessage<CreateTableResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 16);
+  messageDesc(file_chieu_table_v1_table_service, 20);
 
 /**
  * Take a seat.
@@ -773,7 +915,7 @@ export type TakeSeatRequest = Message<"chieu.table.v1.TakeSeatRequest"> & {
  * Use `create(TakeSeatRequestSchema)` to create a new message.
  */
 export const TakeSeatRequestSchema: GenMessage<TakeSeatRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 17);
+  messageDesc(file_chieu_table_v1_table_service, 21);
 
 /**
  * The seat taken.
@@ -797,7 +939,7 @@ export type TakeSeatResponse = Message<"chieu.table.v1.TakeSeatResponse"> & {
  * Use `create(TakeSeatResponseSchema)` to create a new message.
  */
 export const TakeSeatResponseSchema: GenMessage<TakeSeatResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 18);
+  messageDesc(file_chieu_table_v1_table_service, 22);
 
 /**
  * Start a hand.
@@ -821,7 +963,7 @@ export type StartHandRequest = Message<"chieu.table.v1.StartHandRequest"> & {
  * Use `create(StartHandRequestSchema)` to create a new message.
  */
 export const StartHandRequestSchema: GenMessage<StartHandRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 19);
+  messageDesc(file_chieu_table_v1_table_service, 23);
 
 /**
  * The table after the hand started.
@@ -840,7 +982,7 @@ export type StartHandResponse = Message<"chieu.table.v1.StartHandResponse"> & {
  * Use `create(StartHandResponseSchema)` to create a new message.
  */
 export const StartHandResponseSchema: GenMessage<StartHandResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 20);
+  messageDesc(file_chieu_table_v1_table_service, 24);
 
 /**
  * A game command for the caller's seat.
@@ -880,7 +1022,7 @@ export type ActRequest = Message<"chieu.table.v1.ActRequest"> & {
  * Use `create(ActRequestSchema)` to create a new message.
  */
 export const ActRequestSchema: GenMessage<ActRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 21);
+  messageDesc(file_chieu_table_v1_table_service, 25);
 
 /**
  * The caller's view after the command.
@@ -899,7 +1041,7 @@ export type ActResponse = Message<"chieu.table.v1.ActResponse"> & {
  * Use `create(ActResponseSchema)` to create a new message.
  */
 export const ActResponseSchema: GenMessage<ActResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 22);
+  messageDesc(file_chieu_table_v1_table_service, 26);
 
 /**
  * Get a table.
@@ -918,7 +1060,7 @@ export type GetTableRequest = Message<"chieu.table.v1.GetTableRequest"> & {
  * Use `create(GetTableRequestSchema)` to create a new message.
  */
 export const GetTableRequestSchema: GenMessage<GetTableRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 23);
+  messageDesc(file_chieu_table_v1_table_service, 27);
 
 /**
  * The table as the caller may see it.
@@ -937,7 +1079,7 @@ export type GetTableResponse = Message<"chieu.table.v1.GetTableResponse"> & {
  * Use `create(GetTableResponseSchema)` to create a new message.
  */
 export const GetTableResponseSchema: GenMessage<GetTableResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 24);
+  messageDesc(file_chieu_table_v1_table_service, 28);
 
 /**
  * Watch a table.
@@ -964,7 +1106,7 @@ export type WatchRequest = Message<"chieu.table.v1.WatchRequest"> & {
  * Use `create(WatchRequestSchema)` to create a new message.
  */
 export const WatchRequestSchema: GenMessage<WatchRequest> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 25);
+  messageDesc(file_chieu_table_v1_table_service, 29);
 
 /**
  * One update of the caller's view.
@@ -983,7 +1125,7 @@ export type WatchResponse = Message<"chieu.table.v1.WatchResponse"> & {
  * Use `create(WatchResponseSchema)` to create a new message.
  */
 export const WatchResponseSchema: GenMessage<WatchResponse> = /*@__PURE__*/
-  messageDesc(file_chieu_table_v1_table_service, 26);
+  messageDesc(file_chieu_table_v1_table_service, 30);
 
 /**
  * The state of a table.
@@ -1145,6 +1287,27 @@ export const TableService: GenService<{
     methodKind: "unary";
     input: typeof SetReadyRequestSchema;
     output: typeof SetReadyResponseSchema;
+  },
+  /**
+   * Commit to a client seed for the next hand (chieu-fair-v2): any time a seated player is not in
+   * a reveal round, typically during the previous hand.
+   *
+   * @generated from rpc chieu.table.v1.TableService.CommitSeed
+   */
+  commitSeed: {
+    methodKind: "unary";
+    input: typeof CommitSeedRequestSchema;
+    output: typeof CommitSeedResponseSchema;
+  },
+  /**
+   * Reveal the committed seed, once StartHand asked for the reveals (TableView.reveal_players).
+   *
+   * @generated from rpc chieu.table.v1.TableService.RevealSeed
+   */
+  revealSeed: {
+    methodKind: "unary";
+    input: typeof RevealSeedRequestSchema;
+    output: typeof RevealSeedResponseSchema;
   },
   /**
    * Change the table's settings: the host only, between hands.

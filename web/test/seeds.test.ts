@@ -1,0 +1,31 @@
+// The commit–reveal round of client seeds (chieu-fair-v2) on the client side, with no stack: the
+// commitment of docs/fairness.md's vector, and what the round asks of a player at a view.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { create } from "@bufbuild/protobuf";
+import { SeatInfoSchema, TableViewSchema } from "../gen/chieu/table/v1/table_service_pb.js";
+import { clientCommitment, roundStep } from "../src/client/index.js";
+
+test("the client commitment of docs/fairness.md's vector", async () => {
+  const seed = Uint8Array.from({ length: 32 }, (_, i) => i);
+  const got = await clientCommitment("t1", 1n, "alice", seed);
+  assert.equal(got, "0322309bcf546ba02f09ac5f333c267718e490283583871d061ec7f28de8e97a");
+  const page = readFileSync(new URL("../../../docs/fairness.md", import.meta.url), "utf8");
+  assert.ok(page.includes(got), "the vector is on the page");
+});
+
+test("commit while no reveal is asked, reveal when the seat is asked, once", () => {
+  const seats = ["alice", "bob"].map((playerId, seat) => create(SeatInfoSchema, { playerId, seat: BigInt(seat) }));
+  const view = (v: object) => create(TableViewSchema, { tableId: "t1", roundHandNo: 3n, version: 10n, seats, ...v });
+  const acked = () => 9n, none = () => undefined;
+  assert.equal(roundStep(view({}), "alice", none), "commit");
+  assert.equal(roundStep(view({ committed: ["alice"] }), "alice", acked), undefined);
+  assert.equal(roundStep(view({ committed: ["alice"] }), "alice", none), "commit"); // a lost seed: again
+  assert.equal(roundStep(view({ version: 8n }), "alice", acked), undefined); // a view behind the answer
+  assert.equal(roundStep(view({ revealPlayers: ["alice", "bob"] }), "alice", acked), "reveal");
+  assert.equal(roundStep(view({ revealPlayers: ["alice", "bob"] }), "alice", none), undefined); // withholds
+  assert.equal(roundStep(view({ revealPlayers: ["alice", "bob"], revealed: ["alice"] }), "alice", acked), undefined);
+  assert.equal(roundStep(view({ revealPlayers: ["bob"] }), "alice", acked), undefined); // sits this hand out
+  assert.equal(roundStep(view({}), "carol", acked), undefined); // not seated
+});
