@@ -152,6 +152,9 @@ class Cluster:
     env: dict[str, str] = field(default_factory=dict)
     database_url: str = ""
     """An external PostgreSQL (empty: the embedded one under ``<data>/postgres``)."""
+    headroom: int | None = None
+    """The room JetStream leaves free on the nodes' volume (None: :func:`localnats.store_limit`'s
+    default, 5% of the volume and at least 64 MiB); the disk guards' too (:func:`disk_guards`)."""
     nodes: list[Process] = field(default_factory=list, init=False)
     services: list[Process] = field(default_factory=list, init=False)
     client_urls: list[str] = field(default_factory=list, init=False)
@@ -187,7 +190,7 @@ class Cluster:
             folder = self.data_dir / "nats" / name
             conf = localnats.write_cluster_config(folder, name, nats_ports[i], route_ports[i],
                                                   [p for j, p in enumerate(route_ports) if j != i],
-                                                  self.monitor_ports[i], extra=users)
+                                                  self.monitor_ports[i], extra=users, headroom=self.headroom)
             self.nodes.append(Process(name, "nats", [localnats.binary(), "-c", str(conf)], {**os.environ},
                                       nats_ports[i], self._log(name)))
         self.addrs = {s: [f"127.0.0.1:{port(s, i)}" for i in range(PROCESSES)] for s in SERVICES}
@@ -334,10 +337,12 @@ class Cluster:
 
 
 def supervisor(cluster: Cluster, *, max_deaths: int = supervise.MAX_DEATHS,
-               window_s: float = supervise.WINDOW_S) -> supervise.Supervisor:
+               window_s: float = supervise.WINDOW_S,
+               say: Callable[[str], None] | None = None) -> supervise.Supervisor:
     """A supervisor of the cluster's processes (every node, every service process, the embedded
     PostgreSQL), each restarted on its own with its own health: a node's
-    ``/healthz?js-enabled-only=true``, a process's gRPC health, ``pg_isready``."""
+    ``/healthz?js-enabled-only=true``, a process's gRPC health, ``pg_isready``. ``say``: where its
+    lines go (default: this terminal)."""
     children: list[supervise.Child] = []
 
     def spawner(p: Process) -> Callable[[], supervise.Handle]:
@@ -361,7 +366,38 @@ def supervisor(cluster: Cluster, *, max_deaths: int = supervise.MAX_DEATHS,
 
         children.append(supervise.Child("postgres", spawn_pg, pg.ready, stop=pg.stop))
     return supervise.Supervisor(children, prefix="chieu up --cluster", max_deaths=max_deaths, window_s=window_s,
-                                status_file=cluster.data_dir / "up.json")
+                                status_file=cluster.data_dir / "up.json", **({"say": say} if say else {}))
+
+
+def disk_guards(cluster: Cluster, sup: supervise.Supervisor, *, every_s: float = 5.0) -> list[localnats.DiskGuard]:
+    """A :class:`localnats.DiskGuard` per node (not started), as ``chieu up`` has for its one node:
+    each node's ``max_file_store`` follows its share of the volume's free space (the three nodes
+    share one volume), a filling volume restarts the node onto the room of its reserve (through
+    ``sup``, not counted as a death) so that it refuses with ``log_full``, space freed is reloaded
+    (no restart), and a node whose ``/healthz`` names a write error (it met the full disk) is
+    restarted. The guards look one after another every ``every_s`` seconds from one thread each."""
+    folders = [Path(n.argv[-1]).parent for n in cluster.nodes]
+    guards = []
+    for i, n in enumerate(cluster.nodes):
+
+        def pid(name: str = n.name) -> int | None:
+            handle = sup.children[name].handle
+            return handle.pid if handle is not None and handle.poll() is None else None
+
+        def restart(why: str, name: str = n.name) -> None:
+            sup.restart(name, why)
+
+        def health(port: int = cluster.monitor_ports[i]) -> str | None:
+            return localnats.health_error(port)
+
+        def say(line: str, name: str = n.name) -> None:
+            sup.say(f"{name}: {line}")
+
+        guards.append(localnats.DiskGuard(Path(n.argv[-1]), pid, every_s=every_s, headroom=cluster.headroom,
+                                          restart=restart, health=health, say=say,
+                                          share=localnats.cluster_share(len(cluster.nodes)),
+                                          peers=[f for j, f in enumerate(folders) if j != i]))
+    return guards
 
 
 def run(data_dir: Path, ports: dict[str, int] | None = UP_PORTS, local_env: Path | None = None, *,
@@ -384,12 +420,15 @@ def run(data_dir: Path, ports: dict[str, int] | None = UP_PORTS, local_env: Path
     cluster.start()
     sup = supervisor(cluster, max_deaths=max_deaths, window_s=window_s)
     sup.stopping = stopping
+    guards = disk_guards(cluster, sup)
     try:
         for p in (*cluster.nodes, *cluster.services):
             assert p.popen is not None
             sup.adopt(p.name, p.popen)
         if cluster.pg_handle is not None:
             sup.adopt("postgres", cluster.pg_handle)
+        for g in guards:
+            g.start()
         print(f"chieu up --cluster: NATS JetStream cluster n1..n{NODES} on {cluster.nats_url} "
               f"(R{REPLICAS}, sync_interval always)", file=sys.stderr)
         print(f"chieu up --cluster: NATS users {', '.join(cluster.creds.users)} (seeds in {cluster.creds.folder})",
@@ -417,6 +456,8 @@ def run(data_dir: Path, ports: dict[str, int] | None = UP_PORTS, local_env: Path
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the stop short
         print("chieu up --cluster: stopping every process", file=sys.stderr)
+        for g in guards:
+            g.stop()
         sup.stop([])  # the watchers first: nothing is restarted while the cluster stops
         cluster.stop()
         print("chieu up --cluster: stopped", file=sys.stderr)

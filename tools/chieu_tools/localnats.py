@@ -27,7 +27,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 MIB = 1 << 20
@@ -64,15 +64,24 @@ def _used(folder: Path) -> int:
     return total
 
 
+def _stored(data_dir: Path) -> int:
+    """The bytes the streams in ``data_dir`` hold on disk, what ``max_file_store`` counts: the
+    store less its ``$SYS`` folder (a cluster's raft logs and metadata, which the limit does not
+    count)."""
+    return _used(data_dir / "jetstream") - _used(data_dir / "jetstream" / "$SYS")
+
+
 def store_limit(data_dir: Path, *, headroom: int | None = None, share: int = 1) -> int:
-    """JetStream's ``max_file_store`` for a store in ``data_dir``: what the store holds now plus
-    its ``share`` of the volume's free space, less ``headroom`` (default: 5% of the volume, at least
-    64 MiB), in whole MiB and at least 1 MiB. Below what the store holds, it refuses every write."""
+    """JetStream's ``max_file_store`` for a store in ``data_dir``: what its streams hold now plus
+    ``1 / share`` of the volume's free space less ``headroom`` (default: 5% of the volume, at least
+    64 MiB), in whole MiB and at least 1 MiB. Below what the store holds, it refuses every write.
+    A cluster's node (:data:`CLUSTER_SHARE`) writes each record twice (its stream's raft log and
+    the stream), and the nodes share the volume."""
     data_dir.mkdir(parents=True, exist_ok=True)
     st = os.statvfs(data_dir)
     volume, free = st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
     room = headroom if headroom is not None else max(HEADROOM_MIN, int(volume * HEADROOM_FRACTION))
-    limit = _used(data_dir / "jetstream") + (free - room) // max(1, share)
+    limit = _stored(data_dir) + (free - room) // max(1, share)
     return max(MIB, limit // MIB * MIB)
 
 
@@ -100,12 +109,21 @@ def write_config(data_dir: Path, port: int, *, extra: str = "", monitor_port: in
     return conf
 
 
+def cluster_share(nodes: int) -> int:
+    """The part of a volume's free space (1 / this) a node of a cluster of ``nodes`` sharing the
+    volume may fill: each node writes a record twice (its stream's raft log, compacted later, and
+    the stream), so twice the nodes."""
+    return 2 * nodes
+
+
 def write_cluster_config(data_dir: Path, name: str, port: int, cluster_port: int, routes: list[int],
-                         monitor_port: int, *, cluster: str = "chieu", extra: str = "") -> Path:
+                         monitor_port: int, *, cluster: str = "chieu", extra: str = "",
+                         headroom: int | None = None) -> Path:
     """The config of one node of a loopback JetStream cluster: server ``name`` listening for clients
     on ``port`` and for its peers on ``cluster_port``, with routes to the other nodes' cluster ports,
     the monitoring endpoint (``/healthz``) on ``monitor_port``, ``sync_interval: always`` and its share
-    of the volume (:func:`store_limit`; the nodes share one volume). Client
+    of the volume (:func:`store_limit` with ``headroom`` and :func:`cluster_share`: the nodes share
+    one volume). Client
     URLs are not advertised (``no_advertise``): a client uses the URLs it is given, so a proxy in
     front of a node stays in the path. ``extra`` is appended (an ``authorization`` block)."""
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -118,7 +136,7 @@ def write_cluster_config(data_dir: Path, name: str, port: int, cluster_port: int
         "max_payload: 1MB\n"
         "jetstream {\n"
         f'  store_dir: "{data_dir}"\n'
-        f"  max_file_store: {store_limit(data_dir, share=len(routes) + 1)}\n"
+        f"  max_file_store: {store_limit(data_dir, headroom=headroom, share=cluster_share(len(routes) + 1))}\n"
         "  sync_interval: always\n"
         "}\n"
         "cluster {\n"
@@ -199,6 +217,8 @@ write error``), which fails its streams until its next restart."""
 HEAL_EVERY_S = 10.0
 """The least time between two restarts the guard makes to heal a node that met the full disk."""
 _DISK_ERRORS = ("no space left on device", "write error")
+RESERVE = ".chieu-disk-reserve"
+"""The reserve's file name in a node's folder (:class:`DiskGuard`)."""
 
 
 def health_error(monitor_port: int, timeout: float = 2.0) -> str | None:
@@ -242,15 +262,25 @@ class DiskGuard:
       most every :data:`HEAL_EVERY_S`.
 
     Says so on ``say`` when the store has less than half the headroom left below its limit, and when
-    it has room again."""
+    it has room again.
+
+    A node of a cluster whose nodes share one volume (``chieu up --cluster``): ``share`` is
+    :func:`cluster_share` (each node's limit is what its streams hold plus its part of the free
+    space, :func:`store_limit`), and ``peers`` are the other nodes' folders: their reserves are
+    parts of the headroom too, so every node's limit is the same with the reserves made or given
+    up, and a node restarting onto a full volume gives its reserve up while the volume lacks the
+    room for every node to start."""
 
     def __init__(self, conf: Path, pid: Callable[[], int | None], *, every_s: float = 5.0,
                  headroom: int | None = None, restart: Callable[[str], None] | None = None,
                  health: Callable[[], str | None] | None = None,
-                 say: Callable[[str], None] | None = None) -> None:
+                 say: Callable[[str], None] | None = None, share: int = 1,
+                 peers: Sequence[Path] = ()) -> None:
         self.conf = conf
         self.data_dir = conf.parent
-        self.reserve = self.data_dir / ".chieu-disk-reserve"
+        self.reserve = self.data_dir / RESERVE
+        self.share = max(1, share)
+        self._reserves = [self.reserve, *(Path(p) / RESERVE for p in peers)]
         self.pid = pid
         self.every_s = every_s
         self.headroom = headroom
@@ -279,7 +309,19 @@ class DiskGuard:
             text = _LIMIT_LINE.sub(lambda m: f"{m.group(1)}{limit}", text, count=1)
         else:
             text = text.replace("jetstream {\n", f"jetstream {{\n  max_file_store: {limit}\n", 1)
-        self.conf.write_text(text, encoding="utf-8")
+        # whole or not at all (a config cut short by the full volume would not start); the volume too
+        # full for the few bytes: the reserve given up for them (the restart that follows needs it gone)
+        tmp = self.conf.with_suffix(".tmp")
+        for last in (False, True):
+            try:
+                tmp.write_text(text, encoding="utf-8")
+                os.replace(tmp, self.conf)
+                return
+            except OSError:
+                tmp.unlink(missing_ok=True)
+                if last:
+                    raise
+                self.reserve.unlink(missing_ok=True)
 
     def _free(self) -> tuple[int, int]:
         st = os.statvfs(self.data_dir)
@@ -299,10 +341,11 @@ class DiskGuard:
             self.reserve.unlink(missing_ok=True)
 
     def _restart_onto_room(self, start_room: int, why: str) -> bool:
-        """Restart nats-server with the room to start: the reserve given up when the volume lacks it;
-        False (and nothing done) when even then it lacks it."""
+        """Restart nats-server with the room to start: the reserve given up when the volume lacks it
+        (the room for every node sharing the volume: they restart together); False (and nothing
+        done) when even then it lacks it."""
         _, free = self._free()
-        if free < start_room:
+        if free < start_room * len(self._reserves):
             self.reserve.unlink(missing_ok=True)
             _, free = self._free()
         if free < start_room:
@@ -319,8 +362,9 @@ class DiskGuard:
         room = self.headroom if self.headroom is not None else max(HEADROOM_MIN, int(volume * HEADROOM_FRACTION))
         start_room = max(START_ROOM_MIN, room // 4)
         self._keep_reserve(start_room, free, room)
-        # the reserve is a part of the headroom: its room counts as free (made or not, the same limit)
-        limit = store_limit(self.data_dir, headroom=room - (start_room if self.reserve.exists() else 0))
+        # the reserves are a part of the headroom: their room counts as free (made or not, the same limit)
+        reserved = start_room * sum(1 for r in self._reserves if r.exists())
+        limit = store_limit(self.data_dir, headroom=room - reserved, share=self.share)
         current = configured_limit(self.conf)
         if current is None or limit >= current + MIB:
             self._write(limit)
@@ -329,7 +373,7 @@ class DiskGuard:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGHUP)
                     self.reloads += 1
-        elif limit < current - room // 2:
+        elif limit < current - room // (2 * self.share):
             self._write(limit)
             self.say(f"the table log's volume is filling up: nats-server restarts to take the lower limit "
                      f"({limit // MIB} MiB; it cannot lower it on a reload)")
@@ -342,7 +386,7 @@ class DiskGuard:
         else:
             limit = current
         self._heal(start_room, limit)
-        full = limit - _used(self.data_dir / "jetstream") < max(MIB, room // 2)
+        full = limit - _stored(self.data_dir) < max(MIB, room // (2 * self.share))
         if full != self.full:
             self.full = full
             self.say(f"WARNING the table log's volume ({self.data_dir}) is nearly full: JetStream refuses new "

@@ -402,14 +402,18 @@ class Supervisor:
         return out
 
     def _write_status(self) -> None:
-        """``status_file`` (JSON) rewritten at each change: who runs as which pid."""
+        """``status_file`` (JSON) rewritten at each change: who runs as which pid. Left as it was
+        when it cannot be written (its volume full: the supervision goes on)."""
         if self.status_file is None:
             return
         with self._status_lock:
             doc = {"supervisor": os.getpid(), "processes": self.status()}
             tmp = self.status_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps(doc, indent=2) + "\n")
-            os.replace(tmp, self.status_file)
+            try:
+                tmp.write_text(json.dumps(doc, indent=2) + "\n")
+                os.replace(tmp, self.status_file)
+            except OSError:
+                tmp.unlink(missing_ok=True)
 
 
 def popen(argv: list[str], env: dict[str, str], log: Path | None = None) -> Callable[[], Handle]:
