@@ -228,22 +228,40 @@ async def _serving_through(cluster: Cluster, nodes: set[str]) -> str:
     raise AssertionError(f"no table process connected to {nodes}")
 
 
+def _elected_s(cluster: Cluster, since: float) -> float | None:
+    """Seconds from ``since`` (a wall-clock time) to the first "new stream leader" of the table
+    stream a node logged after it (None: none logged)."""
+    import datetime
+    mark = f"new stream leader for '$G > {names.TABLES.name}'"
+    found: list[float] = []
+    for n in cluster.nodes:
+        if n.log is None or not n.log.exists():
+            continue
+        for line in n.log.read_text(errors="replace").splitlines():
+            if mark in line:
+                stamp = " ".join(line.split()[1:3])  # "[pid] 2026/11/28 01:13:58.229109 [INF] …" (local time)
+                at = datetime.datetime.strptime(stamp, "%Y/%m/%d %H:%M:%S.%f").timestamp()
+                if at >= since:
+                    found.append(at - since)
+    return min(found, default=None)
+
+
 async def _play_through_freeze(players: Players, table_id: str, view: pb.TableView,
-                               node: str, cluster: Cluster) -> tuple[pb.TableView, float, float]:
+                               node: str, cluster: Cluster) -> tuple[pb.TableView, float, float, float]:
     """Freeze ``node`` (SIGSTOP) for :data:`FROZEN_FOR_S` while the players keep moving; returns the
-    last view, the time from the freeze to the first move acknowledged after it, and the longest
-    time between two acknowledged moves from the freeze on."""
+    last view, the time from the freeze to the first move acknowledged after it, the longest
+    time between two acknowledged moves from the freeze on, and the freeze's wall-clock time."""
     process = cluster.process(node)
     first = len(players.ack_times)
     process.pause()
-    frozen_at = time.monotonic()
+    frozen_at, frozen_wall = time.monotonic(), time.time()
     try:
         while time.monotonic() - frozen_at < FROZEN_FOR_S or len(players.ack_times) - first < 3:
             view = await players.move(table_id, view)
     finally:
         process.resume()
     times = [frozen_at, *players.ack_times[first:]]
-    return view, times[1] - frozen_at, max(b - a for a, b in itertools.pairwise(times))
+    return view, times[1] - frozen_at, max(b - a for a, b in itertools.pairwise(times)), frozen_wall
 
 
 async def test_a_frozen_follower_then_a_frozen_leader_pause_writes_for_seconds(cluster: Cluster) -> None:
@@ -266,7 +284,7 @@ async def test_a_frozen_follower_then_a_frozen_leader_pause_writes_for_seconds(c
         view = created
         for _ in range(5):
             view = await players.move(table_id, view)
-        view, first_s, gap_s = await _play_through_freeze(players, table_id, view, follower, cluster)
+        view, first_s, gap_s, _ = await _play_through_freeze(players, table_id, view, follower, cluster)
         print(f"follower {follower} frozen under {instance} (leader {leader}): first move acknowledged "
               f"{first_s:.2f} s after, the longest gap {gap_s:.2f} s")
         assert gap_s < FREEZE_BOUND_S, f"writes stopped for {gap_s:.1f} s with a follower frozen"
@@ -280,9 +298,10 @@ async def test_a_frozen_follower_then_a_frozen_leader_pause_writes_for_seconds(c
     instance = await _serving_through(cluster, {leader})
     players = Players(cluster, "127.0.0.1:" + str(cluster.process(instance).port))
     try:
-        view, first_s, gap_s = await _play_through_freeze(players, table_id, view, leader, cluster)
+        view, first_s, gap_s, frozen_wall = await _play_through_freeze(players, table_id, view, leader, cluster)
+        elected_s = _elected_s(cluster, frozen_wall)
         print(f"leader {leader} frozen under {instance}: first move acknowledged {first_s:.2f} s after, "
-              f"the longest gap {gap_s:.2f} s")
+              f"the longest gap {gap_s:.2f} s; a new leader elected {elected_s} s after the freeze")
         assert gap_s < LEADER_FREEZE_BOUND_S, f"writes stopped for {gap_s:.1f} s with the leader frozen"
         assert await _current(cluster, leader), f"{leader} is not current again"
         for _ in range(3):

@@ -366,7 +366,7 @@ def supervisor(cluster: Cluster, *, max_deaths: int = supervise.MAX_DEATHS,
 
         children.append(supervise.Child("postgres", spawn_pg, pg.ready, stop=pg.stop))
     return supervise.Supervisor(children, prefix="chieu up --cluster", max_deaths=max_deaths, window_s=window_s,
-                                status_file=cluster.data_dir / "up.json", **({"say": say} if say else {}))
+                                status_file=cluster.data_dir / "up.json", say=say or supervise.to_terminal)
 
 
 def disk_guards(cluster: Cluster, sup: supervise.Supervisor, *, every_s: float = 5.0) -> list[localnats.DiskGuard]:
@@ -448,7 +448,8 @@ def run(data_dir: Path, ports: dict[str, int] | None = UP_PORTS, local_env: Path
                   "./chieu verify TABLE, ./chieu audit, ./chieu replay TABLE --html F, ./chieu export F",
                   file=sys.stderr)
         print(f"chieu up --cluster: supervising {len(sup.children)} processes (each restarted on its own; given "
-              f"up after {max_deaths} deaths in {window_s:.0f} s; pids in {cluster.data_dir / 'up.json'})",
+              f"up after {max_deaths} deaths in {window_s:.0f} s; pids in {cluster.data_dir / 'up.json'}); "
+              "each node's store limit follows its share of the volume's free space (a disk guard a node)",
               file=sys.stderr)
         print(f"chieu up --cluster: sign a token: CHIEU_TOKEN_PRIVATE_KEY={cluster.private_key} ./chieu token "
               "PLAYER. Ctrl-C stops everything.", file=sys.stderr)

@@ -64,6 +64,9 @@ def _used(folder: Path) -> int:
     return total
 
 
+PAGE = 4096
+
+
 def _stored(data_dir: Path) -> int:
     """The bytes the streams in ``data_dir`` hold on disk, what ``max_file_store`` counts: the
     store less its ``$SYS`` folder (a cluster's raft logs and metadata, which the limit does not
@@ -74,15 +77,19 @@ def _stored(data_dir: Path) -> int:
 def store_limit(data_dir: Path, *, headroom: int | None = None, share: int = 1) -> int:
     """JetStream's ``max_file_store`` for a store in ``data_dir``: what its streams hold now plus
     ``1 / share`` of the volume's free space less ``headroom`` (default: 5% of the volume, at least
-    64 MiB), in whole MiB and at least 1 MiB. Below what the store holds, it refuses every write.
-    A cluster's node (:data:`CLUSTER_SHARE`) writes each record twice (its stream's raft log and
+    64 MiB), in whole MiB; with less than a MiB of room, what the streams hold (in whole pages, at
+    least one): at or below what the store holds, it refuses every write.
+    A cluster's node (:func:`cluster_share`) writes each record twice (its stream's raft log and
     the stream), and the nodes share the volume."""
     data_dir.mkdir(parents=True, exist_ok=True)
     st = os.statvfs(data_dir)
     volume, free = st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
     room = headroom if headroom is not None else max(HEADROOM_MIN, int(volume * HEADROOM_FRACTION))
-    limit = _stored(data_dir) + (free - room) // max(1, share)
-    return max(MIB, limit // MIB * MIB)
+    stored = _stored(data_dir)
+    limit = stored + (free - room) // max(1, share)
+    if limit < stored + MIB:  # no room for a MiB more: not a byte more than it holds (at least a page)
+        return max(PAGE, min(limit, stored) // PAGE * PAGE)
+    return limit // MIB * MIB
 
 
 def write_config(data_dir: Path, port: int, *, extra: str = "", monitor_port: int | None = None,

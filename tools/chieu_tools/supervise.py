@@ -191,7 +191,8 @@ class Child:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _say(line: str) -> None:
+def to_terminal(line: str) -> None:
+    """A supervisor's line, to this terminal (stderr)."""
     print(line, file=sys.stderr, flush=True)
 
 
@@ -200,7 +201,7 @@ class Supervisor:
 
     def __init__(self, children: Sequence[Child], *, prefix: str = "chieu up", max_deaths: int = MAX_DEATHS,
                  window_s: float = WINDOW_S, backoff_s: tuple[float, float] = BACKOFF_S,
-                 status_file: Path | None = None, say: Callable[[str], None] = _say) -> None:
+                 status_file: Path | None = None, say: Callable[[str], None] = to_terminal) -> None:
         self.children = {c.name: c for c in children}
         self.prefix = prefix
         self.max_deaths, self.window_s, self.backoff_s = max_deaths, window_s, backoff_s
