@@ -191,12 +191,12 @@ LEADER_FREEZE_BOUND_S = RECOVERY_BOUND_S
 """A frozen leader adds NATS's own election of a new one to the client's move: the followers wait
 their raft election timeout (a random 4–9 s after the last heartbeat, constants of nats-server's
 raft.go that no configuration sets) and campaign (0.1–0.8 s); measured 3.3–8.2 s from the freeze
-to the new leader over 20 freezes, and 4.1–10.6 s to the first move, so the kill's bound
+to the new leader over 22 freezes, and 4.1–10.6 s to the first move, so the kill's bound
 (docs/chaos.md, "A frozen stream leader")."""
 AFTER_ELECTION_BOUND_S = 5.0
 """From the new leader's election to the first move acknowledged: the append in flight to the
 frozen leader waits out its request timeout (2 s), then the client's next try (its backoff at most
-1 s). Measured 0.5–2.0 s over 14 freezes."""
+1 s). Measured 0.5–2.2 s over 16 freezes."""
 FROZEN_FOR_S = 12.0
 """How long each node stays frozen: longer than the bound, so a write that waits for the node's
 return is seen to."""
