@@ -122,6 +122,24 @@ class Descriptor:
     """The labels its rules draw at random from and what each decides, and its test vectors
     (docs/fairness.md, written from it by ``scripts/fairvectors``); the default: nothing is random."""
 
+    def seat_reservation(self, options: Any, seats: int, stake: int) -> int | None:
+        """What one seat of a ``seats``-player coin hand at ``stake`` reserves, in 金币: the largest
+        loss (:data:`MaxLoss`, at least one stake unit) × the stake; ``None``: no bound (the game is
+        not played for 金币). The one rule: the table reserves it before a hand, and every entry
+        gate (the table's seat, the lobby's rooms and quick seat) asks the ledger whether the
+        player's 金币 not already reserved cover it (:meth:`most_reserved`)."""
+        if self.max_loss is None:
+            return None
+        return max(1, self.max_loss(options, seats)) * stake
+
+    def most_reserved(self, options: Any, stake: int, most_seats: int | None = None) -> int | None:
+        """The most one seat of any hand at a coin table of these options and stake reserves,
+        with ``min_seats`` .. ``most_seats`` (default: the game's most) seated: what an entry gate
+        asks a player to cover, so that whoever sits can start every hand the table may deal."""
+        top = self.max_seats if most_seats is None else max(self.min_seats, min(most_seats, self.max_seats))
+        found = [self.seat_reservation(options, n, stake) for n in range(self.min_seats, top + 1)]
+        return None if found[0] is None else max(c for c in found if c is not None)
+
     def __post_init__(self) -> None:
         if not (self.key.isascii() and self.key.isidentifier() and self.key.islower()):
             raise ValueError(f"a game key is a lower-case ASCII identifier, not {self.key!r}")

@@ -79,6 +79,13 @@ SELECT
 player's 金币 reserved for other hands in play."""
 
 
+def covers(free: int, need: int) -> bool:
+    """Whether 金币 ``free`` (a balance less what its hands in play reserve) cover a seat's
+    reservation ``need``: the one rule of ``ReserveHand`` and of every entry gate that asks
+    ``CheckEligibility`` with a need (the table's seats, the lobby's rooms and quick seat)."""
+    return free >= need
+
+
 @dataclass(frozen=True, slots=True)
 class Answer:
     """What a reservation did: every seat reserved (or none: ``short`` names who could not)."""
@@ -95,6 +102,12 @@ class Reservations:
     def __init__(self, pool: asyncpg.Pool, stream: str) -> None:
         self.pool = pool
         self.stream = stream
+
+    async def free(self, player: str, balance: int) -> int:
+        """``player``'s 金币 not reserved for hands in play, of ``balance`` (what a reservation of
+        theirs is held to: :func:`covers`)."""
+        async with self.pool.acquire() as conn:
+            return balance - (await self.held(conn, [player])).get(player, 0)
 
     async def held(self, conn: db.Conn, players: Sequence[str]) -> dict[str, int]:
         """The 金币 of each of ``players`` reserved for hands in play (absent: none)."""
@@ -126,7 +139,7 @@ class Reservations:
             balance = {r["id"]: int(r["balance"]) for r in rows}
             held = {p: int(c) for p, c in json.loads(state["held"]).items()}
             short = tuple(p for p, a in zip(players, accounts, strict=True)
-                          if balance.get(a, 0) - held.get(p, 0) < seats[p])
+                          if not covers(balance.get(a, 0) - held.get(p, 0), seats[p]))
             if short:
                 return Answer(False, short)
             await conn.execute(

@@ -36,7 +36,7 @@ from chieu.kit.settings import Settings
 from chieu.ledger import books as b
 from chieu.ledger import holds, parked, rewards
 from chieu.ledger.books import Books, Leg, Posting, Result
-from chieu.ledger.reservations import Reservations
+from chieu.ledger.reservations import Reservations, covers
 from chieu.ledger.v1 import ledger_service_pb2 as pb
 from chieu.ledger.v1 import ledger_service_pb2_grpc as pb_grpc
 
@@ -281,11 +281,15 @@ class LedgerService(pb_grpc.LedgerServiceServicer):
                                context: Context) -> pb.CheckEligibilityResponse:
         self._mine(context, request)
         self._self_or_staff(context, request.player_id, "operator", "auditor", "service")
+        if request.need < 0:
+            raise invalid("bad_amount", "a need is 0 or more 金币")
         coins = await self.books.balance(b.player(b.COINS, request.player_id)) or 0
         minimum = self.settings.coin_table_minimum
         held = await self.books.held(request.player_id) is not None
-        return pb.CheckEligibilityResponse(eligible=coins > minimum and not held, coins=coins, minimum=minimum,
-                                           held=held)
+        free = await self.reservations.free(request.player_id, coins)
+        eligible = coins > minimum and not held and covers(free, request.need)
+        return pb.CheckEligibilityResponse(eligible=eligible, coins=coins, minimum=minimum, held=held, free=free,
+                                           need=request.need)
 
     # -- 金币 and 红心币 ---------------------------------------------------------------------
 

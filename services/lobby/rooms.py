@@ -77,6 +77,20 @@ class Room:
                 "options": dict(self.options), "sort": self.sort}
 
 
+def seat_need(room: Room) -> int:
+    """What a player must have free to sit in a coin room (0 elsewhere): the most one seat of a
+    hand at its tables reserves (``Descriptor.most_reserved`` at the room's options and stake; its
+    tables have the game's most seats), the same the table's seat gate and reservation ask. Options
+    the game refuses count as none here: the table refuses them itself."""
+    if room.currency != COINS:
+        return 0
+    try:
+        options = registry.get(room.game).parse_options(dict(room.options))
+        return registry.descriptor(room.game).most_reserved(options, room.stake) or 0
+    except (registry.UnknownGame, ValueError, TypeError):  # a RuleViolation is a ValueError
+        return 0
+
+
 def defaults(stakes: Iterable[int] = COIN_STAKES) -> list[Room]:
     """The default rooms of every registered game (its coin rooms at ``stakes``: CHIEU_COIN_STAKES)."""
     rooms: list[Room] = []

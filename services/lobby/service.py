@@ -96,14 +96,15 @@ class Gates:
         self.peers, self.player_id = peers, player_id
         self.lang = lang
         """The caller's language (``accept-language``): a closed gate's message is worded in it."""
-        self._coins: tuple[int, bool] | None = None
+        self._coins: dict[int, tuple[int, bool, int]] = {}
         self._levels: dict[str, Standing] = {}
         self._reputation: int | None = None
 
-    async def coins(self) -> tuple[int, bool]:
-        if self._coins is None:
-            self._coins = await self.peers.coins(self.player_id)
-        return self._coins
+    async def coins(self, need: int = 0) -> tuple[int, bool, int]:
+        """(金币, eligible at a table whose hands reserve ``need`` of each seat, 金币 free)."""
+        if need not in self._coins:
+            self._coins[need] = await self.peers.coins(self.player_id, need)
+        return self._coins[need]
 
     async def level(self, game: str) -> int:
         if game not in self._levels:
@@ -119,10 +120,13 @@ class Gates:
         """Whether the player may sit in the room; a peer that cannot answer raises UNAVAILABLE."""
         g = pb.Gate(allowed=True)
         if room.currency == rooms.COINS:
-            g.coins, eligible = await self.coins()
+            g.need = rooms.seat_need(room)
+            g.coins, eligible, g.free = await self.coins(g.need)
             if not eligible:
                 g.allowed, g.reason = False, "not_enough_coins"
-                g.message = f"a coin table needs more than {self.peers.settings.coin_table_minimum} 金币 (GC-1)"
+                g.message = (f"a hand here reserves {g.need} 金币 of each seat (the game's largest loss × the stake "
+                             f"{room.stake}); you have {g.free} not already in play, and a coin table needs more "
+                             f"than {self.peers.settings.coin_table_minimum} 金币 (GC-1)")
         if room.ladder:
             g.level = await self.level(room.game)
             if g.allowed and g.level < room.ladder_min_level:
@@ -144,6 +148,8 @@ class Gates:
             g = pb.Gate(allowed=False, reason=e.reason, message=e.message)
         if g.reason and self.lang != words.FALLBACK:
             g.message = words.text(g.reason, self.lang) or g.message
+            if g.reason == "not_enough_coins" and g.need:  # how much: the room's need and the caller's free 金币
+                g.message += " " + (words.text("coins_needed", self.lang) or "").format(need=g.need, free=g.free)
         return g
 
 
@@ -538,7 +544,7 @@ class LobbyService(pb_grpc.LobbyServiceServicer):
             raise invalid("bad_client_seed", "a client seed has at most 64 bytes")
         room = await self.rooms.get(request.room_id)
         gates = Gates(self.peers, who.player_id)
-        gate = await gates.gate(room)
+        gate = await gates.gate(room)  # at a coin room the reservation's need (the table asks it again)
         if not gate.allowed:
             raise precondition(gate.reason, gate.message)
         level = min(gate.level, room.ladder_max_level) if room.ladder else 0

@@ -109,10 +109,12 @@ class Peers:
                              ledger_pb.GetPotRequest(table_id=table_id), LEDGER_TIMEOUT_S)
         return int(r.balance)
 
-    async def coins_short(self, player: str) -> bool:
-        """Whether ``player`` has too few 金币 for a coin table (GC-1: the minimum or fewer)."""
+    async def coins_short(self, player: str, need: int = 0) -> bool:
+        """Whether ``player`` has too few 金币 for a coin table: the minimum or fewer (GC-1), or
+        fewer not already reserved for hands in play than ``need`` (what one seat of a hand here
+        reserves: :func:`chieu.table.reservations.seat_need`), as the ledger finds."""
         r = await self._call("ledger", "tell a player's 金币", self._ledger().CheckEligibility,
-                             ledger_pb.CheckEligibilityRequest(player_id=player), LEDGER_TIMEOUT_S)
+                             ledger_pb.CheckEligibilityRequest(player_id=player, need=need), LEDGER_TIMEOUT_S)
         return not r.eligible
 
     async def reserve_hand(self, table_id: str, hand_no: int, coins: dict[str, int]) -> list[str]:

@@ -32,13 +32,19 @@ MAX_COINS = 2**62
 
 def seat_coins(table: Table, seats: int) -> int | None:
     """What one seat of a ``seats``-player hand at ``table`` reserves, in 金币 (``None``: the
-    table is not a coin table, or the game sets no bound)."""
+    table is not a coin table, or the game sets no bound): ``Descriptor.seat_reservation``."""
     if table.currency != log_pb2.CURRENCY_COINS:
         return None
-    bound = registry.descriptor(table.game_key).max_loss
-    if bound is None:
-        return None
-    return max(1, bound(table.options, seats)) * table.stake
+    return registry.descriptor(table.game_key).seat_reservation(table.options, seats, table.stake)
+
+
+def seat_need(table: Table) -> int:
+    """What a player must have free to sit at ``table`` (0 at a points table): the most one seat
+    of any of its hands reserves (``Descriptor.most_reserved`` at the table's seats), asked of the
+    ledger with the entry gates, so a seat granted is a hand that can start."""
+    if table.currency != log_pb2.CURRENCY_COINS or table.options is None:
+        return 0
+    return registry.descriptor(table.game_key).most_reserved(table.options, table.stake, len(table.seats)) or 0
 
 
 async def gated(stand_down: Callable[[Table], Awaitable[None]], peers: Peers, table: Table) -> Reserved | None:

@@ -228,10 +228,12 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
             await self.tables.execute(table.table_id, "system",
                                       f"stand-down:{table.version}:{reason}:{_digest(players)}", stand_down)
 
-    async def refusals(self, table: Table, players: list[str]) -> dict[str, str]:
+    async def refusals(self, table: Table, players: list[str], need: int = 0) -> dict[str, str]:
         """The entry gates of ``table`` (every seat, and every seated player before each hand):
         who of ``players`` may not sit there, and why — a ladder table above their level
-        (LV-11), 3 金币 or fewer at a coin table (GC-1), a reputation below the table's minimum.
+        (LV-11), 3 金币 or fewer at a coin table (GC-1) or fewer free than ``need`` (a seat: what
+        one seat of a hand here reserves; before a hand 0, as the hand's reservation itself asks
+        exactly), a reputation below the table's minimum.
         ``UNAVAILABLE`` when the ledger or the ladder cannot answer: never granted blindly."""
         out: dict[str, str] = {}
         if table.ladder_level:
@@ -239,7 +241,7 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
                 out[p] = decide.LADDER_TOO_LOW
         rest = [p for p in players if p not in out]
         if table.currency == log_pb2.CURRENCY_COINS and rest:
-            short = await asyncio.gather(*(self.peers.coins_short(p) for p in rest))
+            short = await asyncio.gather(*(self.peers.coins_short(p, need) for p in rest))
             out.update({p: decide.NOT_ENOUGH_COINS for p, no in zip(rest, short, strict=True) if no})
         rest = [p for p in players if p not in out]
         if table.min_reputation and rest:
@@ -249,12 +251,17 @@ class TableService(table_service_pb2_grpc.TableServiceServicer):
         return out
 
     async def _admit(self, table: Table, player: str) -> None:
-        """Refuse ``player`` a seat at ``table`` with the first gate that does not admit them."""
-        reason = (await self.refusals(table, [player])).get(player)
+        """Refuse ``player`` a seat at ``table`` with the first gate that does not admit them (at a
+        coin table: 金币 not already reserved elsewhere covering what one seat of a hand here
+        reserves, the amount StartHand's reservation will ask)."""
+        need = reservations.seat_need(table)
+        reason = (await self.refusals(table, [player], need)).get(player)
         if reason is not None:
             raise precondition(reason, {
                 decide.LADDER_TOO_LOW: f"this is a level-{table.ladder_level} ladder table, above your level",
-                decide.NOT_ENOUGH_COINS: "a coin table needs more 金币 than the minimum (GC-1)",
+                decide.NOT_ENOUGH_COINS: f"a hand here may cost each seat {need} 金币 (the game's largest loss "
+                                         f"× the stake {table.stake}): sit with at least that many not already "
+                                         "in play, and more than the coin-table minimum (GC-1)",
                 decide.REPUTATION_TOO_LOW: f"this table needs a reputation (信誉度) of {table.min_reputation}",
             }[reason])
 

@@ -26,7 +26,11 @@ async def test_default_zones_and_rooms(stub: Any) -> None:
             "phom.ladder.6-10", "phom.ladder.11-20"} <= set(rooms)
     coins = rooms["phom.coins.10"]
     assert coins.room.currency == log_pb2.CURRENCY_COINS and coins.room.stake == 10
-    assert coins.gate.allowed and coins.gate.coins == 200  # the welcome coins (GC-4) open coin rooms
+    # the welcome coins (GC-4) open the coin rooms whose hands they cover: a Phỏm hand reserves up to
+    # 48 stakes of a seat (its largest loss at 4 seats), 48 金币 at stake 1, 480 at stake 10
+    one = rooms["phom.coins.1"].gate
+    assert one.allowed and (one.coins, one.need, one.free) == (200, 48, 200)
+    assert not coins.gate.allowed and coins.gate.reason == "not_enough_coins" and coins.gate.need == 480
     assert rooms["phom.ladder.1-5"].gate.allowed and rooms["phom.ladder.1-5"].gate.level == 1
     low = rooms["phom.ladder.6-10"].gate
     assert not low.allowed and low.reason == "ladder_level_too_low"  # ladder.md §5.2 / LV-11

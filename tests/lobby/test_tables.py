@@ -263,7 +263,7 @@ async def test_the_portal_path(stub: Any, operator: Any, settings: Settings) -> 
     assert all(s.welcome_coins == 200 for s in sessions)
     rooms = await stub.ListRooms(pb.ListRoomsRequest(game="phom"), metadata=bearer(sessions[0].access_token))
     mine = next(e for e in rooms.rooms if e.room.room_id == room.room_id)
-    assert mine.gate.allowed and mine.gate.coins == 200
+    assert mine.gate.allowed and mine.gate.coins == 200 and mine.gate.need == 48 * room.stake  # what a hand reserves
     w, table_id, clients = await play_a_hand(stub, settings, room, sessions)
 
     async def homes() -> list[pb.GetHomeResponse]:
@@ -352,3 +352,82 @@ async def test_a_room_watch_ends_with_its_token(stub: Any, operator: Any, settin
     assert await asyncio.wait_for(watching, 10) == (grpc.StatusCode.UNAUTHENTICATED, "session_revoked")
     await refused(stub.ListRooms(pb.ListRoomsRequest(game="phom"), metadata=bearer(s.access_token)),
                   grpc.StatusCode.UNAUTHENTICATED, "session_revoked")
+
+
+async def test_coin_gates_ask_what_the_hand_reserves(stub: Any, operator: Any, settings: Settings) -> None:
+    """Issue 32: every gate of a coin room asks what StartHand's reservation will (the game's
+    largest loss at the table's seats × the stake, of the 金币 not already in play). A Phỏm hand
+    at 4 seats may cost a seat 48 stakes: at stake 5 that is 240 金币, more than the 200 welcome
+    金币 that opened the old gate (more than 3). The player is refused at the room's gate, at quick
+    seat, at the table's seat and at creating a table there, with nothing appended; given 40 more
+    they sit and the hand starts."""
+    from chieu.ledger.v1 import ledger_service_pb2 as lpb
+    from chieu.ledger.v1 import ledger_service_pb2_grpc as lgrpc
+
+    room = await new_room(stub, operator, currency=log_pb2.CURRENCY_COINS, stake=5)
+    poor, rich = await guest(stub, name="Poor"), await guest(stub, name="Rich")
+    me = bearer(poor.access_token)
+    ops = bearer(sign_token(settings, "ops", "operator"))
+    async with grpc.aio.insecure_channel(settings.ledger_addr) as ch:
+        ledger = lgrpc.LedgerServiceStub(ch)
+        await ledger.Adjust(lpb.AdjustRequest(adjustment_id=uid("gate-"), player_id=rich.player.player_id,
+                                              currency="coins", delta=100, reason="a richer player"), metadata=ops)
+        entry = (await stub.GetRoom(pb.GetRoomRequest(room_id=room.room_id), metadata=me)).room
+        g = entry.gate
+        assert (g.allowed, g.reason, g.coins, g.need, g.free) == (False, "not_enough_coins", 200, 240, 200)
+        assert "240" in g.message
+        vi = (await stub.GetRoom(pb.GetRoomRequest(room_id=room.room_id),
+                                 metadata=(*me, ("accept-language", "vi")))).room.gate
+        assert "240" in vi.message and "200" in vi.message and "xu" in vi.message
+        listed = (await stub.ListRooms(pb.ListRoomsRequest(game="phom"), metadata=me)).rooms
+        assert not next(e for e in listed if e.room.room_id == room.room_id).gate.allowed
+        await refused(stub.QuickSeat(pb.QuickSeatRequest(room_id=room.room_id), metadata=me),
+                      grpc.StatusCode.FAILED_PRECONDITION, "not_enough_coins")
+        assert not (await stub.ListTables(pb.ListTablesRequest(room_id=room.room_id), metadata=me)).tables
+
+        host = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room.room_id), metadata=bearer(rich.access_token))
+        assert host.created
+        table = TableClient(settings.table_addr, poor.access_token)
+        try:
+            before = await table.get(host.table_id)
+            e = await refused(table.sit(host.table_id), grpc.StatusCode.FAILED_PRECONDITION, "not_enough_coins")
+            assert "240" in (e.details() or "")
+            await refused(table.create("phom", stake=5, currency=log_pb2.CURRENCY_COINS),
+                          grpc.StatusCode.FAILED_PRECONDITION, "not_enough_coins")
+            after = await table.get(host.table_id)
+            assert after.version == before.version and poor.player.player_id not in [s.player_id for s in after.seats]
+
+            await ledger.Adjust(lpb.AdjustRequest(adjustment_id=uid("gate-"), player_id=poor.player.player_id,
+                                                  currency="coins", delta=40, reason="now enough"), metadata=ops)
+            assert (await stub.GetRoom(pb.GetRoomRequest(room_id=room.room_id), metadata=me)).room.gate.allowed
+            seat = await stub.QuickSeat(pb.QuickSeatRequest(room_id=room.room_id), metadata=me)
+            assert (seat.table_id, seat.seat) == (host.table_id, 1)
+            view = await TableClient(settings.table_addr, rich.access_token, table.channel).start(host.table_id)
+            assert view.status == tpb.TABLE_STATUS_PLAYING
+        finally:
+            await table.close()
+
+
+async def test_coin_gates_count_the_coins_already_in_play(stub: Any, operator: Any, settings: Settings) -> None:
+    """A room's gate is held to the 金币 not reserved for the player's hands in play elsewhere: 300
+    金币 with 100 reserved for another hand leave 200 free, short of a stake-5 Phỏm room's 240."""
+    from chieu.ledger.v1 import ledger_service_pb2 as lpb
+    from chieu.ledger.v1 import ledger_service_pb2_grpc as lgrpc
+    from tests.conftest import credential
+
+    room = await new_room(stub, operator, currency=log_pb2.CURRENCY_COINS, stake=5)
+    s = await guest(stub)
+    me, pid = bearer(s.access_token), s.player.player_id
+    async with grpc.aio.insecure_channel(settings.ledger_addr) as ch:
+        ledger = lgrpc.LedgerServiceStub(ch)
+        await ledger.Adjust(lpb.AdjustRequest(adjustment_id=uid("gate-"), player_id=pid, currency="coins",
+                                              delta=100, reason="300"), metadata=bearer(sign_token(settings, "ops",
+                                                                                                   "operator")))
+        assert (await stub.GetRoom(pb.GetRoomRequest(room_id=room.room_id), metadata=me)).room.gate.allowed
+        r = await ledger.ReserveHand(lpb.ReserveHandRequest(table_id=uid("elsewhere"), hand_no=1, seats=[
+            lpb.SeatReservation(player_id=pid, coins=100)]), metadata=bearer(credential("table")))
+        assert r.reserved
+    g = (await stub.GetRoom(pb.GetRoomRequest(room_id=room.room_id), metadata=me)).room.gate
+    assert (g.allowed, g.reason, g.coins, g.free, g.need) == (False, "not_enough_coins", 300, 200, 240)
+    await refused(stub.QuickSeat(pb.QuickSeatRequest(room_id=room.room_id), metadata=me),
+                  grpc.StatusCode.FAILED_PRECONDITION, "not_enough_coins")

@@ -39,7 +39,7 @@ def uid(prefix: str) -> str:
 async def test_a_coin_table_refuses_an_unbounded_amount(settings: Settings, table_server: str, ledger_server: str,
                                                         stake: int, amount: float) -> None:
     host_id = uid("host")
-    await fund(settings, ledger_server, host_id, 1000)
+    await fund(settings, ledger_server, host_id, 3000)  # the seat gate: a stake-10 hand at the bound reserves 2,460
     host = client(settings, table_server, host_id)
     try:
         poison = {"amounts": {"wrongAccusation": amount}}

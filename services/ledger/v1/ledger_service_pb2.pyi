@@ -512,18 +512,26 @@ class CheckEligibilityRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
+    NEED_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     """The player; empty (the default) means the caller, named by the access token (a service,
     which has no account of its own, must name the player).
+    """
+    need: _builtins.int
+    """The 金币 one seat of a hand at the table asked about reserves (the game's largest loss at its
+    seats and options × the stake, ``Descriptor.seat_reservation``); 0: the minimum alone. The
+    player is eligible only if their 金币 not already reserved for hands in play cover it, as
+    ReserveHand would find.
     """
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
+        need: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["need", b"need", "player_id", b"player_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -539,12 +547,19 @@ class CheckEligibilityResponse(_message.Message):
     COINS_FIELD_NUMBER: _builtins.int
     MINIMUM_FIELD_NUMBER: _builtins.int
     HELD_FIELD_NUMBER: _builtins.int
+    FREE_FIELD_NUMBER: _builtins.int
+    NEED_FIELD_NUMBER: _builtins.int
     eligible: _builtins.bool
     coins: _builtins.int
     minimum: _builtins.int
     """A player needs more than this many 金币."""
     held: _builtins.bool
     """The player's 金币 are held for an operator's review (then not eligible, whatever the coins)."""
+    free: _builtins.int
+    """The 金币 not reserved for hands in play (coins less the open reservations), and the request's
+    need: eligible needs free >= need.
+    """
+    need: _builtins.int
     def __init__(
         self,
         *,
@@ -552,10 +567,12 @@ class CheckEligibilityResponse(_message.Message):
         coins: _builtins.int = ...,
         minimum: _builtins.int = ...,
         held: _builtins.bool = ...,
+        free: _builtins.int = ...,
+        need: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["coins", b"coins", "eligible", b"eligible", "held", b"held", "minimum", b"minimum"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["coins", b"coins", "eligible", b"eligible", "free", b"free", "held", b"held", "minimum", b"minimum", "need", b"need"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

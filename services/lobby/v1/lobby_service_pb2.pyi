@@ -682,6 +682,8 @@ class Gate(_message.Message):
     COINS_FIELD_NUMBER: _builtins.int
     LEVEL_FIELD_NUMBER: _builtins.int
     REPUTATION_FIELD_NUMBER: _builtins.int
+    NEED_FIELD_NUMBER: _builtins.int
+    FREE_FIELD_NUMBER: _builtins.int
     allowed: _builtins.bool
     reason: _builtins.str
     """Why not: not_enough_coins, ladder_level_too_low, reputation_too_low (empty when allowed): the
@@ -692,6 +694,12 @@ class Gate(_message.Message):
     """The caller's 金币 (coin rooms), level (ladder rooms) and reputation (rooms with a minimum)."""
     level: _builtins.int
     reputation: _builtins.int
+    need: _builtins.int
+    """Coin rooms: the 金币 one seat of a hand here reserves (the game's largest loss at the room's
+    seats and options × the stake), and the caller's 金币 not already reserved for hands in play;
+    the gate is open only when free >= need (what StartHand's reservation will ask).
+    """
+    free: _builtins.int
     def __init__(
         self,
         *,
@@ -701,10 +709,12 @@ class Gate(_message.Message):
         coins: _builtins.int = ...,
         level: _builtins.int = ...,
         reputation: _builtins.int = ...,
+        need: _builtins.int = ...,
+        free: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allowed", b"allowed", "coins", b"coins", "level", b"level", "message", b"message", "reason", b"reason", "reputation", b"reputation"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allowed", b"allowed", "coins", b"coins", "free", b"free", "level", b"level", "message", b"message", "need", b"need", "reason", b"reason", "reputation", b"reputation"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

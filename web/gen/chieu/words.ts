@@ -98,6 +98,7 @@ export const WORDS: Readonly<Record<WordKind, Readonly<Record<string, Words>>>> 
     "choose_pair_first": { vi: "Đang chọn đôi 对王.", zh: "正在选对王。", en: "The 对王 pairs are being chosen." },
     "claim_window": { vi: "Đang chờ mọi người trả lời quân vừa đánh.", zh: "等待其他玩家对弃牌表态。", en: "Waiting for answers to the discard." },
     "coins_held": { vi: "金币 của bạn đang bị tạm giữ để xem xét.", zh: "你的金币正在审核冻结中。", en: "Your 金币 are held for review." },
+    "coins_needed": { vi: "Mỗi ván ở đây giữ trước {need} xu của mỗi ghế; bạn có {free} xu chưa dùng ở bàn khác.", zh: "此桌每局为每个座位预留 {need} 金币；你尚未占用的金币为 {free}。", en: "A hand here reserves {need} 金币 of each seat; you have {free} not already in play." },
     "command_id_reused": { vi: "Mã lệnh này đã dùng cho yêu cầu khác.", zh: "该指令 ID 已用于其他请求。", en: "That command id was used for another request." },
     "commitments_closed": { vi: "Ván này đã đến lúc mở hạt giống; hãy cam kết cho ván sau.", zh: "本局已开始揭示种子，请为下一局提交承诺。", en: "The reveals of this hand are asked already; commit for the next one." },
     "currency_mismatch": { vi: "Hai bên giao dịch phải cùng loại tiền.", zh: "转账双方必须是同一种货币。", en: "Both sides of a transfer are in one currency." },
