@@ -98,7 +98,8 @@ class Proof:
         seed = ended[0].server_seed if ended else b""
         # within the hand's reservations (a coin hand's: HandStarted.reserved), as the table capped it
         expected = money.money_events(table, paid, outcome, seed, table.hand_players, hand, settled,
-                                      table.reserved, money.lost_before(table, settlements) if table.reserved else ())
+                                      table.reserved, money.lost_before(table, settlements) if table.reserved else (),
+                                      money.pot_before(table, settlements))
         self._settlements(record, hand, [e.settlement for e in expected if e.HasField("settlement")], settlements)
         self._ended(record, hand, [e.hand_ended for e in expected if e.HasField("hand_ended")], ended)
 

@@ -446,7 +446,7 @@ def _game_events(t: Table, game: Game[Any, Any, Any, Any], state: Any, game_even
     paid, outcome = rule_money(game, state, game_events, settled)
     reserve = list(reserved if fresh and reserved is not None else t.reserved)
     lost = [0] * len(players) if fresh else list(t.hand_lost)
-    return out + money_events(t, paid, outcome, seed, players, hand_no, settled, reserve, lost)
+    return out + money_events(t, paid, outcome, seed, players, hand_no, settled, reserve, lost, t.pot_coins)
 
 
 def act(t: Table, player: str, command: Any, now_ms: int) -> Decision:

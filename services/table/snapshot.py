@@ -18,8 +18,10 @@ from chieu.table.v1 import snapshot_pb2
 from chieu.tablelog import codec
 from chieu.tablelog.fold import Table
 
-FORMAT = 3
-"""2: with the next hand's committed seed (``next_seed``); 3: with the commit–reveal round."""
+FORMAT = 4
+"""2: with the next hand's committed seed (``next_seed``); 3: with the commit–reveal round; 4: with
+the gà pot's 金币 (``pot_coins``: a snapshot without it would start a coin table's pot at 0 金币, so
+an older one is folded again)."""
 TAG = f"table-snapshot-v{FORMAT}"
 """The tag the event store keeps beside a snapshot's bytes."""
 
@@ -40,7 +42,8 @@ def encode(table: Table) -> bytes:
         host=table.host, max_seats=table.max_seats, seats=[p or "" for p in table.seats],
         seated_since=table.seated_since, client_seeds=table.client_seeds, ready=sorted(table.ready),
         require_ready=table.require_ready, reconnect_grace_s=table.reconnect_grace_s, stake=table.stake,
-        currency=table.currency, pot=table.pot, version=table.version, last_seq=table.last_seq,
+        currency=table.currency, pot=table.pot, pot_coins=table.pot_coins, version=table.version,
+        last_seq=table.last_seq,
         hand_no=table.hand_no, playing=table.playing, hand_players=table.hand_players,
         owner_seat=table.owner_seat, server_seed=table.server_seed, commitment=table.commitment,
         settled_legs=table.settled_legs, auto_played=sorted(table.auto), lost=table.lost,
@@ -75,6 +78,7 @@ def decode(data: bytes) -> Table:
             seats=[p or None for p in msg.seats], seated_since=dict(msg.seated_since),
             client_seeds=dict(msg.client_seeds), ready=set(msg.ready), require_ready=msg.require_ready,
             reconnect_grace_s=msg.reconnect_grace_s, stake=msg.stake, currency=msg.currency, pot=msg.pot,
+            pot_coins=msg.pot_coins,
             version=msg.version, last_seq=msg.last_seq, hand_no=msg.hand_no, playing=msg.playing,
             hand_players=list(msg.hand_players), owner_seat=msg.owner_seat, server_seed=msg.server_seed,
             commitment=msg.commitment, settled_legs=msg.settled_legs, auto=set(msg.auto_played),

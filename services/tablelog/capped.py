@@ -4,7 +4,9 @@ Before a coin table's hand starts, the ledger reserves each seat's largest possi
 (``HandStarted.reserved``). A settlement in which some seat would lose more, over the hand, than
 its reservation is capped as coins.md §6.5 caps a loss larger than a balance, with what is left
 of the reservation in place of the balance: every party netted; each losing seat pays
-``min(owed, left)`` (the gà pot pays in full: it holds what it owes, in stream order); the coins
+``min(owed, left)`` (the gà pot ``min(owed, what it holds)``: the rules count the pot in stake
+units, and a feed capped earlier left it holding less than that count, so its payout is cut to
+what the log put in it, and the books, which hold exactly that, are never asked for more); the coins
 collected are shared among the winners in proportion to what they are owed, rounded down, the
 leftover coins one at a time to the winners owed most (ties: the lower seat, the pot last). The
 table writes the capped nets in the log (``Settlement.capped``) and the ledger posts exactly them,
@@ -37,19 +39,26 @@ def nets(legs: Sequence[Leg], seats: int) -> tuple[list[int], int]:
     return out, pot
 
 
-def within(legs: Sequence[Leg], left: Sequence[int]) -> tuple[list[int], int] | None:
+def within(legs: Sequence[Leg], left: Sequence[int], pot_left: int | None = None) -> tuple[list[int], int] | None:
     """The capped nets (per seat, the pot's) when some seat owes more than ``left[seat]`` (what is
-    left of its reservation in the hand); ``None`` when every seat can pay what it owes."""
+    left of its reservation in the hand) or the pot more than ``pot_left`` (the 金币 it holds, as
+    the log says; ``None``: whatever it owes); ``None`` when every party can pay what it owes."""
     seats = len(left)
     net, pot = nets(legs, seats)
-    if not any(n < 0 and -n > max(left[i], 0) for i, n in enumerate(net)):
+    pot_short = pot_left is not None and pot < 0 and -pot > max(pot_left, 0)
+    if not pot_short and not any(n < 0 and -n > max(left[i], 0) for i, n in enumerate(net)):
         return None
     parties = {i: n for i, n in enumerate(net) if n} | ({POT: pot} if pot else {})
 
     def rank(p: int) -> int:
         return seats if p == POT else p
 
-    paid = {p: (-n if p == POT else min(-n, max(left[p], 0))) for p, n in parties.items() if n < 0}
+    def can(p: int) -> int:
+        if p == POT:
+            return -parties[p] if pot_left is None else min(-parties[p], max(pot_left, 0))
+        return min(-parties[p], max(left[p], 0))
+
+    paid = {p: can(p) for p, n in parties.items() if n < 0}
     winners = sorted((p for p, n in parties.items() if n > 0), key=rank)
     collected, owed = sum(paid.values()), sum(parties[w] for w in winners)
     share = {w: collected * parties[w] // owed for w in winners} if owed else {}

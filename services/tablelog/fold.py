@@ -69,6 +69,17 @@ def remap(outcome: Outcome | None, before: list[str], now: list[str]) -> Outcome
                    carry=outcome.carry if same else ())
 
 
+def pot_coins_of(s: log_pb2.Settlement) -> int:
+    """What one settlement moves into the gà pot, in 金币 (negative: out of it): the capped pot's
+    net when capped, the pot's legs × the stake otherwise; 0 at a points table."""
+    if s.currency != log_pb2.CURRENCY_COINS:
+        return 0
+    if s.capped:
+        return int(s.capped_pot)
+    return sum((0 if x.HasField("to_seat") else x.amount) - (0 if x.HasField("from_seat") else x.amount)
+               for x in s.transfers) * s.stake
+
+
 @dataclass
 class Table:
     """The state of one table, folded from its log."""
@@ -94,7 +105,11 @@ class Table:
     stake: int = 1
     currency: log_pb2.Currency.ValueType = log_pb2.CURRENCY_POINTS
     pot: int = 0
-    """The gà pot in stake units, from this table's settlements."""
+    """The gà pot in stake units, from this table's settlements (the rules' count)."""
+    pot_coins: int = 0
+    """At a coin table, the gà pot's 金币 as the log says: each settlement's capped pot net when
+    capped, its pot legs × the stake otherwise — what the ledger's pot account holds. At most
+    ``pot`` × the stake: a capped feed leaves it short of the count, and a payout is capped to it."""
     version: int = 0
     """Records folded so far (the client-visible table version)."""
     last_seq: int = 0
@@ -339,6 +354,7 @@ class Table:
                 self.pot -= t.amount
             if not t.HasField("to_seat"):
                 self.pot += t.amount
+        self.pot_coins += pot_coins_of(s)
 
     def _on_hand_ended(self, e: log_pb2.HandEnded, version: int) -> None:
         self.playing = False

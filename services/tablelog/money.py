@@ -11,7 +11,7 @@ from typing import Any
 from chieu.games.core import Game, Outcome, Transfer
 from chieu.table.v1 import log_pb2
 from chieu.tablelog import capped, codec
-from chieu.tablelog.fold import Table
+from chieu.tablelog.fold import Table, pot_coins_of
 
 
 def rule_money(game: Game[Any, Any, Any, Any], after: Any, game_events: list[Any],
@@ -29,13 +29,14 @@ def rule_money(game: Game[Any, Any, Any, Any], after: Any, game_events: list[Any
 
 def money_events(t: Table, paid: list[Transfer], outcome: Outcome | None, seed: bytes, players: list[str],
                  hand_no: int, settled: int, reserved: Sequence[int] = (),
-                 lost: Sequence[int] = ()) -> list[log_pb2.TableEvent]:
+                 lost: Sequence[int] = (), pot_coins: int | None = None) -> list[log_pb2.TableEvent]:
     """The ``Settlement`` of ``paid`` (none if nothing is paid) and the ``HandEnded`` of
     ``outcome`` (none while the hand goes on), at the table's stake, currency and ladder level.
     At a coin table whose hand reserved each seat's loss (``reserved``, 金币 per seat; ``lost``:
     what each seat lost in the hand before this record), a settlement some seat cannot pay within
-    what is left of its reservation carries the capped nets (``Settlement.capped``,
-    :func:`chieu.tablelog.capped.within`); its transfers stay the rules'."""
+    what is left of its reservation, or whose gà pot pays more than the 金币 it holds
+    (``pot_coins``, before this record: ``Table.pot_coins``), carries the capped nets
+    (``Settlement.capped``, :func:`chieu.tablelog.capped.within`); its transfers stay the rules'."""
     out: list[log_pb2.TableEvent] = []
     if paid:
         s = log_pb2.Settlement(hand_no=hand_no, first_leg=settled, players=players, stake=t.stake,
@@ -43,7 +44,7 @@ def money_events(t: Table, paid: list[Transfer], outcome: Outcome | None, seed: 
                                transfers=[codec.transfer_message(x) for x in paid])
         if reserved and t.currency == log_pb2.CURRENCY_COINS:
             legs = [(x.from_seat, x.to_seat, x.amount * t.stake) for x in paid]
-            cut = capped.within(legs, [r - lo for r, lo in zip(reserved, lost, strict=True)])
+            cut = capped.within(legs, [r - lo for r, lo in zip(reserved, lost, strict=True)], pot_coins)
             if cut is not None:
                 s.capped.extend(cut[0])
                 s.capped_pot = cut[1]
@@ -64,6 +65,12 @@ def aborted(players: int, reason: str, pot: int) -> Outcome:
     pot keeps what the settlements put in it (``pot``, stake units): the next hand starts with it."""
     return Outcome(winner=None, ranking=(), scores=(0,) * players, transfers=(), reason=ABORTED + reason,
                    pot_balance=pot)
+
+
+def pot_before(t: Table, logged: Sequence[log_pb2.Settlement]) -> int:
+    """The gà pot's 金币 before a record (``Table.pot_coins``), from the fold after it and the
+    settlements the record logged: what the auditor caps the record's pot payout with."""
+    return t.pot_coins - sum(pot_coins_of(s) for s in logged)
 
 
 def lost_before(t: Table, logged: Sequence[log_pb2.Settlement]) -> list[int]:

@@ -15,7 +15,8 @@ from chieu.games.xiangqi.model import Resign
 from chieu.table import decide, snapshot
 from chieu.table.refusals import Refused
 from chieu.table.v1 import log_pb2
-from chieu.tablelog import capped, codec
+from chieu.games.core import Transfer
+from chieu.tablelog import capped, codec, money
 from chieu.tablelog.fold import Table
 from chieu.tablelog.verify import verify
 
@@ -136,3 +137,106 @@ def test_no_seat_pays_more_than_is_left_and_the_cap_adds_up(legs: list[capped.Le
         assert -p <= max(left[i], 0) or p >= 0  # a loser pays at most what is left of its reservation
         assert (o <= p <= 0) if o <= 0 else (0 <= p <= o)  # nobody pays more, or gets more, than owed
     assert (pot <= paid_pot <= 0 and paid_pot == pot) if pot <= 0 else (0 <= paid_pot <= pot)  # the pot pays in full
+
+
+# -- the gà pot, capped (issue 32) ----------------------------------------------------------------
+
+PHOM_PLAYERS = ("a", "b", "c")
+Op = tuple[str, int, int, int]
+"""("feed", seat, -, units): a seat pays the pot (a gà deal, an eat, a wrong bắt báo with gà on);
+("pay", seat, to, units): a seat pays another; ("win", seat, -, -): the pot pays a seat the whole
+count the rules keep (an Ù with gà on takes the pot)."""
+
+
+def phom_ga_table(stake: int) -> Table:
+    table = Table(f"capped-phom-{len(LOG)}")
+    run(table, decide.create(table, "phom", {"ga": True}, "a", stake, log_pb2.CURRENCY_COINS))
+    for p in PHOM_PLAYERS[1:]:
+        run(table, decide.take_seat(table, p, None))
+    return table
+
+
+def post(books: dict[str, int], table: Table, events: Any) -> None:
+    """What the ledger's consumer posts of ``events``' settlements, applied to ``books`` (account →
+    balance), exactly as it builds the postings (:func:`chieu.ledger.consumer.settlement_posting`)."""
+    from chieu.ledger.consumer import settlement_posting
+
+    for e in events:
+        if e.WhichOneof("kind") == "settlement":
+            posting = settlement_posting(table.table_id, e.settlement)
+            for leg in posting.legs if posting is not None else ():
+                books[leg.debit] = books.get(leg.debit, 0) - leg.amount
+                books[leg.credit] = books.get(leg.credit, 0) + leg.amount
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 5),
+       st.lists(st.tuples(st.lists(st.integers(1, 40), min_size=3, max_size=3),
+                          st.lists(st.tuples(st.sampled_from(("feed", "pay", "win")), st.integers(0, 2),
+                                             st.integers(0, 2), st.integers(1, 6)), max_size=8)),
+                min_size=1, max_size=4))
+def test_the_ga_pot_the_log_says_is_what_the_books_hold(stake: int, hands: list[tuple[list[int], list[Op]]]) -> None:
+    """A Phỏm coin table with gà on, over several hands with random reservations: seats feed the
+    pot (capped when their reservation is spent), pay each other, and an Ù takes the pot's whole
+    count. The pot the log says (``Table.pot_coins``) is, after every record, what the ledger's pot
+    account holds when it posts the log; the books are never asked for more than the pot holds
+    (they refuse ``pot_short`` and park the record: the drift of before, where a capped feed left
+    the books' pot short of the rules' count and the Ù's payout of the count overdrew it); the pot
+    is empty in the books whenever the rules' count is 0."""
+    table = phom_ga_table(stake)
+    pot = f"pot/coins/{table.table_id}"
+    books: dict[str, int] = {}
+
+    def check() -> None:
+        assert books.get(pot, 0) >= 0  # the ledger would refuse pot_short
+        assert books.get(pot, 0) == table.pot_coins  # the log and the books agree to the coin
+        assert 0 <= table.pot_coins <= table.pot * stake
+        if table.pot == 0:
+            assert books.get(pot, 0) == 0
+
+    for hand, (reserved, ops) in enumerate(hands, 1):
+        events = decide.start_hand(table, "a", 1000, bytes([hand]) * 32, reserved=(hand, dict(zip(
+            PHOM_PLAYERS, (r * stake for r in reserved), strict=True))))
+        assert not isinstance(events, Refused), events
+        post(books, table, events)
+        run(table, events)
+        check()
+        for kind, seat, to, units in ops:
+            if kind == "win":
+                paid = [Transfer(None, seat, table.pot, "ga_win")] if table.pot > 0 else []
+            elif kind == "feed":
+                paid = [Transfer(seat, None, units, "ga_deal")]
+            else:
+                paid = [Transfer(seat, to, units, "eat_1")] if seat != to else []
+            if not paid:
+                continue
+            events = money.money_events(table, paid, None, b"", table.hand_players, table.hand_no,
+                                        table.settled_legs, table.reserved, table.hand_lost, table.pot_coins)
+            post(books, table, events)
+            run(table, events)
+            check()
+        run(table, decide.abort_hand(table, "the next hand"))
+        check()
+
+
+def test_a_capped_feed_then_the_u_takes_what_the_pot_holds() -> None:
+    """The scenario: seat b's reservation is spent, its third wrong bắt báo pays the pot 0 of the 2
+    cược the rules say; the Ù then takes the pot: the rules' count (the gà deal's 3 and the 2) is 5
+    cược, the pot holds 3 — the Ù's settlement is capped to the 3 and says so, and the books' pot
+    ends at 0 where before they were asked for 5 and refused it (pot_short, parked)."""
+    table = phom_ga_table(10)
+    books: dict[str, int] = {}
+    events = decide.start_hand(table, "a", 1000, b"\x05" * 32, reserved=(1, {"a": 200, "b": 10, "c": 200}))
+    assert not isinstance(events, Refused)
+    post(books, table, events)
+    run(table, events)
+    assert (table.pot, table.pot_coins) == (3, 30)  # the gà deal: a cược from each seat
+    for paid in ([Transfer(1, None, 2, "wrong_accusation")], [Transfer(None, 0, 5, "ga_win")]):
+        events = money.money_events(table, paid, None, b"", table.hand_players, table.hand_no, table.settled_legs,
+                                    table.reserved, table.hand_lost, table.pot_coins)
+        post(books, table, events)
+        run(table, events)
+    (s,) = [e.settlement for e in events if e.WhichOneof("kind") == "settlement"]
+    assert [(t.HasField("from_seat"), t.to_seat, t.amount) for t in s.transfers] == [(False, 0, 5)]  # the rules'
+    assert (list(s.capped), s.capped_pot) == ([30, 0, 0], -30)
+    assert (table.pot, table.pot_coins, books[f"pot/coins/{table.table_id}"]) == (0, 0, 0)

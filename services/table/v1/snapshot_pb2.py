@@ -27,7 +27,7 @@ from chieu.table.v1 import log_pb2 as chieu_dot_table_dot_v1_dot_log__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x63hieu/table/v1/snapshot.proto\x12\x0e\x63hieu.table.v1\x1a\x1a\x63hieu/games/v1/games.proto\x1a\x18\x63hieu/table/v1/log.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xf3\x0c\n\rTableSnapshot\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\r\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x0c\n\x04game\x18\x03 \x01(\t\x12(\n\x07options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04host\x18\x05 \x01(\t\x12\x11\n\tmax_seats\x18\x06 \x01(\r\x12\r\n\x05seats\x18\x07 \x03(\t\x12\x44\n\x0cseated_since\x18\x08 \x03(\x0b\x32..chieu.table.v1.TableSnapshot.SeatedSinceEntry\x12\x44\n\x0c\x63lient_seeds\x18\t \x03(\x0b\x32..chieu.table.v1.TableSnapshot.ClientSeedsEntry\x12\r\n\x05ready\x18\n \x03(\t\x12\x15\n\rrequire_ready\x18\x0b \x01(\x08\x12\x19\n\x11reconnect_grace_s\x18\x0c \x01(\r\x12\r\n\x05stake\x18\r \x01(\x03\x12*\n\x08\x63urrency\x18\x0e \x01(\x0e\x32\x18.chieu.table.v1.Currency\x12\x0b\n\x03pot\x18\x0f \x01(\x12\x12\x0f\n\x07version\x18\x10 \x01(\x04\x12\x10\n\x08last_seq\x18\x11 \x01(\x04\x12\x0f\n\x07hand_no\x18\x12 \x01(\x04\x12\x0f\n\x07playing\x18\x13 \x01(\x08\x12\x14\n\x0chand_players\x18\x14 \x03(\t\x12\x12\n\nowner_seat\x18\x15 \x01(\x11\x12-\n\ngame_state\x18\x16 \x01(\x0b\x32\x19.chieu.table.v1.GameState\x12\x13\n\x0bserver_seed\x18\x17 \x01(\x0c\x12\x12\n\ncommitment\x18\x18 \x01(\t\x12\x14\n\x0csettled_legs\x18\x19 \x01(\r\x12\x13\n\x0b\x61uto_played\x18\x1a \x03(\t\x12\x35\n\x04lost\x18\x1b \x03(\x0b\x32\'.chieu.table.v1.TableSnapshot.LostEntry\x12\x0c\n\x04\x61way\x18% \x03(\t\x12\x0e\n\x06unseen\x18( \x03(\t\x12-\n\x0clast_outcome\x18\x1c \x01(\x0b\x32\x17.chieu.games.v1.Outcome\x12\x19\n\x11last_hand_players\x18\x1d \x03(\t\x12\x18\n\x10last_server_seed\x18\x1e \x01(\x0c\x12\x33\n\x08\x63ommands\x18\x1f \x03(\x0b\x32!.chieu.table.v1.RememberedCommand\x12\x14\n\x0cladder_level\x18  \x01(\x03\x12\x12\n\nladder_seq\x18! \x01(\x04\x12\x16\n\x0emin_reputation\x18\" \x01(\x03\x12=\n\x08profiles\x18# \x03(\x0b\x32+.chieu.table.v1.TableSnapshot.ProfilesEntry\x12+\n\tnext_seed\x18$ \x01(\x0b\x32\x18.chieu.table.v1.NextSeed\x12\x10\n\x08reserved\x18& \x03(\x03\x12\x11\n\thand_lost\x18\' \x03(\x12\x12\x43\n\x0b\x63ommitments\x18- \x03(\x0b\x32..chieu.table.v1.TableSnapshot.CommitmentsEntry\x12\x15\n\rround_players\x18. \x03(\t\x12\x19\n\x11round_deadline_ms\x18/ \x01(\x03\x12\x16\n\x0eround_reserved\x18\x30 \x03(\x03\x12=\n\x08revealed\x18\x31 \x03(\x0b\x32+.chieu.table.v1.TableSnapshot.RevealedEntry\x1a\x32\n\x10SeatedSinceEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01\x1a\x32\n\x10\x43lientSeedsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\x1a+\n\tLostEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x1aH\n\rProfilesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.chieu.table.v1.Profile:\x02\x38\x01\x1a\x32\n\x10\x43ommitmentsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a/\n\rRevealedEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\"\'\n\x07Profile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06\x61vatar\x18\x02 \x01(\t\"(\n\tGameState\x12\r\n\x05shape\x18\x01 \x01(\t\x12\x0c\n\x04json\x18\x02 \x01(\x0c\"A\n\x11RememberedCommand\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12\x0e\n\x06\x64igest\x18\x03 \x01(\x0c\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x63hieu/table/v1/snapshot.proto\x12\x0e\x63hieu.table.v1\x1a\x1a\x63hieu/games/v1/games.proto\x1a\x18\x63hieu/table/v1/log.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x86\r\n\rTableSnapshot\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\r\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x0c\n\x04game\x18\x03 \x01(\t\x12(\n\x07options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04host\x18\x05 \x01(\t\x12\x11\n\tmax_seats\x18\x06 \x01(\r\x12\r\n\x05seats\x18\x07 \x03(\t\x12\x44\n\x0cseated_since\x18\x08 \x03(\x0b\x32..chieu.table.v1.TableSnapshot.SeatedSinceEntry\x12\x44\n\x0c\x63lient_seeds\x18\t \x03(\x0b\x32..chieu.table.v1.TableSnapshot.ClientSeedsEntry\x12\r\n\x05ready\x18\n \x03(\t\x12\x15\n\rrequire_ready\x18\x0b \x01(\x08\x12\x19\n\x11reconnect_grace_s\x18\x0c \x01(\r\x12\r\n\x05stake\x18\r \x01(\x03\x12*\n\x08\x63urrency\x18\x0e \x01(\x0e\x32\x18.chieu.table.v1.Currency\x12\x0b\n\x03pot\x18\x0f \x01(\x12\x12\x11\n\tpot_coins\x18) \x01(\x12\x12\x0f\n\x07version\x18\x10 \x01(\x04\x12\x10\n\x08last_seq\x18\x11 \x01(\x04\x12\x0f\n\x07hand_no\x18\x12 \x01(\x04\x12\x0f\n\x07playing\x18\x13 \x01(\x08\x12\x14\n\x0chand_players\x18\x14 \x03(\t\x12\x12\n\nowner_seat\x18\x15 \x01(\x11\x12-\n\ngame_state\x18\x16 \x01(\x0b\x32\x19.chieu.table.v1.GameState\x12\x13\n\x0bserver_seed\x18\x17 \x01(\x0c\x12\x12\n\ncommitment\x18\x18 \x01(\t\x12\x14\n\x0csettled_legs\x18\x19 \x01(\r\x12\x13\n\x0b\x61uto_played\x18\x1a \x03(\t\x12\x35\n\x04lost\x18\x1b \x03(\x0b\x32\'.chieu.table.v1.TableSnapshot.LostEntry\x12\x0c\n\x04\x61way\x18% \x03(\t\x12\x0e\n\x06unseen\x18( \x03(\t\x12-\n\x0clast_outcome\x18\x1c \x01(\x0b\x32\x17.chieu.games.v1.Outcome\x12\x19\n\x11last_hand_players\x18\x1d \x03(\t\x12\x18\n\x10last_server_seed\x18\x1e \x01(\x0c\x12\x33\n\x08\x63ommands\x18\x1f \x03(\x0b\x32!.chieu.table.v1.RememberedCommand\x12\x14\n\x0cladder_level\x18  \x01(\x03\x12\x12\n\nladder_seq\x18! \x01(\x04\x12\x16\n\x0emin_reputation\x18\" \x01(\x03\x12=\n\x08profiles\x18# \x03(\x0b\x32+.chieu.table.v1.TableSnapshot.ProfilesEntry\x12+\n\tnext_seed\x18$ \x01(\x0b\x32\x18.chieu.table.v1.NextSeed\x12\x10\n\x08reserved\x18& \x03(\x03\x12\x11\n\thand_lost\x18\' \x03(\x12\x12\x43\n\x0b\x63ommitments\x18- \x03(\x0b\x32..chieu.table.v1.TableSnapshot.CommitmentsEntry\x12\x15\n\rround_players\x18. \x03(\t\x12\x19\n\x11round_deadline_ms\x18/ \x01(\x03\x12\x16\n\x0eround_reserved\x18\x30 \x03(\x03\x12=\n\x08revealed\x18\x31 \x03(\x0b\x32+.chieu.table.v1.TableSnapshot.RevealedEntry\x1a\x32\n\x10SeatedSinceEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01\x1a\x32\n\x10\x43lientSeedsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\x1a+\n\tLostEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x1aH\n\rProfilesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12&\n\x05value\x18\x02 \x01(\x0b\x32\x17.chieu.table.v1.Profile:\x02\x38\x01\x1a\x32\n\x10\x43ommitmentsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\x1a/\n\rRevealedEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x0c:\x02\x38\x01\"\'\n\x07Profile\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06\x61vatar\x18\x02 \x01(\t\"(\n\tGameState\x12\r\n\x05shape\x18\x01 \x01(\t\x12\x0c\n\x04json\x18\x02 \x01(\x0c\"A\n\x11RememberedCommand\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\x12\x0e\n\x06\x64igest\x18\x03 \x01(\x0c\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -47,23 +47,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TABLESNAPSHOT_REVEALEDENTRY']._loaded_options = None
   _globals['_TABLESNAPSHOT_REVEALEDENTRY']._serialized_options = b'8\001'
   _globals['_TABLESNAPSHOT']._serialized_start=134
-  _globals['_TABLESNAPSHOT']._serialized_end=1785
-  _globals['_TABLESNAPSHOT_SEATEDSINCEENTRY']._serialized_start=1463
-  _globals['_TABLESNAPSHOT_SEATEDSINCEENTRY']._serialized_end=1513
-  _globals['_TABLESNAPSHOT_CLIENTSEEDSENTRY']._serialized_start=1515
-  _globals['_TABLESNAPSHOT_CLIENTSEEDSENTRY']._serialized_end=1565
-  _globals['_TABLESNAPSHOT_LOSTENTRY']._serialized_start=1567
-  _globals['_TABLESNAPSHOT_LOSTENTRY']._serialized_end=1610
-  _globals['_TABLESNAPSHOT_PROFILESENTRY']._serialized_start=1612
-  _globals['_TABLESNAPSHOT_PROFILESENTRY']._serialized_end=1684
-  _globals['_TABLESNAPSHOT_COMMITMENTSENTRY']._serialized_start=1686
-  _globals['_TABLESNAPSHOT_COMMITMENTSENTRY']._serialized_end=1736
-  _globals['_TABLESNAPSHOT_REVEALEDENTRY']._serialized_start=1738
-  _globals['_TABLESNAPSHOT_REVEALEDENTRY']._serialized_end=1785
-  _globals['_PROFILE']._serialized_start=1787
-  _globals['_PROFILE']._serialized_end=1826
-  _globals['_GAMESTATE']._serialized_start=1828
-  _globals['_GAMESTATE']._serialized_end=1868
-  _globals['_REMEMBEREDCOMMAND']._serialized_start=1870
-  _globals['_REMEMBEREDCOMMAND']._serialized_end=1935
+  _globals['_TABLESNAPSHOT']._serialized_end=1804
+  _globals['_TABLESNAPSHOT_SEATEDSINCEENTRY']._serialized_start=1482
+  _globals['_TABLESNAPSHOT_SEATEDSINCEENTRY']._serialized_end=1532
+  _globals['_TABLESNAPSHOT_CLIENTSEEDSENTRY']._serialized_start=1534
+  _globals['_TABLESNAPSHOT_CLIENTSEEDSENTRY']._serialized_end=1584
+  _globals['_TABLESNAPSHOT_LOSTENTRY']._serialized_start=1586
+  _globals['_TABLESNAPSHOT_LOSTENTRY']._serialized_end=1629
+  _globals['_TABLESNAPSHOT_PROFILESENTRY']._serialized_start=1631
+  _globals['_TABLESNAPSHOT_PROFILESENTRY']._serialized_end=1703
+  _globals['_TABLESNAPSHOT_COMMITMENTSENTRY']._serialized_start=1705
+  _globals['_TABLESNAPSHOT_COMMITMENTSENTRY']._serialized_end=1755
+  _globals['_TABLESNAPSHOT_REVEALEDENTRY']._serialized_start=1757
+  _globals['_TABLESNAPSHOT_REVEALEDENTRY']._serialized_end=1804
+  _globals['_PROFILE']._serialized_start=1806
+  _globals['_PROFILE']._serialized_end=1845
+  _globals['_GAMESTATE']._serialized_start=1847
+  _globals['_GAMESTATE']._serialized_end=1887
+  _globals['_REMEMBEREDCOMMAND']._serialized_start=1889
+  _globals['_REMEMBEREDCOMMAND']._serialized_end=1954
 # @@protoc_insertion_point(module_scope)

@@ -168,6 +168,7 @@ class TableSnapshot(_message.Message):
     STAKE_FIELD_NUMBER: _builtins.int
     CURRENCY_FIELD_NUMBER: _builtins.int
     POT_FIELD_NUMBER: _builtins.int
+    POT_COINS_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     LAST_SEQ_FIELD_NUMBER: _builtins.int
     HAND_NO_FIELD_NUMBER: _builtins.int
@@ -210,6 +211,8 @@ class TableSnapshot(_message.Message):
     currency: _log_pb2.Currency.ValueType
     pot: _builtins.int
     """The gà pot in stake units, from this table's settlements."""
+    pot_coins: _builtins.int
+    """At a coin table, the gà pot's 金币 as the log says (capped pot nets, else legs × stake)."""
     version: _builtins.int
     """Records folded so far, and the stream sequence of the last one."""
     last_seq: _builtins.int
@@ -323,6 +326,7 @@ class TableSnapshot(_message.Message):
         stake: _builtins.int = ...,
         currency: _log_pb2.Currency.ValueType = ...,
         pot: _builtins.int = ...,
+        pot_coins: _builtins.int = ...,
         version: _builtins.int = ...,
         last_seq: _builtins.int = ...,
         hand_no: _builtins.int = ...,
@@ -356,7 +360,7 @@ class TableSnapshot(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["game_state", b"game_state", "last_outcome", b"last_outcome", "next_seed", b"next_seed", "options", b"options"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "away", b"away", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "commitments", b"commitments", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_lost", b"hand_lost", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed", b"next_seed", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "profiles", b"profiles", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "reserved", b"reserved", "revealed", b"revealed", "round_deadline_ms", b"round_deadline_ms", "round_players", b"round_players", "round_reserved", b"round_reserved", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "unseen", b"unseen", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_played", b"auto_played", "away", b"away", "client_seeds", b"client_seeds", "commands", b"commands", "commitment", b"commitment", "commitments", b"commitments", "currency", b"currency", "format", b"format", "game", b"game", "game_state", b"game_state", "hand_lost", b"hand_lost", "hand_no", b"hand_no", "hand_players", b"hand_players", "host", b"host", "ladder_level", b"ladder_level", "ladder_seq", b"ladder_seq", "last_hand_players", b"last_hand_players", "last_outcome", b"last_outcome", "last_seq", b"last_seq", "last_server_seed", b"last_server_seed", "lost", b"lost", "max_seats", b"max_seats", "min_reputation", b"min_reputation", "next_seed", b"next_seed", "options", b"options", "owner_seat", b"owner_seat", "playing", b"playing", "pot", b"pot", "pot_coins", b"pot_coins", "profiles", b"profiles", "ready", b"ready", "reconnect_grace_s", b"reconnect_grace_s", "require_ready", b"require_ready", "reserved", b"reserved", "revealed", b"revealed", "round_deadline_ms", b"round_deadline_ms", "round_players", b"round_players", "round_reserved", b"round_reserved", "seated_since", b"seated_since", "seats", b"seats", "server_seed", b"server_seed", "settled_legs", b"settled_legs", "stake", b"stake", "table_id", b"table_id", "unseen", b"unseen", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
