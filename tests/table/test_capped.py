@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chieu.audit.proof import Proof
+from chieu.games.core import Transfer
 from chieu.games.xiangqi.model import Resign
 from chieu.table import decide, snapshot
 from chieu.table.refusals import Refused
 from chieu.table.v1 import log_pb2
-from chieu.games.core import Transfer
 from chieu.tablelog import capped, codec, money
 from chieu.tablelog.fold import Table
 from chieu.tablelog.verify import verify
