@@ -26,46 +26,10 @@ from chieu.audit.logs import Logs
 from chieu.audit.report import Report
 from chieu.kit import names
 from chieu.ladder import rules
-from chieu.ladder.rules import Params, Result, Standing
-from chieu.table.v1 import log_pb2
+from chieu.ladder.results import Counted, counted
+from chieu.ladder.rules import Params, Standing
 
 AREA = "ladder"
-
-
-@dataclass(frozen=True, slots=True)
-class Counted:
-    """A result or a penalty the log gives one ladder table's hand: its players' results."""
-
-    seq: int
-    game: str
-    table_id: str
-    hand_no: int
-    table_level: int
-    results: tuple[tuple[str, Result], ...]
-    cause: str
-
-
-def counted(seq: int, record: log_pb2.Record) -> list[Counted]:
-    """What one record gives the ladder, in the order of its events."""
-    out: list[Counted] = []
-    for e in record.events:
-        kind = e.WhichOneof("kind")
-        if kind in ("forced_quit", "disconnected"):
-            ev = e.forced_quit if kind == "forced_quit" else e.disconnected
-            if ev.ladder_level > 0:
-                result = Result.QUIT if kind == "forced_quit" else Result.DISCONNECT
-                out.append(Counted(seq, record.game, record.table_id, int(ev.hand_no), int(ev.ladder_level),
-                                   ((ev.player_id, result),), "penalty"))
-        elif kind == "hand_ended" and e.hand_ended.ladder_level > 0:
-            h = e.hand_ended
-            o = h.outcome
-            if o.reason.startswith("aborted") or not h.players:
-                continue
-            results = rules.game_results(len(h.players), o.winner if o.HasField("winner") else None,
-                                         list(o.scores), teams=record.game in rules.TEAM_GAMES)
-            out.append(Counted(seq, record.game, record.table_id, int(h.hand_no), int(h.ladder_level),
-                               tuple(zip(h.players, results, strict=True)), "result"))
-    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from chieu.kit import db, logs, metrics, names, natsauth, revocations
 from chieu.kit.outbox import OutboxRelay
 from chieu.kit.server import Server, nats_check, run
 from chieu.kit.settings import Settings, from_env
+from chieu.ladder.rules import Params
 from chieu.ledger.books import Books
 from chieu.ledger.consumer import SettlementConsumer
 from chieu.ledger.holds import Screen
@@ -37,6 +38,8 @@ async def build(settings: Settings) -> Server:
                                   metrics_every_s=settings.metrics_refresh_s)
     rewards = RewardConsumer(books, nc.jetstream(), daily_cap=settings.reward_daily_cap,
                              best_coins=settings.ladder_reward_best_coins,
+                             params=Params(settings.ladder_up, settings.ladder_down, settings.ladder_floor_style,
+                                           settings.ladder_only_lose_basis),
                              ack_wait_s=settings.ledger_ack_wait_s, metrics_every_s=settings.metrics_refresh_s)
     audit = metrics.Every(settings.ledger_audit_every_s, lambda: self_audit(books), name="ledger-self-audit")
     relay = OutboxRelay(pool, nc.jetstream(), service="ledger", stream=names.LEDGER,

@@ -18,11 +18,14 @@ ledger reads the table log itself, with its own NATS user, and checks the record
   is paid only by the operator's own ``CreditReward`` (the ladder passes the operator's token on),
   never from a record.
 
+- **The level itself**: the ladder's rules folded over the table log by the ledger
+  (:mod:`chieu.ledger.climb`, as the auditor folds them) must raise the player's best level of
+  that game to ``best`` at exactly that record. A real win at level L named for the reward of
+  L + 1 before the player had the level points for it (a forgery one level ahead, with the
+  ladder's credential) is refused.
+
 Anything else is refused (``reward_unproven``, ``reward_operator_only``), recorded in the inbox,
-logged, and never paid. What a holder of the ladder's credential can still do: have the next
-level's reward paid to a player who won a hand at their level before they actually reach the next
-level (the log shows the win, not the level points; ``chieu audit`` replays the ladder and names
-it ``reward_without_source``) — at most one level ahead, each level once.
+logged, and never paid.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from nats.js.errors import BadRequestError, NotFoundError
 from chieu.games import registry
 from chieu.kit import names
 from chieu.kit.errors import ServiceError, precondition
+from chieu.ledger.climb import LogClimb
 from chieu.table.v1 import log_pb2
 
 
@@ -88,9 +92,11 @@ def best_of(claim: Claim) -> int:
     return int(level)
 
 
-async def prove(js: Any, claim: Claim, best_coins: int, tables: names.Stream = names.TABLES) -> None:
+async def prove(js: Any, claim: Claim, best_coins: int, tables: names.Stream = names.TABLES,
+                climb: LogClimb | None = None) -> None:
     """Raise ``reward_unproven`` / ``reward_operator_only`` unless the table log proves ``claim``
-    (above); a NATS error passes through (the record waits, like any other)."""
+    (above; ``climb``: the ladder folded over ``tables``, a fresh one when not given); a NATS error
+    passes through (the record waits, like any other)."""
     if claim.kind == "monthly":
         raise precondition("reward_operator_only", "a month's reward is paid by the operator's CreditReward "
                                                    "(PayMonthlyRewards), never from a record")
@@ -134,3 +140,9 @@ async def prove(js: Any, claim: Claim, best_coins: int, tables: names.Stream = n
                     and getattr(e, e.WhichOneof("kind") or "").player_id == claim.player_id for e in record.events)
     if not won or penalised:
         raise unproven(f"{claim.player_id} did not win hand {s.hand_no} of {s.table_id}")
+    climb = climb or LogClimb(js, tables=tables)
+    reached = await climb.reached_at(claim.game, claim.player_id, best, s.seq)
+    if reached != s.seq:
+        where = "not by then" if reached is None else f"at record {reached}"
+        raise unproven(f"the ladder's rules over the table log raise {claim.player_id}'s best level of {claim.game} "
+                       f"to {best} {where}, not at record {s.seq}")

@@ -32,9 +32,11 @@ from chieu.kit import db, fields, logs, metrics, names
 from chieu.kit.durable import Durable
 from chieu.kit.durable import seq as _seq
 from chieu.kit.errors import ServiceError, invalid
+from chieu.ladder.rules import Params
 from chieu.ledger import books as b
 from chieu.ledger import proof
 from chieu.ledger.books import Books, Leg, Posting
+from chieu.ledger.climb import LogClimb
 from chieu.ledger.proof import Claim
 
 log = logs.get("chieu.ledger.rewards")
@@ -105,7 +107,7 @@ class RewardConsumer(Durable):
     def __init__(self, books: Books, js: JetStreamContext, *, daily_cap: int, best_coins: int,
                  durable: str = names.LEDGER_REWARDS_DURABLE, stream: str = names.LADDER.name,
                  subject: str = names.LADDER_REWARDS, tables: names.Stream = names.TABLES, ack_wait_s: float = 30.0,
-                 metrics_every_s: float = 5.0) -> None:
+                 metrics_every_s: float = 5.0, params: Params | None = None) -> None:
         super().__init__(js, stream=stream, subjects=subject, durable=durable, ack_wait_s=ack_wait_s,
                          metrics_every_s=metrics_every_s)
         self.books = books
@@ -114,6 +116,9 @@ class RewardConsumer(Durable):
         """``CHIEU_LADDER_REWARD_BEST_COINS``: what a best level pays per level (the proof checks it)."""
         self.tables = tables
         """The table log the proofs are read from."""
+        self.climb = LogClimb(js, params, tables)
+        """The ladder's rules folded over the table log (``params``: the ladder's, ``CHIEU_LADDER_*``):
+        a best level is paid only at the record where it is reached."""
         self.applied_by = f"{socket.gethostname()}:{os.getpid()}"
         self.paid = 0
         self.deferred = 0
@@ -121,7 +126,18 @@ class RewardConsumer(Durable):
 
     async def start(self) -> None:
         # the ladder creates its outbox stream
-        await self.run(self.consume(self.handle, batch=32, what="reward"), name="ledger-rewards")
+        await self.run(self._warm_then_consume(), name="ledger-rewards")
+
+    async def _warm_then_consume(self) -> None:
+        """Fold the ladder over the table log as it is now (each record read once, in stream order),
+        then pay: a reward then waits in its stream, not past its ack wait on the first proof."""
+        try:
+            info = await self.js.stream_info(self.tables.name)
+            await self.climb.upto(int(info.state.last_seq))
+            log.info("ladder folded over the table log", records=self.climb.read, upto=self.climb.seq)
+        except Exception as e:  # no table log yet, or NATS away: the first proof reads it
+            log.warning("ladder not folded ahead", error=repr(e))
+        await self.consume(self.handle, batch=32, what="reward")
 
     async def handle(self, msg: Any) -> str:
         """Pay one record: ``paid``, ``seen`` (inbox), ``deferred`` (over the cap: ``nak``ed until the
@@ -138,7 +154,7 @@ class RewardConsumer(Durable):
         rid, player, coins, reason = claim.reward_id, claim.player_id, claim.coins, claim.reason
         p = reward_posting(rid, player, coins, reason, LADDER_ACTOR)
         try:
-            await proof.prove(self.js, claim, self.best_coins, self.tables)
+            await proof.prove(self.js, claim, self.best_coins, self.tables, self.climb)
         except ServiceError as e:  # the table log does not prove it: never paid from a record
             log.error("reward refused: the table log does not prove it", reward_id=rid, player_id=player,
                       reason=e.reason, message=e.message)

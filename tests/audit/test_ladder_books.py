@@ -21,6 +21,7 @@ from typing import Any
 import asyncpg
 import grpc
 import pytest
+from nats.js.errors import NotFoundError
 
 from chieu.audit import levels, money, reputation, rewards
 from chieu.audit.logs import Logs
@@ -162,14 +163,19 @@ async def _play(settings: Settings, pool: asyncpg.Pool, ledger_addr: str, url: s
 
 
 class LogReader:
-    """The table log as the ledger reads a reward's source (``get_msg`` by sequence): ``logs``."""
+    """The table log as the ledger reads it (``get_msg`` by sequence, or the next one from a
+    sequence on: a reward's source, the ladder folded up to it): ``logs``."""
 
     def __init__(self, logs: Logs) -> None:
         self.by_seq = {seq: rec for recs in logs.tables.values() for seq, rec in recs}
 
-    async def get_msg(self, stream: str, seq: int) -> Any:
+    async def get_msg(self, stream: str, seq: int, subject: str = "", next: bool = False) -> Any:
+        if next:
+            seq = min((s for s in self.by_seq if s >= seq), default=0)
+        if seq not in self.by_seq:
+            raise NotFoundError
         rec = self.by_seq[seq]
-        return SimpleNamespace(subject=names.TABLES.subject(rec.table_id), data=rec.SerializeToString())
+        return SimpleNamespace(seq=seq, subject=names.TABLES.subject(rec.table_id), data=rec.SerializeToString())
 
 
 class Record:

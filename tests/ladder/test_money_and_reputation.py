@@ -150,9 +150,11 @@ async def test_reward_ids_never_pay_twice(settings: Settings, table_server: str,
             pass
         await until(refused_unproven)
         assert (await coins())[a] == 0  # the ladder's record alone paid nothing
-        # the hand that raised a's best, as the table logged it: the record, sent again, now proves it
-        proof = hand_ended(t, 6, [a, b], 0, level=1, at_ms=january)
-        seq = int((await table.jetstream().publish(names.TABLES.subject(t), proof.SerializeToString())).seq)
+        # the six hands as the table logged them: the sixth raised a's best (the ledger folds the
+        # ladder's rules over the table log), and the record, sent again naming it, now proves it
+        for hand in range(1, 7):
+            proof = hand_ended(t, hand, [a, b], 0, level=1, at_ms=january)
+            seq = int((await table.jetstream().publish(names.TABLES.subject(t), proof.SerializeToString())).seq)
         row = await lpool.fetchrow("SELECT id, payload FROM ladder_outbox WHERE topic = 'reward'"
                                    " AND payload->>'reward_id' = $1", rid)
         payload = json.loads(row["payload"]) | {"source": {"table_id": t, "hand_no": 6, "stream_seq": seq}}

@@ -4,8 +4,11 @@
 proves, one naming a hand the player lost, a hand at another level, the right hand with other
 coins, a month's place — to the real ledger: nothing is paid. Only the ladder's user may publish
 there at all (NATS refuses the others); what the ladder's user publishes is refused by the
-ledger's proof from the table log (``reward_unproven``, ``reward_operator_only``). Control: the
-record the ladder itself would write for a real win at level 1 is paid."""
+ledger's proof from the table log (``reward_unproven``, ``reward_operator_only``) — the residual
+forgery too: the next level's reward named at a real win at the player's level before the level
+points are there (one level ahead), which the ledger now refuses by folding the ladder's rules
+over the table log itself. Control: the record the ladder itself would write for a real climb
+(six wins at level 1, the sixth raising the best to 2) is paid."""
 
 from __future__ import annotations
 
@@ -59,10 +62,14 @@ def record(rid: str, player: str, coins: int, kind: str = "best", source: dict[s
 async def test_forged_rewards_with_every_service_credential_pay_nothing(
         nats_url: str, table_server: str, ladder_server: str, ledger_server: str, books: Books) -> None:
     """(The table service makes the table log's stream, the ladder its outbox stream.)"""
-    victim, rival, honest = uid("fv-"), uid("fr-"), uid("fh-")
+    victim, rival, honest, climber = uid("fv-"), uid("fr-"), uid("fh-"), uid("fc-")
     won1 = await hand(nats_url, victim, rival, 1)  # the victim won at level 1: a best of 2 is 20 金币
     lost = await hand(nats_url, rival, victim, 1)  # the victim lost this one
-    honest_win = await hand(nats_url, honest, rival, 1)
+    # the honest player climbs: lp > 5 (CHIEU_LADDER_UP) after six wins at level 1, the sixth reaches level 2
+    honest_wins = [await hand(nats_url, honest, rival, 1) for _ in range(6)]
+    # the climber reached level 2 the same way, then won once at level 2 (lp 1 of the 6 level 3 needs)
+    climbed = [await hand(nats_url, climber, rival, 1) for _ in range(6)]
+    won2 = await hand(nats_url, climber, rival, 2)
     forged = [
         record(f"ladder/forged-{uid('')}", victim, 9000, kind="monthly"),  # the attack's JSON: no source
         record(f"ladder/best/xiangqi/{victim}/2", victim, 20),  # a best level, no source
@@ -75,6 +82,11 @@ async def test_forged_rewards_with_every_service_credential_pay_nothing(
                source={"table_id": won1["table_id"], "hand_no": 1, "stream_seq": lost["stream_seq"]}),
         record(f"ladder/best/xiangqi/{victim}/2", victim, 20, source=won1 | {"stream_seq": 2**62}),  # no record
         record(f"ladder/best/xiangqi/{victim}/2", victim, 20, source=won1 | {"stream_seq": 10**30}),  # no number
+        # one level ahead: a real win at the player's level, before the level points are there
+        record(f"ladder/best/xiangqi/{victim}/2", victim, 20, source=won1),
+        record(f"ladder/best/xiangqi/{climber}/3", climber, 30, source=won2),
+        # the climb's real level named at a win before the one that reached it
+        record(f"ladder/best/xiangqi/{climber}/2", climber, 20, source=climbed[3]),
     ]
     published: dict[str, int] = {}
     for user in USERS:
@@ -82,7 +94,9 @@ async def test_forged_rewards_with_every_service_credential_pay_nothing(
         try:
             for body in forged:
                 try:
-                    ack = await nc.jetstream().publish(names.LADDER_REWARDS, body, timeout=2)
+                    # another user's publish is dropped by the server (no ack): its wait is short
+                    ack = await nc.jetstream().publish(names.LADDER_REWARDS, body,
+                                                       timeout=2 if user == "ladder" or not NATS_AUTH else 0.5)
                     published[user] = published.get(user, 0) + 1
                     assert ack.seq
                 except Exception:  # refused by NATS (not the ladder's user): nothing reached the ledger
@@ -95,7 +109,7 @@ async def test_forged_rewards_with_every_service_credential_pay_nothing(
     nc = await nats_connect(nats_url, "ladder")
     try:
         await nc.jetstream().publish(names.LADDER_REWARDS, record(f"ladder/best/xiangqi/{honest}/2", honest, 20,
-                                                                  source=honest_win))
+                                                                  source=honest_wins[-1]))
     finally:
         await nc.close()
 
@@ -106,7 +120,12 @@ async def test_forged_rewards_with_every_service_credential_pay_nothing(
     await asyncio.sleep(1.0)  # the forged records came before it on the same durable: all handled by now
     assert (await books.balance(b.player(b.COINS, victim)) or 0) == 0
     assert (await books.balance(b.player(b.COINS, rival)) or 0) == 0
+    assert (await books.balance(b.player(b.COINS, climber)) or 0) == 0
     refusals = [r["outcome"] for r in await books.pool.fetch(
-        "SELECT outcome FROM ledger_inbox WHERE posting_id LIKE $1 OR posting_id LIKE $2",
-        f"reward/ladder/%{victim}%", "reward/ladder/forged-%")]
+        "SELECT outcome FROM ledger_inbox WHERE posting_id LIKE $1 OR posting_id LIKE $2 OR posting_id LIKE $3",
+        f"reward/ladder/%{victim}%", "reward/ladder/forged-%", f"reward/ladder/%{climber}%")]
     assert refusals and all(o.startswith("refused:reward_") for o in refusals), refusals
+    ahead = {(r["posting_id"], r["outcome"]) for r in await books.pool.fetch(  # refused by the fold of the ladder
+        "SELECT posting_id, outcome FROM ledger_inbox WHERE posting_id = ANY($1::text[])",
+        [f"reward/ladder/best/xiangqi/{climber}/3", f"reward/ladder/best/xiangqi/{climber}/2"])}
+    assert ahead == {(f"reward/ladder/best/xiangqi/{climber}/{n}", "refused:reward_unproven") for n in (2, 3)}, ahead

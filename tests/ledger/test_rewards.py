@@ -18,6 +18,7 @@ from chieu.games.v1 import games_pb2
 from chieu.kit import names
 from chieu.kit.errors import ServiceError
 from chieu.kit.settings import Settings
+from chieu.ladder.rules import Params
 from chieu.ledger import books as b
 from chieu.ledger import rewards
 from chieu.ledger.books import Books, Leg, Posting
@@ -38,6 +39,8 @@ def uid(prefix: str = "") -> str:
 
 BEST_COINS = 10
 """``CHIEU_LADDER_REWARD_BEST_COINS`` of these tests' consumers: a best level L pays 10 × L."""
+PARAMS = Params(up=1)
+"""The ladder's parameters of these tests' consumers: lp above 1 (two wins) takes a level."""
 
 
 class Records:
@@ -47,6 +50,20 @@ class Records:
 
     def __init__(self, js: Any, stream: str, prefix: str, tables: names.Stream) -> None:
         self.js, self.stream, self.prefix, self.tables = js, stream, prefix, tables
+        self.sources: dict[tuple[str, int], dict[str, Any]] = {}
+        """(player, level) → the win that took the player there (their climb so far)."""
+
+    async def climb(self, player: str, level: int) -> dict[str, Any]:
+        """``player``'s wins up to ``level`` in the table log, as the ladder counts them (at
+        :data:`PARAMS`, two wins at a level's tables take a player to the next): the source of the
+        reward for ``level``, the win that reached it."""
+        at = max([lv for p, lv in self.sources if p == player], default=1)
+        while at < level:
+            for _ in range(PARAMS.up + 1):
+                won = await self.won(player, at)
+            at += 1
+            self.sources[(player, at)] = won
+        return self.sources[(player, level)]
 
     async def won(self, player: str, level: int, game: str = "xiangqi") -> dict[str, Any]:
         """A hand ``player`` won at a ladder table of ``level``, in the table log: its source."""
@@ -62,7 +79,7 @@ class Records:
                       msg_id: str = "", source: dict[str, Any] | None = None) -> int:
         level = reward_id.rsplit("/", 1)[-1]
         if source is None and level.isdigit() and int(level) > 1:
-            source = await self.won(player, int(level) - 1)
+            source = await self.climb(player, int(level))
         body = json.dumps({"reward_id": reward_id, "player_id": player, "coins": coins, "reason": reason,
                            "game": "xiangqi", "kind": "best", "source": source}).encode()
         ack = await self.js.publish(f"{self.prefix}.reward", body, headers={"Nats-Msg-Id": msg_id or uid("m")})
@@ -70,7 +87,8 @@ class Records:
 
     def consumer(self, books: Books, cap: int) -> RewardConsumer:
         return RewardConsumer(books, self.js, daily_cap=cap, best_coins=BEST_COINS, durable=uid("d"),
-                              stream=self.stream, subject=f"{self.prefix}.reward", tables=self.tables, ack_wait_s=2.0)
+                              stream=self.stream, subject=f"{self.prefix}.reward", tables=self.tables, ack_wait_s=2.0,
+                              params=PARAMS)
 
 
 @pytest.fixture
