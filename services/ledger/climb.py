@@ -10,7 +10,8 @@ record where that fold reaches it.
 
 The fold is kept in the process and read forward on demand, up to the record a reward names: each
 table-log record is read once per ledger process (a single message get each, in stream order; the
-first reward after a start reads the log from its beginning). An operator's correction of a
+first reward after a start reads the log from its beginning: past the durable's ack wait the
+record is delivered again, waits for the fold and is paid once, by its inbox row). An operator's correction of a
 standing (the ladder's ``Correct``) is not in the table log: a reward that only a correction made
 possible is refused here and paid by the operator (``CreditReward``).
 """

@@ -126,18 +126,7 @@ class RewardConsumer(Durable):
 
     async def start(self) -> None:
         # the ladder creates its outbox stream
-        await self.run(self._warm_then_consume(), name="ledger-rewards")
-
-    async def _warm_then_consume(self) -> None:
-        """Fold the ladder over the table log as it is now (each record read once, in stream order),
-        then pay: a reward then waits in its stream, not past its ack wait on the first proof."""
-        try:
-            info = await self.js.stream_info(self.tables.name)
-            await self.climb.upto(int(info.state.last_seq))
-            log.info("ladder folded over the table log", records=self.climb.read, upto=self.climb.seq)
-        except Exception as e:  # no table log yet, or NATS away: the first proof reads it
-            log.warning("ladder not folded ahead", error=repr(e))
-        await self.consume(self.handle, batch=32, what="reward")
+        await self.run(self.consume(self.handle, batch=32, what="reward"), name="ledger-rewards")
 
     async def handle(self, msg: Any) -> str:
         """Pay one record: ``paid``, ``seen`` (inbox), ``deferred`` (over the cap: ``nak``ed until the
