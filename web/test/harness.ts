@@ -411,6 +411,8 @@ export async function tour(browser: Browser, url: string, out: string): Promise<
 /** Clicks one of the pieces `selector` finds (one the board refuses now) and reads the why that
  * shows beside it; none shown is noted in `whyMissing`. */
 async function refusedClick(s: Session, selector: string, result: HandResult): Promise<void> {
+  // not while the page waits for the table's answer to its own command (the board takes no click then)
+  if (!(await s.page.waitForSelector("#table:not(.pending)", { timeout: 2000 }).then(() => true, () => false))) return;
   const pieces = await s.page.$$(`#table ${selector}`);
   if (!pieces.length) return;
   if (!(await tryMove(async () => { // forced: Playwright waits for an aria-disabled element to be enabled; a player's click is not refused by the browser

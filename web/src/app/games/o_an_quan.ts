@@ -53,7 +53,7 @@ function svg(tag: string, attrs: Record<string, string | number>, ...kids: Node[
 export function pebbles(n: number, quan: boolean): SVGElement {
   const cx = 50, cy = quan ? 70 : 50, R = quan ? 27 : 44;
   const c = R / (Math.sqrt(Math.max(n - 1, 0)) + 1.05);
-  const r = Math.min(9, 0.82 * c);
+  const r = Math.min(quan ? 10 : 13, 0.84 * c);
   const kids: SVGElement[] = [];
   if (quan) kids.push(svg("ellipse", { class: "quan-stone", cx: 50, cy: 28, rx: 24, ry: 20 }),
     svg("ellipse", { class: "shine", cx: 42, cy: 20, rx: 8, ry: 5 }));
