@@ -415,8 +415,13 @@ async function refusedClick(s: Session, selector: string, result: HandResult): P
   if (!(await s.page.waitForSelector("#table:not(.pending)", { timeout: 2000 }).then(() => true, () => false))) return;
   const pieces = await s.page.$$(`#table ${selector}`);
   if (!pieces.length) return;
-  if (!(await tryMove(async () => { // forced: Playwright waits for an aria-disabled element to be enabled; a player's click is not refused by the browser
-    await pieces[Math.floor(Math.random() * pieces.length)]!.click({ timeout: 2000, force: true }); return true; }).catch(() => false))) return;
+  const piece = pieces[Math.floor(Math.random() * pieces.length)]!;
+  // forced: Playwright waits for an aria-disabled element to become enabled (the browser itself
+  // does not refuse the click); near its top left corner: in a fan that overlaps on a phone, the
+  // part of a card one sees
+  const clicked = await tryMove(async () => { await piece.click({ timeout: 2000, force: true, position: { x: 6, y: 10 } }); return true; })
+    .catch(() => false);
+  if (!clicked) return;
   const text = await s.page.waitForSelector("#table [data-why]", { timeout: 2000 }).then((e) => e.textContent(), () => null);
   if (text === null) result.whyMissing.push(`${s.name}: ${selector}`);
   else result.whys.push({ name: s.name, lang: s.lang, text });
