@@ -295,7 +295,7 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
           acted.set(s.page, v); result.moves++; any = true;
           if (byKeys) result.keyboard = true;
         } else if (spec.refused && result.whys.filter((w) => w.name === s.name).length + result.whyMissing.length < 2) {
-          await refusedClick(s, spec.refused, result);  // off its turn: a refused click says why
+          await refusedClick(hn, s, spec.refused, result);  // off its turn: a refused click says why
         }
         if (!midShot && result.moves >= (spec.midAfter ?? 6)) {
           midShot = true;
@@ -410,7 +410,7 @@ export async function tour(browser: Browser, url: string, out: string): Promise<
 
 /** Clicks one of the pieces `selector` finds (one the board refuses now) and reads the why that
  * shows beside it; none shown is noted in `whyMissing`. */
-async function refusedClick(s: Session, selector: string, result: HandResult): Promise<void> {
+async function refusedClick(hn: Harness, s: Session, selector: string, result: HandResult): Promise<void> {
   // not while the page waits for the table's answer to its own command (the board takes no click then)
   if (!(await s.page.waitForSelector("#table:not(.pending)", { timeout: 2000 }).then(() => true, () => false))) return;
   const pieces = await s.page.$$(`#table ${selector}`);
@@ -424,7 +424,15 @@ async function refusedClick(s: Session, selector: string, result: HandResult): P
   if (!clicked) return;
   const text = await s.page.waitForSelector("#table [data-why]", { timeout: 2000 }).then((e) => e.textContent(), () => null);
   if (text === null) result.whyMissing.push(`${s.name}: ${selector}`);
-  else result.whys.push({ name: s.name, lang: s.lang, text });
+  else {
+    result.whys.push({ name: s.name, lang: s.lang, text });
+    // the first why of each page, as it shows (the screen, not the whole page)
+    const file = `${result.game}-why-${s.lang}-${s.phone ? "phone" : "desktop"}.png`;
+    if (!hn.screenshots.includes(file)) {
+      await s.page.screenshot({ path: join(hn.out, file) });
+      hn.screenshots.push(file);
+    }
+  }
 }
 
 /** A move by clicks, where the board was redrawn between finding a control and clicking it (every
