@@ -66,15 +66,17 @@ export interface HandResult {
   drawn: string[];
 }
 
-/** Counts on `page` the pieces drawn with a move's animation (data-fx), and those animated. */
+/** Counts on `page` the pieces drawn with a move's animation (data-fx), and those animated; and
+ * notes every why bubble drawn (data-why), so a short one is seen on a slow machine too. */
 async function watchFx(page: Page): Promise<void> {
   await page.evaluate(() => {
-    const w = window as unknown as { __fx: { n: number; animated: number } };
-    w.__fx = { n: 0, animated: 0 };
+    const w = window as unknown as { __fx: { n: number; animated: number; whys: string[] } };
+    w.__fx = { n: 0, animated: 0, whys: [] };
     new MutationObserver((ms) => {
       for (const m of ms) for (const node of m.addedNodes) {
         if (!(node instanceof HTMLElement)) continue;
-        for (const el of [node, ...node.querySelectorAll<HTMLElement>("[data-fx]")]) {
+        for (const el of [node, ...node.querySelectorAll<HTMLElement>("[data-fx], [data-why]")]) {
+          if (el.dataset.why !== undefined) w.__fx.whys.push(el.textContent ?? "");
           if (!el.dataset.fx) continue;
           w.__fx.n++;
           if (getComputedStyle(el).animationName !== "none") w.__fx.animated++;
@@ -343,7 +345,10 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
     }));
     for (const x of all) await hn.look(x, `${spec.game}-2-end`, x === players[0] || x === watcher);
     if (spec.inspect) for (const x of all) result.drawn.push(...(await spec.inspect(x.page)).map((d) => `end/${x.name}: ${d}`));
-    for (const x of all) result.fx[x.name] = { ...(await x.page.evaluate(() => (window as unknown as { __fx: { n: number; animated: number } }).__fx)), reduced: x === watcher };
+    for (const x of all) {
+      const { n, animated } = await x.page.evaluate(() => (window as unknown as { __fx: { n: number; animated: number } }).__fx);
+      result.fx[x.name] = { n, animated, reduced: x === watcher };
+    }
     for (const s of all) hn.errors.push(...(await s.page.evaluate(() => (window as any).__chieu.errors as string[])).map((e) => `${s.name}: toast: ${e}`));
     lap("checked");
     result.ok = true;
@@ -416,22 +421,28 @@ async function refusedClick(hn: Harness, s: Session, selector: string, result: H
   const pieces = await s.page.$$(`#table ${selector}`);
   if (!pieces.length) return;
   const piece = pieces[Math.floor(Math.random() * pieces.length)]!;
+  const seen = () => s.page.evaluate(() => (window as unknown as { __fx: { whys: string[] } }).__fx.whys.length);
+  const before = await seen();
+  const v0 = await version(s.page);
   // forced: Playwright waits for an aria-disabled element to become enabled (the browser itself
   // does not refuse the click); near its top left corner: in a fan that overlaps on a phone, the
   // part of a card one sees
   const clicked = await tryMove(async () => { await piece.click({ timeout: 2000, force: true, position: { x: 6, y: 10 } }); return true; })
     .catch(() => false);
   if (!clicked) return;
-  const text = await s.page.waitForSelector("#table [data-why]", { timeout: 2000 }).then((e) => e.textContent(), () => null);
-  if (text === null) result.whyMissing.push(`${s.name}: ${selector}`);
-  else {
-    result.whys.push({ name: s.name, lang: s.lang, text });
-    // the first why of each page, as it shows (the screen, not the whole page)
-    const file = `${result.game}-why-${s.lang}-${s.phone ? "phone" : "desktop"}.png`;
-    if (!hn.screenshots.includes(file)) {
-      await s.page.screenshot({ path: join(hn.out, file) });
-      hn.screenshots.push(file);
-    }
+  const text = await s.page.waitForFunction((n) => {
+    const whys = (window as unknown as { __fx: { whys: string[] } }).__fx.whys;
+    return whys.length > n ? whys[whys.length - 1] : false;
+  }, before, { timeout: 4000 }).then((h) => h.jsonValue() as Promise<string>, () => null);
+  // a newer view meanwhile may have made the piece playable (the click then picked it): no verdict
+  if (text === null && (await version(s.page)) === v0) result.whyMissing.push(`${s.name}: ${selector}`);
+  if (text === null) return;
+  result.whys.push({ name: s.name, lang: s.lang, text });
+  // the first why of each page, as it shows (the screen, not the whole page)
+  const file = `${result.game}-why-${s.lang}-${s.phone ? "phone" : "desktop"}.png`;
+  if (!hn.screenshots.includes(file)) {
+    await s.page.screenshot({ path: join(hn.out, file) });
+    hn.screenshots.push(file);
   }
 }
 
