@@ -34,7 +34,7 @@ function layout(flip: boolean) {
 
 /** Home's picture: a quan's half-moon and two squares of stones. */
 export const picture = (): HTMLElement => h("div", { class: "game-pic oaq-pic", "aria-hidden": "true" },
-  h("span", { class: "sq quan left" }, pebbles(0, true)), [5, 5].map((n) => h("span", { class: "sq" }, pebbles(n, false))));
+  h("span", { class: "sq quan left" }, pebbles(0, true, false)), [5, 5].map((n) => h("span", { class: "sq" }, pebbles(n, false))));
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 function svg(tag: string, attrs: Record<string, string | number>, ...kids: Node[]): SVGElement {
@@ -46,24 +46,27 @@ function svg(tag: string, attrs: Record<string, string | number>, ...kids: Node[
 
 /**
  * A square's stones drawn, every one of them: `n` pebbles as a cluster (a sunflower spiral, so
- * any count packs evenly and the pebbles shrink as it grows), and on a quan square still holding
- * its mandarin the big stone above them. Each pebble has its own shade and a highlight, so the
- * cluster reads as stones, not dots; the number is written beside it (the square's .count).
+ * any count packs evenly and the pebbles shrink as it grows). A quan square (`tall`: its picture
+ * is upright, as the half-moon is) still holding its mandarin shows it as a big stone above its
+ * pebbles. Each pebble has its own shade and a highlight, so the cluster reads as stones, not
+ * dots; the number is written beside it (the square's .count).
  */
-export function pebbles(n: number, quan: boolean): SVGElement {
-  const cx = 50, cy = quan ? 70 : 50, R = quan ? 27 : 44;
+export function pebbles(n: number, quan: boolean, tall = quan): SVGElement {
+  const H = tall ? 150 : 100;
+  const cx = 50, cy = quan ? 104 : H / 2, R = quan ? 40 : tall ? 46 : 44;
   const c = R / (Math.sqrt(Math.max(n - 1, 0)) + 1.05);
-  const r = Math.min(quan ? 10 : 13, 0.84 * c);
+  const r = Math.min(12, 0.84 * c);
   const kids: SVGElement[] = [];
-  if (quan) kids.push(svg("ellipse", { class: "quan-stone", cx: 50, cy: 28, rx: 24, ry: 20 }),
-    svg("ellipse", { class: "shine", cx: 42, cy: 20, rx: 8, ry: 5 }));
+  const sy = tall ? 36 : 50;  // the big stone: above the pebbles, or alone (home's picture)
+  if (quan) kids.push(svg("ellipse", { class: "quan-stone", cx: 50, cy: sy, rx: 32, ry: 27 }),
+    svg("ellipse", { class: "shine", cx: 39, cy: sy - 11, rx: 10, ry: 6 }));
   for (let i = 0; i < n; i++) {
     const d = c * Math.sqrt(i), a = i * 2.39996;  // the golden angle
     const x = cx + d * Math.cos(a), y = cy + d * Math.sin(a);
     kids.push(svg("circle", { class: `pebble s${(i * 7) % 4}`, cx: x.toFixed(1), cy: y.toFixed(1), r: r.toFixed(1) }));
     if (r >= 3.5) kids.push(svg("circle", { class: "shine", cx: (x - r * 0.35).toFixed(1), cy: (y - r * 0.35).toFixed(1), r: (r * 0.3).toFixed(1) }));
   }
-  return svg("svg", { class: `stones${quan ? " with-quan" : ""}`, viewBox: "0 0 100 100", "aria-hidden": "true", "data-pebbles": n }, ...kids);
+  return svg("svg", { class: `stones${tall ? " tall" : ""}`, viewBox: `0 0 100 ${H}`, "aria-hidden": "true", "data-pebbles": n }, ...kids);
 }
 
 export function board(view: Message, ctx: BoardContext): HTMLElement {
@@ -101,7 +104,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     const label = ctx.t("oaq.square", { name: NAME(sq), n });
     const side = sq === L.left || L.top.indexOf(sq) === 0 || L.bottom.indexOf(sq) === 0 ? "from-left"
       : sq === L.right || L.top.indexOf(sq) === 4 || L.bottom.indexOf(sq) === 4 ? "from-right" : "";
-    const content = [h("span", { class: "count" }, String(n)), pebbles(n, quan && v.quan[sq === 0 ? 0 : 1] === true), whyAt(ctx, `sq:${sq}`, side)];
+    const content = [h("span", { class: "count" }, String(n)), pebbles(n, quan && v.quan[sq === 0 ? 0 : 1] === true, quan), whyAt(ctx, `sq:${sq}`, side)];
     const cls = `sq ${quan ? "quan" : "dan"}${sq === L.left ? " left" : sq === L.right ? " right" : ""}`;
     const mark = (el: HTMLElement) => (moved.has(sq) ? fx(el, "pulse", since) : el);
     if (!sowings.has(sq)) {
