@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -44,6 +45,35 @@ async def play(web_url: str, web_built: Path, games: list[str], limit_s: float =
     return results
 
 
+#: The boards that say why a click is refused and animate a move's result (issue 35); 象棋 and
+#: 连连看 have their own (tests/web/test_xiangqi_browser.py, test_lianliankan_browser.py).
+FEEDBACK = {"o_an_quan", "phom", "dominoes", "mahjong", "gouji"}
+HAN = re.compile(r"[\u3400-\u9fff]")
+CODE = re.compile(r"\b[a-z]+_[a-z_]+\b|\b[a-z]+\.[a-z]+\b")
+
+
+def check_feedback(r: dict[str, Any]) -> None:
+    """A refused click said why, in words of the page's language and no code, on every page that
+    tried one; every page (a spectator's too) animated some move's result, and none where the
+    page asks for reduced motion; every drawing the game inspects was right (stones drawn ==
+    the count)."""
+    assert r["drawn"] == [], f"the board drawn wrong: {r['drawn']}"
+    assert r["whyMissing"] == [], f"a refused click showed no why: {r['whyMissing']}"
+    assert r["whys"], "no refused click was tried"
+    for w in r["whys"]:
+        text, lang = w["text"].strip(), w["lang"]
+        assert text and not CODE.search(text), w
+        if lang == "zh":
+            assert HAN.search(text), w
+        elif lang == "vi":
+            assert not HAN.search(text) and any(ord(c) > 127 for c in text), w
+        else:
+            assert text.isascii(), w
+    for name, fx in r["fx"].items():
+        assert fx["n"] > 0, f"{name} saw no move animated: {r['fx']}"
+        assert fx["animated"] == (0 if fx["reduced"] else fx["n"]), f"{name}: {fx}"
+
+
 def check(r: dict[str, Any]) -> None:
     """What every game's hand in the browser must show."""
     assert r["ok"], r.get("error")
@@ -59,6 +89,8 @@ def check(r: dict[str, Any]) -> None:
     for name in r["screenshots"]:
         assert (ARTIFACTS / name).stat().st_size > 2000, name
     assert any("-1-mid-" in s for s in r["screenshots"]) and any("-2-end-" in s for s in r["screenshots"])
+    if r["game"] in FEEDBACK:
+        check_feedback(r)
 
 
 async def scene(web_url: str, web_built: Path, name: str, env: dict[str, str] | None = None,

@@ -32,6 +32,12 @@ export interface GameSpec {
   midAfter?: number;
   /** The longest the hand may take, ms (default 150 s). */
   limitMs?: number;
+  /** Pieces the board refuses now (a selector): off its turn a player clicks one, and a why
+   * bubble ([data-why]) must say why in the page's language (a few times per player). */
+  refused?: string;
+  /** What is wrong with the board drawn on `page` (e.g. stones drawn ≠ the count): looked at
+   * before moves and at the end, on every page. */
+  inspect?: (page: Page) => Promise<string[]>;
 }
 
 export interface Session { page: Page; name: string; lang: string; phone: boolean; role: "player" | "spectator" }
@@ -51,6 +57,33 @@ export interface HandResult {
   sessions: { name: string; lang: string; phone: boolean; role: string }[];
   /** Seconds spent in each part (setup, play, the end's checks). */
   timings: Record<string, number>;
+  /** Refused clicks (spec.refused) and the why each page showed; those that showed none. */
+  whys: { name: string; lang: string; text: string }[]; whyMissing: string[];
+  /** Per page: pieces a move's result animated (data-fx) as they were drawn, and how many had an
+   * animation running (the spectator's page asks for reduced motion: none there). */
+  fx: Record<string, { n: number; animated: number; reduced: boolean }>;
+  /** spec.inspect's findings. */
+  drawn: string[];
+}
+
+/** Counts on `page` the pieces drawn with a move's animation (data-fx), and those animated; and
+ * notes every why bubble drawn (data-why), so a short one is seen on a slow machine too. */
+async function watchFx(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const w = window as unknown as { __fx: { n: number; animated: number; whys: string[] } };
+    w.__fx = { n: 0, animated: 0, whys: [] };
+    new MutationObserver((ms) => {
+      for (const m of ms) for (const node of m.addedNodes) {
+        if (!(node instanceof HTMLElement)) continue;
+        for (const el of [node, ...node.querySelectorAll<HTMLElement>("[data-fx], [data-why]")]) {
+          if (el.dataset.why !== undefined) w.__fx.whys.push(el.textContent ?? "");
+          if (!el.dataset.fx) continue;
+          w.__fx.n++;
+          if (getComputedStyle(el).animationName !== "none") w.__fx.animated++;
+        }
+      }
+    }).observe(document.body, { childList: true, subtree: true });
+  });
 }
 
 const LAYOUTS = [
@@ -212,7 +245,7 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
   const n = spec.players ?? 2;
   const room = spec.room ?? `${spec.game}.points`;
   const result: HandResult = { ok: false, game: spec.game, moves: 0, overflow: hn.overflow, axe: hn.axe, errors: hn.errors,
-    screenshots: hn.screenshots, fold: hn.fold, folds: 0, hanzi: hn.hanzi, sessions: [], timings: {} };
+    screenshots: hn.screenshots, fold: hn.fold, folds: 0, hanzi: hn.hanzi, sessions: [], timings: {}, whys: [], whyMissing: [], fx: {}, drawn: [] };
   const t0 = Date.now();
   const lap = (k: string) => { result.timings[k] = (Date.now() - t0) / 1000; };
   try {
@@ -236,6 +269,8 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
     }
     await watcher.page.click(`[data-watch="${tableId}"]`);
     await watcher.page.waitForSelector("#table .table");
+    await watcher.page.emulateMedia({ reducedMotion: "reduce" });
+    for (const s of all) await watchFx(s.page);
     await host!.page.waitForSelector("#start:not([disabled])", { timeout: 15_000 });
     await host!.page.click("#start");
     for (const s of all) await s.page.waitForSelector('#table .table[data-status="playing"]');
@@ -256,10 +291,13 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
           result.folds++;
           for (const f of await belowFold(s.page)) if (hn.fold.length < 20) hn.fold.push(`move ${result.moves}/${s.name}: ${f}`);
         }
+        if (spec.inspect && result.drawn.length < 20) result.drawn.push(...(await spec.inspect(s.page)).map((x) => `move ${result.moves}/${s.name}: ${x}`));
         const byKeys = spec.keys !== undefined && !result.keyboard && s === players[0];
         if (await tryMove(() => (byKeys ? spec.keys! : spec.move)(s.page))) {
           acted.set(s.page, v); result.moves++; any = true;
           if (byKeys) result.keyboard = true;
+        } else if (spec.refused && result.whys.filter((w) => w.name === s.name).length + result.whyMissing.length < 2) {
+          await refusedClick(hn, s, spec.refused, result);  // off its turn: a refused click says why
         }
         if (!midShot && result.moves >= (spec.midAfter ?? 6)) {
           midShot = true;
@@ -306,6 +344,11 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
       wallLeft: Number(document.querySelector("[data-wall-left]")?.getAttribute("data-wall-left") ?? 0),
     }));
     for (const x of all) await hn.look(x, `${spec.game}-2-end`, x === players[0] || x === watcher);
+    if (spec.inspect) for (const x of all) result.drawn.push(...(await spec.inspect(x.page)).map((d) => `end/${x.name}: ${d}`));
+    for (const x of all) {
+      const { n, animated } = await x.page.evaluate(() => (window as unknown as { __fx: { n: number; animated: number } }).__fx);
+      result.fx[x.name] = { n, animated, reduced: x === watcher };
+    }
     for (const s of all) hn.errors.push(...(await s.page.evaluate(() => (window as any).__chieu.errors as string[])).map((e) => `${s.name}: toast: ${e}`));
     lap("checked");
     result.ok = true;
@@ -368,6 +411,39 @@ export async function tour(browser: Browser, url: string, out: string): Promise<
     r.error = String(e);
   }
   return r;
+}
+
+/** Clicks one of the pieces `selector` finds (one the board refuses now) and reads the why that
+ * shows beside it; none shown is noted in `whyMissing`. */
+async function refusedClick(hn: Harness, s: Session, selector: string, result: HandResult): Promise<void> {
+  // not while the page waits for the table's answer to its own command (the board takes no click then)
+  if (!(await s.page.waitForSelector("#table:not(.pending)", { timeout: 2000 }).then(() => true, () => false))) return;
+  const pieces = await s.page.$$(`#table ${selector}`);
+  if (!pieces.length) return;
+  const piece = pieces[Math.floor(Math.random() * pieces.length)]!;
+  const seen = () => s.page.evaluate(() => (window as unknown as { __fx: { whys: string[] } }).__fx.whys.length);
+  const before = await seen();
+  const v0 = await version(s.page);
+  // forced: Playwright waits for an aria-disabled element to become enabled (the browser itself
+  // does not refuse the click); near its top left corner: in a fan that overlaps on a phone, the
+  // part of a card one sees
+  const clicked = await tryMove(async () => { await piece.click({ timeout: 2000, force: true, position: { x: 6, y: 10 } }); return true; })
+    .catch(() => false);
+  if (!clicked) return;
+  const text = await s.page.waitForFunction((n) => {
+    const whys = (window as unknown as { __fx: { whys: string[] } }).__fx.whys;
+    return whys.length > n ? whys[whys.length - 1] : false;
+  }, before, { timeout: 4000 }).then((h) => h.jsonValue() as Promise<string>, () => null);
+  // a newer view meanwhile may have made the piece playable (the click then picked it): no verdict
+  if (text === null && (await version(s.page)) === v0) result.whyMissing.push(`${s.name}: ${selector}`);
+  if (text === null) return;
+  result.whys.push({ name: s.name, lang: s.lang, text });
+  // the first why of each page, as it shows (the screen, not the whole page)
+  const file = `${result.game}-why-${s.lang}-${s.phone ? "phone" : "desktop"}.png`;
+  if (!hn.screenshots.includes(file)) {
+    await s.page.screenshot({ path: join(hn.out, file) });
+    hn.screenshots.push(file);
+  }
 }
 
 /** A move by clicks, where the board was redrawn between finding a control and clicking it (every

@@ -2,7 +2,7 @@
 import type { GameSpec } from "../harness.js";
 
 export const spec: GameSpec = {
-  game: "dominoes", players: 2, midAfter: 6,
+  game: "dominoes", players: 2, midAfter: 6, refused: '.dom .fan button.domino[aria-disabled="true"]',
   async move(page) {
     const tiles = await page.$$('.dom .fan button.domino[data-playable="1"]:not([disabled])');
     if (tiles.length) {

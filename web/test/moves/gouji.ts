@@ -27,7 +27,7 @@ async function select(page: Page, cards: readonly string[]): Promise<void> {
 const version = (page: Page) => page.getAttribute("#table .table", "data-version");
 
 export const spec: GameSpec = {
-  game: "gouji", room: "gouji.short", players: 6, midAfter: 12, limitMs: 240_000,
+  game: "gouji", room: "gouji.short", players: 6, midAfter: 12, limitMs: 240_000, refused: '.gj-hand button[aria-disabled="true"]',
   async move(page) {
     return play(page).catch(() => false);
   },

@@ -23,7 +23,7 @@ async function choose(page: Page, tile: string): Promise<boolean> {
 const version = (page: Page) => page.getAttribute("#table .table", "data-version");
 
 export const spec: GameSpec = {
-  game: "mahjong", players: 2, midAfter: 6, limitMs: 200_000,
+  game: "mahjong", players: 2, midAfter: 6, limitMs: 200_000, refused: '.mj-hand button.mj-tile[aria-disabled="true"]',
   async move(page) {
     const v0 = await version(page);
     // the final click only on the view the choice was made on (a newer one: choose again)

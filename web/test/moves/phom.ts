@@ -24,6 +24,7 @@ async function click(page: Page, selector: string): Promise<boolean> {
 
 export const spec: GameSpec = {
   game: "phom", players: 3, midAfter: 8, limitMs: 200_000,
+  refused: '.phom .fan button.pcard[aria-disabled="true"], .phom .eatable button.pcard[aria-disabled="true"]',
   async move(page) {
     const raw = await page.getAttribute(".phom", "data-offers");
     const offers: Offer[] = raw ? JSON.parse(raw) : [];

@@ -6,21 +6,21 @@ import type { Message } from "@bufbuild/protobuf";
 import { End, type Command, type View } from "../../../gen/chieu/games/dominoes/v1/dominoes_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { arrowKeys, button, dock, domino, h, ring, seatBadge, type Child } from "../ui/kit.js";
+import { arrowKeys, button, changedAt, dock, domino, fx, h, refuse, ring, seatBadge, whyAt, whyStatus, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "dom.draw": "Draw (bốc)", "dom.pass": "Pass", "dom.left": "Play on the left end ({n})", "dom.right": "Play on the right end ({n})",
     "dom.boneyard": "Boneyard: {n}", "dom.tiles": "{n} tiles", "dom.tiles.one": "1 tile", "dom.hand": "Your tiles", "dom.lead": "You lead: play any tile.",
     "dom.pick": "Play a tile that matches an open end.", "dom.where": "Which end?", "dom.pips": "{n} pips", "dom.ends": "Open ends {l} · {r}",
-    "dom.spectating": "Watching: hands are hidden.", "dom.line": "The line" },
+    "dom.spectating": "Watching: hands are hidden.", "dom.line": "The line", "dom.noFit": "Fits neither end" },
   vi: { "dom.draw": "Bốc", "dom.pass": "Bỏ lượt", "dom.left": "Đặt đầu trái ({n})", "dom.right": "Đặt đầu phải ({n})",
     "dom.boneyard": "Còn lại: {n}", "dom.tiles": "{n} quân", "dom.hand": "Quân của bạn", "dom.lead": "Bạn đi trước: đặt quân bất kỳ.",
     "dom.pick": "Đặt một quân khớp với một đầu.", "dom.where": "Đặt đầu nào?", "dom.pips": "{n} điểm", "dom.ends": "Hai đầu {l} · {r}",
-    "dom.spectating": "Đang xem: bài được giấu.", "dom.line": "Dãy quân" },
+    "dom.spectating": "Đang xem: bài được giấu.", "dom.line": "Dãy quân", "dom.noFit": "Không khớp đầu nào" },
   zh: { "dom.draw": "摸牌 (bốc)", "dom.pass": "过", "dom.left": "接在左端（{n}）", "dom.right": "接在右端（{n}）",
     "dom.boneyard": "余牌：{n}", "dom.tiles": "{n} 张", "dom.hand": "你的牌", "dom.lead": "你先出：任出一张。",
     "dom.pick": "出一张能接上两端之一的牌。", "dom.where": "接在哪一端？", "dom.pips": "{n} 点", "dom.ends": "两端 {l} · {r}",
-    "dom.spectating": "旁观中：手牌不可见。", "dom.line": "牌龙" },
+    "dom.spectating": "旁观中：手牌不可见。", "dom.line": "牌龙", "dom.noFit": "两端都接不上" },
 };
 
 const key = (a: bigint | number, b: bigint | number) => `${a}|${b}`;
@@ -48,6 +48,9 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
   if (!plays.has(picked.tile) || (plays.get(picked.tile)?.length ?? 0) < 2) picked.tile = "";
   const go = (c: Command) => () => { picked.tile = ""; ctx.send(c); };
   const toMove = Number(v.toMove);
+  const mover = ctx.state("dom.mover", () => ({ seat: toMove }));
+  const toMoveBefore = mover.seat;
+  mover.seat = toMove;
   const ends = v.ends;
   const choices = picked.tile ? plays.get(picked.tile)! : [];
   const endButton = (end: End): Child => {
@@ -64,14 +67,23 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
   const open = (end: End): Child => endButton(end) ?? (ends && v.line.length
     ? h("span", { class: "dom-open", title: ctx.t(end === End.LEFT ? "dom.left" : "dom.right", { n: end === End.LEFT ? ends.left : ends.right }) },
       String(end === End.LEFT ? ends.left : ends.right)) : null);
+  // a move's result: the tile just laid slides into the line (at the end it went to), on every page
+  const firstKey = v.line[0] ? key(v.line[0].left, v.line[0].right) : "";
+  const laid = ctx.state("dom.laid", () => ({ n: v.line.length, first: firstKey, at: -1 }));
+  const since = changedAt(ctx, "line", `${v.line.length}|${firstKey}`);
+  if (v.line.length !== laid.n) laid.at = v.line.length > laid.n ? (firstKey !== laid.first ? 0 : v.line.length - 1) : -1;
+  Object.assign(laid, { n: v.line.length, first: firstKey });
   const rows: { t: View["line"][number]; i: number }[][] = [];
   v.line.forEach((t, i) => { if (i % per === 0) rows.push([]); rows.at(-1)!.push({ t, i }); });
   const line = h("div", { class: "dom-line snake", role: "group", "aria-label": ctx.t("dom.line") },
     rows.length ? rows.map((row, r) => {
       const back = r % 2 === 1;
-      const tiles: Child[] = row.map(({ t, i }) => domino(Number(back ? t.right : t.left), Number(back ? t.left : t.right), {
-        small: phone || v.line.length > per, vertical: t.left === t.right, key: `line:${i}`,
-        mark: i === 0 || i === v.line.length - 1 ? "end" : undefined }));
+      const tiles: Child[] = row.map(({ t, i }) => {
+        const el = domino(Number(back ? t.right : t.left), Number(back ? t.left : t.right), {
+          small: phone || v.line.length > per, vertical: t.left === t.right, key: `line:${i}`,
+          mark: i === 0 || i === v.line.length - 1 ? "end" : undefined });
+        return i === laid.at ? fx(el, "arrive", since, toMoveBefore === Number(v.seat) ? "down" : "up") : el;
+      });
       if (r === 0) tiles.unshift(open(End.LEFT));
       if (r === rows.length - 1) tiles.push(open(End.RIGHT));
       return h("div", { class: `dom-row${back ? " back" : ""}` }, tiles);
@@ -82,13 +94,19 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       v.finished && v.result ? ` · ${ctx.t("dom.pips", { n: v.result.pips[s] ?? 0n })}` : null],
   }, ctx.t("table.auto"));
   const seats = v.counts.map((_, s) => s);
-  const hand = mine ? arrowKeys(h("div", { class: "fan dom-hand", role: "group", "aria-label": ctx.t("dom.hand"), "data-zone": "hand" }, v.hand.map((t) => {
+  const hand = mine ? arrowKeys(h("div", { class: "fan dom-hand", role: "group", "aria-label": ctx.t("dom.hand"), "data-zone": "hand" }, v.hand.map((t, i) => {
     const k = key(t.a, t.b);
     const options = plays.get(k) ?? [];
     const onclick = options.length === 1 ? go(options[0]!)
       : options.length > 1 ? () => { picked.tile = picked.tile === k ? "" : k; ctx.rerender(); } : undefined;
-    return domino(Number(t.a), Number(t.b), { onclick, dim: !onclick, selected: picked.tile === k, key: `hand:${k}`,
-      mark: options.length ? "playable" : "idle", attrs: { "data-playable": options.length ? "1" : "0" } });
+    // a tile that cannot be laid now says why beside it: not one's turn, or it fits neither end
+    const why = v.finished ? undefined : () => refuse(ctx, `hand:${k}`,
+      toMove !== Number(v.seat) ? ctx.word("refusal", "not_your_turn") : ctx.t("dom.noFit"));
+    const el = domino(Number(t.a), Number(t.b), { onclick: onclick ?? why, selected: picked.tile === k, key: `hand:${k}`,
+      mark: options.length ? "playable" : "idle", attrs: { "data-playable": options.length ? "1" : "0", "aria-disabled": onclick ? undefined : "true" } });
+    const bubble = whyAt(ctx, `hand:${k}`, i < 2 ? "from-left" : i >= v.hand.length - 2 ? "from-right" : "");
+    if (bubble) el.append(bubble);
+    return el;
   }))) : v.finished ? null : h("p", { class: "muted" }, ctx.t("dom.spectating"));
   const prompt: Child = !mine || v.finished ? null
     : picked.tile ? h("p", { class: "hint" }, ctx.t("dom.where"))
@@ -110,5 +128,6 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       hand, prompt,
       mine && !v.finished ? h("div", { class: "actions" },
         button(ctx.t("dom.draw"), draw ? go(draw) : undefined, { key: "act:draw", kind: draw ? "primary" : undefined, attrs: { "data-act": "draw" } }),
-        button(ctx.t("dom.pass"), pass ? go(pass) : undefined, { key: "act:pass", kind: pass ? "primary" : undefined, attrs: { "data-act": "pass" } })) : null));
+        button(ctx.t("dom.pass"), pass ? go(pass) : undefined, { key: "act:pass", kind: pass ? "primary" : undefined, attrs: { "data-act": "pass" } })) : null),
+    whyStatus(ctx));
 }

@@ -11,7 +11,7 @@ import { create, type Message } from "@bufbuild/protobuf";
 import { PlaySchema, type Command, type View } from "../../../gen/chieu/games/gouji/v1/gouji_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { arrowKeys, button, card, dock, h, ring, seatBadge, type Child } from "../ui/kit.js";
+import { arrowKeys, button, card, changedAt, dock, fx, h, refuse, ring, seatBadge, whyAt, whyStatus, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "gj.hand": "Your cards by rank: a click takes all of a rank, each next click one fewer", "gj.play": "Play", "gj.pass": "Pass",
@@ -146,20 +146,28 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
   const owner = Number(v.topOwner);
   const middle = h("div", { class: "gj-middle", role: "status" },
     v.top.length ? [h("span", { class: "gj-label" }, ctx.t("gj.top"), owner >= 0 ? ` · ${ctx.t("gj.by", { name: name(owner) })}` : ""),
-      h("div", { class: "gj-top" }, v.top.map((c, i) => gCard(c, { small: true, key: `top:${i}` }))),
+      // a move's result: the set just played slides onto the table, on every page
+      fx(h("div", { class: "gj-top" }, v.top.map((c, i) => gCard(c, { small: true, key: `top:${i}` }))), "arrive",
+        changedAt(ctx, "top", `${owner}|${v.top.join(" ")}`), owner === me ? "down" : "up"),
       v.topGouji ? h("span", { class: "tag gj-gouji" }, ctx.t("gj.gouji")) : null]
       : h("span", { class: "gj-label" }, v.phase === "tribute" ? ctx.t("gj.tribute") : ctx.t("gj.nothing")),
     v.fourWay ? h("span", { class: "tag" }, ctx.t("gj.fourWay")) : null);
 
+  const idle = !over && v.legal.length === 0 && !leads;
   const groups = mine ? arrowKeys(h("div", { class: "gj-hand", role: "group", "aria-label": ctx.t("gj.hand"), "data-zone": "hand" },
-    RANKS.filter((r) => held.has(r)).map((r) => {
+    RANKS.filter((r) => held.has(r)).map((r, i, all) => {
       const n = held.get(r)!;
       const k = sel.get(r) ?? 0;
+      // off one's turn (nothing offered) a click says why beside the card instead of picking it
+      const refused = k === 0 && idle;
+      const el = gCard(r, { key: `rank:${r}`, selected: k > 0, label: `${JOKER[r] ?? r} ×${n}${k ? ` (${k})` : ""}`,
+        attrs: { "data-rank": r, "data-held": n, "data-picked": k, "aria-disabled": refused ? "true" : undefined },
+        // the first click takes every card of the rank (the usual set), each next one card fewer
+        onclick: refused ? () => refuse(ctx, `rank:${r}`, ctx.word("refusal", "not_your_turn")) : () => { sel.set(r, k === 0 ? n : k - 1); ctx.rerender(); } });
+      const bubble = whyAt(ctx, `rank:${r}`, i < 2 ? "from-left" : i >= all.length - 2 ? "from-right" : "");
+      if (bubble) el.append(bubble);
       return h("div", { class: `gj-group${k ? " on" : ""}` },
-        gCard(r, { key: `rank:${r}`, selected: k > 0, label: `${JOKER[r] ?? r} ×${n}${k ? ` (${k})` : ""}`,
-          attrs: { "data-rank": r, "data-held": n, "data-picked": k },
-          // the first click takes every card of the rank (the usual set), each next one card fewer
-          onclick: () => { sel.set(r, k === 0 ? n : k - 1); ctx.rerender(); } }),
+        el,
         h("span", { class: "gj-n", "aria-hidden": "true" }, k ? `${k}/${n}` : `×${n}`));
     }))) : over ? null : h("p", { class: "hint" }, ctx.t("gj.spectating"));
   // once the game is over every seat's cards left are laid open (View.revealed), so each place can be checked
@@ -194,5 +202,5 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     "data-leads": leads ? JSON.stringify({ wilds: leads.wilds.map((w) => w.cards), bases: leads.bases.map((b) => b.cards) }) : "" },
   ring(others.map(seatBox)),
   h("div", { class: "center" }, middle, shown),
-  dock(mine ? seatBox(me) : null, groups, chosen, actions, hint));
+  dock(mine ? seatBox(me) : null, groups, chosen, actions, hint), whyStatus(ctx));
 }

@@ -9,7 +9,7 @@ import type { Message } from "@bufbuild/protobuf";
 import { Declare, MeldType, Phase, type Command, type MeldView, type View } from "../../../gen/chieu/games/mahjong/v1/mahjong_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog, Language } from "../i18n/index.js";
-import { arrowKeys, button, dock, h, ring, seatBadge, type Child } from "../ui/kit.js";
+import { arrowKeys, button, changedAt, dock, fx, h, refuse, ring, seatBadge, whyAt, whyStatus, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "mj.hand": "Your tiles", "mj.drawn": "Drawn", "mj.discard": "Discard", "mj.ting": "报听 — declare ready", "mj.yingkou": "硬扣",
@@ -22,7 +22,8 @@ export const words: Catalog = {
     "mj.wild": "wild", "mj.ting.tag": "报听", "mj.yingkou.tag": "硬扣", "mj.won": "{name} won on {t} (自摸): {n} points",
     "mj.drawnGame": "荒庄 — nobody won.", "mj.spectating": "Watching: hands are hidden.", "mj.hidden": "face down",
     "mj.peng.m": "碰", "mj.minggang.m": "明杠", "mj.bugang.m": "补杠", "mj.angang.m": "暗杠", "mj.from": "from {name}",
-    "mj.winning": "Winning hand", "mj.other": "other" },
+    "mj.winning": "Winning hand", "mj.other": "other" ,
+    "mj.cannot": "Not this tile now", "mj.answerFirst": "Claim it or pass first" },
   vi: { "mj.hand": "Bài của bạn", "mj.drawn": "Vừa bốc", "mj.discard": "Đánh", "mj.ting": "报听 — báo sẵn", "mj.yingkou": "硬扣",
     "mj.win": "胡 — ù (自摸)", "mj.peng": "碰", "mj.gang": "杠 {t}", "mj.pass": "Bỏ qua", "mj.pair": "对王: đôi {t}",
     "mj.claim": "{name} đánh {t}: 碰 hoặc 杠, hoặc bỏ qua.", "mj.claimOthers": "Đang chờ 碰/杠 quân {t}.",
@@ -33,7 +34,8 @@ export const words: Catalog = {
     "mj.wild": "quân tự do", "mj.ting.tag": "报听", "mj.yingkou.tag": "硬扣", "mj.won": "{name} ù quân {t} (自摸): {n} điểm",
     "mj.drawnGame": "荒庄 — không ai ù.", "mj.spectating": "Đang xem: bài được giấu.", "mj.hidden": "úp",
     "mj.peng.m": "碰", "mj.minggang.m": "明杠", "mj.bugang.m": "补杠", "mj.angang.m": "暗杠", "mj.from": "của {name}",
-    "mj.winning": "Bài ù", "mj.other": "khác" },
+    "mj.winning": "Bài ù", "mj.other": "khác" ,
+    "mj.cannot": "Chưa đánh được quân này", "mj.answerFirst": "Hãy ăn quân vừa đánh hoặc bỏ qua" },
   zh: { "mj.hand": "你的手牌", "mj.drawn": "摸到", "mj.discard": "打出", "mj.ting": "报听", "mj.yingkou": "硬扣",
     "mj.win": "胡（自摸）", "mj.peng": "碰", "mj.gang": "杠 {t}", "mj.pass": "过", "mj.pair": "对王：{t} 对",
     "mj.claim": "{name}打出 {t}：碰、杠或过。", "mj.claimOthers": "等待碰杠 {t}。",
@@ -43,7 +45,8 @@ export const words: Catalog = {
     "mj.wild": "赖子", "mj.ting.tag": "报听", "mj.yingkou.tag": "硬扣", "mj.won": "{name}自摸 {t}：{n} 分",
     "mj.drawnGame": "荒庄，无人胡牌。", "mj.spectating": "旁观中：手牌不可见。", "mj.hidden": "扣着",
     "mj.peng.m": "碰", "mj.minggang.m": "明杠", "mj.bugang.m": "补杠", "mj.angang.m": "暗杠", "mj.from": "来自{name}",
-    "mj.winning": "胡牌", "mj.other": "其他" },
+    "mj.winning": "胡牌", "mj.other": "其他" ,
+    "mj.cannot": "现在不能打这张", "mj.answerFirst": "先碰、杠或过" },
 };
 
 /** The scoring items' native names (番种), from the rules file's codes. */
@@ -121,7 +124,9 @@ function tileArt(t: string): SVGElement | null {
   return null;
 }
 
-interface TileOpts { onclick?: () => void; selected?: boolean; wild?: boolean; small?: boolean; key: string; label?: string; mark?: string }
+interface TileOpts { onclick?: () => void; selected?: boolean; wild?: boolean; small?: boolean; key: string; label?: string; mark?: string;
+  /** The click is refused (it says why): aria-disabled, drawn idle. */
+  refused?: boolean }
 
 /** A mahjong tile drawn as a tile: 筒 as rings and 条 as sticks (pictures), 万 as its numeral
  * over 万 in red, the winds with their letter in the corner, 中 red, 发 green, 白 an empty blue
@@ -144,7 +149,8 @@ function mjTile(t: string, o: TileOpts, wildWord: string): HTMLElement {
   if (!o.onclick) return h("span", { ...attrs, role: label ? "img" : undefined, "aria-hidden": label ? undefined : "true" }, face);
   const click = o.onclick;
   // a button is named by a hidden text (its face is aria-hidden), so name and content agree
-  return h("button", { ...attrs, "aria-label": undefined, type: "button", "aria-pressed": o.selected ? "true" : "false", onclick: () => click() },
+  return h("button", { ...attrs, "aria-label": undefined, type: "button", "aria-pressed": o.refused ? undefined : o.selected ? "true" : "false",
+    "aria-disabled": o.refused ? "true" : undefined, onclick: () => click() },
     face, h("span", { class: "sr" }, label));
 }
 
@@ -209,8 +215,11 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       s !== me && p.concealed.length ? h("div", { class: "mj-concealed", "data-concealed": s, role: "group", "aria-label": `${name(s)}: ${ctx.t("mj.concealed")}` },
         h("small", {}, ctx.t("mj.concealed")), p.concealed.map((t, j) => mjTile(t, { small: true, key: `open:${s}:${j}`, wild: wild(t, p.laizi) }, wildWord))) : null,
       h("div", { class: "mj-pond", role: "group", "aria-label": `${name(s)}: ${ctx.t("mj.pond")}` },
-        p.discards.map((t, j) => mjTile(t, { small: true, key: `pond:${s}:${j}`,
-          mark: claimFrom && j === p.discards.length - 1 ? "claim" : undefined }, wildWord))));
+        p.discards.map((t, j) => {
+          const el = mjTile(t, { small: true, key: `pond:${s}:${j}`, mark: claimFrom && j === p.discards.length - 1 ? "claim" : undefined }, wildWord);
+          // a move's result: the tile just discarded slides into its pond, on every page
+          return j === p.discards.length - 1 ? fx(el, "arrive", changedAt(ctx, `pond:${s}`, String(p.discards.length)), s === me ? "down" : "up") : el;
+        })));
   };
   // the others in playing order from one's own seat (the next one first)
   const np = v.players.length;
@@ -219,10 +228,22 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
   // the hand, the drawn tile apart (one copy of it taken out of the sorted hand)
   const hand = [...v.hand];
   if (v.drawn) { const i = hand.lastIndexOf(v.drawn); if (i >= 0) hand.splice(i, 1); }
-  const handTile = (t: string, i: number, drawn: boolean) => mjTile(t, {
-    key: drawn ? "drawn" : `hand:${i}:${t}`, selected: sel.tile === t && (drawn ? !hand.includes(t) : i === hand.indexOf(t)),
-    wild: wild(t, myLaizi), mark: discardable.has(t) ? "playable" : "idle",
-    onclick: discardable.has(t) ? () => { sel.tile = sel.tile === t ? "" : t; ctx.rerender(); } : undefined }, wildWord);
+  // a tile one may not discard now says why beside it (the server's words where it has them)
+  const whyNot = (t: string): string => v.phase === Phase.CLAIM ? (of("pass").length ? ctx.t("mj.answerFirst") : ctx.word("refusal", "claim_window"))
+    : turn !== me || v.phase !== Phase.TURN ? ctx.word("refusal", "not_your_turn")
+      : wild(t, myLaizi) && discards.length ? ctx.word("refusal", "locked_laizi")
+        : myView?.declared === Declare.TING ? ctx.word("refusal", "hand_frozen") : ctx.t("mj.cannot");
+  const handTile = (t: string, i: number, drawn: boolean) => {
+    const k = drawn ? "drawn" : `hand:${i}:${t}`;
+    const ok = discardable.has(t);
+    const el = mjTile(t, {
+      key: k, selected: sel.tile === t && (drawn ? !hand.includes(t) : i === hand.indexOf(t)),
+      wild: wild(t, myLaizi), mark: ok ? "playable" : "idle", refused: !ok && !over,
+      onclick: ok ? () => { sel.tile = sel.tile === t ? "" : t; ctx.rerender(); } : over ? undefined : () => refuse(ctx, k, whyNot(t)) }, wildWord);
+    const bubble = whyAt(ctx, k, i < 3 ? "from-left" : i >= hand.length - 2 ? "from-right" : "");
+    if (bubble) el.append(bubble);
+    return el;
+  };
   const handRow = mine ? arrowKeys(h("div", { class: "mj-hand", role: "group", "aria-label": ctx.t("mj.hand"), "data-zone": "hand" },
     hand.map((t, i) => handTile(t, i, false)),
     v.drawn ? h("span", { class: "mj-drawn" }, h("small", {}, ctx.t("mj.drawn")), handTile(v.drawn, hand.length, true)) : null)) : null;
@@ -272,5 +293,5 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     claim, result),
   dock(myView ? seatBox(myView) : null,
     handRow ?? (over ? null : h("p", { class: "hint" }, ctx.t("mj.spectating"))),
-    actions, hint));
+    actions, hint), whyStatus(ctx));
 }

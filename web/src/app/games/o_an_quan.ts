@@ -6,7 +6,7 @@ import type { Message } from "@bufbuild/protobuf";
 import { Direction, type Command, type View } from "../../../gen/chieu/games/o_an_quan/v1/o_an_quan_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { arrowKeys, button, dock, h, ring, seatBadge, type Child } from "../ui/kit.js";
+import { arrowKeys, button, changedAt, dock, fx, h, refuse, ring, seatBadge, whyAt, whyStatus, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "oaq.pick": "Pick one of your squares to sow.", "oaq.dir": "Sow which way?", "oaq.dan": "{n} dân",
@@ -34,8 +34,40 @@ function layout(flip: boolean) {
 
 /** Home's picture: a quan's half-moon and two squares of stones. */
 export const picture = (): HTMLElement => h("div", { class: "game-pic oaq-pic", "aria-hidden": "true" },
-  h("span", { class: "sq quan left" }, h("span", { class: "quan-piece" })),
-  [5, 5].map((n) => h("span", { class: "sq" }, h("span", { class: "stones" }, Array.from({ length: n }, () => h("i"))))));
+  h("span", { class: "sq quan left" }, pebbles(0, true, false)), [5, 5].map((n) => h("span", { class: "sq" }, pebbles(n, false))));
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+function svg(tag: string, attrs: Record<string, string | number>, ...kids: Node[]): SVGElement {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  el.append(...kids);
+  return el;
+}
+
+/**
+ * A square's stones drawn, every one of them: `n` pebbles as a cluster (a sunflower spiral, so
+ * any count packs evenly and the pebbles shrink as it grows). A quan square (`tall`: its picture
+ * is upright, as the half-moon is) still holding its mandarin shows it as a big stone above its
+ * pebbles. Each pebble has its own shade and a highlight, so the cluster reads as stones, not
+ * dots; the number is written beside it (the square's .count).
+ */
+export function pebbles(n: number, quan: boolean, tall = quan): SVGElement {
+  const H = tall ? 150 : 100;
+  const cx = 50, cy = quan ? 104 : H / 2, R = quan ? 40 : tall ? 46 : 44;
+  const c = R / (Math.sqrt(Math.max(n - 1, 0)) + 1.05);
+  const r = Math.min(12, 0.84 * c);
+  const kids: SVGElement[] = [];
+  const sy = tall ? 36 : 50;  // the big stone: above the pebbles, or alone (home's picture)
+  if (quan) kids.push(svg("ellipse", { class: "quan-stone", cx: 50, cy: sy, rx: 32, ry: 27 }),
+    svg("ellipse", { class: "shine", cx: 39, cy: sy - 11, rx: 10, ry: 6 }));
+  for (let i = 0; i < n; i++) {
+    const d = c * Math.sqrt(i), a = i * 2.39996;  // the golden angle
+    const x = cx + d * Math.cos(a), y = cy + d * Math.sin(a);
+    kids.push(svg("circle", { class: `pebble s${(i * 7) % 4}`, cx: x.toFixed(1), cy: y.toFixed(1), r: r.toFixed(1) }));
+    if (r >= 3.5) kids.push(svg("circle", { class: "shine", cx: (x - r * 0.35).toFixed(1), cy: (y - r * 0.35).toFixed(1), r: (r * 0.3).toFixed(1) }));
+  }
+  return svg("svg", { class: `stones${tall ? " tall" : ""}`, viewBox: `0 0 100 ${H}`, "aria-hidden": "true", "data-pebbles": n }, ...kids);
+}
 
 export function board(view: Message, ctx: BoardContext): HTMLElement {
   const v = view as View;
@@ -52,19 +84,37 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
   if (!sowings.has(picked.sq)) picked.sq = -1;
   if (sowings.size === 1 && picked.sq < 0) picked.sq = [...sowings.keys()][0]!;
 
-  const stones = (n: number): Child => h("span", { class: "stones", "aria-hidden": "true" },
-    Array.from({ length: Math.min(n, 12) }, () => h("i")));
+  // a move's result: the squares whose count changed pulse (the sown ones, the emptied one, the
+  // captured ones), on every page, for FX_MS
+  const before = ctx.state("oaq.before", () => ({ board: v.board.map(Number), quan: [...v.quan] }));
+  const moved = new Set<number>();
+  v.board.forEach((b, i) => { if (Number(b) !== before.board[i]) moved.add(i); });
+  v.quan.forEach((q, i) => { if (q !== before.quan[i]) moved.add(i === 0 ? 0 : 6); });
+  const since = changedAt(ctx, "board", v.position);
+  before.board = v.board.map(Number);
+  before.quan = [...v.quan];
+  const playing = ctx.mySeat !== undefined && !v.finished;
+  // a square the rules do not let one sow now says why, beside it (the server's own words)
+  const whyNot = (sq: number, n: number): string =>
+    ctx.word("refusal", Number(v.toMove) !== ctx.mySeat ? "not_your_turn" : sq === 0 || sq === 6 ? "quan_square"
+      : (sq < 6) !== (ctx.mySeat === 0) ? "not_your_square" : n === 0 ? "empty_square" : "not_your_turn");
   const square = (sq: number): HTMLElement => {
     const quan = sq === 0 || sq === 6;
     const n = Number(v.board[sq] ?? 0n);
     const label = ctx.t("oaq.square", { name: NAME(sq), n });
-    const content = [h("span", { class: "count" }, String(n)), stones(n),
-      quan && v.quan[sq === 0 ? 0 : 1] ? h("span", { class: "quan-piece", "aria-hidden": "true" }) : null];
+    const side = sq === L.left || L.top.indexOf(sq) === 0 || L.bottom.indexOf(sq) === 0 ? "from-left"
+      : sq === L.right || L.top.indexOf(sq) === 4 || L.bottom.indexOf(sq) === 4 ? "from-right" : "";
+    const content = [h("span", { class: "count" }, String(n)), pebbles(n, quan && v.quan[sq === 0 ? 0 : 1] === true, quan), whyAt(ctx, `sq:${sq}`, side)];
     const cls = `sq ${quan ? "quan" : "dan"}${sq === L.left ? " left" : sq === L.right ? " right" : ""}`;
-    if (!sowings.has(sq)) return h("div", { class: cls, "data-square": sq, role: "img", "aria-label": label }, content);
-    return h("button", { type: "button", class: `${cls} playable${picked.sq === sq ? " picked" : ""}`, "data-square": sq,
+    const mark = (el: HTMLElement) => (moved.has(sq) ? fx(el, "pulse", since) : el);
+    if (!sowings.has(sq)) {
+      if (!playing) return mark(h("div", { class: cls, "data-square": sq, "data-count": n, role: "img", "aria-label": label }, content));
+      return mark(h("button", { type: "button", class: `${cls} refused`, "data-square": sq, "data-count": n, "data-key": `sq:${sq}`,
+        "aria-label": label, "aria-disabled": "true", onclick: () => refuse(ctx, `sq:${sq}`, whyNot(sq, n)) }, content));
+    }
+    return mark(h("button", { type: "button", class: `${cls} playable${picked.sq === sq ? " picked" : ""}`, "data-square": sq, "data-count": n,
       "data-key": `sq:${sq}`, "aria-label": label, "aria-pressed": picked.sq === sq ? "true" : "false",
-      onclick: () => { picked.sq = picked.sq === sq ? -1 : sq; ctx.rerender(); } }, content);
+      onclick: () => { picked.sq = picked.sq === sq ? -1 : sq; ctx.rerender(); } }, content));
   };
   const arrowFor = (sq: number, dir: Direction): "left" | "right" => {
     const next = (sq + (dir === Direction.CCW ? 1 : 11)) % 12;
@@ -104,6 +154,6 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     arrowKeys(h("div", { class: "oaq-board", "data-zone": "board" }, square(L.left),
       h("div", { class: "rows" }, h("div", { class: "row top" }, L.top.map(square)), h("div", { class: "row bottom" }, L.bottom.map(square))),
       square(L.right)), "button"),
-    dock(prompt, store(me)),
+    dock(prompt, store(me)), whyStatus(ctx),
     h("p", { class: "muted small" }, ctx.t("oaq.moves", { n: v.movesMade })));
 }

@@ -7,7 +7,7 @@ import { create, type Message } from "@bufbuild/protobuf";
 import { Phase, SortSchema, TurnKind, type Command, type View } from "../../../gen/chieu/games/phom/v1/phom_pb.js";
 import type { BoardContext } from "../board.js";
 import type { Catalog } from "../i18n/index.js";
-import { arrowKeys, button, card, cardBack, dock, fan, h, ring, seatBadge, type Child } from "../ui/kit.js";
+import { arrowKeys, button, card, cardBack, changedAt, dock, fan, fx, h, refuse, ring, seatBadge, whyAt, whyStatus, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
   en: { "phom.draw": "Draw (bốc)", "phom.eat": "Eat (ăn)", "phom.lay": "Lay (hạ)", "phom.discard": "Discard (đánh)",
@@ -17,7 +17,8 @@ export const words: Catalog = {
     "phom.sendHint": "Select one card, then click a phỏm to send it (gửi).", "phom.hand": "Your hand",
     "phom.selectLay": "Select the cards of a phỏm, then Lay.", "phom.spectating": "Watching: hands are hidden.",
     "phom.balance": "{n} this hand", "phom.eats": "ate {n}", "phom.dealer": "dealer", "phom.sendTo": "Send to this phỏm",
-    "phom.cards": "{n} cards", "phom.cards.one": "1 card", "phom.shown": "Cards left" },
+    "phom.cards": "{n} cards", "phom.cards.one": "1 card", "phom.shown": "Cards left" ,
+    "phom.noUse": "No use for it now", "phom.cannotEat": "You cannot eat this", "phom.partners": "First pick the cards it goes with" },
   vi: { "phom.draw": "Bốc", "phom.eat": "Ăn", "phom.lay": "Hạ phỏm", "phom.discard": "Đánh",
     "phom.u": "Ù!", "phom.sort": "Xếp bài", "phom.window": "Thời gian báo Ù: ai Ù thì báo ngay.",
     "phom.first": "{name} (cái) đi đầu: Ù hoặc đánh.", "phom.laydown": "Vòng hạ", "phom.tai": "Lượt tái",
@@ -25,7 +26,8 @@ export const words: Catalog = {
     "phom.sendHint": "Chọn một lá rồi bấm vào phỏm để gửi.", "phom.hand": "Bài của bạn",
     "phom.selectLay": "Chọn các lá của phỏm rồi bấm Hạ.", "phom.spectating": "Đang xem: bài được giấu.",
     "phom.balance": "{n} ván này", "phom.eats": "ăn {n}", "phom.dealer": "cái", "phom.sendTo": "Gửi vào phỏm này",
-    "phom.cards": "{n} lá", "phom.shown": "Bài còn lại" },
+    "phom.cards": "{n} lá", "phom.shown": "Bài còn lại" ,
+    "phom.noUse": "Lá này chưa dùng được", "phom.cannotEat": "Không ăn được lá này", "phom.partners": "Chọn trước các lá ghép với nó" },
   zh: { "phom.draw": "摸牌 (bốc)", "phom.eat": "吃 (ăn)", "phom.lay": "亮 phỏm (hạ)", "phom.discard": "出牌 (đánh)",
     "phom.u": "Ù!", "phom.sort": "理牌", "phom.window": "Ù 窗口：有 Ù 的玩家现在可以叫。",
     "phom.first": "{name}（庄家）先出：Ù 或出牌。", "phom.laydown": "亮牌轮 (vòng hạ)", "phom.tai": "tái 轮",
@@ -33,7 +35,8 @@ export const words: Catalog = {
     "phom.sendHint": "选一张牌，再点一个 phỏm 送出 (gửi)。", "phom.hand": "你的手牌",
     "phom.selectLay": "选中一组 phỏm 的牌，再点亮牌。", "phom.spectating": "旁观中：手牌不可见。",
     "phom.balance": "本局 {n}", "phom.eats": "吃 {n}", "phom.dealer": "庄", "phom.sendTo": "送到这个 phỏm",
-    "phom.cards": "{n} 张", "phom.shown": "剩余的牌" },
+    "phom.cards": "{n} 张", "phom.shown": "剩余的牌" ,
+    "phom.noUse": "这张牌现在用不上", "phom.cannotEat": "不能吃这张", "phom.partners": "先选出与它成 phỏm 的牌" },
 };
 
 /** Home's picture: a hand of three cards. */
@@ -91,7 +94,11 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
         info.shown.map((c) => card(c, { small: true, key: `shown:${s}:${c}` })))
         : s !== Number(v.seat) ? h("div", { class: "backs", "aria-hidden": "true" }, Array.from({ length: Math.min(Number(info.cards), 10) }, () => cardBack())) : null,
       info.eaten.length ? h("div", { class: "eaten" }, info.eaten.map((c) => card(c, { small: true, mark: "eaten", key: `eaten:${c}` }))) : null,
-      h("div", { class: "row" }, info.row.map((c) => card(c, { small: true, mark: c === v.eatable ? "eatable" : undefined, key: `row:${c}` }))));
+      h("div", { class: "row" }, info.row.map((c, i) => {
+        const el = card(c, { small: true, mark: c === v.eatable ? "eatable" : undefined, key: `row:${c}` });
+        // a move's result: the card just discarded slides into its row, on every page
+        return i === info.row.length - 1 ? fx(el, "arrive", changedAt(ctx, `row:${s}`, String(info.row.length)), s === Number(v.seat) ? "down" : "up") : el;
+      })));
   };
   const banner: Child = v.end ? null : v.phase === Phase.WINDOW ? h("p", { class: "banner window" }, ctx.t("phom.window"), " ",
     Number(v.deadlineMs) > 0 ? h("span", { class: "clock", "data-deadline": Number(v.deadlineMs) }) : null)
@@ -105,10 +112,30 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       title: ctx.t("phom.sendTo"), "aria-label": `${ctx.t("phom.sendTo")}: ${m.cards.join(" ")}`, onclick: go(s) }, cards)
       : h("div", { class: "meld", "data-meld": String(m.id) }, h("small", {}, ctx.name(Number(m.owner))), cards);
   })) : null;
-  const hand = mine ? arrowKeys(fan(v.hand.map((c) => card(c, {
-    selected: sel.has(c), mark: useful.has(c) || sel.has(c) ? undefined : "idle",
-    onclick: () => { if (sel.has(c)) sel.delete(c); else sel.add(c); ctx.rerender(); },
-  })), ctx.t("phom.hand"))) : v.end ? null : h("p", { class: "muted" }, ctx.t("phom.spectating"));
+  // a card one cannot use now says why beside it (off one's turn, or in no legal command)
+  const hand = mine ? arrowKeys(fan(v.hand.map((c, i) => {
+    const refused = !sel.has(c) && !v.end && (v.legal.length === 0 || !useful.has(c));
+    const el = card(c, {
+      selected: sel.has(c), mark: useful.has(c) || sel.has(c) ? undefined : "idle", key: `hand:${c}`,
+      attrs: refused ? { "aria-disabled": "true" } : undefined,
+      onclick: refused ? () => refuse(ctx, `hand:${c}`, toMove !== Number(v.seat) || v.legal.length === 0 ? ctx.word("refusal", "not_your_turn") : ctx.t("phom.noUse"))
+        : () => { if (sel.has(c)) sel.delete(c); else sel.add(c); ctx.rerender(); },
+    });
+    const bubble = whyAt(ctx, `hand:${c}`, i < 2 ? "from-left" : i >= v.hand.length - 2 ? "from-right" : "");
+    if (bubble) el.append(bubble);
+    return el;
+  }), ctx.t("phom.hand"))) : v.end ? null : h("p", { class: "muted" }, ctx.t("phom.spectating"));
+  // the card one may eat: a click eats it with the cards picked, else says why beside it
+  const eatCard = (): HTMLElement => {
+    const el = card(v.eatable, { key: "eatable", mark: "eatable", label: `${ctx.t("phom.eat")}: ${v.eatable}`,
+      attrs: eat ? undefined : { "aria-disabled": "true" },
+      onclick: !mine || v.end ? undefined : eat ? go(eat) : () => refuse(ctx, "eatable",
+        toMove !== Number(v.seat) || v.legal.length === 0 ? ctx.word("refusal", "not_your_turn")
+          : of("eat").length ? ctx.t("phom.partners") : ctx.t("phom.cannotEat")) });
+    const bubble = whyAt(ctx, "eatable");
+    if (bubble) el.append(bubble);
+    return el;
+  };
   const actions = mine && !v.end ? h("div", { class: "actions" },
     claim ? button(ctx.t("phom.u"), go(claim), { key: "act:u", kind: "danger", attrs: { "data-act": "u" } }) : null,
     button(ctx.t("phom.draw"), go(draw), { key: "act:draw", kind: draw ? "primary" : undefined, attrs: { "data-act": "draw" } }),
@@ -126,10 +153,10 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
   h("div", { class: "center" },
     h("div", { class: "phom-center" },
       h("span", { class: "stock" }, cardBack(false), h("b", {}, ctx.t("phom.stock", { n: v.stockLeft }))),
-      v.eatable ? h("span", { class: "eatable" }, h("small", {}, ctx.t("phom.eatable")), card(v.eatable, { key: "eatable", mark: "eatable" })) : null,
+      v.eatable ? h("span", { class: "eatable" }, h("small", {}, ctx.t("phom.eatable")), eatCard()) : null,
       Number(v.pot) > 0 ? h("span", { class: "pot" }, ctx.t("phom.pot", { n: v.pot })) : null),
     banner, melds),
-  dock(mine ? seatBox(Number(v.seat)) : null, hand, actions, hint));
+  dock(mine ? seatBox(Number(v.seat)) : null, hand, actions, hint), whyStatus(ctx));
 }
 
 function signed(n: bigint): string {

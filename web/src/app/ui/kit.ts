@@ -257,3 +257,65 @@ export function refocus(root: HTMLElement, key: string | undefined): void {
   const el = root.querySelector<HTMLElement>(`[data-key="${CSS.escape(key)}"]`);
   if (el && !(el as HTMLButtonElement).disabled) el.focus({ preventScroll: true });
 }
+
+/** The per-table state a board keeps (BoardContext.state), as much of it as the kit needs. */
+interface Stateful {
+  state<T>(key: string, init: () => T): T;
+  rerender(): void;
+}
+
+/** How long the why of a refused click stays beside the piece. */
+export const WHY_MS = 1400;
+
+/**
+ * Says why a click was refused, in a word, beside the piece whose data-key is `key`, for WHY_MS:
+ * the board draws it with `whyAt(ctx, key)` inside (or beside) that piece. `text` is words
+ * already (ctx.word("refusal", code) or ctx.t(key)), never a code.
+ */
+export function refuse(ctx: Stateful, key: string, text: string): void {
+  const w = ctx.state("kit.why", () => ({ key: "", text: "", at: 0 }));
+  Object.assign(w, { key, text, at: Date.now() });
+  ctx.rerender();
+  setTimeout(() => { if (Date.now() - w.at >= WHY_MS) ctx.rerender(); }, WHY_MS + 50);
+}
+
+/** The why bubble for the piece `key` while it shows (else null); `side` keeps it inside the
+ * board at an edge ("from-left" opens rightwards). Hidden from screen readers: whyStatus says it. */
+export function whyAt(ctx: Stateful, key: string, side: "" | "from-left" | "from-right" = ""): HTMLElement | null {
+  const w = ctx.state("kit.why", () => ({ key: "", text: "", at: 0 }));
+  if (w.key !== key || !w.text || Date.now() - w.at >= WHY_MS) return null;
+  return h("span", { class: `why-bubble${side ? ` ${side}` : ""}`, "aria-hidden": "true", "data-why": "" }, w.text);
+}
+
+/** The why being shown, for screen readers (a polite live region; one per board). */
+export function whyStatus(ctx: Stateful): HTMLElement {
+  const w = ctx.state("kit.why", () => ({ key: "", text: "", at: 0 }));
+  return h("p", { class: "sr", role: "status" }, w.text && Date.now() - w.at < WHY_MS ? w.text : "");
+}
+
+/** How long a move's result animates (CSS .fx-arrive, .fx-pulse: ≤ 300 ms, none when the player
+ * asks for reduced motion). */
+export const FX_MS = 300;
+
+/**
+ * When `sig` (what a move changes: the line's length, a pit's count …) last changed, epoch ms;
+ * 0 on the board's first drawing (a table opened, not a move seen). Kept per table under `key`,
+ * so every page (the mover's, the others', a spectator's) animates the same change.
+ */
+export function changedAt(ctx: Stateful, key: string, sig: string): number {
+  const s = ctx.state(`kit.fx:${key}`, () => ({ sig, at: 0 }));
+  if (s.sig !== sig) { s.sig = sig; s.at = Date.now(); }
+  return s.at;
+}
+
+/** Marks `el` to animate as `kind` ("arrive": slides and fades in; "pulse": a pit sown) if `since`
+ * (changedAt) is under FX_MS ago; a redraw meanwhile continues the animation, not restarts it. */
+export function fx<E extends HTMLElement>(el: E, kind: "arrive" | "pulse", since: number, from: "up" | "down" = "down"): E {
+  const age = Date.now() - since;
+  if (!since || age >= FX_MS) return el;
+  el.classList.add(`fx-${kind}`);
+  if (kind === "arrive") el.classList.add(`fx-from-${from}`);
+  el.dataset.fx = kind;
+  if (age > 0) el.style.animationDelay = `-${age}ms`;
+  return el;
+}
