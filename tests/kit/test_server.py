@@ -114,3 +114,28 @@ async def test_a_burst_of_streams_is_served_not_cancelled() -> None:
             c.cancel()
         await channel.close()
         await server.shutdown()
+
+
+async def test_a_server_stop_that_never_ends_does_not_hold_the_shutdown() -> None:
+    """grpc.aio's stop can wait for ever on a call task that ignores its cancellation
+    (grpc/grpc#28999): the shutdown goes on after the grace and the slack, and says so."""
+    import asyncio
+
+    from chieu.kit.server import stop_within
+
+    class Stuck:
+        async def stop(self, grace: float | None) -> None:
+            while True:
+                try:
+                    await asyncio.sleep(3600)
+                except asyncio.CancelledError:
+                    continue  # as the stuck request loop: cancelled, it goes on waiting
+
+    class Stops:
+        async def stop(self, grace: float | None) -> None:
+            await asyncio.sleep(0.01)
+
+    began = asyncio.get_running_loop().time()
+    assert await stop_within(Stuck(), 0.1, 0.2) is False
+    assert asyncio.get_running_loop().time() - began < 5
+    assert await stop_within(Stops(), 0.1, 0.2) is True
