@@ -7,6 +7,7 @@
 // overflow horizontally, axe-core may find no serious or critical violation, no page error and
 // no CSP refusal may happen; screenshots of the table mid-hand and at the end are kept.
 import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -356,6 +357,54 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
     result.error = String(e);
   }
   return result;
+}
+
+export interface WeightResult {
+  ok: boolean; error?: string; lang: string;
+  /** Every file the first screen fetched: its path and its size gzipped (woff2 as it is: already
+   * compressed), bytes; and the sum in kB (1000 bytes). */
+  files: { path: string; bytes: number }[]; kB: number;
+}
+
+/**
+ * The weight of a first screen: a fresh phone in `lang` opens the portal, signs in as a guest and
+ * waits for home to be drawn with its fonts loaded; every file fetched on the way (the page, its
+ * script and styles, the font files and @font-face sheets its text needs; the calls to the
+ * services aside), each counted gzipped as a server sends it.
+ */
+export async function weigh(browser: Browser, url: string, lang: string): Promise<WeightResult> {
+  const r: WeightResult = { ok: false, lang, files: [], kB: 0 };
+  const ctx = await browser.newContext({ viewport: { width: 375, height: 667 }, locale: LOCALE[lang], isMobile: true, hasTouch: true });
+  const pending: Promise<void>[] = [];
+  try {
+    const page = await ctx.newPage();
+    const origin = new URL(url).origin;
+    page.on("response", (res) => {
+      const u = new URL(res.url());
+      if (u.origin !== origin || res.request().method() !== "GET") return;  // gRPC-Web calls are POSTs
+      pending.push(res.body().then((b) => {
+        const bytes = u.pathname.endsWith(".woff2") ? b.length : Math.min(b.length, gzipSync(b, { level: 9 }).length);
+        r.files.push({ path: u.pathname, bytes });
+      }).catch(() => undefined));
+    });
+    await page.goto(url);
+    await page.waitForSelector("#signin");
+    await page.fill("#name", "Lan");
+    await page.click("#signin");
+    await page.waitForSelector('body[data-screen="home"] .stats');
+    await page.evaluate(() => document.fonts.ready);
+    await sleep(500);  // a font asked for late (a lazy sheet) still counts
+    await page.evaluate(() => document.fonts.ready);
+    await Promise.all(pending);
+    r.files.sort((a, b) => b.bytes - a.bytes);
+    r.kB = r.files.reduce((n, f) => n + f.bytes, 0) / 1000;
+    r.ok = true;
+  } catch (e) {
+    r.error = String(e);
+  } finally {
+    await ctx.close();
+  }
+  return r;
 }
 
 export interface TourResult {

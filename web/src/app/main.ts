@@ -113,7 +113,17 @@ function langSwitch(): HTMLElement {
   return h("div", { class: "langs", role: "group", "aria-label": t("lang.label") }, LANGUAGES.map((l) =>
     h("button", { type: "button", class: `lang${l === lang() ? " on" : ""}`, lang: l, "data-lang": l, title: names[l],
       "aria-label": `${short[l]} ${names[l]}`, "aria-pressed": l === lang() ? "true" : "false",
-      onclick: () => { setLang(l); portal.lang = l; drawBar(); redraw(); } }, short[l])));
+      onclick: () => { setLang(l); portal.lang = l; if (l === "zh") hanSheet(); drawBar(); redraw(); } }, short[l])));
+}
+
+let hanSheetAdded = false;
+/** Noto Sans SC's pieces (fonts-zh.css: ~100 @font-face rules, 31 kB gzipped) for any hanzi the
+ * small "Chieu Han" font (fonts-vi.css: what the boards draw) lacks: a Chinese page's words, a
+ * player's name. A Chinese page adds the sheet at once, any other after its first screen. */
+function hanSheet(): void {
+  if (hanSheetAdded) return;
+  hanSheetAdded = true;
+  document.head.append(h("link", { rel: "stylesheet", href: "fonts-zh.css" }));
 }
 
 function drawBar(): void {
@@ -691,6 +701,8 @@ function route(): void {
 }
 
 setLang(lang());
+if (lang() === "zh") hanSheet();
+else window.addEventListener("load", () => setTimeout(hanSheet, 3000), { once: true });
 restoreSession();
 portal.onSession = keepSession;
 window.addEventListener("hashchange", route);
