@@ -38,12 +38,17 @@ const names = new Map<string, string>();
 const asking = new Set<string>();
 let onNames: (() => void) | undefined;
 
-/** A player's display name (asked from the lobby once, shown as a short id meanwhile). */
+/** Players the lobby knows no name of (GetProfiles' `unknown`: on the ledger's boards, not signed in). */
+const unnamed = new Set<string>();
+
+/** A player's display name (asked from the lobby once, shown as a short id meanwhile; one the
+ * lobby has no name for as a neutral "a player", never by its id). */
 function nameOf(playerId: string): string {
   if (!playerId) return "";
   if (playerId === portal.playerId) return t("you");
   const n = names.get(playerId);
   if (n) return n;
+  if (unnamed.has(playerId)) return t("player.unnamed");
   if (!asking.has(playerId)) {
     asking.add(playerId);
     queueMicrotask(flushNames);
@@ -59,6 +64,7 @@ function flushNames(): void {
   flushing = true;
   portal.profiles(ids).then((ps) => {
     for (const p of ps) if (p.name) names.set(p.playerId, p.name);
+    for (const id of ids) if (!names.has(id)) unnamed.add(id);
     onNames?.();
   }).catch(() => undefined).finally(() => {
     for (const id of ids) asking.delete(id);
@@ -82,6 +88,9 @@ function screen(name: string): AbortSignal {
   probe.screen = name;
   onNames = undefined;
   document.body.dataset.screen = name;
+  // a note of the screens before (the welcome) does not follow the player to a table, where it lay
+  // over the table's title on a phone
+  if (name === "table") for (const n of document.querySelectorAll("#toasts .toast:not(.error)")) n.remove();
   return leave.signal;
 }
 
