@@ -98,6 +98,13 @@ const LAYOUTS = [
 ];
 /** A phone upright and turned sideways. */
 export const PHONE = { width: 375, height: 667 }, SIDEWAYS = { width: 667, height: 375 };
+
+/** Turns the phone: the new size, then two frames, so a board that redraws when the screen turns
+ * (连连看 upright ↔ wide) has redrawn before anything is measured or clicked. */
+async function turn(page: Page, size: { width: number; height: number }): Promise<void> {
+  await page.setViewportSize(size);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
 const NAMES = ["An", "Bình", "Chi", "Dũng", "Giang", "Hà", "Khoa"];
 const LOCALE: Record<string, string> = { vi: "vi-VN", zh: "zh-CN", en: "en-US" };
 
@@ -280,17 +287,17 @@ export class Harness {
     return { page, name, lang, phone, landscape: phone && landscape, role };
   }
 
-  /** The phone's first screen upright and turned sideways (a phone upright is turned and back):
+  /** The phone's first screen as it is held and, when `turned`, turned the other way and back:
    * what lies below the fold (belowFold) and what clashes (clashes), each with `label`. */
-  async measure(s: Session, label: string): Promise<void> {
-    const sizes = s.phone ? [s.landscape ? SIDEWAYS : PHONE, s.landscape ? PHONE : SIDEWAYS] : [undefined];
+  async measure(s: Session, label: string, turned = true): Promise<void> {
+    const sizes = s.phone ? [s.landscape ? SIDEWAYS : PHONE, s.landscape ? PHONE : SIDEWAYS].slice(0, turned ? 2 : 1) : [undefined];
     for (const [i, size] of sizes.entries()) {
-      if (size && i > 0) await s.page.setViewportSize(size);
+      if (size && i > 0) await turn(s.page, size);
       const how = size ? `${size.width}×${size.height}` : "desktop";
       if (size) for (const f of await belowFold(s.page)) if (this.fold.length < 20) this.fold.push(`${label}/${s.name} ${how}: ${f}`);
       for (const c of await clashes(s.page)) if (this.clash.length < 20) this.clash.push(`${label}/${s.name} ${how}: ${c}`);
     }
-    if (s.phone) await s.page.setViewportSize(sizes[0]!);
+    if (s.phone) await turn(s.page, sizes[0]!);
   }
 
   /** Checks the screen (overflow, and axe when `a11y`) and keeps a screenshot named `label`. */
@@ -310,12 +317,12 @@ export class Harness {
       this.screenshots.push(first);
     }
     if (s.phone && !s.landscape && /-(mid|end)$/.test(label)) {  // the same phone turned sideways, its first screen
-      await s.page.setViewportSize(SIDEWAYS);
+      await turn(s.page, SIDEWAYS);
       await s.page.evaluate(() => window.scrollTo(0, 0));
       const side = file.replace("-phone", "-sideways").replace(".png", "-screen.png");
       await s.page.screenshot({ path: join(this.out, side) });
       this.screenshots.push(side);
-      await s.page.setViewportSize(PHONE);
+      await turn(s.page, PHONE);
     }
   }
 
@@ -384,7 +391,8 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
         if (await s.page.$('#table .table[data-status="playing"]') === null) continue;
         if (s.phone && result.folds < 12) {  // the first screen holds all one plays with, upright and sideways
           result.folds++; result.clashes++;
-          await hn.measure(s, `move ${result.moves}`);
+          // turned every third time (a turn redraws 连连看's board twice: time on a busy machine)
+          await hn.measure(s, `move ${result.moves}`, result.folds % 3 === 1);
         } else if (!s.phone && result.clashes < 12) {  // nothing lies on anything
           result.clashes++;
           await hn.measure(s, `move ${result.moves}`);
