@@ -194,6 +194,9 @@ export async function clashes(page: Page): Promise<string[]> {
         if (o && o.width > 0 && cut(r, o)) out.push(`seat ${i + 1} ${at(r)} on ${what} ${at(o)}`);
       }
     });
+    // hit-tested as drawn: a board waiting for its command's answer takes no pointer (#table.pending)
+    const pending = [...document.querySelectorAll<HTMLElement>("#table.pending .board")];
+    for (const el of pending) el.style.pointerEvents = "auto";
     // the dock's texts and the table's title line (a toast once lay over it on a phone)
     for (const [zone, root] of [["dock", dock], ["title", document.querySelector<HTMLElement>("#table .table-top")]] as const) {
       if (!root) continue;
@@ -213,6 +216,7 @@ export async function clashes(page: Page): Promise<string[]> {
         }
       }
     }
+    for (const el of pending) el.style.pointerEvents = "";
     return out;
   });
 }
