@@ -1,7 +1,9 @@
 """The browser harness for every game's board, for the tests of each game: ``play(...)`` runs
 web/test/play.ts (headless Chromium, playwright-core) for the games given, each with its
 "one move by clicks" function in web/test/moves/<key>.ts, and ``check(...)`` asserts what every
-game's hand must show: it ended by clicks only, no page overflowed at 1280 or 375 px, axe-core
+game's hand must show: it ended by clicks only, no page overflowed at 1280 or 375 px, a phone's
+first screen (upright 375×667 and sideways 667×375) held all one plays with, no seat lay on the
+dock, the centre or another seat and nothing covered a text of the dock (at every size), axe-core
 found no serious or critical violation, no page error, CSP refusal, 404 or refusal toast, the
 spectator followed to the end, and the screenshots are kept under build/artifacts/web/."""
 
@@ -79,7 +81,8 @@ def check(r: dict[str, Any]) -> None:
     assert r["ok"], r.get("error")
     assert r["moves"] > 0, "the hand was played by clicks"
     assert r["overflow"] == [], f"screens wider than the window: {r['overflow']}"
-    assert r["folds"] > 0 and r["fold"] == [], f"at 375×667, needed for play but off the first screen: {r['fold']}"
+    assert r["folds"] > 0 and r["fold"] == [], f"at 375×667 or 667×375, needed for play but off screen: {r['fold']}"
+    assert r["clashes"] > 0 and r["clash"] == [], f"seat on dock or centre, dock text covered: {r['clash']}"
     assert r["hanzi"] == [], f"hanzi on a vi/en page outside the native terms (i18n/native.ts): {r['hanzi']}"
     assert r["axe"] == [], f"axe-core serious/critical: {r['axe']}"
     assert r["errors"] == [], r["errors"]

@@ -8,6 +8,7 @@ languages at both sizes."""
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,5 @@ async def test_the_portal_screens_fit_a_phone_and_pass_axe(web_url: str, web_bui
     assert before - after == day, (r["coinsBeforeBuy"], r["coinsAfterBuy"], prices["membership"])
     for lang in ("vi", "zh", "en"):
         assert any(s.startswith("portal-rooms-" + lang) for s in r["screenshots"])
+    # the leaderboards name every player: a display name, else a neutral word, never an id's piece
+    assert not [n for n in r["leaderNames"] if re.fullmatch(r"(Player|Người chơi|玩家) \S{1,6}", n)], r["leaderNames"]

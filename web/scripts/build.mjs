@@ -6,6 +6,7 @@ import { build } from "esbuild";
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import subsetFont from "subset-font";
 
 const web = join(dirname(fileURLToPath(import.meta.url)), "..");
 // built aside, then swapped in: a page being served (chieu up, a test) never sees a missing file
@@ -25,12 +26,57 @@ function fonts(pkg, weights, keep) {
         cpSync(join(web, "node_modules/@fontsource", pkg, "files", file), join(dist, "fonts", file));
         return `src: url(fonts/${file}) format('woff2');`;
       });
-      out.push(block);
+      out.push(`/* ${m[1]} */\n${block}`);
     }
   }
   return `/* ${pkg} (@fontsource, SIL Open Font License 1.1) */\n${out.join("\n")}\n`;
 }
-writeFileSync(join(dist, "fonts-vi.css"), fonts("noto-sans", [400, 700], (n) => /-(latin|latin-ext|vietnamese)-\d+-normal$/.test(n)));
+/** A unicode-range's code points. */
+const points = (range) => range.split(",").flatMap((r) => {
+  const [a, b = a] = r.trim().replace(/^U\+/, "").split("-").map((x) => parseInt(x, 16));
+  return Array.from({ length: b - a + 1 }, (_, i) => a + i);
+});
+/** Code points as a unicode-range. */
+const range = (cps) => {
+  const out = [], s = [...new Set(cps)].sort((a, b) => a - b);
+  for (let i = 0; i < s.length; i++) {
+    let j = i;
+    while (j + 1 < s.length && s[j + 1] === s[j] + 1) j++;
+    const hex = (n) => n.toString(16).toUpperCase().padStart(4, "0");
+    out.push(j > i ? `U+${hex(s[i])}-${hex(s[j])}` : `U+${hex(s[i])}`);
+    i = j;
+  }
+  return out.join(",");
+};
+// Noto Sans: Latin Extended's range loses what the Latin and Vietnamese pieces already hold (ỳ ỵ ỷ
+// ỹ, ₫, the combining marks): Vietnamese text no longer fetches its 57 kB a weight, only a name
+// with a letter of its own (ł, ş) does.
+const noto = fonts("noto-sans", [400, 700], (n) => /-(latin|latin-ext|vietnamese)-\d+-normal$/.test(n));
+const held = new Set([...noto.matchAll(/\/\* noto-sans-(?:latin|vietnamese)-\d+-normal \*\/[^}]*unicode-range: ([^;]+);/g)]
+  .flatMap((m) => points(m[1])));
+const notoVi = noto.replace(/(\/\* noto-sans-latin-ext-\d+-normal \*\/[^}]*unicode-range: )([^;]+);/g,
+  (_, head, r) => `${head}${range(points(r).filter((c) => !held.has(c)))};`);
+// "Chieu Han": Noto Sans SC (400) cut to the hanzi every page draws (src/app/i18n/native.ts: the
+// native terms, pieces, tile faces), about 20 kB, so a Vietnamese or English page never fetches
+// Noto Sans SC's pieces for them; the pieces (fonts-zh.css) stay for a Chinese page's words and
+// any other hanzi (a player's name), the sheet loaded only by a Chinese page or after the first
+// screen (main.ts).
+const hanText = [...new Set(readFileSync(join(web, "src/app/i18n/native.ts"), "utf8").match(/[\p{Script=Han}\uFF10-\uFF19]/gu))].join("");
+const hanFile = "chieu-han-400-normal.woff2";
+writeFileSync(join(dist, "fonts", hanFile), await subsetFont(
+  readFileSync(join(web, "node_modules/@fontsource/noto-sans-sc/files/noto-sans-sc-chinese-simplified-400-normal.woff2")),
+  hanText, { targetFormat: "woff2" }));
+const han = `/* Chieu Han: Noto Sans SC cut to the hanzi the boards draw (SIL Open Font License 1.1) */
+@font-face {
+  font-family: 'Chieu Han';
+  font-style: normal;
+  font-display: swap;
+  font-weight: 400;
+  src: url(fonts/${hanFile}) format('woff2');
+  unicode-range: ${range([...hanText].map((c) => c.codePointAt(0)))};
+}
+`;
+writeFileSync(join(dist, "fonts-vi.css"), notoVi + han);
 writeFileSync(join(dist, "fonts-zh.css"), fonts("noto-sans-sc", [400], (n) => /\[\d+\]/.test(n)));
 
 // favicon.ico (for clients that ask for it without reading the page): 32×32, the logo's colours

@@ -2,11 +2,13 @@
 // playwright-core) sign in, open a game's room by clicks, one opens a table and the others sit
 // at it from the room's live list, a spectator watches, and the players play one whole hand by
 // clicks only, each with the game's "one move by clicks" function (test/moves/<key>.ts).
-// Sessions differ in screen size and language (a desktop 1280×800 and a phone 375×667, vi / zh /
-// en), so one hand covers both sizes and all three languages. Along the way: no page may
+// Sessions differ in screen size and language (a desktop 1280×800, a phone 375×667 and, from the
+// fourth player on, a phone held sideways 667×375; vi / zh / en), so one hand covers the sizes and
+// all three languages; every phone player's first screen is also measured turned sideways. Along the way: no page may
 // overflow horizontally, axe-core may find no serious or critical violation, no page error and
 // no CSP refusal may happen; screenshots of the table mid-hand and at the end are kept.
 import { readFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -40,7 +42,7 @@ export interface GameSpec {
   inspect?: (page: Page) => Promise<string[]>;
 }
 
-export interface Session { page: Page; name: string; lang: string; phone: boolean; role: "player" | "spectator" }
+export interface Session { page: Page; name: string; lang: string; phone: boolean; landscape?: boolean; role: "player" | "spectator" }
 
 export interface HandResult {
   ok: boolean; game: string; moves: number; error?: string;
@@ -52,9 +54,13 @@ export interface HandResult {
    * remaining cards, mahjong's concealed hands) by seat, and the wall's end shown (mahjong). */
   revealed?: { seats: Record<string, number>; wallLeft: number };
   overflow: string[]; axe: string[]; errors: string[]; screenshots: string[];
-  /** Phone screens with something needed for play below the fold, and how many were measured. */
+  /** Phone screens (upright and turned sideways) with something needed for play below the fold,
+   * and how many were measured. */
   fold: string[]; folds: number; hanzi: string[];
-  sessions: { name: string; lang: string; phone: boolean; role: string }[];
+  /** Screens where a seat overlaps the dock, the centre or another seat, or a text of the dock is
+   * covered (clashes), and how many were measured. */
+  clash: string[]; clashes: number;
+  sessions: { name: string; lang: string; phone: boolean; landscape: boolean; role: string }[];
   /** Seconds spent in each part (setup, play, the end's checks). */
   timings: Record<string, number>;
   /** Refused clicks (spec.refused) and the why each page showed; those that showed none. */
@@ -88,8 +94,17 @@ async function watchFx(page: Page): Promise<void> {
 
 const LAYOUTS = [
   { lang: "vi", phone: false }, { lang: "zh", phone: true }, { lang: "en", phone: false },
-  { lang: "en", phone: true }, { lang: "vi", phone: true }, { lang: "zh", phone: false }, { lang: "vi", phone: false },
+  { lang: "en", phone: true, landscape: true }, { lang: "vi", phone: true }, { lang: "zh", phone: false }, { lang: "vi", phone: false },
 ];
+/** A phone upright and turned sideways. */
+export const PHONE = { width: 375, height: 667 }, SIDEWAYS = { width: 667, height: 375 };
+
+/** Turns the phone: the new size, then two frames, so a board that redraws when the screen turns
+ * (连连看 upright ↔ wide) has redrawn before anything is measured or clicked. */
+async function turn(page: Page, size: { width: number; height: number }): Promise<void> {
+  await page.setViewportSize(size);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
 const NAMES = ["An", "Bình", "Chi", "Dũng", "Giang", "Hà", "Khoa"];
 const LOCALE: Record<string, string> = { vi: "vi-VN", zh: "zh-CN", en: "en-US" };
 
@@ -153,10 +168,65 @@ export async function belowFold(page: Page): Promise<string[]> {
 }
 
 /**
+ * What lies on what at a table, scrolled to the top: a seat of the ring (.felt > .ring > *) that
+ * overlaps the dock, the centre or another seat, and a text of the dock or of the table's title
+ * line that something else is drawn over (the element at its middle is not inside it: a seat, a
+ * toast, the page's bar), as "what: how" strings. Holds at every size.
+ */
+export async function clashes(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    window.scrollTo(0, 0);
+    const out: string[] = [];
+    // the board's root: a .felt (the card and tile games) or a board of its own (象棋, Ô ăn quan, 连连看)
+    const felt = document.querySelector<HTMLElement>("#table .board > *") ?? document.createElement("div");
+    const vh = window.innerHeight, vw = window.innerWidth;
+    const cut = (a: DOMRect, b: DOMRect) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2;
+    const at = (r: DOMRect) => `${Math.round(r.left)},${Math.round(r.top)}–${Math.round(r.right)},${Math.round(r.bottom)}`;
+    const dock = felt.querySelector<HTMLElement>(".dock");
+    const center = felt.querySelector<HTMLElement>(":scope > .center") ?? felt.querySelector<HTMLElement>('[data-zone="board"]');
+    const seats = [...felt.querySelectorAll<HTMLElement>(".ring > *")];
+    const others: [string, HTMLElement | null][] = [["dock", dock], ["centre", center]];
+    seats.forEach((seat, i) => {
+      const r = seat.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) return;
+      for (const [what, el] of [...others, ...seats.slice(i + 1).map((x, j) => [`seat ${i + j + 2}`, x] as [string, HTMLElement])]) {
+        const o = el?.getBoundingClientRect();
+        if (o && o.width > 0 && cut(r, o)) out.push(`seat ${i + 1} ${at(r)} on ${what} ${at(o)}`);
+      }
+    });
+    // hit-tested as drawn: a board waiting for its command's answer takes no pointer (#table.pending)
+    const pending = [...document.querySelectorAll<HTMLElement>("#table.pending .board")];
+    for (const el of pending) el.style.pointerEvents = "auto";
+    // the dock's texts and the table's title line (a toast once lay over it on a phone)
+    for (const [zone, root] of [["dock", dock], ["title", document.querySelector<HTMLElement>("#table .table-top")]] as const) {
+      if (!root) continue;
+      const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+        if (!(n.textContent ?? "").trim() || !n.parentElement || n.parentElement.closest(".sr, [aria-hidden=true] .rank")) continue;
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        for (const r of range.getClientRects()) {
+          const x = r.left + r.width / 2, y = r.top + r.height / 2;
+          if (r.width < 2 || r.height < 2 || x < 0 || y < 0 || x > vw || y > vh) continue;
+          const top = document.elementFromPoint(x, y);
+          if (top && !root.contains(top)) {
+            const who = top.closest<HTMLElement>("[data-zone], .toast, header, [class]");
+            out.push(`${zone} text "${(n.textContent ?? "").trim().slice(0, 20)}" ${at(r)} under ${who?.dataset.zone ?? who?.className ?? top.tagName}`);
+          }
+        }
+      }
+    }
+    for (const el of pending) el.style.pointerEvents = "";
+    return out;
+  });
+}
+
+/**
  * Hanzi on a Vietnamese or English page outside the native game terms (src/app/i18n/native.ts):
  * every text node of the page, but those under [data-native] (pieces, tile faces, the 象棋 move
- * list) or [lang=zh] (the language switch's 中), with the native terms taken out; each text that
- * still has a Han character, once.
+ * list) or [lang=zh] (the language switch's 中), and every accessible name (aria-label, .sr), a
+ * drawn thing's too, with the native terms taken out; each text that still has a Han character,
+ * once.
  */
 export async function hanziOutside(page: Page): Promise<string[]> {
   return page.evaluate(([terms, han]) => {
@@ -170,6 +240,15 @@ export async function hanziOutside(page: Page): Promise<string[]> {
       for (const t of terms as string[]) text = text.split(t).join("");
       if (re.test(text)) out.add((n.textContent ?? "").trim().slice(0, 60));
     }
+    // what a screen reader says of a drawn thing is words too: every name (aria-label, a hidden
+    // .sr text), under [data-native] as well
+    const names = [...document.querySelectorAll<HTMLElement>("[aria-label], .sr")].filter((el) => !el.closest("[lang=zh]"))
+      .map((el) => el.getAttribute("aria-label") ?? el.textContent ?? "");
+    for (const name of names) {
+      let text = name;
+      for (const t of terms as string[]) text = text.split(t).join("");
+      if (re.test(text)) out.add(`name: ${name.trim().slice(0, 60)}`);
+    }
     return [...out];
   }, [NATIVE_TERMS, HAN.source] as const);
 }
@@ -181,6 +260,8 @@ export class Harness {
   readonly screenshots: string[] = [];
   /** Phone screens where something needed for play lay below the fold (belowFold). */
   readonly fold: string[] = [];
+  /** Screens where a seat lay on the dock or the centre, or a dock's text was covered (clashes). */
+  readonly clash: string[] = [];
   /** Hanzi seen on a vi or en page outside the native game terms (hanziOutside). */
   readonly hanzi: string[] = [];
   /** How many phone screens were measured for it. */
@@ -190,9 +271,9 @@ export class Harness {
 
   /** A new signed-in session (a guest) in its own browser context (`url`: another gateway than
    * the harness's, e.g. one a test stops and starts again). */
-  async open(name: string, lang: string, phone: boolean, role: Session["role"] = "player", url = this.url): Promise<Session> {
+  async open(name: string, lang: string, phone: boolean, role: Session["role"] = "player", url = this.url, landscape = false): Promise<Session> {
     const ctx = await this.browser.newContext({
-      viewport: phone ? { width: 375, height: 667 } : { width: 1280, height: 800 },
+      viewport: phone ? (landscape ? SIDEWAYS : PHONE) : { width: 1280, height: 800 },
       deviceScaleFactor: 1, locale: LOCALE[lang], hasTouch: phone, isMobile: phone,
     });
     const page = await ctx.newPage();
@@ -207,16 +288,30 @@ export class Harness {
     await page.click("#signin");
     await page.waitForSelector('body[data-screen="home"] .stats');
     await page.waitForFunction(() => document.querySelector("#coins")?.getAttribute("data-coins") !== "");
-    return { page, name, lang, phone, role };
+    return { page, name, lang, phone, landscape: phone && landscape, role };
+  }
+
+  /** The phone's first screen as it is held and, when `turned`, turned the other way and back:
+   * what lies below the fold (belowFold) and what clashes (clashes), each with `label`. */
+  async measure(s: Session, label: string, turned = true): Promise<void> {
+    const sizes = s.phone ? [s.landscape ? SIDEWAYS : PHONE, s.landscape ? PHONE : SIDEWAYS].slice(0, turned ? 2 : 1) : [undefined];
+    for (const [i, size] of sizes.entries()) {
+      if (size && i > 0) await turn(s.page, size);
+      const how = size ? `${size.width}×${size.height}` : "desktop";
+      if (size) for (const f of await belowFold(s.page)) if (this.fold.length < 20) this.fold.push(`${label}/${s.name} ${how}: ${f}`);
+      for (const c of await clashes(s.page)) if (this.clash.length < 20) this.clash.push(`${label}/${s.name} ${how}: ${c}`);
+    }
+    if (s.phone) await turn(s.page, sizes[0]!);
   }
 
   /** Checks the screen (overflow, and axe when `a11y`) and keeps a screenshot named `label`. */
   async look(s: Session, label: string, a11y = false): Promise<void> {
     if (await overflows(s.page)) this.overflow.push(`${label}/${s.name}`);
+    for (const c of await clashes(s.page)) if (this.clash.length < 20) this.clash.push(`${label}/${s.name}: ${c}`);
     if (s.lang !== "zh") for (const x of await hanziOutside(s.page)) if (this.hanzi.length < 20) this.hanzi.push(`${label}/${s.name}: ${x}`);
     if (a11y) for (const v of await axe(s.page)) this.axe.push(`${label}/${s.name}: ${v}`);
     // a spectator's own name: with six players it shares a layout with one of them
-    const file = `${label}-${s.lang}-${s.phone ? "phone" : "desktop"}${s.role === "spectator" ? "-watch" : ""}.png`;
+    const file = `${label}-${s.lang}-${s.landscape ? "landscape" : s.phone ? "phone" : "desktop"}${s.role === "spectator" ? "-watch" : ""}.png`;
     await s.page.screenshot({ path: join(this.out, file), fullPage: true });
     this.screenshots.push(file);
     if (s.phone && label.includes("-mid")) {  // the first screen as a phone shows it, no scroll
@@ -224,6 +319,14 @@ export class Harness {
       const first = file.replace(".png", "-screen.png");
       await s.page.screenshot({ path: join(this.out, first) });
       this.screenshots.push(first);
+    }
+    if (s.phone && !s.landscape && /-(mid|end)$/.test(label)) {  // the same phone turned sideways, its first screen
+      await turn(s.page, SIDEWAYS);
+      await s.page.evaluate(() => window.scrollTo(0, 0));
+      const side = file.replace("-phone", "-sideways").replace(".png", "-screen.png");
+      await s.page.screenshot({ path: join(this.out, side) });
+      this.screenshots.push(side);
+      await turn(s.page, PHONE);
     }
   }
 
@@ -245,16 +348,17 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
   const n = spec.players ?? 2;
   const room = spec.room ?? `${spec.game}.points`;
   const result: HandResult = { ok: false, game: spec.game, moves: 0, overflow: hn.overflow, axe: hn.axe, errors: hn.errors,
-    screenshots: hn.screenshots, fold: hn.fold, folds: 0, hanzi: hn.hanzi, sessions: [], timings: {}, whys: [], whyMissing: [], fx: {}, drawn: [] };
+    screenshots: hn.screenshots, fold: hn.fold, folds: 0, hanzi: hn.hanzi, clash: hn.clash, clashes: 0, sessions: [], timings: {},
+    whys: [], whyMissing: [], fx: {}, drawn: [] };
   const t0 = Date.now();
   const lap = (k: string) => { result.timings[k] = (Date.now() - t0) / 1000; };
   try {
     const players: Session[] = [];
-    for (let i = 0; i < n; i++) players.push(await hn.open(NAMES[i]!, LAYOUTS[i]!.lang, LAYOUTS[i]!.phone));
+    for (let i = 0; i < n; i++) players.push(await hn.open(NAMES[i]!, LAYOUTS[i]!.lang, LAYOUTS[i]!.phone, "player", url, LAYOUTS[i]!.landscape));
     const watcherLayout = LAYOUTS[n]!;
-    const watcher = await hn.open(NAMES[n]!, watcherLayout.lang, watcherLayout.phone, "spectator");
+    const watcher = await hn.open(NAMES[n]!, watcherLayout.lang, watcherLayout.phone, "spectator", url, watcherLayout.landscape);
     const all = [...players, watcher];
-    result.sessions = all.map((s) => ({ name: s.name, lang: s.lang, phone: s.phone, role: s.role }));
+    result.sessions = all.map((s) => ({ name: s.name, lang: s.lang, phone: s.phone, landscape: s.landscape ?? false, role: s.role }));
     await hn.look(players[0]!, `${spec.game}-0-home`, true);
     for (const s of all) await hn.enterRoom(s, spec.game, room);
     await hn.look(players[1]!, `${spec.game}-0-room`, true);
@@ -266,6 +370,8 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
     for (const s of guests) {
       await s.page.click(`[data-sit="${tableId}"]`);
       await s.page.waitForSelector("#table .table");
+      // a phone just seated, the welcome of its sign-in a moment ago perhaps still up: nothing on the title
+      if (s.phone) for (const c of await clashes(s.page)) if (hn.clash.length < 20) hn.clash.push(`seated/${s.name}: ${c}`);
     }
     await watcher.page.click(`[data-watch="${tableId}"]`);
     await watcher.page.waitForSelector("#table .table");
@@ -287,9 +393,13 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
         const v = await version(s.page);
         if (v === null || acted.get(s.page) === v) continue;
         if (await s.page.$('#table .table[data-status="playing"]') === null) continue;
-        if (s.phone && result.folds < 12) {  // the first screen holds all one plays with
-          result.folds++;
-          for (const f of await belowFold(s.page)) if (hn.fold.length < 20) hn.fold.push(`move ${result.moves}/${s.name}: ${f}`);
+        if (s.phone && result.folds < 12) {  // the first screen holds all one plays with, upright and sideways
+          result.folds++; result.clashes++;
+          // turned every third time (a turn redraws 连连看's board twice: time on a busy machine)
+          await hn.measure(s, `move ${result.moves}`, result.folds % 3 === 1);
+        } else if (!s.phone && result.clashes < 12) {  // nothing lies on anything
+          result.clashes++;
+          await hn.measure(s, `move ${result.moves}`);
         }
         if (spec.inspect && result.drawn.length < 20) result.drawn.push(...(await spec.inspect(s.page)).map((x) => `move ${result.moves}/${s.name}: ${x}`));
         const byKeys = spec.keys !== undefined && !result.keyboard && s === players[0];
@@ -358,9 +468,57 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
   return result;
 }
 
+export interface WeightResult {
+  ok: boolean; error?: string; lang: string;
+  /** Every file the first screen fetched: its path and its size gzipped (woff2 as it is: already
+   * compressed), bytes; and the sum in kB (1000 bytes). */
+  files: { path: string; bytes: number }[]; kB: number;
+}
+
+/**
+ * The weight of a first screen: a fresh phone in `lang` opens the portal, signs in as a guest and
+ * waits for home to be drawn with its fonts loaded; every file fetched on the way (the page, its
+ * script and styles, the font files and @font-face sheets its text needs; the calls to the
+ * services aside), each counted gzipped as a server sends it.
+ */
+export async function weigh(browser: Browser, url: string, lang: string): Promise<WeightResult> {
+  const r: WeightResult = { ok: false, lang, files: [], kB: 0 };
+  const ctx = await browser.newContext({ viewport: { width: 375, height: 667 }, locale: LOCALE[lang], isMobile: true, hasTouch: true });
+  const pending: Promise<void>[] = [];
+  try {
+    const page = await ctx.newPage();
+    const origin = new URL(url).origin;
+    page.on("response", (res) => {
+      const u = new URL(res.url());
+      if (u.origin !== origin || res.request().method() !== "GET") return;  // gRPC-Web calls are POSTs
+      pending.push(res.body().then((b) => {
+        const bytes = u.pathname.endsWith(".woff2") ? b.length : Math.min(b.length, gzipSync(b, { level: 9 }).length);
+        r.files.push({ path: u.pathname, bytes });
+      }).catch(() => undefined));
+    });
+    await page.goto(url);
+    await page.waitForSelector("#signin");
+    await page.fill("#name", "Lan");
+    await page.click("#signin");
+    await page.waitForSelector('body[data-screen="home"] .stats');
+    await page.evaluate(() => document.fonts.ready);
+    await sleep(500);  // a font asked for late (a lazy sheet) still counts
+    await page.evaluate(() => document.fonts.ready);
+    await Promise.all(pending);
+    r.files.sort((a, b) => b.bytes - a.bytes);
+    r.kB = r.files.reduce((n, f) => n + f.bytes, 0) / 1000;
+    r.ok = true;
+  } catch (e) {
+    r.error = String(e);
+  } finally {
+    await ctx.close();
+  }
+  return r;
+}
+
 export interface TourResult {
   ok: boolean; error?: string; overflow: string[]; axe: string[]; errors: string[]; screenshots: string[]; hanzi: string[];
-  memberDays?: string; leaders?: number; prices?: string[]; coinsBeforeBuy?: string; coinsAfterBuy?: string;
+  memberDays?: string; leaders?: number; leaderNames?: string[]; prices?: string[]; coinsBeforeBuy?: string; coinsAfterBuy?: string;
 }
 
 /** The portal's own screens, by clicks, in each language and at both sizes: home, every game's
@@ -385,6 +543,8 @@ export async function tour(browser: Browser, url: string, out: string): Promise<
       await s.page.waitForSelector('body[data-screen="leaders"] .leaders');
       await hn.look(s, "portal-leaders", a11y);
       r.leaders = await s.page.$$eval(".ranks tbody tr", (rows) => rows.length);
+      await sleep(800);  // the names asked of the lobby (GetProfiles) have come
+      r.leaderNames = [...(r.leaderNames ?? []), ...await s.page.$$eval(".ranks tbody td:nth-child(2)", (tds) => tds.map((td) => td.textContent ?? ""))];
       await s.page.click('[data-nav="shop"]');
       await s.page.waitForSelector(".services");
       await s.page.waitForSelector('[data-price="membership"]');  // the prices, from ListPrices

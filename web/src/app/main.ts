@@ -38,12 +38,17 @@ const names = new Map<string, string>();
 const asking = new Set<string>();
 let onNames: (() => void) | undefined;
 
-/** A player's display name (asked from the lobby once, shown as a short id meanwhile). */
+/** Players the lobby knows no name of (GetProfiles' `unknown`: on the ledger's boards, not signed in). */
+const unnamed = new Set<string>();
+
+/** A player's display name (asked from the lobby once, shown as a short id meanwhile; one the
+ * lobby has no name for as a neutral "a player", never by its id). */
 function nameOf(playerId: string): string {
   if (!playerId) return "";
   if (playerId === portal.playerId) return t("you");
   const n = names.get(playerId);
   if (n) return n;
+  if (unnamed.has(playerId)) return t("player.unnamed");
   if (!asking.has(playerId)) {
     asking.add(playerId);
     queueMicrotask(flushNames);
@@ -59,6 +64,7 @@ function flushNames(): void {
   flushing = true;
   portal.profiles(ids).then((ps) => {
     for (const p of ps) if (p.name) names.set(p.playerId, p.name);
+    for (const id of ids) if (!names.has(id)) unnamed.add(id);
     onNames?.();
   }).catch(() => undefined).finally(() => {
     for (const id of ids) asking.delete(id);
@@ -82,6 +88,9 @@ function screen(name: string): AbortSignal {
   probe.screen = name;
   onNames = undefined;
   document.body.dataset.screen = name;
+  // a note of the screens before (the welcome) does not follow the player to a table, where it lay
+  // over the table's title on a phone
+  if (name === "table") for (const n of document.querySelectorAll("#toasts .toast:not(.error)")) n.remove();
   return leave.signal;
 }
 
@@ -113,7 +122,17 @@ function langSwitch(): HTMLElement {
   return h("div", { class: "langs", role: "group", "aria-label": t("lang.label") }, LANGUAGES.map((l) =>
     h("button", { type: "button", class: `lang${l === lang() ? " on" : ""}`, lang: l, "data-lang": l, title: names[l],
       "aria-label": `${short[l]} ${names[l]}`, "aria-pressed": l === lang() ? "true" : "false",
-      onclick: () => { setLang(l); portal.lang = l; drawBar(); redraw(); } }, short[l])));
+      onclick: () => { setLang(l); portal.lang = l; if (l === "zh") hanSheet(); drawBar(); redraw(); } }, short[l])));
+}
+
+let hanSheetAdded = false;
+/** Noto Sans SC's pieces (fonts-zh.css: ~100 @font-face rules, 31 kB gzipped) for any hanzi the
+ * small "Chieu Han" font (fonts-vi.css: what the boards draw) lacks: a Chinese page's words, a
+ * player's name. A Chinese page adds the sheet at once, any other after its first screen. */
+function hanSheet(): void {
+  if (hanSheetAdded) return;
+  hanSheetAdded = true;
+  document.head.append(h("link", { rel: "stylesheet", href: "fonts-zh.css" }));
 }
 
 function drawBar(): void {
@@ -691,6 +710,8 @@ function route(): void {
 }
 
 setLang(lang());
+if (lang() === "zh") hanSheet();
+else window.addEventListener("load", () => setTimeout(hanSheet, 3000), { once: true });
 restoreSession();
 portal.onSession = keepSession;
 window.addEventListener("hashchange", route);

@@ -36,6 +36,17 @@ export const words: Catalog = {
  * animal's picture (picture(), in the same order). */
 const FACES = "鼠牛虎兔龙蛇马羊猴鸡狗猪猫熊鹿鹤龟鱼鹰燕鸭鹅蛙蝶蜂狮象狼狐豹蟹虾蚁雀鲸蝉";
 const face = (p: number) => FACES[(p - 1) % FACES.length] ?? "?";
+/** The animals drawn (the sprite's order, scripts/build.mjs) named in vi and en for a screen reader. */
+const ANIMAL: Record<"vi" | "en", string[]> = {
+  vi: ["Chuột", "Bò", "Hổ", "Thỏ", "Rồng", "Rắn", "Ngựa", "Cừu", "Khỉ", "Gà trống", "Chó", "Lợn", "Mèo", "Gấu", "Hươu", "Hồng hạc",
+    "Rùa", "Cá", "Đại bàng", "Bồ câu", "Vịt", "Thiên nga", "Ếch", "Bướm", "Ong", "Sư tử", "Voi", "Sói", "Cáo", "Báo", "Cua", "Tôm",
+    "Kiến", "Vẹt", "Cá voi", "Dế"],
+  en: ["Mouse", "Cow", "Tiger", "Rabbit", "Dragon", "Snake", "Horse", "Sheep", "Monkey", "Rooster", "Dog", "Pig", "Cat", "Bear", "Deer",
+    "Flamingo", "Turtle", "Fish", "Eagle", "Dove", "Duck", "Swan", "Frog", "Butterfly", "Bee", "Lion", "Elephant", "Wolf", "Fox",
+    "Leopard", "Crab", "Shrimp", "Ant", "Parrot", "Whale", "Cricket"],
+};
+const faceName = (p: number, lang: string) =>
+  lang === "vi" || lang === "en" ? ANIMAL[lang][(p - 1) % FACES.length] ?? "?" : face(p);
 
 /** A pattern's picture: an animal from Twemoji (CC BY 4.0), a symbol of the sprite llk-tiles.svg
  * the build writes from @iconify-json/twemoji (fetched once, only where a 连连看 board shows). */
@@ -117,7 +128,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
       if (ring || p === 0) { cells.push(h("span", { class: ring ? "llk-ring" : "llk-gap", "aria-hidden": "true" })); continue; }
       cells.push(h("button", { type: "button", class: `llk-tile p${(p - 1) % 9}${k === st.picked ? " picked" : ""}`,
         "data-tile": String(p), "data-cell": k, "data-key": `cell:${k}`, tabindex: k === focusable ? 0 : -1,
-        "aria-label": ctx.t("llk.cell", { p: face(p), r: r + 1, c: c + 1 }) + (why?.cell === k ? `, ${why.text}` : ""), "aria-pressed": String(k === st.picked),
+        "aria-label": ctx.t("llk.cell", { p: faceName(p, ctx.lang), r: r + 1, c: c + 1 }) + (why?.cell === k ? `, ${why.text}` : ""), "aria-pressed": String(k === st.picked),
         onclick: () => click(k) }, picture_(p),
         why?.cell === k ? h("span", { class: `why${edge(upright ? r : c, upright ? rows : cols)}` }, why.text) : null));
     }

@@ -8,7 +8,7 @@
 import type { Message } from "@bufbuild/protobuf";
 import { Declare, MeldType, Phase, type Command, type MeldView, type View } from "../../../gen/chieu/games/mahjong/v1/mahjong_pb.js";
 import type { BoardContext } from "../board.js";
-import type { Catalog, Language } from "../i18n/index.js";
+import { lang, type Catalog, type Language } from "../i18n/index.js";
 import { arrowKeys, button, changedAt, dock, fx, h, refuse, ring, seatBadge, whyAt, whyStatus, type Child } from "../ui/kit.js";
 
 export const words: Catalog = {
@@ -61,16 +61,19 @@ const HONOR: Record<string, string> = { E: "东", S: "南", W: "西", N: "北", 
 
 /** A tile's name as players write it (五万, 三条, 东, 中, 王). */
 const SUIT_WORD: Record<"vi" | "en", Record<string, string>> = {
-  vi: { m: "Vạn", s: "Sách", p: "Đồng" }, en: { m: "Characters", s: "Bamboo", p: "Dots" } };
+  vi: { m: "vạn", s: "sách", p: "đồng" }, en: { m: "Characters", s: "Bamboo", p: "Dots" } };
+/** The numbers of a suit tile as Vietnamese players say them (Nhất vạn, Ngũ sách, Cửu đồng). */
+const VI_NUM = ["Nhất", "Nhị", "Tam", "Tứ", "Ngũ", "Lục", "Thất", "Bát", "Cửu"];
 const HONOR_WORD: Record<"vi" | "en", Record<string, string>> = {
   vi: { E: "Đông", S: "Nam", W: "Tây", N: "Bắc", "中": "Trung", "发": "Phát", "白": "Bạch", "王": "Vương" },
   en: { E: "East", S: "South", W: "West", N: "North", "中": "Red dragon", "发": "Green dragon", "白": "White dragon", "王": "King" } };
 
-/** A tile's name in words: hanzi in Chinese ("五万"), "5 Vạn" / "5 Characters" in vi and en. */
+/** A tile's name in words: hanzi in Chinese ("五万"), "Ngũ vạn" / "5 Characters" in vi and en. */
 export function tileName(t: string, lang: Language = "zh"): string {
   if (lang !== "zh") {
     const suit = SUIT_WORD[lang][t.slice(-1)];
-    return suit ? `${t[0]} ${suit}` : HONOR_WORD[lang][t] ?? t;
+    const n = lang === "vi" ? VI_NUM[Number(t[0]) - 1] ?? t[0] : t[0];
+    return suit ? `${n} ${suit}` : HONOR_WORD[lang][t] ?? t;
   }
   const suit = SUIT[t.slice(-1)];
   return suit ? `${NUM[Number(t[0]) - 1] ?? t[0]}${suit}` : HONOR[t] ?? t;
@@ -144,7 +147,8 @@ function mjTile(t: string, o: TileOpts, wildWord: string): HTMLElement {
         : [h("span", { class: "h", "aria-hidden": "true" }, HONOR[t] ?? t), corner ? h("span", { class: "corner", "aria-hidden": "true" }, corner) : null];
   const cls = `mj-tile${suit ? ` suit-${suitKey}` : t === "中" ? " red" : t === "发" ? " green" : t === "王" ? " king" : t === "白" ? " white" : ""}${art ? " pictured" : ""}`
     + `${t === "" ? " back" : ""}${o.small ? " small" : ""}${o.selected ? " selected" : ""}${o.wild ? " wild" : ""}${o.mark ? ` ${o.mark}` : ""}`;
-  const label = o.label ?? (t ? `${tileName(t)}${o.wild ? ` (${wildWord})` : ""}` : "");
+  // its name in the page's words (a screen reader's "Ngũ vạn", "5 Characters"), hanzi in Chinese
+  const label = o.label ?? (t ? `${tileName(t, lang())}${o.wild ? ` (${wildWord})` : ""}` : "");
   const attrs = { class: cls, "data-tile": t, "data-key": o.key, "aria-label": label || undefined, "data-native": "" };
   if (!o.onclick) return h("span", { ...attrs, role: label ? "img" : undefined, "aria-hidden": label ? undefined : "true" }, face);
   const click = o.onclick;

@@ -47,6 +47,15 @@ const GLYPH: Record<string, string> = {
   K: "帥", A: "仕", B: "相", E: "相", N: "馬", H: "馬", R: "車", C: "炮", P: "兵",
   k: "將", a: "士", b: "象", e: "象", n: "馬", h: "馬", r: "車", c: "砲", p: "卒",
 };
+/** A piece's name for a screen reader: its glyph in Chinese, words in vi and en (the drawn glyph is
+ * aria-hidden). */
+const PIECE_WORD: Record<"vi" | "en", Record<string, string>> = {
+  vi: { k: "Tướng", a: "Sĩ", b: "Tượng", e: "Tượng", n: "Mã", h: "Mã", r: "Xe", c: "Pháo", p: "Tốt" },
+  en: { k: "General", a: "Advisor", b: "Elephant", e: "Elephant", n: "Horse", h: "Horse", r: "Chariot", c: "Cannon", p: "Soldier" },
+};
+function pieceName(p: string, lang: string): string {
+  return lang === "vi" || lang === "en" ? PIECE_WORD[lang][p.toLowerCase()] ?? p : GLYPH[p] ?? p;
+}
 const FILES = "abcdefghi";
 /** How long the why of a refused click stays beside the point. */
 const WHY_MS = 1400;
@@ -118,7 +127,7 @@ export function board(view: Message, ctx: BoardContext): HTMLElement {
     const movable = moves.has(sq);
     const dest = dests.has(sq);
     const red = p !== undefined && p === p.toUpperCase();
-    const label = [p ? `${GLYPH[p] ?? p} (${ctx.t(red ? "xq.red" : "xq.black")})` : ctx.t("xq.empty"), sq,
+    const label = [p ? `${pieceName(p, ctx.lang)} (${ctx.t(red ? "xq.red" : "xq.black")})` : ctx.t("xq.empty"), sq,
       dest ? ctx.t(p ? "xq.capture" : "xq.dest") : "", lastSquares.has(sq) ? ctx.t("xq.last") : "",
       sq === checked ? ctx.t("xq.check") : ""].filter(Boolean).join(", ");
     const cls = ["xq-pt", movable ? "movable" : "", dest ? "dest" : "", sq === sel.square ? "picked" : "",

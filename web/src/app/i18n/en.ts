@@ -91,6 +91,7 @@ export const en = {
   "you": "you",
   "seat": "Seat {n}",
   "player": "Player {id}",
+  "player.unnamed": "A player",
   "money.coins": "{n}\u00a0coins",
   "money.points": "{n}\u00a0points",
   "money.points.one": "1 point",

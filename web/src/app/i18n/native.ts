@@ -19,3 +19,12 @@ export const NATIVE_TERMS: readonly string[] = [
 
 /** Whether a text has a Han character. */
 export const HAN = /\p{Script=Han}/u;
+
+/** The hanzi the boards draw on every page (pieces, tile faces, the 象棋 river and move list, the
+ * logo, the language switch's 中): with NATIVE_TERMS, the characters of the small "Chieu Han" font
+ * the build cuts from Noto Sans SC (scripts/build.mjs takes every Han character of this file), so
+ * a Vietnamese or English page draws them without fetching Noto Sans SC's pieces. */
+export const DRAWN_HAN =
+  "帥仕相馬車炮兵將士象砲卒帅将车马楚河汉界棋中文" +  // 象棋's pieces (both scripts), its river, the logo, 中文
+  "一二三四五六七八九进退平前后１２３４５６７８９" +  // the 象棋 move list (兵三进一, 炮８平５)
+  "万条筒东南西北中发白王";  // mahjong's tiles

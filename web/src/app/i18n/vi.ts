@@ -94,6 +94,7 @@ export const vi: Readonly<Record<Key, string>> = {
   "you": "bạn",
   "seat": "Ghế {n}",
   "player": "Người chơi {id}",
+  "player.unnamed": "Một người chơi",
   "money.coins": "{n}\u00a0xu",
   "money.points": "{n}\u00a0điểm",
   "money.points.one": "1 điểm",

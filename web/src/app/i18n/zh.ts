@@ -94,6 +94,7 @@ export const zh: Readonly<Record<Key, string>> = {
   "you": "你",
   "seat": "{n} 号座",
   "player": "玩家 {id}",
+  "player.unnamed": "某位玩家",
   "money.coins": "{n}\u00a0金币",
   "money.points": "{n}\u00a0分",
   "money.points.one": "1 分",
