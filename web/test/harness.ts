@@ -593,9 +593,13 @@ async function refusedClick(hn: Harness, s: Session, selector: string, result: H
   const text = await s.page.waitForFunction((n) => {
     const whys = (window as unknown as { __fx: { whys: string[] } }).__fx.whys;
     return whys.length > n ? whys[whys.length - 1] : false;
-  }, before, { timeout: 4000 }).then((h) => h.jsonValue() as Promise<string>, () => null);
-  // a newer view meanwhile may have made the piece playable (the click then picked it): no verdict
-  if (text === null && (await version(s.page)) === v0) result.whyMissing.push(`${s.name}: ${selector}`);
+  }, before, { timeout: 6000 }).then((h) => h.jsonValue() as Promise<string>, () => null);
+  // a newer view meanwhile may have made the piece playable (the click then picked it), or a
+  // redraw replaced the piece clicked: no verdict; a piece still there, still refused, on the
+  // same view, that said nothing, is a miss
+  const stillRefused = await piece.evaluate((el, sel) => el.isConnected && el.matches(`#table ${sel}`), selector)
+    .catch(() => false);
+  if (text === null && stillRefused && (await version(s.page)) === v0) result.whyMissing.push(`${s.name}: ${selector}`);
   if (text === null) return;
   result.whys.push({ name: s.name, lang: s.lang, text });
   // the first why of each page, as it shows (the screen, not the whole page)
