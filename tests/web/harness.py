@@ -60,8 +60,8 @@ def check_feedback(r: dict[str, Any]) -> None:
     page asks for reduced motion; every drawing the game inspects was right (stones drawn ==
     the count)."""
     assert r["drawn"] == [], f"the board drawn wrong: {r['drawn']}"
-    assert r["whyMissing"] == [], f"a refused click showed no why: {r['whyMissing']}"
-    assert r["whys"], "no refused click was tried"
+    assert r["whyMissing"] == [], f"a refused click showed no why: {r['whyMissing']} (skipped: {r['whySkipped']})"
+    assert r["whys"], f"no refused click said why (skipped: {r['whySkipped']})"
     for w in r["whys"]:
         text, lang = w["text"].strip(), w["lang"]
         assert text and not CODE.search(text), w

@@ -65,6 +65,8 @@ export interface HandResult {
   timings: Record<string, number>;
   /** Refused clicks (spec.refused) and the why each page showed; those that showed none. */
   whys: { name: string; lang: string; text: string }[]; whyMissing: string[];
+  /** Why refused clicks were not tried or not judged ("pending", "none", "unclicked", "redrawn"), counted. */
+  whySkipped: Record<string, number>;
   /** Per page: pieces a move's result animated (data-fx) as they were drawn, and how many had an
    * animation running (the spectator's page asks for reduced motion: none there). */
   fx: Record<string, { n: number; animated: number; reduced: boolean }>;
@@ -349,7 +351,7 @@ export async function playHand(browser: Browser, url: string, out: string, spec:
   const room = spec.room ?? `${spec.game}.points`;
   const result: HandResult = { ok: false, game: spec.game, moves: 0, overflow: hn.overflow, axe: hn.axe, errors: hn.errors,
     screenshots: hn.screenshots, fold: hn.fold, folds: 0, hanzi: hn.hanzi, clash: hn.clash, clashes: 0, sessions: [], timings: {},
-    whys: [], whyMissing: [], fx: {}, drawn: [] };
+    whys: [], whyMissing: [], whySkipped: {}, fx: {}, drawn: [] };
   const t0 = Date.now();
   const lap = (k: string) => { result.timings[k] = (Date.now() - t0) / 1000; };
   try {
@@ -577,9 +579,10 @@ export async function tour(browser: Browser, url: string, out: string): Promise<
  * shows beside it; none shown is noted in `whyMissing`. */
 async function refusedClick(hn: Harness, s: Session, selector: string, result: HandResult): Promise<void> {
   // not while the page waits for the table's answer to its own command (the board takes no click then)
-  if (!(await s.page.waitForSelector("#table:not(.pending)", { timeout: 2000 }).then(() => true, () => false))) return;
+  const skip = (why: string) => { result.whySkipped[why] = (result.whySkipped[why] ?? 0) + 1; };
+  if (!(await s.page.waitForSelector("#table:not(.pending)", { timeout: 2000 }).then(() => true, () => false))) return skip("pending");
   const pieces = await s.page.$$(`#table ${selector}`);
-  if (!pieces.length) return;
+  if (!pieces.length) return skip("none");
   const piece = pieces[Math.floor(Math.random() * pieces.length)]!;
   const seen = () => s.page.evaluate(() => (window as unknown as { __fx: { whys: string[] } }).__fx.whys.length);
   const before = await seen();
@@ -589,7 +592,7 @@ async function refusedClick(hn: Harness, s: Session, selector: string, result: H
   // part of a card one sees
   const clicked = await tryMove(async () => { await piece.click({ timeout: 2000, force: true, position: { x: 6, y: 10 } }); return true; })
     .catch(() => false);
-  if (!clicked) return;
+  if (!clicked) return skip("unclicked");
   const text = await s.page.waitForFunction((n) => {
     const whys = (window as unknown as { __fx: { whys: string[] } }).__fx.whys;
     return whys.length > n ? whys[whys.length - 1] : false;
@@ -600,7 +603,7 @@ async function refusedClick(hn: Harness, s: Session, selector: string, result: H
   const stillRefused = await piece.evaluate((el, sel) => el.isConnected && el.matches(`#table ${sel}`), selector)
     .catch(() => false);
   if (text === null && stillRefused && (await version(s.page)) === v0) result.whyMissing.push(`${s.name}: ${selector}`);
-  if (text === null) return;
+  if (text === null) return skip(stillRefused ? "newer view" : "redrawn");
   result.whys.push({ name: s.name, lang: s.lang, text });
   // the first why of each page, as it shows (the screen, not the whole page)
   const file = `${result.game}-why-${s.lang}-${s.phone ? "phone" : "desktop"}.png`;
