@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { create } from "@bufbuild/protobuf";
 import { SeatInfoSchema, TableViewSchema } from "../gen/chieu/table/v1/table_service_pb.js";
-import { clientCommitment, roundStep } from "../src/client/index.js";
+import { clientCommitment, keepSeed, keptSeed, roundStep } from "../src/client/index.js";
 
 test("the client commitment of docs/fairness.md's vector", async () => {
   const seed = Uint8Array.from({ length: 32 }, (_, i) => i);
@@ -28,4 +28,17 @@ test("commit while no reveal is asked, reveal when the seat is asked, once", () 
   assert.equal(roundStep(view({ revealPlayers: ["alice", "bob"], revealed: ["alice"] }), "alice", acked), undefined);
   assert.equal(roundStep(view({ revealPlayers: ["bob"] }), "alice", acked), undefined); // sits this hand out
   assert.equal(roundStep(view({}), "carol", acked), undefined); // not seated
+});
+
+test("a committed seed kept for a reload comes back whole, per player and hand", () => {
+  const store = new Map<string, string>();
+  const keeper = { getItem: (k: string) => store.get(k) ?? null, setItem: (k: string, v: string) => { store.set(k, v); } };
+  const seed = Uint8Array.from({ length: 32 }, (_, i) => 255 - i);
+  keepSeed(keeper, "alice", "t1/3", { seed, version: 12n });
+  assert.deepEqual(keptSeed(keeper, "alice", "t1/3"), { seed, version: 12n });
+  assert.equal(keptSeed(keeper, "bob", "t1/3"), undefined);
+  assert.equal(keptSeed(keeper, "alice", "t1/4"), undefined);
+  store.set("chieu.seed/alice/t1/3", "{not json");
+  assert.equal(keptSeed(keeper, "alice", "t1/3"), undefined);
+  assert.equal(keptSeed(undefined, "alice", "t1/3"), undefined);
 });

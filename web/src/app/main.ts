@@ -714,6 +714,7 @@ if (lang() === "zh") hanSheet();
 else window.addEventListener("load", () => setTimeout(hanSheet, 3000), { once: true });
 restoreSession();
 portal.onSession = keepSession;
+try { portal.seedKeeper = sessionStorage; } catch { /* storage refused: seeds in memory only */ }
 window.addEventListener("hashchange", route);
 route();
 if (portal.session) void refreshCoins();

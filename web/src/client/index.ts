@@ -149,6 +149,32 @@ async function withRetries<T>(call: () => Promise<T>, opts: RetryOptions = {}): 
   }
 }
 
+/** Where a page keeps what must outlive a reload (the browser's sessionStorage). */
+export interface Keeper { getItem(key: string): string | null; setItem(key: string, value: string): void }
+
+const hex = (b: Uint8Array) => Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+
+/** Keep a committed seed (`key`: "table/hand") for `playerId` in `keeper`: a page reloaded while
+ * the table asks for reveals still reveals (without it the seat would withhold: a forced quit). */
+export function keepSeed(keeper: Keeper | undefined, playerId: string, key: string, kept: { seed: Uint8Array; version: bigint }): void {
+  try {
+    keeper?.setItem(`chieu.seed/${playerId}/${key}`, JSON.stringify({ seed: hex(kept.seed), version: String(kept.version) }));
+  } catch { /* storage full or refused: the seed stays in memory only */ }
+}
+
+/** The seed `keepSeed` kept, or undefined. */
+export function keptSeed(keeper: Keeper | undefined, playerId: string, key: string): { seed: Uint8Array; version: bigint } | undefined {
+  try {
+    const raw = keeper?.getItem(`chieu.seed/${playerId}/${key}`);
+    if (!raw) return undefined;
+    const { seed, version } = JSON.parse(raw) as { seed: string; version: string };
+    if (!/^[0-9a-f]{64}$/.test(seed)) return undefined;
+    return { seed: Uint8Array.from(seed.match(/../g)!, (x) => parseInt(x, 16)), version: BigInt(version) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The portal: one player's session and their calls to the lobby and the table service. */
 export class Portal {
   readonly lobby: Client<typeof LobbyService>;
@@ -168,6 +194,8 @@ export class Portal {
   /** The seeds whose commitment the table acknowledged, by "table/hand", with the version it
    * answered with (the last few). */
   private seeds = new Map<string, { seed: Uint8Array; version: bigint }>();
+  /** Where committed seeds are also kept, to reveal after a reload (a page sets sessionStorage). */
+  seedKeeper: Keeper | undefined;
   /** Tables with a round step under way: one at a time. */
   private stepping = new Set<string>();
 
@@ -358,12 +386,13 @@ export class Portal {
   async takePart(view: TableView): Promise<TableView | undefined> {
     const key = `${view.tableId}/${view.roundHandNo}`;
     if (this.stepping.has(view.tableId)) return undefined;
-    const step = roundStep(view, this.playerId, (hand) => this.seeds.get(`${view.tableId}/${hand}`)?.version);
+    const kept = (k: string) => this.seeds.get(k) ?? keptSeed(this.seedKeeper, this.playerId, k);
+    const step = roundStep(view, this.playerId, (hand) => kept(`${view.tableId}/${hand}`)?.version);
     if (!step) return undefined;
     this.stepping.add(view.tableId);
     try {
       if (step === "reveal") {
-        const seed = this.seeds.get(key)!.seed;
+        const seed = kept(key)!.seed;
         const id = commandId("reveal");
         return (await withRetries(() => this.table.revealSeed({ tableId: view.tableId, seed, commandId: id }))).table!;
       }
@@ -372,6 +401,7 @@ export class Portal {
       const id = commandId("commit");
       const after = (await withRetries(() => this.table.commitSeed({ tableId: view.tableId, commitment, commandId: id }))).table!;
       this.seeds.set(key, { seed, version: after.version }); // counts once the table has it
+      keepSeed(this.seedKeeper, this.playerId, key, { seed, version: after.version });
       while (this.seeds.size > 8) this.seeds.delete(this.seeds.keys().next().value!);
       return after;
     } catch (err) {
