@@ -78,6 +78,30 @@ const han = `/* Chieu Han: Noto Sans SC cut to the hanzi the boards draw (SIL Op
 `;
 writeFileSync(join(dist, "fonts-vi.css"), notoVi + han);
 writeFileSync(join(dist, "fonts-zh.css"), fonts("noto-sans-sc", [400], (n) => /\[\d+\]/.test(n)));
+// "Chieu Han UI": Noto Sans SC (400) cut to every other hanzi and CJK punctuation the client's own
+// text holds (src/: the Chinese words; the games' titles in gen/'s registry; "Chieu Han" has the
+// native terms and the boards'), about 350 characters, so a Chinese page's first
+// screen fetches one file instead of Noto Sans SC's pieces (fonts-zh-ui.css, linked at once only
+// by a Chinese page; the pieces follow after the first screen, for a player's name)
+const srcFiles = (d) => readdirSync(d, { withFileTypes: true })
+  .flatMap((e) => (e.isDirectory() ? srcFiles(join(d, e.name)) : e.name.endsWith(".ts") ? [join(d, e.name)] : []));
+const uiText = [...new Set([...srcFiles(join(web, "src")), join(web, "gen/chieu/games/registry.ts")]
+  .flatMap((f) => readFileSync(f, "utf8").match(/[\p{Script=Han}\u3000-\u303F\uFF00-\uFFEF]/gu) ?? []))]
+  .filter((c) => !hanText.includes(c)).sort().join("");  // what "Chieu Han" has is not fetched twice
+const uiFile = "chieu-han-ui-400-normal.woff2";
+writeFileSync(join(dist, "fonts", uiFile), await subsetFont(
+  readFileSync(join(web, "node_modules/@fontsource/noto-sans-sc/files/noto-sans-sc-chinese-simplified-400-normal.woff2")),
+  uiText, { targetFormat: "woff2" }));
+writeFileSync(join(dist, "fonts-zh-ui.css"), `/* Chieu Han UI: Noto Sans SC cut to the client's own hanzi (SIL Open Font License 1.1) */
+@font-face {
+  font-family: 'Chieu Han UI';
+  font-style: normal;
+  font-display: swap;
+  font-weight: 400;
+  src: url(fonts/${uiFile}) format('woff2');
+  unicode-range: ${range([...uiText].map((c) => c.codePointAt(0)))};
+}
+`);
 
 // favicon.ico (for clients that ask for it without reading the page): 32×32, the logo's colours
 const size = 32, px = Buffer.alloc(size * size * 4), mask = Buffer.alloc(size * 4);

@@ -122,13 +122,23 @@ function langSwitch(): HTMLElement {
   return h("div", { class: "langs", role: "group", "aria-label": t("lang.label") }, LANGUAGES.map((l) =>
     h("button", { type: "button", class: `lang${l === lang() ? " on" : ""}`, lang: l, "data-lang": l, title: names[l],
       "aria-label": `${short[l]} ${names[l]}`, "aria-pressed": l === lang() ? "true" : "false",
-      onclick: () => { setLang(l); portal.lang = l; if (l === "zh") hanSheet(); drawBar(); redraw(); } }, short[l])));
+      onclick: () => { setLang(l); portal.lang = l; if (l === "zh") uiSheet(); drawBar(); redraw(); } }, short[l])));
+}
+
+let uiSheetAdded = false;
+/** "Chieu Han UI" (fonts-zh-ui.css: one cut of Noto Sans SC to the client's own hanzi), for a
+ * Chinese page's words on its first screen. */
+function uiSheet(): void {
+  if (uiSheetAdded) return;
+  uiSheetAdded = true;
+  document.head.append(h("link", { rel: "stylesheet", href: "fonts-zh-ui.css" }));
 }
 
 let hanSheetAdded = false;
 /** Noto Sans SC's pieces (fonts-zh.css: ~100 @font-face rules, 31 kB gzipped) for any hanzi the
  * small "Chieu Han" font (fonts-vi.css: what the boards draw) lacks: a Chinese page's words, a
- * player's name. A Chinese page adds the sheet at once, any other after its first screen. */
+ * player's name: every page adds the sheet after its first screen (a Chinese page's own words are
+ * in "Chieu Han UI"). */
 function hanSheet(): void {
   if (hanSheetAdded) return;
   hanSheetAdded = true;
@@ -710,8 +720,8 @@ function route(): void {
 }
 
 setLang(lang());
-if (lang() === "zh") hanSheet();
-else window.addEventListener("load", () => setTimeout(hanSheet, 3000), { once: true });
+if (lang() === "zh") uiSheet();
+window.addEventListener("load", () => setTimeout(hanSheet, 3000), { once: true });
 restoreSession();
 portal.onSession = keepSession;
 try { portal.seedKeeper = sessionStorage; } catch { /* storage refused: seeds in memory only */ }
