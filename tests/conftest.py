@@ -18,11 +18,14 @@ external server (``NATS_URL``, Testcontainers) runs without authorization: every
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import json
 import os
 import shutil
+import sys
 import tempfile
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -94,6 +97,28 @@ async def nats_connect(url: str, user: str = natsauth.ADMIN, **options: object) 
 def credential(service: str) -> str:
     """Service ``service``'s own credential (role ``service``, subject ``service:<name>``)."""
     return SIGNER.service_credential(service)
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def no_task_holds_the_loop() -> AsyncIterator[None]:
+    """At the session's end (after every server's shutdown), the tasks still running are
+    cancelled, and any that does not end within 10 s is named on stderr and let go: the
+    session's loop waits at its close for every task, and a gRPC request task that does not end
+    once cancelled (grpc/grpc#28999, seen once in a clean-clone run) held a whole run past its
+    time. Such a task is a finding, not a test's pass or fail."""
+    yield
+    me = asyncio.current_task()
+    left = [t for t in asyncio.all_tasks() if t is not me and not t.done()]
+    for t in left:
+        t.cancel()
+    if left:
+        await asyncio.wait(left, timeout=10)
+    stuck = [t for t in left if not t.done()]
+    for t in stuck:
+        said = f"session end: a task did not end once cancelled, let go: {t!r}"[:600]
+        print(said, file=sys.stderr)
+        warnings.warn(said, RuntimeWarning, stacklevel=1)  # in the run's warnings summary
+        asyncio.tasks._unregister_task(t)  # type: ignore[attr-defined]  # not waited for at the loop's close
 
 
 @pytest.fixture(scope="session")
