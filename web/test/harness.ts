@@ -133,6 +133,9 @@ let axeSource: string | undefined;
 /** Runs axe-core on the page; its serious and critical violations as "id: target". */
 export async function axe(page: Page): Promise<string[]> {
   axeSource ??= readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+  // a move's animation (≤ 300 ms) finished first: axe reads a piece fading in as low contrast
+  await page.evaluate(() => Promise.race([Promise.all(document.getAnimations().map((a) => a.finished.catch(() => undefined))),
+    new Promise((r) => setTimeout(r, 2000))]));
   // evaluated through the DevTools protocol: the page's CSP (no inline script) does not apply
   await page.evaluate(axeSource);
   return page.evaluate(async () => {

@@ -17,7 +17,7 @@ import type { Browser, Page } from "playwright-core";
 import { CommandSchema, PlaySchema, type Command, type View } from "../../gen/chieu/games/gouji/v1/gouji_pb.js";
 import type { Portal } from "../../src/client/index.js";
 import { Harness, type Session } from "../harness.js";
-import { allAt, bot, gjSelect, OUT, pageErrors, portalOf, seatAll, until, versionOf, viewOf, WEB, type SceneResult } from "./kit.js";
+import { allAt, bot, botsCommit, gjSelect, OUT, pageErrors, portalOf, seatAll, until, versionOf, viewOf, WEB, type SceneResult } from "./kit.js";
 
 const LOW = ["3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A", "2", "SJ", "BJ"];
 const rank = (c: string) => LOW.indexOf(c);
@@ -75,6 +75,7 @@ export async function gouji(browser: Browser, r: SceneResult): Promise<void> {
   };
   const tagOf = (page: Page, seat: number) => page.$$eval(`.gj-seat[data-seat="${seat}"] .tag`, (els) => els.map((e) => e.textContent ?? ""));
 
+  await botsCommit(bots, tableId);
   await an.page.waitForSelector("#start:not([disabled])", { timeout: 15_000 });
   await an.page.click("#start");
   for (const p of pages) await p.waitForSelector('#table .table[data-status="playing"]');
@@ -187,6 +188,7 @@ export async function gouji(browser: Browser, r: SceneResult): Promise<void> {
 
   // 4. game 2: 进贡 to 头科 (An, 2 cards) and 二科 (Chi, 1 card), then 还贡 by clicks
   const daluo = places1.indexOf(6), erluo = places1.indexOf(5);
+  await botsCommit(bots, tableId);
   await an.page.waitForSelector("#start:not([disabled])", { timeout: 15_000 });
   await an.page.click("#start");
   await an.page.waitForSelector('.gj [data-act="return"]', { timeout: 15_000 });

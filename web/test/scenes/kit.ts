@@ -98,6 +98,12 @@ export async function seatAll(hn: Harness, room: string, game: string, host: Ses
   return tableId;
 }
 
+/** Bots (portals with no page) take part in the commit–reveal round as a page does: each commits
+ * a seed for the table's next hand (the host's start waits for every seated player's). */
+export async function botsCommit(bots: Portal[], tableId: string): Promise<void> {
+  for (const b of bots) await b.takePart(await b.getTable(tableId));
+}
+
 /** The page's toasts and page errors so far, less what a dropped connection makes the browser
  * log (a refused fetch is not the page's error). */
 export async function pageErrors(hn: Harness, sessions: Session[]): Promise<string[]> {
