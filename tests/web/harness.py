@@ -61,7 +61,10 @@ def check_feedback(r: dict[str, Any]) -> None:
     the count)."""
     assert r["drawn"] == [], f"the board drawn wrong: {r['drawn']}"
     assert r["whyMissing"] == [], f"a refused click showed no why: {r['whyMissing']} (skipped: {r['whySkipped']})"
-    assert r["whys"], f"no refused click said why (skipped: {r['whySkipped']})"
+    tried = len(r["whys"]) + len(r["whyMissing"]) + sum(r["whySkipped"].values())
+    # a hand in which no page was ever off its turn when looked at tries none (seen once in
+    # Ô ăn quan); one tried and never answered is a failure
+    assert r["whys"] or not tried, f"no refused click said why (skipped: {r['whySkipped']})"
     for w in r["whys"]:
         text, lang = w["text"].strip(), w["lang"]
         assert text and not CODE.search(text), w

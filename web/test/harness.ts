@@ -133,6 +133,9 @@ let axeSource: string | undefined;
 /** Runs axe-core on the page; its serious and critical violations as "id: target". */
 export async function axe(page: Page): Promise<string[]> {
   axeSource ??= readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+  // a why bubble gone first (1.4 s): it is aria-hidden (the live region says it), but axe reads its
+  // words as the piece's visible label (label-content-name-mismatch)
+  await page.waitForFunction(() => !document.querySelector("[data-why]"), undefined, { timeout: 3000 }).catch(() => undefined);
   // a move's animation (≤ 300 ms) finished first: axe reads a piece fading in as low contrast
   await page.evaluate(() => Promise.race([Promise.all(document.getAnimations().map((a) => a.finished.catch(() => undefined))),
     new Promise((r) => setTimeout(r, 2000))]));
