@@ -12,7 +12,6 @@ pays goes in a ``Settlement`` and the hand's end in ``HandEnded``, both in the s
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable
 from typing import Any
@@ -316,10 +315,12 @@ def committing(t: Table, players: list[str]) -> bool:
 
 
 def _deal(t: Table, players: list[str], client_seeds: list[bytes], seed: bytes, next_seed: log_pb2.NextSeed | None,
-          now_ms: int, coins: list[int], algorithm: str) -> Decision:
-    """``HandStarted`` and the deal: the material is ``chieu-fair-v1``'s formula under either id."""
+          now_ms: int, coins: list[int], algorithm: str, host: str | None = None) -> Decision:
+    """``HandStarted`` and the deal: the material is ``chieu-fair-v1``'s formula under either id.
+    ``host``: the host the deal is made under when the same record passes hosting on first."""
     game = t.game
-    owner_seat = players.index(t.host) if t.host in players else -1
+    host = t.host if host is None else host
+    owner_seat = players.index(host) if host in players else -1
     hand_no = t.hand_no + 1
     hand = hand_setup(t, players, fair.seed_material(seed, client_seeds), now_ms, hand_no, owner_seat)
     events = [_ev(hand_started=log_pb2.HandStarted(
@@ -386,11 +387,12 @@ def reveal_seed(t: Table, player: str, seed: bytes, now_ms: int, seeds: Seeds) -
     return events
 
 
-def _deal_round(t: Table, players: list[str], revealed: dict[str, bytes], now_ms: int, seeds: Seeds) -> Decision:
+def _deal_round(t: Table, players: list[str], revealed: dict[str, bytes], now_ms: int, seeds: Seeds,
+                host: str | None = None) -> Decision:
     server_seed, next_seed = seeds(t)
     coins = [c for p, c in zip(t.round_players, t.round_reserved, strict=False) if p in players]
     return _deal(t, players, [revealed[p] for p in players], server_seed, next_seed, now_ms, coins,
-                 fairround.ALGORITHM)
+                 fairround.ALGORITHM, host)
 
 
 def _round_quit(t: Table, player: str) -> Events:
@@ -410,30 +412,16 @@ def reveals_due(t: Table, now_ms: int, seeds: Seeds, fresh_seed: Callable[[int],
         return []
     hand_no = t.hand_no + 1
     withheld = [p for p in t.round_players if p in t.seats and p not in t.revealed]
-    events: Events = []
-    for p in withheld:
-        events.append(_ev(player_left=log_pb2.PlayerLeft(player_id=p, seat=t.seats.index(p), reason=WITHHELD)))
-        events += _round_quit(t, p)
-    if t.host in withheld:
-        others = sorted((v, p) for p, v in t.seated_since.items() if p not in withheld)
-        events.append(_ev(host_changed=log_pb2.HostChanged(host=others[0][1] if others else "")))
+    events = stand_down(t, withheld, WITHHELD)  # each a forced quit; hosting passes on (no hand runs)
+    if isinstance(events, Refused):
+        return events
+    host = next((e.host_changed.host for e in events if e.WhichOneof("kind") == "host_changed"), t.host)
     players = [p for p in t.round_players if p in t.seats and p in t.revealed]
     if len(players) < t.game.min_players or (t.round_reserved and len(players) < len(t.round_players)):
         # (at a coin table the ledger reserved the round's seats: it is dealt in full or not at all)
         return events + [_ev(round_cancelled=log_pb2.RoundCancelled(hand_no=hand_no, next_seed=fresh_seed(hand_no)))]
-    dealt = _deal_round(_after(t, events), players, t.revealed, now_ms, seeds)
+    dealt = _deal_round(t, players, t.revealed, now_ms, seeds, host)
     return dealt if isinstance(dealt, Refused) else events + dealt
-
-
-def _after(t: Table, events: Events) -> Table:
-    """A copy of ``t`` with ``events`` folded (the deal's host and seats after the withheld left)."""
-    after = copy.copy(t)
-    after.seats, after.seated_since = list(t.seats), dict(t.seated_since)
-    after.ready, after.client_seeds, after.commitments = set(t.ready), dict(t.client_seeds), dict(t.commitments)
-    after.lost, after.away, after.unseen = dict(t.lost), set(t.away), set(t.unseen)
-    after.commands = t.commands
-    after.apply(log_pb2.Record(version=t.version, events=events), t.last_seq)
-    return after
 
 
 def _game_events(t: Table, game: Game[Any, Any, Any, Any], state: Any, game_events: list[Any], seed: bytes,

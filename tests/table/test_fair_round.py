@@ -229,6 +229,24 @@ def test_a_withheld_reveal_is_a_forced_quit_and_the_hand_is_dealt_without_it() -
     assert audit_seeds.check(TID, log.records) == []
 
 
+def test_a_host_who_withholds_passes_hosting_on_and_the_deal_is_made_under_the_new_host() -> None:
+    log = Log("phom", ["a", "b", "c"])
+    seeds = {"a": bytes([1]) * 32, "b": bytes([2]) * 32, "c": bytes([3]) * 32}
+    for p, s in seeds.items():
+        log.commit(p, s)
+    log.run("a", decide.start_hand(log.table, "a", log.now, b""))
+    log.run("b", log.reveal("b", seeds["b"]))
+    log.run("c", log.reveal("c", seeds["c"]))
+    rec = log.run("system", log.due())
+    assert _kinds(rec)[:4] == ["player_left", "forced_quit", "host_changed", "hand_started"], _kinds(rec)
+    new_host = rec.events[2].host_changed.host
+    started = rec.events[3].hand_started
+    assert new_host in ("b", "c") and log.table.host == new_host
+    assert list(started.players) == ["b", "c"] and started.owner_seat == list(started.players).index(new_host)
+    log.abort()
+    assert [v.ok for v in verify(TID, log.records)] == [True]
+
+
 def test_a_round_left_too_short_is_not_dealt_and_its_server_seed_is_replaced() -> None:
     log = Log("o_an_quan", ["a", "shill"])
     old = log.table.next_seed
