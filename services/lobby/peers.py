@@ -100,13 +100,12 @@ class Peers:
             return 0, True
         return self.settings.welcome_coins, True
 
-    async def coins(self, player_id: str, need: int = 0) -> tuple[int, bool, int]:
-        """(金币, eligible for a coin table whose hands reserve ``need`` of each seat: more than the
-        minimum (GC-1) and ``need`` not already reserved for hands in play, 金币 not so reserved),
-        as the ledger finds (the rule of its ``ReserveHand``)."""
+    async def coins(self, player_id: str) -> tuple[int, bool, int]:
+        """(金币, eligible for a coin table: more than the minimum (GC-1), not held, 金币 not
+        already reserved for hands in play), as the ledger finds."""
         try:
             r = await self._ledger().CheckEligibility(
-                ledger_pb.CheckEligibilityRequest(player_id=player_id, need=need),
+                ledger_pb.CheckEligibilityRequest(player_id=player_id),
                 timeout=TIMEOUT_S, metadata=self._own())
         except grpc.aio.AioRpcError as e:
             raise unavailable("ledger", e) from None

@@ -96,15 +96,19 @@ class Gates:
         self.peers, self.player_id = peers, player_id
         self.lang = lang
         """The caller's language (``accept-language``): a closed gate's message is worded in it."""
-        self._coins: dict[int, tuple[int, bool, int]] = {}
+        self._coins: tuple[int, bool, int] | None = None
         self._levels: dict[str, Standing] = {}
         self._reputation: int | None = None
 
     async def coins(self, need: int = 0) -> tuple[int, bool, int]:
-        """(金币, eligible at a table whose hands reserve ``need`` of each seat, 金币 free)."""
-        if need not in self._coins:
-            self._coins[need] = await self.peers.coins(self.player_id, need)
-        return self._coins[need]
+        """(金币, eligible at a table whose hands reserve ``need`` of each seat, 金币 free): the
+        ledger asked once per request, whatever the rooms' needs (a list of coin rooms asked it once
+        per stake and game before). Eligible at ``need`` is eligible at none and ``need`` free:
+        the ledger's own rule (``CheckEligibility``, ``ReserveHand``: free ≥ need)."""
+        if self._coins is None:
+            self._coins = await self.peers.coins(self.player_id)
+        coins, eligible, free = self._coins
+        return coins, eligible and free >= need, free
 
     async def level(self, game: str) -> int:
         if game not in self._levels:
