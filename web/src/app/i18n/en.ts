@@ -93,6 +93,7 @@ export const en = {
   "player": "Player {id}",
   "player.unnamed": "A player",
   "money.coins": "{n}\u00a0coins",
+  "money.coins.one": "1\u00a0coin",
   "money.points": "{n}\u00a0points",
   "money.points.one": "1 point",
   "conn.lost": "Connection lost: reconnecting…",

@@ -96,6 +96,7 @@ export const vi: Readonly<Record<Key, string>> = {
   "player": "Người chơi {id}",
   "player.unnamed": "Một người chơi",
   "money.coins": "{n}\u00a0xu",
+  "money.coins.one": "1\u00a0xu",
   "money.points": "{n}\u00a0điểm",
   "money.points.one": "1 điểm",
   "conn.lost": "Mất kết nối: đang kết nối lại…",

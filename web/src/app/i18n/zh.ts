@@ -96,6 +96,7 @@ export const zh: Readonly<Record<Key, string>> = {
   "player": "玩家 {id}",
   "player.unnamed": "某位玩家",
   "money.coins": "{n}\u00a0金币",
+  "money.coins.one": "1\u00a0金币",
   "money.points": "{n}\u00a0分",
   "money.points.one": "1 分",
   "conn.lost": "连接断开，正在重连…",
